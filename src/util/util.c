@@ -1,0 +1,411 @@
+/*
+ * util.c - error text, logging, clocks, unit parsing, bounded file I/O.
+ */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int sl_errorf(struct sl_error *err, int rc, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->text, sizeof(err->text), fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+int sl_errorf_field(struct sl_error *err, int rc, const char *field,
+                    const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        sl_strlcpy(err->field, field ? field : "", sizeof(err->field));
+        va_start(ap, fmt);
+        vsnprintf(err->text, sizeof(err->text), fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static enum sl_log_level log_level = SL_LOG_INFO;
+
+void sl_log_set_level(enum sl_log_level level) { log_level = level; }
+
+void sl_log(enum sl_log_level level, const char *fmt, ...)
+{
+    static const char *names[] = {"debug", "info", "warn", "error"};
+    char line[1024], ts[40];
+    va_list ap;
+    int n;
+
+    if (level < log_level)
+        return;
+    n = snprintf(line, sizeof(line), "ts=%s level=%s ",
+                 sl_time_rfc3339(sl_now_ms(), ts, sizeof(ts)), names[level]);
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    /* One write per line keeps lines whole when threads log at once. */
+    n = (int)strlen(line);
+    line[n++] = '\n';
+    if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+        /* Nowhere left to report a failing stderr. */
+    }
+}
+
+int64_t sl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t sl_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+char *sl_time_rfc3339(int64_t ms, char *buf, size_t size)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    char tmp[32];
+
+    gmtime_r(&secs, &tm);
+    strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, size, "%s.%03dZ", tmp, (int)(ms % 1000));
+    return buf;
+}
+
+size_t sl_strlcpy(char *dst, const char *src, size_t size)
+{
+    size_t len = strlen(src);
+    if (size) {
+        size_t n = len < size - 1 ? len : size - 1;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+    }
+    return len;
+}
+
+int sl_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    int64_t v = 0;
+
+    if (!s || !*s)
+        return -EINVAL;
+    for (const char *p = s; *p; p++) {
+        if (!isdigit((unsigned char)*p))
+            return -EINVAL;
+        if (v > (INT64_MAX - (*p - '0')) / 10)
+            return -ERANGE;
+        v = v * 10 + (*p - '0');
+    }
+    if (v < min || v > max)
+        return -ERANGE;
+    *out = v;
+    return 0;
+}
+
+/* Parse "<digits>[.<digits>]" at *pp into a value scaled by 1000
+ * (fixed point), advancing *pp. */
+static int parse_milli(const char **pp, int64_t *out)
+{
+    const char *p = *pp;
+    int64_t whole = 0, frac = 0;
+    int fdigits = 0;
+
+    if (!isdigit((unsigned char)*p))
+        return -EINVAL;
+    while (isdigit((unsigned char)*p)) {
+        if (whole > INT64_MAX / 10000)
+            return -ERANGE;
+        whole = whole * 10 + (*p++ - '0');
+    }
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return -EINVAL;
+        while (isdigit((unsigned char)*p)) {
+            if (fdigits < 3) {
+                frac = frac * 10 + (*p - '0');
+                fdigits++;
+            } else if (*p != '0') {
+                return -EINVAL; /* finer than milli */
+            }
+            p++;
+        }
+    }
+    while (fdigits++ < 3)
+        frac *= 10;
+    *out = whole * 1000 + frac;
+    *pp = p;
+    return 0;
+}
+
+int sl_parse_duration_ms(const char *s, int64_t *out_ms)
+{
+    static const struct {
+        const char *suffix;
+        int64_t ms;
+    } units[] = {
+        /* longest suffix first so "ms" wins over "m" */
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
+    };
+    const char *p = s;
+    int64_t total = 0;
+    int rc;
+
+    if (!s || !*s)
+        return -EINVAL;
+    while (*p) {
+        const char *start = p;
+        int64_t v;
+        size_t i;
+
+        if ((rc = parse_milli(&p, &v)) < 0)
+            return rc;
+        if (!*p) {
+            if (start != s)
+                return -EINVAL; /* a bare number only stands alone */
+            total = v; /* seconds, as milli */
+            break;
+        }
+        for (i = 0; i < SL_ARRAY_LEN(units); i++) {
+            size_t n = strlen(units[i].suffix);
+            if (strncmp(p, units[i].suffix, n) == 0)
+                break;
+        }
+        if (i == SL_ARRAY_LEN(units))
+            return -EINVAL;
+        if (v > INT64_MAX / units[i].ms)
+            return -ERANGE;
+        v = v * units[i].ms / 1000;
+        if (total > INT64_MAX - v)
+            return -ERANGE;
+        total += v;
+        p += strlen(units[i].suffix);
+    }
+    *out_ms = total;
+    return 0;
+}
+
+int sl_parse_bytes(const char *s, int64_t *out_bytes)
+{
+    static const struct {
+        const char *suffix;
+        int64_t mult;
+    } units[] = {
+        {"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30},
+        {"Ti", 1LL << 40}, {"K", 1000LL},     {"k", 1000LL},
+        {"M", 1000000LL},  {"G", 1000000000LL}, {"T", 1000000000000LL},
+        {"", 1},
+    };
+    const char *p = s;
+    int64_t milli;
+    int rc;
+
+    if (!s || !*s)
+        return -EINVAL;
+    if ((rc = parse_milli(&p, &milli)) < 0)
+        return rc;
+    for (size_t i = 0; i < SL_ARRAY_LEN(units); i++) {
+        if (strcmp(p, units[i].suffix) == 0) {
+            int64_t whole = milli / 1000, frac = milli % 1000;
+            if (whole > INT64_MAX / units[i].mult)
+                return -ERANGE;
+            *out_bytes = whole * units[i].mult + frac * units[i].mult / 1000;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+int sl_parse_cpu_milli(const char *s, int64_t *out_milli)
+{
+    const char *p = s;
+    int64_t v;
+    int rc;
+
+    if (!s || !*s)
+        return -EINVAL;
+    if ((rc = parse_milli(&p, &v)) < 0)
+        return rc;
+    if (*p == '\0') {
+        *out_milli = v;
+        return 0;
+    }
+    if (strcmp(p, "m") == 0 && v % 1000 == 0) {
+        *out_milli = v / 1000;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+static const struct {
+    const char *name;
+    int sig;
+} signal_table[] = {
+    /* name without the SIG prefix, number */
+    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+    {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"CONT", SIGCONT},
+    {"STOP", SIGSTOP}, {"ALRM", SIGALRM}, {"WINCH", SIGWINCH},
+};
+
+int sl_signal_from_name(const char *name)
+{
+    if (!name)
+        return -EINVAL;
+    if (strncmp(name, "SIG", 3) == 0)
+        name += 3;
+    for (size_t i = 0; i < SL_ARRAY_LEN(signal_table); i++)
+        if (strcmp(name, signal_table[i].name) == 0)
+            return signal_table[i].sig;
+    return -EINVAL;
+}
+
+const char *sl_signal_name(int sig)
+{
+    static const char *full[] = {
+        "SIGHUP", "SIGINT", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2",
+        "SIGTERM", "SIGCONT", "SIGSTOP", "SIGALRM", "SIGWINCH",
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(signal_table); i++)
+        if (signal_table[i].sig == sig)
+            return full[i];
+    return "?";
+}
+
+int sl_read_file(const char *path, size_t cap, char **out, size_t *len)
+{
+    int fd = -1, rc = 0;
+    char *buf = NULL;
+    size_t used = 0, size = 4096;
+
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -errno;
+    if (!(buf = malloc(size + 1))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (;;) {
+        ssize_t n;
+        if (used == size) {
+            char *nb;
+            if (size > cap) {
+                rc = -EFBIG;
+                goto out;
+            }
+            size *= 2;
+            if (!(nb = realloc(buf, size + 1))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            buf = nb;
+        }
+        n = read(fd, buf + used, size - used);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            goto out;
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+        if (used > cap) {
+            rc = -EFBIG;
+            goto out;
+        }
+    }
+    buf[used] = '\0';
+    *out = buf;
+    buf = NULL;
+    if (len)
+        *len = used;
+out:
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+int sl_write_file_atomic(const char *path, const void *buf, size_t len,
+                         unsigned mode)
+{
+    char tmp[4096];
+    int fd = -1, rc = 0;
+    size_t off = 0;
+
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+        return -ENAMETOOLONG;
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) < 0)
+        return -errno;
+    if (fchmod(fd, mode) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    while (off < len) {
+        ssize_t n = write(fd, (const char *)buf + off, len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            goto out;
+        }
+        off += (size_t)n;
+    }
+    if (fsync(fd) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (close(fd) < 0) {
+        fd = -1;
+        rc = -errno;
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path) < 0)
+        rc = -errno;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+int sl_mkdir_p(const char *path, unsigned mode)
+{
+    char buf[4096];
+    size_t len = sl_strlcpy(buf, path, sizeof(buf));
+
+    if (len >= sizeof(buf))
+        return -ENAMETOOLONG;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, mode) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}

@@ -1,0 +1,88 @@
+/*
+ * util.h - small helpers every module may use: error text, logging, clocks,
+ * bounded string copies and file reads, unit parsing (durations, quantities).
+ *
+ * No project dependencies. All functions are thread-safe unless noted.
+ */
+#ifndef SL_UTIL_H
+#define SL_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Human-readable text that travels with a negated errno. 'field' names the
+ * input field at fault ("spec.resources.gpus"), empty when none. */
+struct sl_error {
+    char field[96];
+    char text[192];
+};
+
+/* Fill 'err' (may be NULL) with the formatted text and return 'rc'
+ * (a negated errno), so callers can write: return sl_errorf(err, -EINVAL, ...). */
+int sl_errorf(struct sl_error *err, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* As sl_errorf, and also record 'field' as the field at fault. */
+int sl_errorf_field(struct sl_error *err, int rc, const char *field,
+                    const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Logging: one line per call to stderr, "ts=... level=... msg=..." followed
+ * by the caller's key=value pairs. */
+enum sl_log_level { SL_LOG_DEBUG, SL_LOG_INFO, SL_LOG_WARN, SL_LOG_ERROR };
+void sl_log_set_level(enum sl_log_level level);
+void sl_log(enum sl_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define sl_debug(...) sl_log(SL_LOG_DEBUG, __VA_ARGS__)
+#define sl_info(...) sl_log(SL_LOG_INFO, __VA_ARGS__)
+#define sl_warn(...) sl_log(SL_LOG_WARN, __VA_ARGS__)
+#define sl_error(...) sl_log(SL_LOG_ERROR, __VA_ARGS__)
+
+/* Wall clock in milliseconds since the epoch; monotonic clock in ms. */
+int64_t sl_now_ms(void);
+int64_t sl_mono_ms(void);
+
+/* Format 'ms' (epoch ms) as RFC 3339 UTC with millisecond precision into
+ * 'buf' (>= 32 bytes). Returns buf. */
+char *sl_time_rfc3339(int64_t ms, char *buf, size_t size);
+
+/* Copy at most size-1 bytes of 'src' into 'dst' and NUL-terminate.
+ * Returns the length of src (truncation happened when >= size). */
+size_t sl_strlcpy(char *dst, const char *src, size_t size);
+
+/* Parse a duration such as "90s", "2h", "1h30m", "500ms", "1d" into ms.
+ * A bare number is seconds. Returns 0 or -EINVAL / -ERANGE. */
+int sl_parse_duration_ms(const char *s, int64_t *out_ms);
+
+/* Parse a memory quantity ("16Gi", "512Mi", "1G", "1024") into bytes.
+ * Returns 0 or -EINVAL / -ERANGE. */
+int sl_parse_bytes(const char *s, int64_t *out_bytes);
+
+/* Parse a CPU amount ("4", "0.5", "250m") into milli-CPUs. */
+int sl_parse_cpu_milli(const char *s, int64_t *out_milli);
+
+/* Parse a non-negative decimal integer with bounds; no sign, no spaces. */
+int sl_parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+/* Signal names: "SIGUSR1" or "USR1" -> number; 0 -> -EINVAL. */
+int sl_signal_from_name(const char *name);
+const char *sl_signal_name(int sig);
+
+/* Read a whole file of at most 'cap' bytes into a new NUL-terminated buffer.
+ * Returns 0 and sets *out (caller frees) and *len, or -errno; -EFBIG when
+ * the file is larger than cap. */
+int sl_read_file(const char *path, size_t cap, char **out, size_t *len);
+
+/* Write 'len' bytes to 'path' atomically (temp file, fsync, rename) with
+ * the given mode. Returns 0 or -errno. */
+int sl_write_file_atomic(const char *path, const void *buf, size_t len,
+                         unsigned mode);
+
+/* mkdir -p with the given mode. Returns 0 or -errno. */
+int sl_mkdir_p(const char *path, unsigned mode);
+
+#endif

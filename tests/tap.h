@@ -1,0 +1,57 @@
+/*
+ * tap.h - a minimal TAP producer for unit tests, run by prove.
+ *
+ *   plan_no_plan(); ok(cond, "name %d", x); is_int(got, want, "name");
+ *   return done_testing();
+ */
+#ifndef SL_TAP_H
+#define SL_TAP_H
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+static inline int ok_(int cond, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int ok_(int cond, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    printf("%s %d - ", cond ? "ok" : "not ok", ++tap_n);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    if (!cond) {
+        tap_failed++;
+        printf("#   failed at %s:%d\n", file, line);
+    }
+    fflush(stdout);
+    return cond;
+}
+
+#define ok(cond, ...) ok_(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(got, want, ...)                                                 \
+    do {                                                                       \
+        long long g_ = (long long)(got), w_ = (long long)(want);               \
+        if (!ok(g_ == w_, __VA_ARGS__))                                        \
+            printf("#   got %lld, want %lld\n", g_, w_);                       \
+    } while (0)
+#define is_str(got, want, ...)                                                 \
+    do {                                                                       \
+        const char *g_ = (got), *w_ = (want);                                  \
+        if (!ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                 \
+            printf("#   got \"%s\", want \"%s\"\n", g_ ? g_ : "(null)",        \
+                   w_ ? w_ : "(null)");                                        \
+    } while (0)
+#define diag(...) (printf("# "), printf(__VA_ARGS__), printf("\n"))
+
+static inline int done_testing(void)
+{
+    printf("1..%d\n", tap_n);
+    return tap_failed ? 1 : 0;
+}
+
+#endif

@@ -1,7 +1,6 @@
 /*
  * util.c - error text, logging, clocks, unit parsing, bounded file I/O.
  */
-#define _GNU_SOURCE
 #include "util.h"
 
 #include <ctype.h>

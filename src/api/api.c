@@ -1,0 +1,616 @@
+/*
+ * api.c - the /v1 routes. See docs/api-contract.md and docs/openapi.yaml.
+ *
+ * Reads are answered on the server thread from the store's reader
+ * connection (committed data only). Changes become engine operations; the
+ * request is suspended until the engine has committed and answered it.
+ */
+#include "api.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../store/store.h"
+
+#define LOG_READ_MAX (1 << 20)
+
+struct sl_api {
+    struct sl_engine *e;
+    struct sl_store *rd;          /* reader; server thread only */
+};
+
+enum role { ROLE_NONE, ROLE_VIEWER, ROLE_MEMBER, ROLE_ADMIN };
+
+static enum role role_of(const struct sl_principal *p)
+{
+    if (strcmp(p->role, "admin") == 0)
+        return ROLE_ADMIN;
+    if (strcmp(p->role, "member") == 0)
+        return ROLE_MEMBER;
+    if (strcmp(p->role, "viewer") == 0)
+        return ROLE_VIEWER;
+    return ROLE_NONE;
+}
+
+struct ctx {
+    struct sl_api *a;
+    struct sl_http_req *r;
+    struct sl_principal who;
+    int64_t id;                   /* {id} in the path */
+    char name[128];               /* {name} in the path */
+};
+
+typedef void (*route_fn)(struct ctx *c);
+
+/* ---- error mapping ---------------------------------------------------- */
+
+/* One table maps errno values to HTTP statuses and error codes. */
+static const struct {
+    int err;
+    int status;
+    const char *code;
+} errmap[] = {
+    /* negated errno, HTTP status, error code */
+    {-EINVAL, 400, "invalid"},
+    {-EFBIG, 413, "too_large"},
+    {-ENOENT, 404, "not_found"},
+    {-EPERM, 403, "forbidden"},
+    {-EACCES, 401, "unauthorized"},
+    {-EALREADY, 409, "conflict"},
+    {-ENOMEM, 503, "unavailable"},
+};
+
+static void reply_errno(struct ctx *c, int rc, const struct sl_error *err)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(errmap); i++)
+        if (errmap[i].err == rc) {
+            sl_http_reply_error(c->r, errmap[i].status, errmap[i].code,
+                                err ? err->field : NULL, "%s",
+                                err && err->text[0] ? err->text : strerror(-rc));
+            return;
+        }
+    sl_http_reply_error(c->r, 500, "internal", NULL, "%s",
+                        err && err->text[0] ? err->text : strerror(-rc));
+}
+
+/* ---- engine operations ------------------------------------------------ */
+
+struct op_state {
+    struct sl_op op;
+    struct sl_http_req *r;
+};
+
+static void op_state_free(void *p)
+{
+    struct op_state *s = p;
+    if (!s)
+        return;
+    sl_job_spec_destroy(s->op.spec);
+    free(s->op.manifests);
+    json_decref(s->op.result);
+    free(s);
+}
+
+/* Engine thread: the change is committed (or refused); answer and resume. */
+static void op_done(struct sl_op *op, void *arg)
+{
+    struct op_state *s = arg;
+
+    if (op->status >= 200 && op->status < 300) {
+        sl_http_reply_json(s->r, op->status, op->result);
+        op->result = NULL;
+    } else {
+        sl_http_reply_error(s->r, op->status, op->code ? op->code : "internal",
+                            op->err.field, "%s", op->err.text);
+    }
+    sl_http_resume(s->r);
+}
+
+static struct op_state *op_new(struct ctx *c, enum sl_op_kind kind)
+{
+    struct op_state *s = calloc(1, sizeof(*s));
+    if (!s) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return NULL;
+    }
+    s->op.kind = kind;
+    s->op.who = c->who;
+    s->op.done = op_done;
+    s->op.arg = s;
+    s->r = c->r;
+    sl_http_set_state(c->r, s, op_state_free);
+    return s;
+}
+
+static void op_send(struct ctx *c, struct op_state *s)
+{
+    sl_http_suspend(c->r);
+    sl_engine_submit(c->a->e, &s->op);
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* Accept JSON and YAML bodies; refuse other declared media types. */
+static bool body_type_ok(struct ctx *c)
+{
+    const char *ct = sl_http_header(c->r, "Content-Type");
+    static const char *const ok[] = {
+        "application/json", "application/yaml", "application/x-yaml",
+        "text/yaml", "text/x-yaml", "text/plain",
+    };
+
+    if (!ct || !*ct)
+        return true;
+    for (size_t i = 0; i < SL_ARRAY_LEN(ok); i++) {
+        size_t n = strlen(ok[i]);
+        if (strncasecmp(ct, ok[i], n) == 0 && (ct[n] == '\0' || ct[n] == ';'))
+            return true;
+    }
+    sl_http_reply_error(c->r, 415, "unsupported_media_type", NULL,
+                        "Content-Type %s is not accepted; send application/json "
+                        "or application/yaml", ct);
+    return false;
+}
+
+static bool can_see_team(const struct ctx *c, const char *team)
+{
+    return role_of(&c->who) == ROLE_ADMIN || (team && strcmp(team, c->who.team) == 0);
+}
+
+/* Fetch a job the caller may see; answers 404 itself when not. */
+static json_t *visible_job(struct ctx *c)
+{
+    int rc;
+    json_t *job = sl_store_job_get(c->a->rd, c->id, &rc);
+
+    if (!job || !can_see_team(c, json_string_value(json_object_get(job, "team")))) {
+        json_decref(job);
+        if (rc == -EIO)
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        else
+            sl_http_reply_error(c->r, 404, "not_found", NULL, "job %lld not found",
+                                (long long)c->id);
+        return NULL;
+    }
+    return job;
+}
+
+/* Pending jobs carry the scheduler's current reason, kept in memory. */
+static void overlay_reason(struct ctx *c, json_t *job)
+{
+    char reason[200];
+    const char *state = json_string_value(json_object_get(job, "state"));
+
+    if (!state || strcmp(state, "Pending") != 0)
+        return;
+    if (sl_engine_reason(c->a->e, json_integer_value(json_object_get(job, "id")),
+                         reason, sizeof(reason)) == 0)
+        json_object_set_new(job, "reason", json_string(reason));
+}
+
+/* ---- handlers --------------------------------------------------------- */
+
+static void h_healthz(struct ctx *c)
+{
+    sl_http_reply_json(c->r, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void h_whoami(struct ctx *c)
+{
+    sl_http_reply_json(c->r, 200,
+                       json_pack("{s:s, s:s, s:s}", "user", c->who.user, "team",
+                                 c->who.team, "role", c->who.role));
+}
+
+static void h_job_submit(struct ctx *c)
+{
+    struct sl_error err = {0};
+    struct sl_job_spec *spec = NULL;
+    struct op_state *s;
+    size_t len;
+    const char *body = sl_http_body(c->r, &len);
+    int rc;
+
+    if (!body_type_ok(c))
+        return;
+    if ((rc = sl_job_spec_parse(body, len, &spec, &err)) < 0) {
+        reply_errno(c, rc, &err);
+        return;
+    }
+    if (!(s = op_new(c, SL_OP_SUBMIT))) {
+        sl_job_spec_destroy(spec);
+        return;
+    }
+    s->op.spec = spec;
+    op_send(c, s);
+}
+
+static void h_job_list(struct ctx *c)
+{
+    const char *state = sl_http_query(c->r, "state");
+    const char *team = sl_http_query(c->r, "team");
+    const char *limit_s = sl_http_query(c->r, "limit");
+    const char *after_s = sl_http_query(c->r, "after");
+    unsigned mask = 0;
+    int64_t limit = 1000, after = 0, next = 0;
+    json_t *jobs, *job;
+    size_t i;
+    int rc;
+
+    if (state && *state && strcasecmp(state, "all") != 0) {
+        char buf[256], *save = NULL;
+        if (sl_strlcpy(buf, state, sizeof(buf)) >= sizeof(buf)) {
+            sl_http_reply_error(c->r, 400, "invalid", "state", "too long");
+            return;
+        }
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int s = sl_job_state_parse(t);
+            if (s < 0) {
+                sl_http_reply_error(c->r, 400, "invalid", "state",
+                                    "unknown state '%s'; expected Pending, Running, "
+                                    "Succeeded, Failed, Cancelled, Preempted, Lost "
+                                    "or all", t);
+                return;
+            }
+            mask |= 1u << s;
+        }
+    }
+    if (limit_s && sl_parse_int64(limit_s, 1, 10000, &limit) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "limit",
+                            "must be an integer from 1 to 10000, got '%s'", limit_s);
+        return;
+    }
+    if (after_s && sl_parse_int64(after_s, 0, INT64_MAX, &after) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "after",
+                            "must be a job id, got '%s'", after_s);
+        return;
+    }
+    if (team && !*team)
+        team = NULL;
+    if (role_of(&c->who) != ROLE_ADMIN) {
+        if (team && strcmp(team, c->who.team) != 0) {
+            sl_http_reply_error(c->r, 403, "forbidden", "team",
+                                "user '%s' may not list jobs of team '%s'",
+                                c->who.user, team);
+            return;
+        }
+        team = c->who.team;
+    }
+    jobs = sl_store_job_list(c->a->rd, after, mask, team, (int)limit, &next, &rc);
+    if (!jobs) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    json_array_foreach(jobs, i, job) overlay_reason(c, job);
+    sl_http_reply_json(c->r, 200,
+                       json_pack("{s:o, s:o}", "jobs", jobs, "next",
+                                 next ? json_integer(next) : json_null()));
+}
+
+static void h_job_get(struct ctx *c)
+{
+    json_t *job = visible_job(c);
+    if (!job)
+        return;
+    overlay_reason(c, job);
+    sl_http_reply_json(c->r, 200, job);
+}
+
+static void h_job_events(struct ctx *c)
+{
+    json_t *job = visible_job(c), *ev;
+    int rc;
+
+    if (!job)
+        return;
+    json_decref(job);
+    if (!(ev = sl_store_events(c->a->rd, c->id, &rc))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "events", ev));
+}
+
+static void h_job_cancel(struct ctx *c)
+{
+    struct op_state *s = op_new(c, SL_OP_CANCEL);
+    if (!s)
+        return;
+    s->op.job_id = c->id;
+    op_send(c, s);
+}
+
+static void h_job_logs(struct ctx *c)
+{
+    const char *task_s = sl_http_query(c->r, "task");
+    const char *off_s = sl_http_query(c->r, "offset");
+    const char *lim_s = sl_http_query(c->r, "limit");
+    int64_t task = 0, offset = 0, limit = LOG_READ_MAX, tasks;
+    json_t *job = visible_job(c);
+    char path[1200], num[32];
+    char *buf = NULL;
+    ssize_t n = 0;
+    struct stat sb;
+    int fd;
+
+    if (!job)
+        return;
+    tasks = json_integer_value(
+        json_object_get(json_object_get(json_object_get(job, "spec"), "spec"), "tasks"));
+    if (tasks < 1)
+        tasks = 1;
+    if (task_s && sl_parse_int64(task_s, 0, tasks - 1, &task) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "task",
+                            "must be a task index from 0 to %lld, got '%s'",
+                            (long long)(tasks - 1), task_s);
+        goto out;
+    }
+    if (off_s && sl_parse_int64(off_s, 0, INT64_MAX, &offset) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "offset",
+                            "must be a byte offset, got '%s'", off_s);
+        goto out;
+    }
+    if (lim_s && sl_parse_int64(lim_s, 1, LOG_READ_MAX, &limit) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "limit",
+                            "must be an integer from 1 to %d, got '%s'",
+                            LOG_READ_MAX, lim_s);
+        goto out;
+    }
+    sl_engine_log_path(c->a->e, c->id, (int)task, path, sizeof(path));
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &sb) == 0 && offset < sb.st_size) {
+        size_t want = (size_t)(sb.st_size - offset < limit ? sb.st_size - offset : limit);
+        if ((buf = malloc(want)) && (n = pread(fd, buf, want, offset)) < 0)
+            n = 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    snprintf(num, sizeof(num), "%lld", (long long)(offset + n));
+    sl_http_add_header(c->r, "X-Sluice-Log-Offset", num);
+    sl_http_add_header(c->r, "X-Sluice-Job-State",
+                       json_string_value(json_object_get(job, "state")));
+    sl_http_reply(c->r, 200, "text/plain; charset=utf-8", buf ? buf : "", (size_t)n);
+out:
+    free(buf);
+    json_decref(job);
+}
+
+static void h_nodes(struct ctx *c)
+{
+    sl_http_reply_json(c->r, 200, sl_engine_nodes_json(c->a->e));
+}
+
+static void h_apply(struct ctx *c)
+{
+    struct sl_error err = {0};
+    struct sl_manifest *m = NULL;
+    struct op_state *s;
+    size_t len, n = 0;
+    const char *body = sl_http_body(c->r, &len);
+    int rc;
+
+    if (!body_type_ok(c))
+        return;
+    if ((rc = sl_manifests_parse(body, len, &m, &n, &err)) < 0) {
+        reply_errno(c, rc, &err);
+        return;
+    }
+    if (!(s = op_new(c, SL_OP_APPLY))) {
+        free(m);
+        return;
+    }
+    s->op.manifests = m;
+    s->op.nmanifests = n;
+    op_send(c, s);
+}
+
+static void h_list(struct ctx *c, const char *key, json_t *(*fn)(struct sl_store *, int *))
+{
+    int rc;
+    json_t *arr = fn(c->a->rd, &rc);
+    if (!arr) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", key, arr));
+}
+
+static void h_teams(struct ctx *c) { h_list(c, "teams", sl_store_teams); }
+static void h_queues(struct ctx *c) { h_list(c, "queues", sl_store_queues); }
+static void h_pclasses(struct ctx *c) { h_list(c, "priority_classes", sl_store_pclasses); }
+
+static void h_token_create(struct ctx *c)
+{
+    size_t len;
+    const char *body = sl_http_body(c->r, &len);
+    int64_t expires_in = 0;
+    struct op_state *s;
+
+    if (len) {
+        json_error_t jerr;
+        json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr), *v;
+        const char *key;
+        if (!json_is_object(doc)) {
+            json_decref(doc);
+            sl_http_reply_error(c->r, 400, "invalid", NULL,
+                                "body must be a JSON object: %s", jerr.text);
+            return;
+        }
+        json_object_foreach(doc, key, v) {
+            if (strcmp(key, "expires_in") != 0) {
+                sl_http_reply_error(c->r, 400, "invalid", key, "unknown field");
+                json_decref(doc);
+                return;
+            }
+            if (!json_is_string(v) ||
+                sl_parse_duration_ms(json_string_value(v), &expires_in) < 0 ||
+                expires_in <= 0) {
+                sl_http_reply_error(c->r, 400, "invalid", "expires_in",
+                                    "must be a positive duration such as \"24h\"");
+                json_decref(doc);
+                return;
+            }
+        }
+        json_decref(doc);
+    }
+    if (!(s = op_new(c, SL_OP_TOKEN)))
+        return;
+    sl_strlcpy(s->op.token_user, c->name, sizeof(s->op.token_user));
+    s->op.token_expires_ms = expires_in ? sl_now_ms() + expires_in : 0;
+    op_send(c, s);
+}
+
+/* ---- routing ---------------------------------------------------------- */
+
+/* The route table. Columns: method, path pattern ({id} = a job id, {name} =
+ * an object name), handler, least role allowed (ROLE_NONE = no token). */
+static const struct route {
+    const char *method;
+    const char *pattern;
+    route_fn fn;
+    enum role min_role;
+} routes[] = {
+    {"GET", "/healthz", h_healthz, ROLE_NONE},
+    {"GET", "/v1/whoami", h_whoami, ROLE_VIEWER},
+    {"POST", "/v1/jobs", h_job_submit, ROLE_MEMBER},
+    {"GET", "/v1/jobs", h_job_list, ROLE_VIEWER},
+    {"GET", "/v1/jobs/{id}", h_job_get, ROLE_VIEWER},
+    {"DELETE", "/v1/jobs/{id}", h_job_cancel, ROLE_MEMBER},
+    {"GET", "/v1/jobs/{id}/events", h_job_events, ROLE_VIEWER},
+    {"GET", "/v1/jobs/{id}/logs", h_job_logs, ROLE_VIEWER},
+    {"GET", "/v1/nodes", h_nodes, ROLE_VIEWER},
+    {"POST", "/v1/apply", h_apply, ROLE_ADMIN},
+    {"GET", "/v1/teams", h_teams, ROLE_VIEWER},
+    {"GET", "/v1/queues", h_queues, ROLE_VIEWER},
+    {"GET", "/v1/priorityclasses", h_pclasses, ROLE_VIEWER},
+    {"POST", "/v1/users/{name}/tokens", h_token_create, ROLE_ADMIN},
+};
+
+/* Match 'path' against 'pattern', filling c->id / c->name. */
+static bool match(const char *pattern, const char *path, struct ctx *c)
+{
+    while (*pattern && *path) {
+        if (strncmp(pattern, "{id}", 4) == 0 || strncmp(pattern, "{name}", 6) == 0) {
+            bool is_id = pattern[1] == 'i';
+            const char *end = strchr(path, '/');
+            size_t n = end ? (size_t)(end - path) : strlen(path);
+            char seg[128];
+            if (n == 0 || n >= sizeof(seg))
+                return false;
+            memcpy(seg, path, n);
+            seg[n] = '\0';
+            if (is_id) {
+                if (sl_parse_int64(seg, 1, INT64_MAX, &c->id) < 0)
+                    return false;
+            } else {
+                if (!sl_name_valid(seg))
+                    return false;
+                sl_strlcpy(c->name, seg, sizeof(c->name));
+            }
+            pattern += is_id ? 4 : 6;
+            path += n;
+            continue;
+        }
+        if (*pattern != *path)
+            return false;
+        pattern++;
+        path++;
+    }
+    return *pattern == '\0' && (*path == '\0' || strcmp(path, "/") == 0);
+}
+
+static int authenticate(struct ctx *c)
+{
+    const char *h = sl_http_header(c->r, "Authorization");
+    unsigned char hash[32];
+    size_t n;
+
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return -EACCES;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    n = strlen(h);
+    if (n == 0 || n > 256)
+        return -EACCES;
+    crypto_generichash(hash, sizeof(hash), (const unsigned char *)h, n, NULL, 0);
+    return sl_store_token_lookup(c->a->rd, hash, sl_now_ms(), c->who.user,
+                                 c->who.team, c->who.role, c->who.unix_user) == 0
+               ? 0
+               : -EACCES;
+}
+
+void sl_api_handle(struct sl_http_req *r, void *arg)
+{
+    struct ctx c = {.a = arg, .r = r};
+    const char *method = sl_http_method(r), *path = sl_http_path(r);
+    const struct route *rt = NULL;
+    bool path_known = false;
+
+    for (size_t i = 0; i < SL_ARRAY_LEN(routes); i++) {
+        if (!match(routes[i].pattern, path, &c))
+            continue;
+        path_known = true;
+        if (strcmp(routes[i].method, method) == 0) {
+            rt = &routes[i];
+            break;
+        }
+    }
+    if (!rt) {
+        if (path_known)
+            sl_http_reply_error(r, 405, "method_not_allowed", NULL,
+                                "%s is not allowed on %s", method, path);
+        else
+            sl_http_reply_error(r, 404, "not_found", NULL, "no such route: %s %s",
+                                method, path);
+        return;
+    }
+    if (rt->min_role != ROLE_NONE) {
+        if (authenticate(&c) < 0) {
+            sl_http_add_header(r, "WWW-Authenticate", "Bearer");
+            sl_http_reply_error(r, 401, "unauthorized", NULL,
+                                "a valid bearer token is required");
+            return;
+        }
+        if (role_of(&c.who) < rt->min_role) {
+            sl_http_reply_error(r, 403, "forbidden", NULL,
+                                "role %s may not %s %s", c.who.role, method,
+                                rt->pattern);
+            return;
+        }
+    }
+    rt->fn(&c);
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+struct sl_api *sl_api_create(struct sl_engine *e, struct sl_error *err)
+{
+    struct sl_api *a = calloc(1, sizeof(*a));
+
+    if (!a) {
+        sl_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    a->e = e;
+    if (!(a->rd = sl_store_open(sl_engine_store_path(e), false, false, err))) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void sl_api_destroy(struct sl_api *a)
+{
+    if (!a)
+        return;
+    sl_store_close(a->rd);
+    free(a);
+}

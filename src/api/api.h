@@ -1,0 +1,24 @@
+/*
+ * api.h - the /v1 JSON API: one route table, bearer-token authentication,
+ * request validation, and the glue that hands changes to the engine.
+ *
+ * All functions run on the HTTP server thread, except the operation
+ * completions, which run on the engine thread and only answer and resume.
+ */
+#ifndef SL_API_H
+#define SL_API_H
+
+#include "../daemon/engine.h"
+#include "../http/http.h"
+
+struct sl_api;
+
+/* Create the API over 'e' (borrowed). Opens its own reader connection to
+ * the store. Returns NULL with 'err' filled. */
+struct sl_api *sl_api_create(struct sl_engine *e, struct sl_error *err);
+void sl_api_destroy(struct sl_api *a); /* NULL-safe */
+
+/* The sl_http_handler for the server; 'arg' is the struct sl_api. */
+void sl_api_handle(struct sl_http_req *req, void *arg);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * engine.h - the daemon's engine: the one thread that changes state.
+ *
+ * Requests that change state are queued as operations (struct sl_op) from
+ * the HTTP thread. The engine thread takes every queued operation at once,
+ * applies them in one store transaction (one savepoint each, so a refused
+ * request changes nothing), reaps finished tasks, fires timers, runs the
+ * scheduler, commits, and only then completes each operation through its
+ * callback: a 2xx answer always follows the commit (group commit).
+ *
+ * sl_engine_submit and the sl_engine_*_json readers are thread-safe; the
+ * rest of the engine is owned by its thread.
+ */
+#ifndef SL_ENGINE_H
+#define SL_ENGINE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/spec.h"
+#include "../exec/exec.h"
+#include "../util/util.h"
+
+struct sl_engine;
+
+/* Who is asking, as resolved from the bearer token. */
+struct sl_principal {
+    char user[64];
+    char team[64];
+    char role[64];       /* admin | member | viewer */
+    char unix_user[64];  /* "" = not mapped */
+};
+
+enum sl_op_kind { SL_OP_SUBMIT, SL_OP_CANCEL, SL_OP_APPLY, SL_OP_TOKEN };
+
+struct sl_op {
+    enum sl_op_kind kind;
+    struct sl_principal who;
+    /* inputs (owned by the op; the engine frees them) */
+    struct sl_job_spec *spec;         /* SUBMIT */
+    int64_t job_id;                   /* CANCEL */
+    struct sl_manifest *manifests;    /* APPLY */
+    size_t nmanifests;
+    char token_user[64];              /* TOKEN */
+    int64_t token_expires_ms;         /* TOKEN; 0 = never */
+    /* outputs, valid in done() */
+    int status;                       /* HTTP status */
+    json_t *result;                   /* success body; owned by the op */
+    struct sl_error err;              /* failure text and field */
+    const char *code;                 /* failure code ("invalid", ...) */
+    /* completion: called on the engine thread after the commit */
+    void (*done)(struct sl_op *op, void *arg);
+    void *arg;
+    struct sl_op *next;               /* queue link; engine-private */
+};
+
+struct sl_engine_config {
+    const char *data_dir;
+    const char *store_path;           /* sqlite path */
+    bool sync_full;                   /* fsync each group commit */
+    const char *fake_gpus;            /* NULL = discover */
+    int64_t log_cap_bytes;
+    int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
+    int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
+};
+
+/* Open the store, discover the host, bootstrap a new store (admin user and
+ * token, team "default", priority classes), load state and re-adopt tasks
+ * that survived a restart. On first start *admin_token receives the new
+ * admin token (caller frees), else NULL. Returns NULL with 'err' filled. */
+struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
+                                   char **admin_token, struct sl_error *err);
+
+/* Start / stop the engine thread. stop finishes every queued operation
+ * (completing them) and leaves running tasks running: a restarted daemon
+ * re-adopts them. */
+int sl_engine_start(struct sl_engine *e);
+void sl_engine_stop(struct sl_engine *e);
+void sl_engine_destroy(struct sl_engine *e);
+
+/* Queue an operation; op->done is called exactly once, on the engine
+ * thread. Never fails: when the engine is stopping, done() gets 503. */
+void sl_engine_submit(struct sl_engine *e, struct sl_op *op);
+
+/* Thread-safe readers for the HTTP thread. */
+json_t *sl_engine_nodes_json(struct sl_engine *e);
+/* Copy the pending reason of job 'id' into buf; returns 0 or -ENOENT. */
+int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size);
+/* Path of a task's log file. */
+int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
+                       size_t size);
+const char *sl_engine_store_path(struct sl_engine *e);
+bool sl_engine_sync_full(struct sl_engine *e);
+
+#endif

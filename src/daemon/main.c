@@ -1,0 +1,345 @@
+/*
+ * main.c - sluiced: configuration (file, then flags), wiring of the engine,
+ * the API and the HTTP server, signals and clean shutdown.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../api/api.h"
+#include "../core/spec.h"
+#include "../http/http.h"
+#include "engine.h"
+
+#define SLUICE_VERSION "0.1.0"
+#define CONFIG_MAX_BYTES (256 * 1024)
+
+struct config {
+    char listen[128];
+    char data_dir[1024];
+    char store[1100];
+    char fake_gpus[256];
+    bool dev;
+    bool sync_full;
+    int64_t log_cap_bytes;
+    int64_t retry_backoff_ms;
+    int64_t cancel_grace_ms;
+    enum sl_log_level log_level;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: sluiced [--dev] [--config FILE] [--listen HOST:PORT]\n"
+            "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
+            "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
+            "\n"
+            "  --dev              development defaults: data dir ./.sluice, listen\n"
+            "                     127.0.0.1:8470, SQLite store, local executor\n"
+            "  --config FILE      YAML or JSON with the same settings (flags win)\n"
+            "  --listen HOST:PORT address to serve the API on\n"
+            "  --data-dir DIR     store, logs and task records (default /var/lib/sluice)\n"
+            "  --store PATH       SQLite file (default DIR/sluice.db)\n"
+            "  --fake-gpus SPEC   declare GPUs instead of NVML, e.g. 8xH100 or\n"
+            "                     4xA100-80GB,2xT4\n"
+            "  --sync full|normal full (default): fsync every group commit;\n"
+            "                     normal: survive a crash of sluiced, not of the host\n");
+}
+
+/* Settings table: config-file key, kind, and where it lands. */
+enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL };
+static const struct setting {
+    const char *key;
+    enum kind kind;
+    size_t offset;
+    size_t size;
+} settings[] = {
+    {"listen", K_STRING, offsetof(struct config, listen), 128},
+    {"dataDir", K_STRING, offsetof(struct config, data_dir), 1024},
+    {"store", K_STRING, offsetof(struct config, store), 1100},
+    {"fakeGpus", K_STRING, offsetof(struct config, fake_gpus), 256},
+    {"sync", K_BOOL_SYNC, offsetof(struct config, sync_full), 0},
+    {"logCap", K_BYTES, offsetof(struct config, log_cap_bytes), 0},
+    {"retryBackoff", K_DURATION, offsetof(struct config, retry_backoff_ms), 0},
+    {"cancelGrace", K_DURATION, offsetof(struct config, cancel_grace_ms), 0},
+    {"logLevel", K_LOGLEVEL, offsetof(struct config, log_level), 0},
+};
+
+static int set_value(struct config *cfg, const struct setting *s, const char *val,
+                     const char *origin, struct sl_error *err)
+{
+    char *dst = (char *)cfg + s->offset;
+    int64_t v;
+
+    switch (s->kind) {
+    case K_STRING:
+        if (!*val || sl_strlcpy(dst, val, s->size) >= s->size)
+            return sl_errorf(err, -EINVAL, "%s%s: must be 1 to %zu characters",
+                             origin, s->key, s->size - 1);
+        return 0;
+    case K_BOOL_SYNC:
+        if (strcmp(val, "full") && strcmp(val, "normal"))
+            return sl_errorf(err, -EINVAL, "%s%s: must be full or normal, got '%s'",
+                             origin, s->key, val);
+        *(bool *)dst = strcmp(val, "full") == 0;
+        return 0;
+    case K_BYTES:
+        if (sl_parse_bytes(val, &v) < 0 || v < 4096)
+            return sl_errorf(err, -EINVAL,
+                             "%s%s: must be a size of at least 4096 bytes such as "
+                             "100Mi, got '%s'", origin, s->key, val);
+        *(int64_t *)dst = v;
+        return 0;
+    case K_DURATION:
+        if (sl_parse_duration_ms(val, &v) < 0)
+            return sl_errorf(err, -EINVAL,
+                             "%s%s: must be a duration such as 10s, got '%s'",
+                             origin, s->key, val);
+        *(int64_t *)dst = v;
+        return 0;
+    case K_LOGLEVEL: {
+        static const char *names[] = {"debug", "info", "warn", "error"};
+        for (int i = 0; i < 4; i++)
+            if (strcmp(val, names[i]) == 0) {
+                *(enum sl_log_level *)dst = (enum sl_log_level)i;
+                return 0;
+            }
+        return sl_errorf(err, -EINVAL,
+                         "%s%s: must be debug, info, warn or error, got '%s'",
+                         origin, s->key, val);
+    }
+    }
+    return -EINVAL;
+}
+
+static int load_config_file(struct config *cfg, const char *path,
+                            struct sl_error *err)
+{
+    char *buf = NULL, origin[1100];
+    size_t len;
+    json_t *doc = NULL, *v;
+    const char *key;
+    int rc;
+
+    if ((rc = sl_read_file(path, CONFIG_MAX_BYTES, &buf, &len)) < 0)
+        return sl_errorf(err, rc, "--config %s: %s", path,
+                         rc == -EFBIG ? "larger than 256 KiB" : strerror(-rc));
+    rc = sl_doc_decode(buf, len, false, &doc, err);
+    free(buf);
+    if (rc < 0)
+        return sl_errorf(err, rc, "--config %s: %s", path, err->text);
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        return sl_errorf(err, -EINVAL, "--config %s: must be a mapping", path);
+    }
+    snprintf(origin, sizeof(origin), "--config %s: ", path);
+    json_object_foreach(doc, key, v) {
+        const struct setting *s = NULL;
+        char num[32];
+        const char *val = json_string_value(v);
+        for (size_t i = 0; i < SL_ARRAY_LEN(settings); i++)
+            if (strcmp(settings[i].key, key) == 0)
+                s = &settings[i];
+        if (!s) {
+            rc = sl_errorf(err, -EINVAL, "%s%s: unknown setting", origin, key);
+            break;
+        }
+        if (json_is_integer(v)) {
+            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+            val = num;
+        }
+        if (!val) {
+            rc = sl_errorf(err, -EINVAL, "%s%s: must be a string", origin, key);
+            break;
+        }
+        if ((rc = set_value(cfg, s, val, origin, err)) < 0)
+            break;
+    }
+    json_decref(doc);
+    return rc;
+}
+
+static const struct setting *setting_named(const char *key)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(settings); i++)
+        if (strcmp(settings[i].key, key) == 0)
+            return &settings[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"dev", no_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, 'l'},
+        {"data-dir", required_argument, NULL, 'D'},
+        {"store", required_argument, NULL, 's'},
+        {"fake-gpus", required_argument, NULL, 'g'},
+        {"sync", required_argument, NULL, 'y'},
+        {"log-level", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    /* Flag -> config key, so flags and the file share one validator. */
+    static const struct {
+        int opt;
+        const char *key;
+        const char *flag;
+    } flag_keys[] = {
+        /* getopt value, config key, flag as the user typed it */
+        {'l', "listen", "--listen: "},  {'D', "dataDir", "--data-dir: "},
+        {'s', "store", "--store: "},    {'g', "fakeGpus", "--fake-gpus: "},
+        {'y', "sync", "--sync: "},      {'L', "logLevel", "--log-level: "},
+    };
+    struct config cfg = {
+        .sync_full = true,
+        .log_cap_bytes = 64LL << 20,
+        .retry_backoff_ms = 5000,
+        .cancel_grace_ms = 10000,
+        .log_level = SL_LOG_INFO,
+    };
+    struct sl_error err = {0};
+    struct sl_engine_config ecfg;
+    struct sl_engine *e = NULL;
+    struct sl_api *api = NULL;
+    struct sl_http *http = NULL;
+    const char *config_path = NULL;
+    char *admin_token = NULL, why[256];
+    sigset_t sigs;
+    int opt, sig = 0, rc = 1;
+
+    /* First pass: --config and --dev, so that flags override the file. */
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (opt == 'c')
+            config_path = optarg;
+        else if (opt == 'd')
+            cfg.dev = true;
+    }
+    if (cfg.dev) {
+        sl_strlcpy(cfg.listen, "127.0.0.1:8470", sizeof(cfg.listen));
+        sl_strlcpy(cfg.data_dir, "./.sluice", sizeof(cfg.data_dir));
+    } else {
+        sl_strlcpy(cfg.listen, "127.0.0.1:8470", sizeof(cfg.listen));
+        sl_strlcpy(cfg.data_dir, "/var/lib/sluice", sizeof(cfg.data_dir));
+    }
+    if (config_path && load_config_file(&cfg, config_path, &err) < 0) {
+        fprintf(stderr, "sluiced: %s\n", err.text);
+        return 1;
+    }
+    optind = 1;
+    opterr = 1;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'd':
+        case 'c':
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("sluiced %s\n", SLUICE_VERSION);
+            return 0;
+        case '?':
+            usage(stderr);
+            return 1;
+        default:
+            for (size_t i = 0; i < SL_ARRAY_LEN(flag_keys); i++) {
+                const struct setting *st = setting_named(flag_keys[i].key);
+                if (flag_keys[i].opt != opt)
+                    continue;
+                /* Name the flag, not the config key, in the message. */
+                if (set_value(&cfg, st, optarg, "", &err) < 0) {
+                    fprintf(stderr, "sluiced: %s%s\n", flag_keys[i].flag,
+                            err.text + strlen(st->key) + 2);
+                    return 1;
+                }
+            }
+            break;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sluiced: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 1;
+    }
+    sl_log_set_level(cfg.log_level);
+
+    /* Signals: the main thread waits for them; every other thread (created
+     * below) inherits the block. SIGPIPE is ignored for sockets. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    ecfg = (struct sl_engine_config){
+        .data_dir = cfg.data_dir,
+        .store_path = cfg.store[0] ? cfg.store : NULL,
+        .sync_full = cfg.sync_full,
+        .fake_gpus = cfg.fake_gpus[0] ? cfg.fake_gpus : NULL,
+        .log_cap_bytes = cfg.log_cap_bytes,
+        .retry_backoff_ms = cfg.retry_backoff_ms,
+        .cancel_grace_ms = cfg.cancel_grace_ms,
+    };
+    if (!(e = sl_engine_create(&ecfg, &admin_token, &err))) {
+        fprintf(stderr, "sluiced: %s\n", err.text);
+        goto out;
+    }
+    if (admin_token) {
+        char path[1200];
+        size_t n = strlen(admin_token);
+        int wrc;
+        snprintf(path, sizeof(path), "%s/admin.token", cfg.data_dir);
+        admin_token[n] = '\n';
+        wrc = sl_write_file_atomic(path, admin_token, n + 1, 0600);
+        admin_token[n] = '\0';
+        if (wrc < 0) {
+            fprintf(stderr, "sluiced: cannot write %s: %s\n", path, strerror(-wrc));
+            goto out;
+        }
+        /* Printed once, on the first start of a new store. */
+        printf("admin token: %s\n(saved to %s, mode 0600)\n", admin_token, path);
+        fflush(stdout);
+    }
+    if (!(api = sl_api_create(e, &err))) {
+        fprintf(stderr, "sluiced: %s\n", err.text);
+        goto out;
+    }
+    if (sl_engine_start(e) < 0) {
+        fprintf(stderr, "sluiced: cannot start the engine thread\n");
+        goto out;
+    }
+    if (!(http = sl_http_start(cfg.listen, sl_api_handle, api, why, sizeof(why)))) {
+        fprintf(stderr, "sluiced: %s\n", why);
+        goto out;
+    }
+    sl_info("msg=\"sluiced listening\" url=http://%s data_dir=%s sync=%s version=%s",
+            cfg.listen, cfg.data_dir, cfg.sync_full ? "full" : "normal",
+            SLUICE_VERSION);
+    if (sigwait(&sigs, &sig) == 0)
+        sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
+    rc = 0;
+out:
+    /* Order: stop accepting, let the engine finish what is queued (it
+     * answers every suspended request), then stop the server. Running
+     * tasks keep running; the next start re-adopts them. */
+    sl_http_quiesce(http);
+    sl_engine_stop(e);
+    sl_http_stop(http);
+    sl_api_destroy(api);
+    sl_engine_destroy(e);
+    if (admin_token) {
+        memset(admin_token, 0, strlen(admin_token));
+        free(admin_token);
+    }
+    return rc;
+}

@@ -1,0 +1,842 @@
+/*
+ * sqlite.c - the SQLite store (WAL). See store.h for the contract.
+ *
+ * Statements are prepared once per connection and reset after each use.
+ * Every function that writes expects the caller to hold a transaction
+ * (sl_store_begin) so that a group of requests commits with one fsync.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Migrations, applied in order; index + 1 = PRAGMA user_version. */
+static const char *const migrations[] = {
+    /* 0001_init */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE teams(name TEXT PRIMARY KEY, default_queue TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE TABLE queues(name TEXT PRIMARY KEY, team TEXT NOT NULL"
+    "  REFERENCES teams(name), created_at INTEGER NOT NULL);"
+    "CREATE TABLE priority_classes(name TEXT PRIMARY KEY, value INTEGER NOT NULL,"
+    "  preemptible INTEGER NOT NULL, is_default INTEGER NOT NULL);"
+    "CREATE TABLE users(name TEXT PRIMARY KEY, team TEXT NOT NULL, role TEXT NOT NULL,"
+    "  unix_user TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL);"
+    "CREATE TABLE tokens(hash BLOB PRIMARY KEY, user TEXT NOT NULL REFERENCES users(name),"
+    "  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL DEFAULT 0,"
+    "  revoked INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT NOT NULL, team TEXT NOT NULL,"
+    "  project TEXT, user TEXT NOT NULL, queue TEXT NOT NULL, priority_class TEXT NOT NULL,"
+    "  priority INTEGER NOT NULL, state INTEGER NOT NULL, exit_code INTEGER,"
+    "  attempt INTEGER NOT NULL, retries INTEGER NOT NULL, submitted_at INTEGER NOT NULL,"
+    "  started_at INTEGER, finished_at INTEGER, not_before INTEGER NOT NULL DEFAULT 0,"
+    "  placement TEXT, message TEXT, limits_enforced INTEGER, spec TEXT NOT NULL);"
+    "CREATE INDEX jobs_state ON jobs(state, id);"
+    "CREATE INDEX jobs_team ON jobs(team, id);"
+    "CREATE TABLE job_events(id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    "  at INTEGER NOT NULL, type TEXT NOT NULL, from_state TEXT, to_state TEXT,"
+    "  message TEXT);"
+    "CREATE INDEX job_events_job ON job_events(job_id, id);",
+};
+
+/* Prepared statements, by role. */
+enum stmt {
+    S_BEGIN, S_COMMIT, S_ROLLBACK, S_SAVEPOINT, S_RELEASE, S_ROLLBACK_TO,
+    S_META_GET, S_META_SET,
+    S_TEAM_GET, S_TEAM_PUT, S_QUEUE_GET, S_QUEUE_PUT, S_PCLASS_GET,
+    S_PCLASS_PUT, S_PCLASS_UNDEFAULT, S_USER_GET, S_USER_PUT,
+    S_TOKEN_PUT, S_TOKEN_GET,
+    S_JOB_INSERT, S_JOB_UPDATE, S_JOB_GET, S_EVENT_ADD, S_EVENTS,
+    S_TEAMS, S_PCLASSES, S_QUEUES,
+    S_NSTMTS
+};
+
+#define JOB_COLS                                                               \
+    "id, name, team, project, user, queue, priority_class, priority, state, "  \
+    "exit_code, attempt, retries, submitted_at, started_at, finished_at, "     \
+    "placement, message, limits_enforced, spec, not_before"
+
+static const char *const stmt_sql[S_NSTMTS] = {
+    [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_SAVEPOINT] = "SAVEPOINT req",
+    [S_RELEASE] = "RELEASE req",
+    [S_ROLLBACK_TO] = "ROLLBACK TO req",
+    [S_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [S_META_SET] = "INSERT INTO meta(key, value) VALUES(?1, ?2) "
+                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    [S_TEAM_GET] = "SELECT default_queue FROM teams WHERE name = ?1",
+    [S_TEAM_PUT] = "INSERT INTO teams(name, default_queue, created_at) "
+                   "VALUES(?1, ?2, ?3) ON CONFLICT(name) DO UPDATE SET "
+                   "default_queue = excluded.default_queue",
+    [S_QUEUE_GET] = "SELECT team FROM queues WHERE name = ?1",
+    [S_QUEUE_PUT] = "INSERT INTO queues(name, team, created_at) VALUES(?1, ?2, ?3) "
+                    "ON CONFLICT(name) DO UPDATE SET team = excluded.team",
+    [S_PCLASS_GET] = "SELECT value, preemptible, is_default FROM priority_classes "
+                     "WHERE name = ?1",
+    [S_PCLASS_PUT] = "INSERT INTO priority_classes(name, value, preemptible, is_default) "
+                     "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(name) DO UPDATE SET "
+                     "value = excluded.value, preemptible = excluded.preemptible, "
+                     "is_default = excluded.is_default",
+    [S_PCLASS_UNDEFAULT] = "UPDATE priority_classes SET is_default = 0 "
+                           "WHERE name <> ?1 AND is_default = 1",
+    [S_USER_GET] = "SELECT team, role, unix_user FROM users WHERE name = ?1",
+    [S_USER_PUT] = "INSERT INTO users(name, team, role, unix_user, created_at) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET "
+                   "team = excluded.team, role = excluded.role, "
+                   "unix_user = excluded.unix_user",
+    [S_TOKEN_PUT] = "INSERT INTO tokens(hash, user, created_at, expires_at) "
+                    "VALUES(?1, ?2, ?3, ?4)",
+    [S_TOKEN_GET] = "SELECT u.name, u.team, u.role, u.unix_user FROM tokens t "
+                    "JOIN users u ON u.name = t.user WHERE t.hash = ?1 AND "
+                    "t.revoked = 0 AND (t.expires_at = 0 OR t.expires_at > ?2)",
+    [S_JOB_INSERT] = "INSERT INTO jobs(name, team, project, user, queue, priority_class, "
+                     "priority, state, exit_code, attempt, retries, submitted_at, "
+                     "started_at, finished_at, placement, message, limits_enforced, "
+                     "spec) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                     "?13, ?14, ?15, ?16, ?17, ?18)",
+    [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, exit_code = ?3, attempt = ?4, "
+                     "started_at = ?5, finished_at = ?6, placement = ?7, "
+                     "message = ?8, limits_enforced = ?9, not_before = ?10 "
+                     "WHERE id = ?1",
+    [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
+    [S_EVENT_ADD] = "INSERT INTO job_events(job_id, at, type, from_state, to_state, "
+                    "message) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_EVENTS] = "SELECT at, type, from_state, to_state, message FROM job_events "
+                 "WHERE job_id = ?1 ORDER BY id",
+    [S_TEAMS] = "SELECT name, default_queue FROM teams ORDER BY name",
+    [S_PCLASSES] = "SELECT name, value, preemptible, is_default FROM "
+                   "priority_classes ORDER BY value DESC, name",
+    [S_QUEUES] = "SELECT q.name, q.team, "
+                 "(SELECT count(*) FROM jobs j WHERE j.state = 0 AND j.queue = q.name), "
+                 "(SELECT count(*) FROM jobs j WHERE j.state = 1 AND j.queue = q.name) "
+                 "FROM queues q ORDER BY q.name",
+};
+
+struct sl_store {
+    sqlite3 *db;
+    sqlite3_stmt *stmt[S_NSTMTS];
+    bool writer;
+};
+
+static const char *const state_names[SL_JOB_NSTATES] = {
+    "Pending", "Running", "Succeeded", "Failed", "Cancelled", "Preempted", "Lost",
+};
+
+const char *sl_job_state_name(enum sl_job_state s)
+{
+    return (unsigned)s < SL_JOB_NSTATES ? state_names[s] : "Unknown";
+}
+
+int sl_job_state_parse(const char *name)
+{
+    for (int i = 0; i < SL_JOB_NSTATES; i++)
+        if (strcasecmp(name, state_names[i]) == 0)
+            return i;
+    return -EINVAL;
+}
+
+bool sl_job_state_final(enum sl_job_state s)
+{
+    return s == SL_JOB_SUCCEEDED || s == SL_JOB_FAILED ||
+           s == SL_JOB_CANCELLED || s == SL_JOB_LOST;
+}
+
+static int rc_from_sqlite(int rc)
+{
+    switch (rc) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW:
+        return 0;
+    case SQLITE_NOMEM:
+        return -ENOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return -EBUSY;
+    case SQLITE_CONSTRAINT:
+        return -EEXIST;
+    case SQLITE_FULL:
+        return -ENOSPC;
+    default:
+        return -EIO;
+    }
+}
+
+static sqlite3_stmt *prep(struct sl_store *st, enum stmt s)
+{
+    if (!st->stmt[s] &&
+        sqlite3_prepare_v3(st->db, stmt_sql[s], -1, SQLITE_PREPARE_PERSISTENT,
+                           &st->stmt[s], NULL) != SQLITE_OK) {
+        sl_error("msg=\"sqlite prepare failed\" sql=\"%.60s\" err=\"%s\"",
+                 stmt_sql[s], sqlite3_errmsg(st->db));
+        return NULL;
+    }
+    return st->stmt[s];
+}
+
+/* Run a prepared statement that returns no rows; resets it. */
+static int step_done(struct sl_store *st, sqlite3_stmt *q)
+{
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        sl_warn("msg=\"sqlite step failed\" err=\"%s\"", sqlite3_errmsg(st->db));
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc_from_sqlite(rc);
+}
+
+static void bind_text_or_null(sqlite3_stmt *q, int i, const char *s)
+{
+    if (s && *s)
+        sqlite3_bind_text(q, i, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static void bind_ms_or_null(sqlite3_stmt *q, int i, int64_t ms)
+{
+    if (ms)
+        sqlite3_bind_int64(q, i, ms);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static int exec_simple(struct sl_store *st, enum stmt s)
+{
+    sqlite3_stmt *q = prep(st, s);
+    return q ? step_done(st, q) : -EIO;
+}
+
+int sl_store_begin(struct sl_store *st) { return exec_simple(st, S_BEGIN); }
+int sl_store_commit(struct sl_store *st) { return exec_simple(st, S_COMMIT); }
+int sl_store_rollback(struct sl_store *st) { return exec_simple(st, S_ROLLBACK); }
+int sl_store_savepoint(struct sl_store *st) { return exec_simple(st, S_SAVEPOINT); }
+int sl_store_release(struct sl_store *st) { return exec_simple(st, S_RELEASE); }
+int sl_store_rollback_to(struct sl_store *st)
+{
+    int rc = exec_simple(st, S_ROLLBACK_TO);
+    return rc ? rc : exec_simple(st, S_RELEASE);
+}
+
+static int migrate(struct sl_store *st, struct sl_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    int version = 0, rc;
+    char *msg = NULL;
+
+    if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
+        return sl_errorf(err, -EIO, "store: %s", sqlite3_errmsg(st->db));
+    if (sqlite3_step(q) == SQLITE_ROW)
+        version = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (version > (int)SL_ARRAY_LEN(migrations))
+        return sl_errorf(err, -EPROTO,
+                         "store: schema version %d is newer than this sluiced (%d)",
+                         version, (int)SL_ARRAY_LEN(migrations));
+    for (int v = version; v < (int)SL_ARRAY_LEN(migrations); v++) {
+        char sql[64];
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+        rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(st->db, migrations[v], NULL, NULL, &msg);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, &msg);
+        if (rc != SQLITE_OK) {
+            sl_errorf(err, -EIO, "store: migration %04d: %s", v + 1,
+                      msg ? msg : "failed");
+            sqlite3_free(msg);
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+            return -EIO;
+        }
+    }
+    return 0;
+}
+
+struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
+                               struct sl_error *err)
+{
+    struct sl_store *st = NULL;
+    char pragmas[256];
+    char *msg = NULL;
+    int flags = SQLITE_OPEN_NOMUTEX |
+                (writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                        : SQLITE_OPEN_READONLY);
+
+    if (strncmp(path, "postgres://", 11) == 0 ||
+        strncmp(path, "postgresql://", 13) == 0) {
+        sl_errorf(err, -ENOTSUP,
+                  "--store: PostgreSQL is not supported in this release; use a "
+                  "SQLite path");
+        errno = ENOTSUP;
+        return NULL;
+    }
+    if (strncmp(path, "sqlite:", 7) == 0)
+        path += 7;
+    if (!(st = calloc(1, sizeof(*st)))) {
+        sl_errorf(err, -ENOMEM, "store: out of memory");
+        return NULL;
+    }
+    st->writer = writer;
+    if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
+        sl_errorf(err, -EIO, "store: open %s: %s", path,
+                  st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 5000);
+    snprintf(pragmas, sizeof(pragmas),
+             "%sPRAGMA synchronous=%s; PRAGMA foreign_keys=ON;"
+             "PRAGMA temp_store=MEMORY;",
+             writer ? "PRAGMA journal_mode=WAL; " : "",
+             sync_full ? "FULL" : "NORMAL");
+    if (sqlite3_exec(st->db, pragmas, NULL, NULL, &msg) != SQLITE_OK) {
+        sl_errorf(err, -EIO, "store: %s: %s", path, msg ? msg : "pragma failed");
+        sqlite3_free(msg);
+        goto fail;
+    }
+    if (writer && migrate(st, err) < 0)
+        goto fail;
+    return st;
+fail:
+    sl_store_close(st);
+    errno = EIO;
+    return NULL;
+}
+
+void sl_store_close(struct sl_store *st)
+{
+    int saved = errno;
+    if (!st)
+        return;
+    for (int i = 0; i < S_NSTMTS; i++)
+        sqlite3_finalize(st->stmt[i]);
+    sqlite3_close(st->db);
+    free(st);
+    errno = saved;
+}
+
+int sl_store_meta_get(struct sl_store *st, const char *key, char *buf,
+                      size_t size)
+{
+    sqlite3_stmt *q = prep(st, S_META_GET);
+    int rc = -ENOENT;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        sl_strlcpy(buf, (const char *)sqlite3_column_text(q, 0), size);
+        rc = 0;
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc;
+}
+
+int sl_store_meta_set(struct sl_store *st, const char *key, const char *val)
+{
+    sqlite3_stmt *q = prep(st, S_META_SET);
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, val, -1, SQLITE_STATIC);
+    return step_done(st, q);
+}
+
+/* Compare-then-write for the small named objects: returns 1 created,
+ * 2 updated, 0 unchanged. 'same' tells whether the stored row (q_get
+ * positioned on it) equals the new values. */
+static int upsert_result(struct sl_store *st, sqlite3_stmt *get, bool found,
+                         bool same, sqlite3_stmt *put)
+{
+    int rc;
+    sqlite3_reset(get);
+    sqlite3_clear_bindings(get);
+    if (found && same) {
+        sqlite3_clear_bindings(put);
+        return 0;
+    }
+    if ((rc = step_done(st, put)) < 0)
+        return rc;
+    return found ? 2 : 1;
+}
+
+int sl_store_team_upsert(struct sl_store *st, const char *name,
+                         const char *default_queue)
+{
+    sqlite3_stmt *g = prep(st, S_TEAM_GET), *p = prep(st, S_TEAM_PUT);
+    bool found, same = false;
+
+    if (!g || !p)
+        return -EIO;
+    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(g) == SQLITE_ROW;
+    if (found)
+        same = strcmp((const char *)sqlite3_column_text(g, 0), default_queue) == 0;
+    sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, default_queue, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(p, 3, sl_now_ms());
+    return upsert_result(st, g, found, same, p);
+}
+
+int sl_store_queue_upsert(struct sl_store *st, const char *name,
+                          const char *team)
+{
+    sqlite3_stmt *g = prep(st, S_QUEUE_GET), *p = prep(st, S_QUEUE_PUT);
+    bool found, same = false;
+
+    if (!g || !p)
+        return -EIO;
+    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(g) == SQLITE_ROW;
+    if (found)
+        same = strcmp((const char *)sqlite3_column_text(g, 0), team) == 0;
+    sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(p, 3, sl_now_ms());
+    return upsert_result(st, g, found, same, p);
+}
+
+int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,
+                           bool preemptible, bool is_default)
+{
+    sqlite3_stmt *g = prep(st, S_PCLASS_GET), *p = prep(st, S_PCLASS_PUT);
+    sqlite3_stmt *u = prep(st, S_PCLASS_UNDEFAULT);
+    bool found, same = false;
+    int rc;
+
+    if (!g || !p || !u)
+        return -EIO;
+    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(g) == SQLITE_ROW;
+    if (found)
+        same = sqlite3_column_int(g, 0) == value &&
+               sqlite3_column_int(g, 1) == preemptible &&
+               sqlite3_column_int(g, 2) == is_default;
+    sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(p, 2, value);
+    sqlite3_bind_int(p, 3, preemptible);
+    sqlite3_bind_int(p, 4, is_default);
+    rc = upsert_result(st, g, found, same, p);
+    if (rc > 0 && is_default) {
+        /* Only one class is the default. */
+        int urc;
+        sqlite3_bind_text(u, 1, name, -1, SQLITE_STATIC);
+        if ((urc = step_done(st, u)) < 0)
+            return urc;
+    }
+    return rc;
+}
+
+int sl_store_user_upsert(struct sl_store *st, const char *name,
+                         const char *team, const char *role,
+                         const char *unix_user)
+{
+    sqlite3_stmt *g = prep(st, S_USER_GET), *p = prep(st, S_USER_PUT);
+    bool found, same = false;
+
+    if (!g || !p)
+        return -EIO;
+    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(g) == SQLITE_ROW;
+    if (found)
+        same = strcmp((const char *)sqlite3_column_text(g, 0), team) == 0 &&
+               strcmp((const char *)sqlite3_column_text(g, 1), role) == 0 &&
+               strcmp((const char *)sqlite3_column_text(g, 2), unix_user) == 0;
+    sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, team, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 3, role, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 4, unix_user, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(p, 5, sl_now_ms());
+    return upsert_result(st, g, found, same, p);
+}
+
+static const char *col_text(sqlite3_stmt *q, int i)
+{
+    return (const char *)sqlite3_column_text(q, i);
+}
+
+/* Fill a view from a row of JOB_COLS. Strings point into the statement. */
+static void row_to_view(sqlite3_stmt *q, struct sl_job_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->id = sqlite3_column_int64(q, 0);
+    v->name = col_text(q, 1);
+    v->team = col_text(q, 2);
+    v->project = col_text(q, 3);
+    v->user = col_text(q, 4);
+    v->queue = col_text(q, 5);
+    v->priority_class = col_text(q, 6);
+    v->priority = sqlite3_column_int(q, 7);
+    v->state = (enum sl_job_state)sqlite3_column_int(q, 8);
+    v->has_exit_code = sqlite3_column_type(q, 9) != SQLITE_NULL;
+    v->exit_code = sqlite3_column_int(q, 9);
+    v->attempt = sqlite3_column_int(q, 10);
+    v->retries = sqlite3_column_int(q, 11);
+    v->submitted_ms = sqlite3_column_int64(q, 12);
+    v->started_ms = sqlite3_column_int64(q, 13);
+    v->finished_ms = sqlite3_column_int64(q, 14);
+    v->placement_json = col_text(q, 15);
+    v->message = col_text(q, 16);
+    v->limits_enforced = sqlite3_column_type(q, 17) == SQLITE_NULL
+                             ? -1
+                             : sqlite3_column_int(q, 17);
+    v->spec_json = col_text(q, 18);
+}
+
+int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld)
+{
+    static const char *sql[] = {
+        "SELECT name, default_queue FROM teams ORDER BY name",
+        "SELECT name, team FROM queues ORDER BY name",
+        "SELECT name, value, preemptible, is_default FROM priority_classes ORDER BY name",
+        "SELECT name, team, role, unix_user FROM users ORDER BY name",
+        "SELECT " JOB_COLS " FROM jobs WHERE state IN (0, 1, 5) ORDER BY id",
+    };
+    int rc = 0;
+
+    for (size_t i = 0; i < SL_ARRAY_LEN(sql) && rc == 0; i++) {
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(st->db, sql[i], -1, &q, NULL) != SQLITE_OK)
+            return -EIO;
+        while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+            struct sl_job_view v;
+            switch (i) {
+            case 0:
+                rc = ld->team(ld->arg, col_text(q, 0), col_text(q, 1));
+                break;
+            case 1:
+                rc = ld->queue(ld->arg, col_text(q, 0), col_text(q, 1));
+                break;
+            case 2:
+                rc = ld->pclass(ld->arg, col_text(q, 0), sqlite3_column_int(q, 1),
+                                sqlite3_column_int(q, 2), sqlite3_column_int(q, 3));
+                break;
+            case 3:
+                rc = ld->user(ld->arg, col_text(q, 0), col_text(q, 1),
+                              col_text(q, 2), col_text(q, 3));
+                break;
+            default:
+                row_to_view(q, &v);
+                rc = ld->job(ld->arg, &v, sqlite3_column_int64(q, 19));
+                break;
+            }
+        }
+        sqlite3_finalize(q);
+    }
+    return rc;
+}
+
+int sl_store_token_insert(struct sl_store *st, const unsigned char hash[32],
+                          const char *user, int64_t expires_ms)
+{
+    sqlite3_stmt *q = prep(st, S_TOKEN_PUT);
+    if (!q)
+        return -EIO;
+    sqlite3_bind_blob(q, 1, hash, 32, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, user, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 3, sl_now_ms());
+    sqlite3_bind_int64(q, 4, expires_ms);
+    return step_done(st, q);
+}
+
+int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
+                          int64_t now_ms, char *user, char *team, char *role,
+                          char *unix_user)
+{
+    sqlite3_stmt *q = prep(st, S_TOKEN_GET);
+    int rc = -ENOENT;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_blob(q, 1, hash, 32, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, now_ms);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        sl_strlcpy(user, col_text(q, 0), 64);
+        sl_strlcpy(team, col_text(q, 1), 64);
+        sl_strlcpy(role, col_text(q, 2), 64);
+        sl_strlcpy(unix_user, col_text(q, 3), 64);
+        rc = 0;
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc;
+}
+
+int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v)
+{
+    sqlite3_stmt *q = prep(st, S_JOB_INSERT);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, v->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, v->team, -1, SQLITE_STATIC);
+    bind_text_or_null(q, 3, v->project);
+    sqlite3_bind_text(q, 4, v->user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, v->queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 6, v->priority_class, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 7, v->priority);
+    sqlite3_bind_int(q, 8, v->state);
+    if (v->has_exit_code)
+        sqlite3_bind_int(q, 9, v->exit_code);
+    sqlite3_bind_int(q, 10, v->attempt);
+    sqlite3_bind_int(q, 11, v->retries);
+    sqlite3_bind_int64(q, 12, v->submitted_ms);
+    bind_ms_or_null(q, 13, v->started_ms);
+    bind_ms_or_null(q, 14, v->finished_ms);
+    bind_text_or_null(q, 15, v->placement_json);
+    bind_text_or_null(q, 16, v->message);
+    if (v->limits_enforced >= 0)
+        sqlite3_bind_int(q, 17, v->limits_enforced);
+    sqlite3_bind_text(q, 18, v->spec_json, -1, SQLITE_STATIC);
+    if ((rc = step_done(st, q)) == 0)
+        v->id = sqlite3_last_insert_rowid(st->db);
+    return rc;
+}
+
+int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
+                        int64_t not_before_ms)
+{
+    sqlite3_stmt *q = prep(st, S_JOB_UPDATE);
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, v->id);
+    sqlite3_bind_int(q, 2, v->state);
+    if (v->has_exit_code)
+        sqlite3_bind_int(q, 3, v->exit_code);
+    sqlite3_bind_int(q, 4, v->attempt);
+    bind_ms_or_null(q, 5, v->started_ms);
+    bind_ms_or_null(q, 6, v->finished_ms);
+    bind_text_or_null(q, 7, v->placement_json);
+    bind_text_or_null(q, 8, v->message);
+    if (v->limits_enforced >= 0)
+        sqlite3_bind_int(q, 9, v->limits_enforced);
+    sqlite3_bind_int64(q, 10, not_before_ms);
+    return step_done(st, q);
+}
+
+int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,
+                       const char *type, const char *from, const char *to,
+                       const char *message)
+{
+    sqlite3_stmt *q = prep(st, S_EVENT_ADD);
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, job_id);
+    sqlite3_bind_int64(q, 2, at_ms);
+    sqlite3_bind_text(q, 3, type, -1, SQLITE_STATIC);
+    bind_text_or_null(q, 4, from);
+    bind_text_or_null(q, 5, to);
+    bind_text_or_null(q, 6, message);
+    return step_done(st, q);
+}
+
+static json_t *time_or_null(int64_t ms)
+{
+    char buf[40];
+    return ms ? json_string(sl_time_rfc3339(ms, buf, sizeof(buf))) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+json_t *sl_job_view_to_json(const struct sl_job_view *v)
+{
+    json_t *placement = NULL, *spec = NULL;
+
+    if (v->placement_json)
+        placement = json_loads(v->placement_json, 0, NULL);
+    if (!placement)
+        placement = json_array();
+    spec = v->spec_json ? json_loads(v->spec_json, 0, NULL) : NULL;
+    if (!spec)
+        spec = json_object();
+    return json_pack(
+        "{s:I, s:s, s:s, s:o, s:s, s:s, s:s, s:i, s:s, s:o, s:i, s:i, s:o, s:o,"
+        " s:o, s:o, s:o, s:o, s:o, s:o}",
+        "id", (json_int_t)v->id, "name", v->name, "team", v->team, "project",
+        str_or_null(v->project), "user", v->user, "queue", v->queue,
+        "priority_class", v->priority_class, "priority", v->priority, "state",
+        sl_job_state_name(v->state), "exit_code",
+        v->has_exit_code ? json_integer(v->exit_code) : json_null(), "attempt",
+        v->attempt, "retries", v->retries, "submitted_at",
+        time_or_null(v->submitted_ms), "started_at", time_or_null(v->started_ms),
+        "finished_at", time_or_null(v->finished_ms), "placement", placement,
+        "reason",
+        v->state == SL_JOB_PENDING && v->reason ? json_string(v->reason)
+                                                : json_null(),
+        "message", str_or_null(v->message), "limits_enforced",
+        v->limits_enforced < 0 ? json_null() : json_boolean(v->limits_enforced),
+        "spec", spec);
+}
+
+json_t *sl_store_job_get(struct sl_store *st, int64_t id, int *rc)
+{
+    sqlite3_stmt *q = prep(st, S_JOB_GET);
+    json_t *out = NULL;
+
+    *rc = -ENOENT;
+    if (!q) {
+        *rc = -EIO;
+        return NULL;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        struct sl_job_view v;
+        row_to_view(q, &v);
+        out = sl_job_view_to_json(&v);
+        *rc = out ? 0 : -ENOMEM;
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return out;
+}
+
+json_t *sl_store_job_list(struct sl_store *st, int64_t after,
+                          unsigned state_mask, const char *team, int limit,
+                          int64_t *next, int *rc)
+{
+    char sql[512];
+    size_t n;
+    sqlite3_stmt *q = NULL;
+    json_t *arr = NULL;
+    int count = 0, bind = 1;
+
+    *next = 0;
+    n = (size_t)snprintf(sql, sizeof(sql),
+                         "SELECT " JOB_COLS " FROM jobs WHERE id > ?");
+    if (state_mask) {
+        bool first = true;
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND state IN (");
+        for (int s = 0; s < SL_JOB_NSTATES; s++)
+            if (state_mask & (1u << s)) {
+                n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%d",
+                                      first ? "" : ",", s);
+                first = false;
+            }
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, ")");
+    }
+    if (team)
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND team = ?");
+    snprintf(sql + n, sizeof(sql) - n, " ORDER BY id LIMIT ?");
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        *rc = -EIO;
+        return NULL;
+    }
+    sqlite3_bind_int64(q, bind++, after);
+    if (team)
+        sqlite3_bind_text(q, bind++, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, bind, limit + 1);
+    arr = json_array();
+    while (arr && sqlite3_step(q) == SQLITE_ROW) {
+        struct sl_job_view v;
+        if (++count > limit) {
+            break;
+        }
+        row_to_view(q, &v);
+        if (json_array_append_new(arr, sl_job_view_to_json(&v)) < 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+        *next = v.id;
+    }
+    if (count <= limit)
+        *next = 0;
+    sqlite3_finalize(q);
+    *rc = arr ? 0 : -ENOMEM;
+    return arr;
+}
+
+json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc)
+{
+    sqlite3_stmt *q = prep(st, S_EVENTS);
+    json_t *arr = json_array();
+
+    if (!q || !arr) {
+        json_decref(arr);
+        *rc = q ? -ENOMEM : -EIO;
+        return NULL;
+    }
+    sqlite3_bind_int64(q, 1, job_id);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        json_array_append_new(
+            arr, json_pack("{s:o, s:s, s:o, s:o, s:o}", "at",
+                           time_or_null(sqlite3_column_int64(q, 0)), "type",
+                           col_text(q, 1), "from", str_or_null(col_text(q, 2)),
+                           "to", str_or_null(col_text(q, 3)), "message",
+                           str_or_null(col_text(q, 4))));
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    *rc = 0;
+    return arr;
+}
+
+json_t *sl_store_teams(struct sl_store *st, int *rc)
+{
+    sqlite3_stmt *q = prep(st, S_TEAMS);
+    json_t *arr = json_array();
+
+    *rc = 0;
+    if (!q || !arr) {
+        json_decref(arr);
+        *rc = -EIO;
+        return NULL;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:s, s:s}", "name", col_text(q, 0),
+                                             "default_queue", col_text(q, 1)));
+    sqlite3_reset(q);
+    return arr;
+}
+
+json_t *sl_store_pclasses(struct sl_store *st, int *rc)
+{
+    sqlite3_stmt *q = prep(st, S_PCLASSES);
+    json_t *arr = json_array();
+
+    *rc = 0;
+    if (!q || !arr) {
+        json_decref(arr);
+        *rc = -EIO;
+        return NULL;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW)
+        json_array_append_new(
+            arr, json_pack("{s:s, s:i, s:b, s:b}", "name", col_text(q, 0), "value",
+                           sqlite3_column_int(q, 1), "preemptible",
+                           sqlite3_column_int(q, 2), "default",
+                           sqlite3_column_int(q, 3)));
+    sqlite3_reset(q);
+    return arr;
+}
+
+json_t *sl_store_queues(struct sl_store *st, int *rc)
+{
+    sqlite3_stmt *q = prep(st, S_QUEUES);
+    json_t *arr = json_array();
+
+    *rc = 0;
+    if (!q || !arr) {
+        json_decref(arr);
+        *rc = -EIO;
+        return NULL;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW)
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0), "team",
+                           col_text(q, 1), "pending",
+                           (json_int_t)sqlite3_column_int64(q, 2), "running",
+                           (json_int_t)sqlite3_column_int64(q, 3)));
+    sqlite3_reset(q);
+    return arr;
+}

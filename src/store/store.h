@@ -1,0 +1,144 @@
+/*
+ * store.h - the durable store: SQLite in WAL mode inside the data dir.
+ *
+ * One writer connection belongs to the daemon's engine thread; every other
+ * thread opens its own reader connection (WAL lets readers run beside the
+ * writer and see only committed transactions). A struct sl_store is not
+ * thread-safe: use one per thread.
+ *
+ * Schema changes are numbered migrations applied in order at open time; the
+ * applied version is kept in PRAGMA user_version.
+ *
+ * PostgreSQL (SPEC.md section 3) is not part of this release: opening a
+ * postgres:// URL fails with -ENOTSUP and says so.
+ */
+#ifndef SL_STORE_H
+#define SL_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../util/util.h"
+
+struct sl_store;
+
+enum sl_job_state {
+    SL_JOB_PENDING,
+    SL_JOB_RUNNING,
+    SL_JOB_SUCCEEDED,
+    SL_JOB_FAILED,
+    SL_JOB_CANCELLED,
+    SL_JOB_PREEMPTED,
+    SL_JOB_LOST,
+    SL_JOB_NSTATES
+};
+
+const char *sl_job_state_name(enum sl_job_state s);
+/* Case-insensitive; returns -EINVAL for an unknown name. */
+int sl_job_state_parse(const char *name);
+bool sl_job_state_final(enum sl_job_state s);
+
+/* One job as stored and as shown (the API's job object). Strings are
+ * borrowed from whoever filled the view; json fields are borrowed refs. */
+struct sl_job_view {
+    int64_t id;
+    const char *name, *team, *project, *user, *queue, *priority_class;
+    int priority;
+    enum sl_job_state state;
+    bool has_exit_code;
+    int exit_code;
+    int attempt, retries;
+    int64_t submitted_ms, started_ms, finished_ms; /* 0 = null */
+    const char *placement_json;   /* JSON array text, NULL = [] */
+    const char *reason;           /* NULL unless pending */
+    const char *message;          /* NULL if none */
+    int limits_enforced;          /* -1 null, 0, 1 */
+    const char *spec_json;        /* normalised job document text */
+};
+
+/* The API's job object for 'v'. Returns a new reference or NULL. */
+json_t *sl_job_view_to_json(const struct sl_job_view *v);
+
+/* Open (creating and migrating when needed) the store at 'path' ("sqlite:"
+ * prefix optional). 'writer' selects the writer connection; 'sync_full'
+ * fsyncs every commit (synchronous=FULL) rather than only checkpoints.
+ * Returns NULL with 'err' filled. */
+struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
+                               struct sl_error *err);
+void sl_store_close(struct sl_store *st); /* NULL-safe */
+
+/* Transactions (writer). Savepoints nest inside a transaction so that one
+ * refused request in a group commit changes nothing. */
+int sl_store_begin(struct sl_store *st);
+int sl_store_commit(struct sl_store *st);
+int sl_store_rollback(struct sl_store *st);
+int sl_store_savepoint(struct sl_store *st);
+int sl_store_release(struct sl_store *st);
+int sl_store_rollback_to(struct sl_store *st);
+
+/* meta key/value (writer for set). get returns -ENOENT when absent. */
+int sl_store_meta_get(struct sl_store *st, const char *key, char *buf,
+                      size_t size);
+int sl_store_meta_set(struct sl_store *st, const char *key, const char *val);
+
+/* Teams, queues, priority classes, users. upsert returns 1 created,
+ * 2 updated, 0 unchanged, or -errno. 'doc' is the canonical JSON text. */
+int sl_store_team_upsert(struct sl_store *st, const char *name,
+                         const char *default_queue);
+int sl_store_queue_upsert(struct sl_store *st, const char *name,
+                          const char *team);
+int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,
+                           bool preemptible, bool is_default);
+int sl_store_user_upsert(struct sl_store *st, const char *name,
+                         const char *team, const char *role,
+                         const char *unix_user);
+
+/* Callbacks for loading everything at start; rows in name order. */
+struct sl_store_loader {
+    void *arg;
+    int (*team)(void *arg, const char *name, const char *default_queue);
+    int (*queue)(void *arg, const char *name, const char *team);
+    int (*pclass)(void *arg, const char *name, int value, bool preemptible,
+                  bool is_default);
+    int (*user)(void *arg, const char *name, const char *team,
+                const char *role, const char *unix_user);
+    /* jobs not in a final state, by id */
+    int (*job)(void *arg, const struct sl_job_view *v, int64_t not_before_ms);
+};
+int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld);
+
+/* Tokens: stored as BLAKE2b-256 hashes. */
+int sl_store_token_insert(struct sl_store *st, const unsigned char hash[32],
+                          const char *user, int64_t expires_ms);
+/* Looks the token hash up; fills user/team/role/unix_user (each >= 64 bytes).
+ * Returns 0, -ENOENT (unknown, revoked or expired at now_ms). */
+int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
+                          int64_t now_ms, char *user, char *team, char *role,
+                          char *unix_user);
+
+/* Jobs (writer). insert assigns the id. */
+int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v);
+/* Update the mutable columns of job v->id from 'v'. */
+int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
+                        int64_t not_before_ms);
+int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,
+                       const char *type, const char *from, const char *to,
+                       const char *message);
+
+/* Reads (any connection). get returns a new JSON job object or NULL with
+ * -ENOENT in *rc. */
+json_t *sl_store_job_get(struct sl_store *st, int64_t id, int *rc);
+/* List jobs with id > after, state in 'state_mask' (bit per state; 0 = all),
+ * team (NULL = any), at most 'limit'. Returns a new JSON array; *next is the
+ * id to continue after, or 0 when there is no more. */
+json_t *sl_store_job_list(struct sl_store *st, int64_t after,
+                          unsigned state_mask, const char *team, int limit,
+                          int64_t *next, int *rc);
+json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc);
+json_t *sl_store_teams(struct sl_store *st, int *rc);
+json_t *sl_store_pclasses(struct sl_store *st, int *rc);
+/* Queues with counts of pending and running jobs. */
+json_t *sl_store_queues(struct sl_store *st, int *rc);
+
+#endif

@@ -11,9 +11,10 @@
  *   - copies the task's stdout and stderr (one pipe each) into one log file,
  *     dropping bytes past the cap and appending one marker line when it does;
  *   - waits for the task and writes its exit status atomically to
- *     <run_dir>/<job>.<task>.exit ("<code>\n"; a signal N is 128+N).
+ *     <run_dir>/<job>.<task>.<attempt>.exit ("<code>\n"; a signal N is 128+N).
  * The shim survives a daemon crash, so a restarted daemon can re-adopt the
- * task (pid + start time recorded in <run_dir>/<job>.<task>.pid) and still
+ * task (pid, start time and shim pid recorded in
+ * <run_dir>/<job>.<task>.<attempt>.pid) and still
  * learn its exit code.
  *
  * Not thread-safe: one thread (the daemon's engine) owns a struct sl_exec.
@@ -127,5 +128,9 @@ struct sl_host_info {
  * Returns 0 or -EINVAL (bad fake spec, err names it). */
 int sl_host_discover(const char *fake, struct sl_host_info *out,
                      struct sl_error *err);
+
+/* Shorten an NVML product name ("NVIDIA H100 80GB HBM3" -> "H100") into
+ * 'out' (>= 48 bytes); the rule is documented in host.c. */
+void sl_host_gpu_short_name(const char *nvml_name, char *out, size_t size);
 
 #endif

@@ -1,0 +1,1332 @@
+/*
+ * local.c - the local executor: one task = one shim process (a forked child
+ * of the daemon that never execs) supervising one process tree.
+ *
+ * Process layout of a running task:
+ *
+ *   sluiced ── shim (own session, fds 0-2 on /dev/null, 3 = report pipe
+ *              │      until the task is up, 4 = log file; nothing else)
+ *              └── task (own session, pgid = its pid, in its cgroup,
+ *                        stdin /dev/null, stdout/stderr = two pipes to the shim)
+ *
+ * Invariants:
+ *   - Everything that allocates or may take a lock (user and group lookup,
+ *     environment, paths, cgroup creation and limits, the log file) is done
+ *     in the daemon before fork. Between fork and exec, the shim and the task
+ *     child only make async-signal-safe calls, because the daemon is
+ *     multi-threaded and another thread may hold the malloc or stdio lock.
+ *   - The shim holds no descriptor of the daemon (listening socket, database),
+ *     so a restarted daemon can bind its port while tasks still run.
+ *   - The shim writes <run_dir>/<job>.<task>.<attempt>.exit ("<code>\n",
+ *     rename into place) after the task's main process exited and its output
+ *     was drained; the daemon writes the .pid file ("<pid> <start> <shim>\n")
+ *     before sl_exec_start returns. Both survive a daemon crash: that is what
+ *     sl_exec_adopt reads.
+ *   - A task's process group and cgroup are killed by the shim once the main
+ *     process has exited: a finished task leaves nothing behind that could
+ *     keep using the GPUs handed to the next job.
+ */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+
+#define TASK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define SHIM_REPORT_FD 3        /* the shim's pipe to the daemon (start only) */
+#define SHIM_LOG_FD 4           /* the shim's log file */
+#define START_TIMEOUT_MS 10000  /* the shim reports the task pid within this */
+#define DRAIN_IDLE_MS 100       /* after the task exits: stop after this idle */
+#define DRAIN_MAX_MS 2000       /* ... and in any case after this long */
+#define RUNNING_TICK_MS 100     /* while it runs: check for its exit this often */
+#define MAX_TASK_ENV 4096
+#define MAX_ARGS 65536
+
+/* A shim we forked. Kept until its final state was reported or it was
+ * released, so that sl_exec_reap can record statuses for sl_exec_poll. */
+struct kid {
+    pid_t pid;
+    int status;                  /* waitpid status, valid when exited */
+    bool exited;
+    bool released;               /* drop as soon as it is reaped */
+};
+
+struct sl_exec {
+    char run_dir[PATH_MAX];      /* absolute */
+    struct sl_cgroup cg;
+    struct kid *kids;            /* owned */
+    size_t nkids, kids_cap;
+};
+
+/* What the shim tells the daemon once the task child is in its session and
+ * cgroup. pid < 0 is a negated errno (fork of the task failed). 16 bytes,
+ * below PIPE_BUF, so one write is atomic. */
+struct start_report {
+    int32_t pid;
+    int32_t pad;
+    uint64_t start_time;
+};
+
+/* Everything the shim and the task child need, prepared before fork. After
+ * fork it is only read. */
+struct plan {
+    char *const *argv;           /* borrowed from the task */
+    char **envp;                 /* owned, NULL-terminated */
+    size_t nenv;
+    char workdir[PATH_MAX];
+    bool workdir_fallback;       /* chdir("/") when workdir fails */
+    bool switch_user;
+    char user[64];               /* for messages */
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;               /* owned */
+    int ngroups;
+    bool in_cgroup;
+    struct sl_cgroup_task cgt;
+    int log_fd;                  /* owned by the daemon side until fork */
+    int64_t log_written;         /* bytes already in the log */
+    int64_t log_cap;
+    char marker[96];
+    size_t marker_len;
+    char exit_path[PATH_MAX];
+    char exit_tmp[PATH_MAX];
+    int max_fd;                  /* for the close loop without close_range */
+};
+
+/* --- async-signal-safe helpers (used after fork) ------------------------ */
+
+static size_t fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0, i;
+
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static void append(char *buf, size_t size, size_t *len, const char *s)
+{
+    while (*s && *len + 1 < size)
+        buf[(*len)++] = *s++;
+}
+
+/* Messages for the errors a task start can meet; strerror() may take the
+ * locale lock, so the child uses this table. Columns: errno, text. */
+static const struct {
+    int err;
+    const char *text;
+} errno_text[] = {
+    {EPERM, "Operation not permitted"},
+    {ENOENT, "No such file or directory"},
+    {EIO, "Input/output error"},
+    {E2BIG, "Argument list too long"},
+    {ENOEXEC, "Exec format error"},
+    {EAGAIN, "Resource temporarily unavailable"},
+    {ENOMEM, "Cannot allocate memory"},
+    {EACCES, "Permission denied"},
+    {EFAULT, "Bad address"},
+    {EBUSY, "Device or resource busy"},
+    {ENOTDIR, "Not a directory"},
+    {EISDIR, "Is a directory"},
+    {EINVAL, "Invalid argument"},
+    {ENFILE, "Too many open files in system"},
+    {EMFILE, "Too many open files"},
+    {ETXTBSY, "Text file busy"},
+    {ENOSPC, "No space left on device"},
+    {EROFS, "Read-only file system"},
+    {ENAMETOOLONG, "File name too long"},
+    {ELOOP, "Too many levels of symbolic links"},
+    {ESRCH, "No such process"},
+    {ELIBBAD, "Accessing a corrupted shared library"},
+};
+
+static void child_fail(const char *what, const char *arg, int err)
+{
+    char buf[1024], num[24];
+    size_t len = 0, i;
+    const char *text = NULL;
+
+    for (i = 0; i < SL_ARRAY_LEN(errno_text); i++)
+        if (errno_text[i].err == err)
+            text = errno_text[i].text;
+    append(buf, sizeof(buf), &len, "sluice: ");
+    append(buf, sizeof(buf), &len, what);
+    append(buf, sizeof(buf), &len, " ");
+    append(buf, sizeof(buf), &len, arg);
+    append(buf, sizeof(buf), &len, ": ");
+    if (text) {
+        append(buf, sizeof(buf), &len, text);
+    } else {
+        num[fmt_u64(num, (uint64_t)(err < 0 ? -err : err))] = '\0';
+        append(buf, sizeof(buf), &len, "error ");
+        append(buf, sizeof(buf), &len, num);
+    }
+    append(buf, sizeof(buf), &len, "\n");
+    if (write(STDERR_FILENO, buf, len) < 0) {
+        /* The shim's pipe is all there is; nothing else to tell. */
+    }
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* ENOSPC and the like: drop, keep draining the pipes */
+        buf += n;
+        len -= (size_t)n;
+    }
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void close_from(int lowfd, int max_fd)
+{
+    if (close_range((unsigned)lowfd, ~0U, 0) == 0)
+        return;
+    for (int fd = lowfd; fd < max_fd; fd++)
+        close(fd);
+}
+
+/* Read /proc/<pid>/stat: state (field 3), session (field 6) and start time
+ * (field 22), parsed after the last ')' since the command name may hold
+ * spaces and parentheses. Returns 0 or -errno. Async-signal-safe. */
+static int proc_stat(pid_t pid, char *state, long *session, uint64_t *start)
+{
+    char path[40], buf[1024];
+    size_t len = 0, plen = 0;
+    const char *p = NULL;
+    int fd, field = 0;
+    long sid = 0;
+    uint64_t st = 0;
+
+    append(path, sizeof(path), &plen, "/proc/");
+    plen += fmt_u64(path + plen, (uint64_t)pid);
+    append(path, sizeof(path), &plen, "/stat");
+    path[plen] = '\0';
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -errno;
+    while (len < sizeof(buf) - 1) {
+        ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    for (size_t i = len; i > 0; i--) {
+        if (buf[i - 1] == ')') {
+            p = buf + i;
+            break;
+        }
+    }
+    if (!p || p + 2 >= buf + len)
+        return -EINVAL;
+    /* p points at " S ppid pgrp session ...": field 3 is the state. */
+    for (field = 2; p < buf + len && field <= 22; p++) {
+        if (*p == ' ') {
+            field++;
+            continue;
+        }
+        if (field == 3)
+            *state = *p;
+        else if (field == 6 && *p >= '0' && *p <= '9')
+            sid = sid * 10 + (*p - '0');
+        else if (field == 22 && *p >= '0' && *p <= '9')
+            st = st * 10 + (uint64_t)(*p - '0');
+    }
+    if (field < 22)
+        return -EINVAL;
+    *session = sid;
+    *start = st;
+    return 0;
+}
+
+/* --- the task child ----------------------------------------------------- */
+
+static void __attribute__((noreturn))
+task_main(const struct plan *p, int out_w, int err_w, int sync_w)
+{
+    struct sigaction sa;
+    char num[24];
+    size_t n;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
+    setsid();
+    if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
+        _exit(127);
+    if (p->in_cgroup) {
+        n = fmt_u64(num, (uint64_t)getpid());
+        for (int i = 0; i < p->cgt.nprocs; i++) {
+            int fd = open(p->cgt.procs[i], O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || write(fd, num, n) != (ssize_t)n) {
+                child_fail("join cgroup", p->cgt.procs[i], errno);
+                _exit(127);
+            }
+            close(fd);
+        }
+    }
+    /* The shim waits for this byte (or EOF) before it reports the pid: from
+     * then on, the process group exists and the cgroup holds the task. */
+    if (write(sync_w, "r", 1) < 0) {
+        /* EOF tells the shim the same. */
+    }
+    close_from(3, p->max_fd);
+    if (p->switch_user) {
+        if (setgroups((size_t)p->ngroups, p->groups) < 0) {
+            child_fail("setgroups for user", p->user, errno);
+            _exit(127);
+        }
+        if (setgid(p->gid) < 0) {
+            child_fail("setgid for user", p->user, errno);
+            _exit(127);
+        }
+        if (setuid(p->uid) < 0) {
+            child_fail("setuid for user", p->user, errno);
+            _exit(127);
+        }
+    }
+    if (chdir(p->workdir) < 0) {
+        if (!p->workdir_fallback || chdir("/") < 0) {
+            child_fail("chdir", p->workdir, errno);
+            _exit(127);
+        }
+    }
+    /* execvpe searches the PATH of the calling process: make that the
+     * task's environment, not the daemon's. */
+    environ = p->envp;
+    execvpe(p->argv[0], p->argv, p->envp);
+    child_fail("exec", p->argv[0], errno);
+    _exit(127);
+}
+
+/* --- the shim ----------------------------------------------------------- */
+
+static void log_append(const struct plan *p, const char *buf, size_t len,
+                       int64_t *written, bool *truncated)
+{
+    int64_t room = p->log_cap - *written;
+
+    if (*truncated)
+        return;
+    if (room > 0) {
+        size_t take = (int64_t)len < room ? len : (size_t)room;
+        write_all(SHIM_LOG_FD, buf, take);
+        *written += (int64_t)take;
+        if (take == len)
+            return;
+    }
+    write_all(SHIM_LOG_FD, p->marker, p->marker_len);
+    *truncated = true;
+}
+
+/* Copy both pipes into the log until both hit EOF, or until the task's main
+ * process has exited and the pipes were idle for DRAIN_IDLE_MS (background
+ * children may hold them open forever), or DRAIN_MAX_MS after its exit.
+ * Returns the task's wait status. */
+static int pump(const struct plan *p, int out_r, int err_r, pid_t task)
+{
+    struct pollfd fds[2] = {{out_r, POLLIN, 0}, {err_r, POLLIN, 0}};
+    char buf[16384];
+    int64_t written = p->log_written, exit_ms = 0;
+    bool exited = false, truncated = false;
+    int status = 0;
+
+    while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+        int n;
+
+        if (!exited && waitpid(task, &status, WNOHANG) == task) {
+            exited = true;
+            exit_ms = mono_ms();
+        }
+        if (exited && mono_ms() - exit_ms >= DRAIN_MAX_MS)
+            break;
+        n = poll(fds, 2, exited ? DRAIN_IDLE_MS : RUNNING_TICK_MS);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        if (n == 0) {
+            if (exited)
+                break;
+            continue;
+        }
+        for (int i = 0; i < 2; i++) {
+            ssize_t r;
+            if (fds[i].fd < 0 || fds[i].revents == 0)
+                continue;
+            r = read(fds[i].fd, buf, sizeof(buf));
+            if (r > 0) {
+                log_append(p, buf, (size_t)r, &written, &truncated);
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+            }
+        }
+    }
+    while (!exited) {
+        if (waitpid(task, &status, 0) == task)
+            exited = true;
+        else if (errno != EINTR)
+            break;
+    }
+    return status;
+}
+
+static void write_exit_record(const struct plan *p, int code)
+{
+    char line[24];
+    size_t n = fmt_u64(line, (uint64_t)code);
+    int fd;
+
+    line[n++] = '\n';
+    fd = open(p->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        _exit(1);
+    write_all(fd, line, n);
+    if (fsync(fd) < 0 || close(fd) < 0)
+        _exit(1);
+    if (rename(p->exit_tmp, p->exit_path) < 0)
+        _exit(1);
+}
+
+static void __attribute__((noreturn)) shim_main(const struct plan *p,
+                                                int report_w)
+{
+    struct sigaction sa;
+    struct start_report rep = {0, 0, 0};
+    sigset_t none;
+    int rfd, lfd, nullfd, out[2], err[2], sync[2], status, code;
+    pid_t task;
+    char state, b;
+    long sid;
+
+    /* Drop the daemon's signal handlers: they would act on descriptors the
+     * shim no longer has. SIGPIPE stays ignored for the report pipe. */
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            sigaction(s, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    setsid();
+
+    /* Keep the report pipe and the log at 3 and 4, close everything else of
+     * the daemon, and put /dev/null on 0-2. */
+    if ((rfd = fcntl(report_w, F_DUPFD_CLOEXEC, 10)) < 0 ||
+        (lfd = fcntl(p->log_fd, F_DUPFD_CLOEXEC, 10)) < 0 ||
+        dup3(rfd, SHIM_REPORT_FD, O_CLOEXEC) < 0 ||
+        dup3(lfd, SHIM_LOG_FD, O_CLOEXEC) < 0)
+        _exit(1);
+    close_from(SHIM_LOG_FD + 1, p->max_fd);
+    if ((nullfd = open("/dev/null", O_RDWR)) < 0)
+        _exit(1);
+    for (int fd = 0; fd <= 2; fd++)
+        if (nullfd != fd && dup2(nullfd, fd) < 0)
+            _exit(1);
+    if (nullfd > 2)
+        close(nullfd);
+    if (chdir("/") < 0) {
+        /* Every path the shim uses is absolute. */
+    }
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        pipe2(sync, O_CLOEXEC) < 0) {
+        rep.pid = -errno;
+        write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+        _exit(1);
+    }
+    if ((task = fork()) == 0) {
+        close(out[0]);
+        close(err[0]);
+        close(sync[0]);
+        task_main(p, out[1], err[1], sync[1]);
+    }
+    if (task < 0) {
+        rep.pid = -errno;
+        write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+        _exit(1);
+    }
+    close(out[1]);
+    close(err[1]);
+    close(sync[1]);
+    while (read(sync[0], &b, 1) < 0 && errno == EINTR)
+        ;
+    close(sync[0]);
+    /* The start time is read here, not by the daemon: the task is our child
+     * and cannot be reaped before we wait for it, so /proc/<pid> exists. */
+    rep.pid = (int32_t)task;
+    if (proc_stat(task, &state, &sid, &rep.start_time) < 0)
+        rep.start_time = 0;
+    write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+    close(SHIM_REPORT_FD);
+
+    status = pump(p, out[0], err[0], task);
+    /* Whatever the main process left behind goes with it. */
+    kill(-task, SIGKILL);
+    if (p->in_cgroup)
+        sl_cgroup_task_kill_all(&p->cgt);
+    if (WIFEXITED(status))
+        code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        code = 128 + WTERMSIG(status);
+    else
+        code = 255;
+    write_exit_record(p, code);
+    _exit(0);
+}
+
+/* --- daemon side -------------------------------------------------------- */
+
+static char *strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *strdupf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !(s = malloc((size_t)n + 1)))
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static int file_path(const struct sl_exec *x, int64_t job_id, int task_index,
+                     int attempt, const char *suffix, char *buf, size_t size)
+{
+    if ((size_t)snprintf(buf, size, "%s/%lld.%d.%d.%s", x->run_dir,
+                         (long long)job_id, task_index, attempt,
+                         suffix) >= size)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+/* Read the exit record. Returns 0 with *code, or -errno (-ENOENT: none). */
+static int read_exit(const struct sl_exec *x, int64_t job_id, int task_index,
+                     int attempt, int *code)
+{
+    char path[PATH_MAX], *text = NULL;
+    int64_t v;
+    size_t len;
+    int rc;
+
+    if ((rc = file_path(x, job_id, task_index, attempt, "exit", path,
+                        sizeof(path))) < 0)
+        return rc;
+    if ((rc = sl_read_file(path, 64, &text, &len)) < 0)
+        return rc;
+    if (len > 0 && text[len - 1] == '\n')
+        text[len - 1] = '\0';
+    if ((rc = sl_parse_int64(text, 0, 255, &v)) == 0)
+        *code = (int)v;
+    else
+        rc = -EINVAL;
+    free(text);
+    return rc;
+}
+
+/* Read the pid file. Returns 0 or -errno (-ENOENT: never started). */
+static int read_pid_file(const struct sl_exec *x, int64_t job_id,
+                         int task_index, int attempt, pid_t *pid,
+                         uint64_t *start, pid_t *shim)
+{
+    char path[PATH_MAX], *text = NULL, *save = NULL, *tok[3];
+    int64_t v[3];
+    int rc;
+
+    if ((rc = file_path(x, job_id, task_index, attempt, "pid", path,
+                        sizeof(path))) < 0)
+        return rc;
+    if ((rc = sl_read_file(path, 128, &text, NULL)) < 0)
+        return rc;
+    tok[0] = strtok_r(text, " \n", &save);
+    tok[1] = strtok_r(NULL, " \n", &save);
+    tok[2] = strtok_r(NULL, " \n", &save);
+    for (int i = 0; i < 3 && rc == 0; i++)
+        if (!tok[i] ||
+            sl_parse_int64(tok[i], i == 1 ? 0 : 1, INT64_MAX, &v[i]) < 0 ||
+            (i != 1 && v[i] > INT32_MAX))
+            rc = -EINVAL;
+    if (rc == 0) {
+        *pid = (pid_t)v[0];
+        *start = (uint64_t)v[1];
+        *shim = (pid_t)v[2];
+    }
+    free(text);
+    return rc;
+}
+
+/* The recorded process still exists (possibly as a zombie) with the
+ * recorded start time: signalling its group reaches the task, not a
+ * process that reused the pid. */
+static bool proc_matches(pid_t pid, uint64_t start, bool *zombie)
+{
+    char state = '?';
+    long sid;
+    uint64_t st;
+
+    if (pid <= 0 || proc_stat(pid, &state, &sid, &st) < 0 || st != start)
+        return false;
+    if (zombie)
+        *zombie = state == 'Z' || state == 'X';
+    return true;
+}
+
+static bool task_alive(pid_t pid, uint64_t start)
+{
+    bool zombie = false;
+    return proc_matches(pid, start, &zombie) && !zombie;
+}
+
+/* A shim that is not our child: alive when its pid names a live session
+ * leader started no later than its task (the shim called setsid and forked
+ * the task), which rules out a reused pid in practice. */
+static bool shim_alive(pid_t shim, uint64_t task_start)
+{
+    char state = '?';
+    long sid = 0;
+    uint64_t st = 0;
+
+    if (shim <= 0 || proc_stat(shim, &state, &sid, &st) < 0)
+        return false;
+    return state != 'Z' && state != 'X' && sid == (long)shim &&
+           st <= task_start;
+}
+
+static struct kid *kid_find(struct sl_exec *x, pid_t pid)
+{
+    for (size_t i = 0; i < x->nkids; i++)
+        if (x->kids[i].pid == pid)
+            return &x->kids[i];
+    return NULL;
+}
+
+static void kid_remove(struct sl_exec *x, pid_t pid)
+{
+    struct kid *k = kid_find(x, pid);
+    if (k)
+        *k = x->kids[--x->nkids];
+}
+
+static int kid_add(struct sl_exec *x, pid_t pid)
+{
+    if (x->nkids == x->kids_cap) {
+        size_t cap = x->kids_cap ? x->kids_cap * 2 : 16;
+        struct kid *k = realloc(x->kids, cap * sizeof(*k));
+        if (!k)
+            return -ENOMEM;
+        x->kids = k;
+        x->kids_cap = cap;
+    }
+    x->kids[x->nkids++] = (struct kid){pid, 0, false, false};
+    return 0;
+}
+
+/* The task is gone without an exit record, or its shim is: nothing will
+ * ever report on it, so nothing of it may keep running. */
+static void kill_remains(struct sl_exec *x, const struct sl_exec_handle *h)
+{
+    if (proc_matches(h->pid, h->start_time, NULL))
+        kill(-h->pid, SIGKILL);
+    if (h->cgroup[0])
+        sl_cgroup_task_signal(&x->cg, h->cgroup, SIGKILL);
+}
+
+struct sl_exec *sl_exec_create(const char *run_dir)
+{
+    struct sl_exec *x = NULL;
+    char tag[24];
+    uint64_t hash = 1469598103934665603ULL; /* FNV-1a */
+    int rc;
+
+    if (!run_dir || !*run_dir) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (strlen(run_dir) > PATH_MAX - 128) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    if ((rc = sl_mkdir_p(run_dir, 0750)) < 0) {
+        errno = -rc;
+        return NULL;
+    }
+    if (!(x = calloc(1, sizeof(*x))))
+        return NULL;
+    if (!realpath(run_dir, x->run_dir) ||
+        strlen(x->run_dir) > PATH_MAX - 128) {
+        rc = errno ? errno : ENAMETOOLONG;
+        free(x);
+        errno = rc;
+        return NULL;
+    }
+    for (const char *p = x->run_dir; *p; p++) {
+        hash ^= (unsigned char)*p;
+        hash *= 1099511628211ULL;
+    }
+    snprintf(tag, sizeof(tag), "r-%016llx", (unsigned long long)hash);
+    sl_cgroup_probe(&x->cg, tag);
+    if (x->cg.version == 0)
+        sl_info("msg=\"resource limits not enforced\" why=\"%s\"",
+                x->cg.note);
+    else
+        sl_debug("msg=\"cgroups\" version=%d base=%s", x->cg.version,
+                 x->cg.base_rel);
+    return x;
+}
+
+void sl_exec_destroy(struct sl_exec *x)
+{
+    int saved = errno;
+
+    if (x) {
+        sl_cgroup_base_remove(&x->cg);
+        free(x->kids);
+        free(x);
+    }
+    errno = saved;
+}
+
+bool sl_exec_limits_available(const struct sl_exec *x, const char **why_not)
+{
+    if (why_not)
+        *why_not = x ? x->cg.note : "no executor";
+    return x && x->cg.version != 0;
+}
+
+static void plan_fini(struct plan *p)
+{
+    if (p->envp)
+        for (size_t i = 0; i < p->nenv; i++)
+            free(p->envp[i]);
+    free(p->envp);
+    free(p->groups);
+    if (p->log_fd >= 0)
+        close(p->log_fd);
+}
+
+static size_t env_key_len(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    return eq ? (size_t)(eq - kv) : strlen(kv);
+}
+
+/* Append 's' (owned) to the environment; a later key replaces an earlier
+ * one, so the order base < task < executor decides who wins. */
+static int env_put(struct plan *p, char *s)
+{
+    size_t klen;
+
+    if (!s)
+        return -ENOMEM;
+    klen = env_key_len(s);
+    for (size_t i = 0; i < p->nenv; i++) {
+        if (env_key_len(p->envp[i]) == klen &&
+            strncmp(p->envp[i], s, klen) == 0) {
+            free(p->envp[i]);
+            p->envp[i] = s;
+            return 0;
+        }
+    }
+    p->envp[p->nenv++] = s;
+    p->envp[p->nenv] = NULL;
+    return 0;
+}
+
+/* Look the user up: 'name' NULL -> the daemon's effective user. */
+static int lookup_user(const char *name, struct passwd *pw, char **buf,
+                       struct sl_error *err)
+{
+    size_t size = 4096;
+    struct passwd *res = NULL;
+    int rc;
+
+    for (;;) {
+        char *nb = realloc(*buf, size);
+        if (!nb)
+            return sl_errorf(err, -ENOMEM, "out of memory");
+        *buf = nb;
+        rc = name ? getpwnam_r(name, pw, *buf, size, &res)
+                  : getpwuid_r(geteuid(), pw, *buf, size, &res);
+        if (rc != ERANGE || size >= (1 << 20))
+            break;
+        size *= 2;
+    }
+    if (rc != 0)
+        return sl_errorf(err, -rc, "unix user \"%s\": %s",
+                         name ? name : "(self)", strerror(rc));
+    if (!res)
+        return sl_errorf(err, name ? -EINVAL : -ENOENT,
+                         "unix user \"%s\": no such user",
+                         name ? name : "(self)");
+    return 0;
+}
+
+static int plan_user_env(struct plan *p, const struct sl_exec_task *t,
+                         struct sl_error *err)
+{
+    struct passwd pw;
+    char *pwbuf = NULL;
+    const char *home = NULL, *user = NULL, *shell = NULL, *lang;
+    char uidbuf[24];
+    bool want_switch = t->unix_user && *t->unix_user && geteuid() == 0;
+    bool have_pw = false;
+    int rc;
+
+    memset(&pw, 0, sizeof(pw));
+
+    if (want_switch) {
+        if ((rc = lookup_user(t->unix_user, &pw, &pwbuf, err)) < 0)
+            goto out;
+        p->switch_user = true;
+        p->uid = pw.pw_uid;
+        p->gid = pw.pw_gid;
+        sl_strlcpy(p->user, pw.pw_name, sizeof(p->user));
+        for (int n = 32;;) {
+            int got = n;
+            gid_t *g = realloc(p->groups, (size_t)n * sizeof(*g));
+            if (!g) {
+                rc = sl_errorf(err, -ENOMEM, "out of memory");
+                goto out;
+            }
+            p->groups = g;
+            if (getgrouplist(pw.pw_name, pw.pw_gid, p->groups, &got) >= 0) {
+                p->ngroups = got;
+                break;
+            }
+            if (n >= 65536) {
+                rc = sl_errorf(err, -E2BIG, "unix user \"%s\": too many groups",
+                               pw.pw_name);
+                goto out;
+            }
+            n = got > n ? got : n * 2;
+        }
+        have_pw = true;
+    } else {
+        have_pw = lookup_user(NULL, &pw, &pwbuf, NULL) == 0;
+    }
+    if (have_pw) {
+        user = pw.pw_name;
+        home = pw.pw_dir;
+        shell = pw.pw_shell;
+    } else {
+        home = getenv("HOME");
+    }
+    if (!user) {
+        snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned)geteuid());
+        user = uidbuf;
+    }
+    if (!home || !*home || strlen(home) >= PATH_MAX)
+        home = "/";
+    if (!shell || !*shell)
+        shell = "/bin/sh";
+    if (t->workdir && *t->workdir) {
+        if (sl_strlcpy(p->workdir, t->workdir, sizeof(p->workdir)) >=
+            sizeof(p->workdir)) {
+            rc = sl_errorf(err, -ENAMETOOLONG, "workdir: too long");
+            goto out;
+        }
+    } else {
+        sl_strlcpy(p->workdir, home, sizeof(p->workdir));
+        p->workdir_fallback = true;
+    }
+
+    if (env_put(p, strdupf("PATH=%s", TASK_PATH)) < 0 ||
+        env_put(p, strdupf("HOME=%s", home)) < 0 ||
+        env_put(p, strdupf("USER=%s", user)) < 0 ||
+        env_put(p, strdupf("LOGNAME=%s", user)) < 0 ||
+        env_put(p, strdupf("SHELL=%s", shell)) < 0 ||
+        ((lang = getenv("LANG")) && strlen(lang) < 64 &&
+         env_put(p, strdupf("LANG=%s", lang)) < 0)) {
+        rc = sl_errorf(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    free(pwbuf);
+    return rc;
+}
+
+static int plan_env(struct plan *p, const struct sl_exec_task *t,
+                    struct sl_error *err)
+{
+    char gpus[SL_EXEC_MAX_GPUS * 8] = "";
+    size_t ntask = 0, len = 0;
+    int rc;
+
+    for (; t->env && t->env[ntask]; ntask++) {
+        const char *kv = t->env[ntask];
+        const char *eq = strchr(kv, '=');
+        if (ntask >= MAX_TASK_ENV)
+            return sl_errorf(err, -E2BIG, "env: more than %d entries",
+                             MAX_TASK_ENV);
+        if (!eq || eq == kv)
+            return sl_errorf(err, -EINVAL,
+                             "env[%zu]: \"%.40s\" is not KEY=VALUE", ntask,
+                             kv);
+    }
+    /* base (6) + task + executor (5) + NULL */
+    if (!(p->envp = calloc(ntask + 16, sizeof(*p->envp))))
+        return sl_errorf(err, -ENOMEM, "out of memory");
+    if ((rc = plan_user_env(p, t, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < ntask; i++)
+        if (env_put(p, strdupf("%s", t->env[i])) < 0)
+            return sl_errorf(err, -ENOMEM, "out of memory");
+    for (int i = 0; i < t->ngpus; i++)
+        len += (size_t)snprintf(gpus + len, sizeof(gpus) - len, "%s%d",
+                                i ? "," : "", t->gpus[i]);
+    if (env_put(p, strdupf("SLUICE_JOB_ID=%lld", (long long)t->job_id)) < 0 ||
+        env_put(p, strdupf("SLUICE_TASK_INDEX=%d", t->task_index)) < 0 ||
+        env_put(p, strdupf("SLUICE_ATTEMPT=%d", t->attempt)) < 0 ||
+        env_put(p, strdupf("CUDA_VISIBLE_DEVICES=%s", gpus)) < 0 ||
+        env_put(p, strdupf("NVIDIA_VISIBLE_DEVICES=%s", gpus)) < 0)
+        return sl_errorf(err, -ENOMEM, "out of memory");
+    return 0;
+}
+
+static int open_log(struct plan *p, const struct sl_exec_task *t,
+                    struct sl_error *err)
+{
+    char dir[PATH_MAX], *slash;
+    struct stat st;
+    int rc;
+
+    if (sl_strlcpy(dir, t->log_path, sizeof(dir)) >= sizeof(dir))
+        return sl_errorf(err, -ENAMETOOLONG, "log_path: too long");
+    if ((slash = strrchr(dir, '/')) && slash != dir) {
+        *slash = '\0';
+        if ((rc = sl_mkdir_p(dir, 0750)) < 0)
+            return sl_errorf(err, rc, "log directory %s: %s", dir,
+                             strerror(-rc));
+    }
+    p->log_fd = open(t->log_path,
+                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+                     0640);
+    if (p->log_fd < 0 || fstat(p->log_fd, &st) < 0) {
+        rc = -errno;
+        return sl_errorf(err, rc, "log %s: %s", t->log_path, strerror(-rc));
+    }
+    if (!S_ISREG(st.st_mode))
+        return sl_errorf(err, -EINVAL, "log %s: not a regular file",
+                         t->log_path);
+    if (fchmod(p->log_fd, 0640) < 0 ||
+        (p->switch_user && fchown(p->log_fd, p->uid, p->gid) < 0)) {
+        rc = -errno;
+        return sl_errorf(err, rc, "log %s: %s", t->log_path, strerror(-rc));
+    }
+    p->log_written = st.st_size;
+    p->log_cap = t->log_cap_bytes;
+    p->marker_len = (size_t)snprintf(p->marker, sizeof(p->marker),
+                                     "\n[sluice: log truncated at %lld bytes]\n",
+                                     (long long)t->log_cap_bytes);
+    return 0;
+}
+
+static int check_task(const struct sl_exec_task *t, struct sl_error *err)
+{
+    size_t argc = 0;
+
+    if (!t->argv || !t->argv[0] || !t->argv[0][0])
+        return sl_errorf(err, -EINVAL, "argv: empty command");
+    while (t->argv[argc])
+        if (++argc > MAX_ARGS)
+            return sl_errorf(err, -E2BIG, "argv: more than %d arguments",
+                             MAX_ARGS);
+    if (t->job_id < 0 || t->task_index < 0 || t->attempt < 0)
+        return sl_errorf(err, -EINVAL,
+                         "job %lld task %d attempt %d: must not be negative",
+                         (long long)t->job_id, t->task_index, t->attempt);
+    if (t->ngpus < 0 || t->ngpus > SL_EXEC_MAX_GPUS)
+        return sl_errorf(err, -EINVAL, "gpus: count %d out of 0..%d",
+                         t->ngpus, SL_EXEC_MAX_GPUS);
+    if (t->ngpus > 0 && !t->gpus)
+        return sl_errorf(err, -EINVAL, "gpus: %d devices but no list",
+                         t->ngpus);
+    for (int i = 0; i < t->ngpus; i++)
+        if (t->gpus[i] < 0 || t->gpus[i] > 99999)
+            return sl_errorf(err, -EINVAL, "gpus[%d]: bad index %d", i,
+                             t->gpus[i]);
+    if (t->cpu_milli < 0 || t->mem_bytes < 0 || t->pids_max < 0)
+        return sl_errorf(err, -EINVAL, "limits: must not be negative");
+    if (!t->log_path || !*t->log_path)
+        return sl_errorf(err, -EINVAL, "log_path: empty");
+    if (t->log_cap_bytes <= 0)
+        return sl_errorf(err, -EINVAL, "log_cap_bytes: must be > 0");
+    return 0;
+}
+
+/* Read the shim's start report, waiting at most START_TIMEOUT_MS. */
+static int read_report(int fd, struct start_report *rep)
+{
+    size_t got = 0;
+    int64_t deadline = sl_mono_ms() + START_TIMEOUT_MS;
+
+    while (got < sizeof(*rep)) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int64_t left = deadline - sl_mono_ms();
+        ssize_t n;
+        int r;
+
+        if (left <= 0)
+            return -ETIMEDOUT;
+        r = poll(&pfd, 1, (int)left);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return -ETIMEDOUT;
+        n = read(fd, (char *)rep + got, sizeof(*rep) - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -ECHILD; /* the shim died before reporting */
+        got += (size_t)n;
+    }
+    return rep->pid > 0 ? 0 : (rep->pid < 0 ? rep->pid : -ECHILD);
+}
+
+int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
+                  struct sl_exec_handle *h, struct sl_error *err)
+{
+    struct plan p;
+    struct sl_exec_handle nh;
+    struct start_report rep;
+    struct rlimit rl;
+    char pid_path[PATH_MAX], line[96];
+    int report[2] = {-1, -1}, rc;
+    bool cgroup_made = false;
+    pid_t shim = -1;
+    sigset_t all, old;
+
+    memset(&p, 0, sizeof(p));
+    memset(&nh, 0, sizeof(nh));
+    p.log_fd = -1;
+    if (!x || !t || !h)
+        return sl_errorf(err, -EINVAL, "exec: missing argument");
+    if ((rc = check_task(t, err)) < 0)
+        goto out;
+    p.argv = t->argv;
+    if ((rc = plan_env(&p, t, err)) < 0)
+        goto out;
+    if ((rc = open_log(&p, t, err)) < 0)
+        goto out;
+    if ((rc = file_path(x, t->job_id, t->task_index, t->attempt, "pid",
+                        pid_path, sizeof(pid_path))) < 0 ||
+        (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit",
+                        p.exit_path, sizeof(p.exit_path))) < 0 ||
+        (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit.tmp",
+                        p.exit_tmp, sizeof(p.exit_tmp))) < 0) {
+        rc = sl_errorf(err, rc, "run_dir: file name too long");
+        goto out;
+    }
+    /* A record left from an earlier start of the same attempt would be read
+     * as this one's. */
+    unlink(p.exit_path);
+    unlink(pid_path);
+    p.max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1 << 20)
+                   ? (int)rl.rlim_cur
+                   : (1 << 20);
+
+    nh.job_id = t->job_id;
+    nh.task_index = t->task_index;
+    nh.attempt = t->attempt;
+    if (x->cg.version != 0) {
+        sl_cgroup_task_rel(&x->cg, t->job_id, t->task_index, t->attempt,
+                           nh.cgroup, sizeof(nh.cgroup));
+        if (sl_cgroup_task_create(&x->cg, nh.cgroup, t->cpu_milli,
+                                  t->mem_bytes, t->pids_max, &p.cgt,
+                                  nh.limits_note,
+                                  sizeof(nh.limits_note)) == 0) {
+            p.in_cgroup = cgroup_made = true;
+            nh.limits_enforced = true;
+            nh.limits_note[0] = '\0';
+        } else {
+            sl_warn("msg=\"task runs without limits\" job=%lld task=%d "
+                    "why=\"%s\"",
+                    (long long)t->job_id, t->task_index, nh.limits_note);
+            nh.cgroup[0] = '\0';
+        }
+    } else {
+        sl_strlcpy(nh.limits_note, x->cg.note, sizeof(nh.limits_note));
+    }
+
+    if (pipe2(report, O_CLOEXEC) < 0) {
+        rc = sl_errorf(err, -errno, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    /* Block every signal across fork so that no daemon handler runs in the
+     * shim before it has reset them. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    shim = fork();
+    if (shim == 0)
+        shim_main(&p, report[1]);
+    rc = shim < 0 ? -errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(report[1]);
+    report[1] = -1;
+    if (rc < 0) {
+        rc = sl_errorf(err, rc, "fork: %s", strerror(-rc));
+        goto out;
+    }
+    if ((rc = read_report(report[0], &rep)) < 0) {
+        rc = sl_errorf(err, rc, "start %s: %s", t->argv[0], strerror(-rc));
+        goto out;
+    }
+    nh.shim_pid = shim;
+    nh.pid = (pid_t)rep.pid;
+    nh.start_time = rep.start_time;
+    snprintf(line, sizeof(line), "%d %llu %d\n", (int)nh.pid,
+             (unsigned long long)nh.start_time, (int)shim);
+    if ((rc = sl_write_file_atomic(pid_path, line, strlen(line), 0644)) < 0) {
+        rc = sl_errorf(err, rc, "%s: %s", pid_path, strerror(-rc));
+        kill(-nh.pid, SIGKILL);
+        goto out;
+    }
+    if ((rc = kid_add(x, shim)) < 0) {
+        rc = sl_errorf(err, rc, "out of memory");
+        kill(-nh.pid, SIGKILL);
+        unlink(pid_path);
+        goto out;
+    }
+    shim = -1;
+    *h = nh;
+    sl_debug("msg=\"task started\" job=%lld task=%d attempt=%d pid=%d "
+             "shim=%d cgroup=%s",
+             (long long)h->job_id, h->task_index, h->attempt, (int)h->pid,
+             (int)h->shim_pid, h->cgroup[0] ? h->cgroup : "-");
+out:
+    if (shim > 0) {
+        /* Failed after fork: take the shim down and wait for it, so that
+         * nothing is left running. */
+        if (p.in_cgroup)
+            sl_cgroup_task_kill_all(&p.cgt);
+        kill(shim, SIGKILL);
+        while (waitpid(shim, NULL, 0) < 0 && errno == EINTR)
+            ;
+        unlink(p.exit_path);
+        unlink(p.exit_tmp);
+    }
+    if (rc < 0 && cgroup_made) {
+        for (int i = 0; i < 50 && sl_cgroup_task_remove(&x->cg, nh.cgroup) ==
+                                      -EBUSY; i++) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (report[0] >= 0)
+        close(report[0]);
+    if (report[1] >= 0)
+        close(report[1]);
+    plan_fini(&p);
+    return rc;
+}
+
+int sl_exec_signal(struct sl_exec *x, const struct sl_exec_handle *h, int sig)
+{
+    int hit = 0;
+
+    if (!x || !h || h->pid <= 0)
+        return -EINVAL;
+    if (proc_matches(h->pid, h->start_time, NULL) && kill(-h->pid, sig) == 0)
+        hit++;
+    if (sig == SIGKILL && h->cgroup[0])
+        hit += sl_cgroup_task_signal(&x->cg, h->cgroup, SIGKILL);
+    return hit ? 0 : -ESRCH;
+}
+
+int sl_exec_poll(struct sl_exec *x, struct sl_exec_handle *h, int *exit_code)
+{
+    pid_t shim = 0;
+    uint64_t unused_start;
+    pid_t unused_pid;
+
+    if (!x || !h || !exit_code)
+        return -EINVAL;
+    if (h->shim_pid > 0) {
+        struct kid *k = kid_find(x, h->shim_pid);
+        if (!k || !k->exited) {
+            int st = 0;
+            pid_t r;
+            do
+                r = waitpid(h->shim_pid, &st, WNOHANG);
+            while (r < 0 && errno == EINTR);
+            if (r == 0)
+                return 0;
+            /* r == shim, or ECHILD: someone else reaped it; gone either way. */
+        }
+        kid_remove(x, h->shim_pid);
+        if (read_exit(x, h->job_id, h->task_index, h->attempt, exit_code) ==
+            0)
+            return 1;
+        sl_warn("msg=\"task lost: shim gone without exit record\" job=%lld "
+                "task=%d attempt=%d",
+                (long long)h->job_id, h->task_index, h->attempt);
+        kill_remains(x, h);
+        return -ESRCH;
+    }
+
+    /* Adopted: the shim is not our child. */
+    if (task_alive(h->pid, h->start_time))
+        return 0;
+    if (read_exit(x, h->job_id, h->task_index, h->attempt, exit_code) == 0)
+        return 1;
+    if (read_pid_file(x, h->job_id, h->task_index, h->attempt, &unused_pid,
+                      &unused_start, &shim) == 0 &&
+        shim_alive(shim, h->start_time))
+        return 0; /* still draining the pipes; the record comes next */
+    /* The shim may have written the record and exited just now. */
+    if (read_exit(x, h->job_id, h->task_index, h->attempt, exit_code) == 0)
+        return 1;
+    kill_remains(x, h);
+    return -ESRCH;
+}
+
+int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
+                  int attempt, struct sl_exec_handle *h, int *exit_code)
+{
+    struct sl_exec_handle nh;
+    pid_t pid, shim;
+    uint64_t start;
+
+    if (!x || !h || !exit_code || job_id < 0 || task_index < 0 || attempt < 0)
+        return -EINVAL;
+    memset(&nh, 0, sizeof(nh));
+    nh.job_id = job_id;
+    nh.task_index = task_index;
+    nh.attempt = attempt;
+    if (x->cg.version != 0) {
+        sl_cgroup_task_rel(&x->cg, job_id, task_index, attempt, nh.cgroup,
+                           sizeof(nh.cgroup));
+        if (sl_cgroup_task_exists(&x->cg, nh.cgroup)) {
+            nh.limits_enforced = true;
+        } else {
+            nh.cgroup[0] = '\0';
+            sl_strlcpy(nh.limits_note, "no cgroup found for this task",
+                       sizeof(nh.limits_note));
+        }
+    } else {
+        sl_strlcpy(nh.limits_note, x->cg.note, sizeof(nh.limits_note));
+    }
+    if (read_exit(x, job_id, task_index, attempt, exit_code) == 0) {
+        *h = nh;
+        return 1;
+    }
+    if (read_pid_file(x, job_id, task_index, attempt, &pid, &start, &shim) < 0)
+        return -ESRCH;
+    nh.pid = pid;
+    nh.start_time = start;
+    nh.shim_pid = 0;
+    if (task_alive(pid, start) || shim_alive(shim, start)) {
+        *h = nh;
+        return 0;
+    }
+    if (read_exit(x, job_id, task_index, attempt, exit_code) == 0) {
+        *h = nh;
+        return 1;
+    }
+    kill_remains(x, &nh);
+    return -ESRCH;
+}
+
+void sl_exec_release(struct sl_exec *x, const struct sl_exec_handle *h)
+{
+    char path[PATH_MAX];
+    static const char *const suffixes[] = {"pid", "pid.tmp", "exit",
+                                           "exit.tmp"};
+    int saved = errno;
+
+    if (!x || !h)
+        return;
+    for (size_t i = 0; i < SL_ARRAY_LEN(suffixes); i++)
+        if (file_path(x, h->job_id, h->task_index, h->attempt, suffixes[i],
+                      path, sizeof(path)) == 0)
+            unlink(path);
+    if (h->cgroup[0]) {
+        int rc = 0;
+        /* Members killed a moment ago may take a few ms to leave. */
+        for (int i = 0; i < 50; i++) {
+            struct timespec ts = {0, 2000000};
+            if ((rc = sl_cgroup_task_remove(&x->cg, h->cgroup)) != -EBUSY)
+                break;
+            sl_cgroup_task_signal(&x->cg, h->cgroup, SIGKILL);
+            nanosleep(&ts, NULL);
+        }
+        if (rc < 0)
+            sl_warn("msg=\"cannot remove task cgroup\" cgroup=%s error=\"%s\"",
+                    h->cgroup, strerror(-rc));
+    }
+    if (h->shim_pid > 0) {
+        struct kid *k = kid_find(x, h->shim_pid);
+        if (k && k->exited)
+            kid_remove(x, h->shim_pid);
+        else if (k)
+            k->released = true;
+    }
+    errno = saved;
+}
+
+void sl_exec_reap(struct sl_exec *x)
+{
+    int saved = errno;
+
+    if (!x)
+        return;
+    for (size_t i = 0; i < x->nkids;) {
+        struct kid *k = &x->kids[i];
+        if (!k->exited) {
+            pid_t r = waitpid(k->pid, &k->status, WNOHANG);
+            if (r == k->pid || (r < 0 && errno == ECHILD))
+                k->exited = true;
+        }
+        if (k->exited && k->released) {
+            *k = x->kids[--x->nkids];
+            continue;
+        }
+        i++;
+    }
+    errno = saved;
+}

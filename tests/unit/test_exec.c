@@ -1,0 +1,919 @@
+/*
+ * test_exec.c - the local executor with real processes: exit codes, logs
+ * and their cap, the task environment, signals to whole trees, re-adoption
+ * after a daemon restart, cgroup limits, user switching, descriptor hygiene.
+ *
+ * Everything lives in a fresh directory under /tmp. Waiting is polling with
+ * short sleeps against a deadline, never a fixed long sleep.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/exec/exec.h"
+#include "../tap.h"
+
+#define DEADLINE_MS 10000
+
+static char tmpdir[64];
+static char run_dir[128];
+static struct sl_exec *X;
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void path_in_tmp(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", tmpdir, name);
+}
+
+static void log_path(char *buf, size_t size, int64_t job)
+{
+    snprintf(buf, size, "%s/logs/job-%lld.log", tmpdir, (long long)job);
+}
+
+static struct sl_exec_task task_for(int64_t job, char *const *argv,
+                                    char *log, size_t log_size)
+{
+    struct sl_exec_task t;
+
+    memset(&t, 0, sizeof(t));
+    t.job_id = job;
+    t.argv = argv;
+    log_path(log, log_size, job);
+    t.log_path = log;
+    t.log_cap_bytes = 1 << 20;
+    return t;
+}
+
+/* Poll until the task is final; returns poll's answer, or -ETIMEDOUT. */
+static int wait_final(struct sl_exec *x, struct sl_exec_handle *h, int *code)
+{
+    int64_t deadline = sl_mono_ms() + DEADLINE_MS;
+
+    for (;;) {
+        int rc = sl_exec_poll(x, h, code);
+        if (rc != 0)
+            return rc;
+        if (sl_mono_ms() > deadline)
+            return -ETIMEDOUT;
+        nap_ms(5);
+    }
+}
+
+/* Start, wait, and return the exit code (or a negative error). */
+static int run_to_end(struct sl_exec_task *t, struct sl_exec_handle *h)
+{
+    struct sl_error err = {"", ""};
+    int code = -1, rc;
+
+    if ((rc = sl_exec_start(X, t, h, &err)) < 0) {
+        diag("start: %s", err.text);
+        return rc;
+    }
+    rc = wait_final(X, h, &code);
+    sl_exec_release(X, h);
+    return rc == 1 ? code : rc;
+}
+
+static char *slurp(const char *path)
+{
+    char *text = NULL;
+    if (sl_read_file(path, 1 << 22, &text, NULL) < 0)
+        return NULL;
+    return text;
+}
+
+/* Wait until the file at 'path' contains 'needle'. */
+static bool wait_for_text(const char *path, const char *needle)
+{
+    int64_t deadline = sl_mono_ms() + DEADLINE_MS;
+
+    while (sl_mono_ms() < deadline) {
+        char *text = slurp(path);
+        bool found = text && strstr(text, needle);
+        free(text);
+        if (found)
+            return true;
+        nap_ms(5);
+    }
+    return false;
+}
+
+static void touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* state and process group of 'pid'; false when it does not exist. */
+static bool proc_info(pid_t pid, char *state, long *pgrp)
+{
+    char path[64], buf[1024], *rp;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return false;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (!(rp = strrchr(buf, ')')))
+        return false;
+    return sscanf(rp + 1, " %c %*d %ld", state, pgrp) == 2;
+}
+
+/* Live (non-zombie) members of process group 'pgid'; their pids go to
+ * 'pids' (up to max). */
+static int pgrp_members(pid_t pgid, pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        char state;
+        long pg;
+        pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+        if (pid <= 0 || !proc_info(pid, &state, &pg))
+            continue;
+        if (pg == pgid && state != 'Z' && state != 'X') {
+            if (n < max)
+                pids[n] = pid;
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static bool wait_pgrp_size(pid_t pgid, int want, pid_t *pids, int max)
+{
+    int64_t deadline = sl_mono_ms() + DEADLINE_MS;
+
+    while (sl_mono_ms() < deadline) {
+        if (pgrp_members(pgid, pids, max) == want)
+            return true;
+        nap_ms(5);
+    }
+    return false;
+}
+
+/* The process is gone: no entry, a zombie, or a reused pid elsewhere. */
+static bool proc_gone(pid_t pid, pid_t pgid)
+{
+    char state;
+    long pg;
+    return !proc_info(pid, &state, &pg) || state == 'Z' || state == 'X' ||
+           pg != pgid;
+}
+
+static bool wait_gone(pid_t pid, pid_t pgid)
+{
+    int64_t deadline = sl_mono_ms() + DEADLINE_MS;
+
+    while (sl_mono_ms() < deadline) {
+        if (proc_gone(pid, pgid))
+            return true;
+        nap_ms(5);
+    }
+    return false;
+}
+
+static bool file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* --- tests -------------------------------------------------------------- */
+
+static void test_exit_codes(void)
+{
+    char log[PATH_MAX];
+    char *a_true[] = {"true", NULL};
+    char *a_three[] = {"sh", "-c", "exit 3", NULL};
+    char *a_kill[] = {"sh", "-c", "kill -9 $$", NULL};
+    struct sl_exec_task t;
+    struct sl_exec_handle h;
+
+    t = task_for(1, a_true, log, sizeof(log));
+    is_int(run_to_end(&t, &h), 0, "a task that exits 0 finishes with code 0");
+    t = task_for(2, a_three, log, sizeof(log));
+    is_int(run_to_end(&t, &h), 3, "a task that exits 3 finishes with code 3");
+    t = task_for(3, a_kill, log, sizeof(log));
+    is_int(run_to_end(&t, &h), 128 + 9,
+           "a task killed by signal 9 finishes with code 137");
+}
+
+static void test_reap_then_poll(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"sh", "-c", "exit 4", NULL};
+    struct sl_exec_task t = task_for(4, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    int code = -1, rc = 0;
+    int64_t deadline = sl_mono_ms() + DEADLINE_MS;
+
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a task starts");
+    /* Let sl_exec_reap take the status first, as the daemon does on
+     * SIGCHLD; poll must still report it. WNOWAIT only peeks. */
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof(si));
+        if ((waitid(P_PID, (id_t)h.shim_pid, &si,
+                    WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) ||
+            sl_mono_ms() > deadline)
+            break;
+        nap_ms(5);
+    }
+    sl_exec_reap(X);
+    rc = wait_final(X, &h, &code);
+    ok(rc == 1 && code == 4,
+       "a status taken by sl_exec_reap is reported by the next poll");
+    sl_exec_release(X, &h);
+}
+
+static void test_log_capture(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"sh", "-c", "echo to-stdout; echo to-stderr >&2", NULL};
+    struct sl_exec_task t = task_for(10, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct stat st;
+
+    is_int(run_to_end(&t, &h), 0, "a task writing to both streams exits 0");
+    text = slurp(log);
+    ok(text && strstr(text, "to-stdout\n"), "stdout lands in the log");
+    ok(text && strstr(text, "to-stderr\n"), "stderr lands in the log");
+    ok(stat(log, &st) == 0 && (st.st_mode & 0777) == 0640,
+       "the log file has mode 0640");
+    free(text);
+}
+
+static void test_log_cap(void)
+{
+    char log[PATH_MAX], *text;
+    /* 2000 bytes of 'x' through a 100-byte cap. */
+    char *argv[] = {"sh", "-c",
+                    "i=0; while [ $i -lt 40 ]; do "
+                    "printf '%049d\\n' 0 | tr 0 x; i=$((i+1)); done",
+                    NULL};
+    struct sl_exec_task t = task_for(11, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    const char *marker = "\n[sluice: log truncated at 100 bytes]\n";
+    size_t len;
+
+    t.log_cap_bytes = 100;
+    is_int(run_to_end(&t, &h), 0, "a task writing past the cap exits 0");
+    text = slurp(log);
+    len = text ? strlen(text) : 0;
+    is_int(len, 100 + strlen(marker),
+           "the log holds the cap plus one marker line");
+    ok(text && len >= strlen(marker) &&
+           strcmp(text + len - strlen(marker), marker) == 0,
+       "the log ends with the truncation marker");
+    ok(text && strstr(text, "[sluice") == strstr(text, marker) + 1 &&
+           !strstr(strstr(text, marker) + strlen(marker), "[sluice"),
+       "the marker appears exactly once");
+    free(text);
+}
+
+static void test_environment(void)
+{
+    char log[PATH_MAX], *text;
+    char *script =
+        "echo \"C=[$CUDA_VISIBLE_DEVICES] N=[$NVIDIA_VISIBLE_DEVICES] "
+        "c=${CUDA_VISIBLE_DEVICES+set} n=${NVIDIA_VISIBLE_DEVICES+set} "
+        "J=$SLUICE_JOB_ID T=$SLUICE_TASK_INDEX A=$SLUICE_ATTEMPT F=$FOO "
+        "L=[$SLUICE_TEST_LEAK]\"; echo \"P=$PATH\"";
+    char *argv[] = {"sh", "-c", script, NULL};
+    char *env[] = {"FOO=bar", "SLUICE_JOB_ID=999",
+                   "CUDA_VISIBLE_DEVICES=0,1,2,3", NULL};
+    int gpus[] = {1, 3};
+    struct sl_exec_task t = task_for(20, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+
+    setenv("SLUICE_TEST_LEAK", "leaked", 1);
+    t.env = env;
+    t.gpus = gpus;
+    t.ngpus = 2;
+    t.task_index = 2;
+    t.attempt = 1;
+    is_int(run_to_end(&t, &h), 0, "the environment task exits 0");
+    text = slurp(log);
+    ok(text && strstr(text, "C=[1,3] N=[1,3] c=set n=set"),
+       "CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES are \"1,3\" for GPUs "
+       "{1,3}, whatever the job's env says");
+    ok(text && strstr(text, "J=20 T=2 A=1"),
+       "SLUICE_JOB_ID, SLUICE_TASK_INDEX and SLUICE_ATTEMPT are the "
+       "executor's, not the job's");
+    ok(text && strstr(text, "F=bar"), "the job's own env reaches the task");
+    ok(text && strstr(text, "L=[]"), "the daemon's environment does not leak");
+    ok(text && strstr(text, "P=/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+                            "/usr/bin:/sbin:/bin\n"),
+       "PATH is the clean base");
+    free(text);
+
+    t = task_for(21, argv, log, sizeof(log));
+    is_int(run_to_end(&t, &h), 0, "a GPU-less task exits 0");
+    text = slurp(log);
+    ok(text && strstr(text, "C=[] N=[] c=set n=set J=21 T=0 A=0"),
+       "a GPU-less task sees both *_VISIBLE_DEVICES set to \"\"");
+    free(text);
+    unsetenv("SLUICE_TEST_LEAK");
+}
+
+static void test_missing_command(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"sluice-no-such-command-xyz", "arg", NULL};
+    struct sl_exec_task t = task_for(30, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+
+    is_int(run_to_end(&t, &h), 127, "a missing command finishes with 127");
+    text = slurp(log);
+    ok(text && strstr(text, "sluice: exec sluice-no-such-command-xyz: No such "
+                            "file or directory\n"),
+       "the log says which command could not be run and why");
+    free(text);
+}
+
+static void test_workdir(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"pwd", NULL};
+    struct sl_exec_task t = task_for(31, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+
+    t.workdir = "/tmp";
+    is_int(run_to_end(&t, &h), 0, "a task with a workdir exits 0");
+    text = slurp(log);
+    ok(text && strcmp(text, "/tmp\n") == 0, "the task runs in its workdir");
+    free(text);
+
+    t = task_for(32, argv, log, sizeof(log));
+    t.workdir = "/sluice-no-such-dir";
+    is_int(run_to_end(&t, &h), 127, "a missing workdir finishes with 127");
+    text = slurp(log);
+    ok(text && strstr(text, "sluice: chdir /sluice-no-such-dir: No such file "
+                            "or directory"),
+       "the log says the workdir is missing");
+    free(text);
+}
+
+static void test_sigterm_tree(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"sh", "-c", "sleep 300 & sleep 300 & wait", NULL};
+    struct sl_exec_task t = task_for(40, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    pid_t pids[8];
+    int code = -1, all_gone = 1;
+
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a tree of three processes starts");
+    ok(wait_pgrp_size(h.pid, 3, pids, 8),
+       "the shell and both sleeps share the task's process group");
+    is_int(sl_exec_signal(X, &h, SIGTERM), 0, "SIGTERM is sent");
+    is_int(wait_final(X, &h, &code), 1, "the tree finishes after SIGTERM");
+    is_int(code, 128 + SIGTERM, "its code is 128+15");
+    for (int i = 0; i < 3; i++)
+        if (!wait_gone(pids[i], h.pid))
+            all_gone = 0;
+    ok(all_gone, "every process of the tree is gone");
+    is_int(sl_exec_signal(X, &h, SIGTERM), -ESRCH,
+           "signalling a finished task says nothing is left");
+    sl_exec_release(X, &h);
+}
+
+static void test_sigterm_ignored(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"sh", "-c",
+                    "trap '' TERM; echo ready; "
+                    "while :; do sleep 0.05; done",
+                    NULL};
+    struct sl_exec_task t = task_for(41, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    int code = -1, still = 1;
+
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a task ignoring SIGTERM starts");
+    ok(wait_for_text(log, "ready\n"), "it has set its trap");
+    is_int(sl_exec_signal(X, &h, SIGTERM), 0, "SIGTERM is sent");
+    for (int i = 0; i < 20; i++) {
+        if (sl_exec_poll(X, &h, &code) != 0)
+            still = 0;
+        nap_ms(10);
+    }
+    ok(still, "it keeps running after SIGTERM");
+    is_int(sl_exec_signal(X, &h, SIGKILL), 0, "SIGKILL is sent");
+    is_int(wait_final(X, &h, &code), 1, "it finishes after SIGKILL");
+    is_int(code, 128 + SIGKILL, "its code is 137");
+    sl_exec_release(X, &h);
+}
+
+static void test_background_child(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"sh", "-c", "sleep 300 & echo done", NULL};
+    struct sl_exec_task t = task_for(42, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    pid_t pids[4];
+    int code = -1;
+    int64_t t0 = sl_mono_ms();
+
+    ok(sl_exec_start(X, &t, &h, &err) == 0,
+       "a task leaving a background child that holds its stdout starts");
+    is_int(wait_final(X, &h, &code), 1,
+           "it is reported finished although the pipe stays open");
+    ok(sl_mono_ms() - t0 < 5000, "and within seconds (%lld ms)",
+       (long long)(sl_mono_ms() - t0));
+    is_int(code, 0, "with the main process's code");
+    text = slurp(log);
+    ok(text && strstr(text, "done\n"), "its output is in the log");
+    free(text);
+    ok(wait_pgrp_size(h.pid, 0, pids, 4),
+       "the background child is killed when the task ends");
+    sl_exec_release(X, &h);
+}
+
+static void test_early_close(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"sh", "-c", "exec >&- 2>&-; sleep 0.2; exit 5", NULL};
+    struct sl_exec_task t = task_for(43, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+
+    is_int(run_to_end(&t, &h), 5,
+           "a task closing its output early is still waited for");
+}
+
+static void test_lost_shim(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"sleep", "300", NULL};
+    struct sl_exec_task t = task_for(44, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    int code = -1;
+
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a task starts");
+    kill(h.shim_pid, SIGKILL);
+    is_int(wait_final(X, &h, &code), -ESRCH,
+           "a task whose shim died without a record is lost");
+    ok(wait_gone(h.pid, h.pid), "and the unsupervised task is killed");
+    sl_exec_release(X, &h);
+}
+
+static void test_pid_file_and_release(void)
+{
+    char log[PATH_MAX], flag[PATH_MAX], pidf[PATH_MAX], exitf[PATH_MAX];
+    char *text;
+    char script[PATH_MAX + 64];
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sl_exec_task t = task_for(45, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    int pid = 0, shim = 0, code = -1;
+    unsigned long long start = 0;
+
+    path_in_tmp(flag, sizeof(flag), "flag45");
+    snprintf(script, sizeof(script),
+             "while [ ! -e '%s' ]; do sleep 0.01; done", flag);
+    snprintf(pidf, sizeof(pidf), "%s/45.0.0.pid", run_dir);
+    snprintf(exitf, sizeof(exitf), "%s/45.0.0.exit", run_dir);
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a task starts");
+    text = slurp(pidf);
+    ok(text && sscanf(text, "%d %llu %d\n", &pid, &start, &shim) == 3 &&
+           pid == h.pid && start == h.start_time && shim == h.shim_pid &&
+           h.start_time > 0,
+       "the pid file holds \"<pid> <start time> <shim pid>\"");
+    free(text);
+    touch(flag);
+    is_int(wait_final(X, &h, &code), 1, "it finishes");
+    ok(file_exists(exitf), "the exit record exists");
+    sl_exec_release(X, &h);
+    ok(!file_exists(pidf) && !file_exists(exitf),
+       "release removes the pid file and the exit record");
+}
+
+static void test_adopt(void)
+{
+    char log[PATH_MAX], flag[PATH_MAX], script[PATH_MAX + 64];
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sl_exec_task t = task_for(50, argv, log, sizeof(log));
+    struct sl_exec_handle h1, h2, h3;
+    struct sl_error err;
+    struct sl_exec *x1 = NULL, *x2 = NULL;
+    int code = -1;
+
+    path_in_tmp(flag, sizeof(flag), "flag50");
+    snprintf(script, sizeof(script),
+             "while [ ! -e '%s' ]; do sleep 0.01; done; echo bye; exit 7",
+             flag);
+    x1 = sl_exec_create(run_dir);
+    ok(x1 && sl_exec_start(x1, &t, &h1, &err) == 0,
+       "a task starts under a first executor");
+    /* The daemon "crashes": its executor goes away, the task stays. */
+    sl_exec_destroy(x1);
+    x2 = sl_exec_create(run_dir);
+    is_int(sl_exec_adopt(x2, 50, 0, 0, &h2, &code), 0,
+           "a new executor on the same run_dir adopts the running task");
+    ok(h2.pid == h1.pid && h2.start_time == h1.start_time &&
+           h2.shim_pid == 0 && strcmp(h2.cgroup, h1.cgroup) == 0,
+       "the adopted handle names the same process and cgroup");
+    is_int(sl_exec_poll(x2, &h2, &code), 0, "the adopted task polls as running");
+    touch(flag);
+    code = -1;
+    is_int(wait_final(x2, &h2, &code), 1, "the adopted task finishes");
+    is_int(code, 7, "with its exit code");
+    code = -1;
+    is_int(sl_exec_adopt(x2, 50, 0, 0, &h3, &code), 1,
+           "adopting a finished task reports it finished");
+    is_int(code, 7, "with its exit code");
+    ok(wait_for_text(log, "bye\n"), "its output reached the log");
+    sl_exec_release(x2, &h2);
+    /* The first executor's shim is still this process's child. */
+    waitpid(h1.shim_pid, NULL, 0);
+    is_int(sl_exec_adopt(x2, 51, 0, 0, &h3, &code), -ESRCH,
+           "adopting a task that never started gives -ESRCH");
+    sl_exec_destroy(x2);
+}
+
+static void test_bad_input(void)
+{
+    char log[PATH_MAX], pidf[PATH_MAX];
+    char *argv[] = {"true", NULL}, *empty[] = {"", NULL};
+    char *env[] = {"NOEQUALS", NULL};
+    struct sl_exec_task t;
+    struct sl_exec_handle h;
+    struct sl_error err;
+
+    t = task_for(60, NULL, log, sizeof(log));
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL, "no argv is refused");
+    t = task_for(60, empty, log, sizeof(log));
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL, "an empty command is refused");
+    t = task_for(60, argv, log, sizeof(log));
+    t.log_cap_bytes = 0;
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL, "a zero log cap is refused");
+    t = task_for(60, argv, log, sizeof(log));
+    t.ngpus = SL_EXEC_MAX_GPUS + 1;
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL, "65 GPUs are refused");
+    t = task_for(60, argv, log, sizeof(log));
+    t.env = env;
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "an env entry without '=' is refused");
+    ok(strstr(err.text, "NOEQUALS") != NULL, "and the message names it: %s",
+       err.text);
+    snprintf(pidf, sizeof(pidf), "%s/60.0.0.pid", run_dir);
+    ok(!file_exists(pidf), "a refused start leaves no pid file");
+}
+
+static bool fd_links_to(pid_t pid, const char *target, bool any_socket)
+{
+    char dir[64], link[PATH_MAX + 64], dest[PATH_MAX];
+    DIR *d;
+    struct dirent *e;
+    bool found = false;
+
+    snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+    if (!(d = opendir(dir)))
+        return false;
+    while ((e = readdir(d))) {
+        ssize_t n;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+        if ((n = readlink(link, dest, sizeof(dest) - 1)) < 0)
+            continue;
+        dest[n] = '\0';
+        if (strcmp(dest, target) == 0 ||
+            (any_socket && strncmp(dest, "socket:", 7) == 0))
+            found = true;
+    }
+    closedir(d);
+    return found;
+}
+
+static void test_descriptors(void)
+{
+    char log[PATH_MAX], flag[PATH_MAX], marker[PATH_MAX];
+    char script[PATH_MAX + 64];
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sl_exec_task t = task_for(70, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    struct sockaddr_in sa;
+    socklen_t slen = sizeof(sa);
+    int lfd, mfd, lfd2, code = -1;
+
+    path_in_tmp(flag, sizeof(flag), "flag70");
+    path_in_tmp(marker, sizeof(marker), "daemon-db");
+    snprintf(script, sizeof(script),
+             "while [ ! -e '%s' ]; do sleep 0.01; done", flag);
+    /* A "daemon" listening socket and database, inheritable on purpose. */
+    lfd = socket(AF_INET, SOCK_STREAM, 0);
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+           listen(lfd, 4) == 0 &&
+           getsockname(lfd, (struct sockaddr *)&sa, &slen) == 0,
+       "a listening socket is open");
+    mfd = open(marker, O_RDWR | O_CREAT, 0600);
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a task starts");
+    ok(!fd_links_to(h.shim_pid, marker, true),
+       "the shim holds neither the daemon's socket nor its files");
+    ok(!fd_links_to(h.pid, marker, true),
+       "nor does the task");
+    {
+        char link[64], dest[64] = "";
+        ssize_t n;
+        snprintf(link, sizeof(link), "/proc/%d/fd/1", (int)h.shim_pid);
+        n = readlink(link, dest, sizeof(dest) - 1);
+        ok(n > 0 && strcmp(dest, "/dev/null") == 0,
+           "the shim's stdout is /dev/null, not the daemon's: %s", dest);
+    }
+    close(lfd);
+    lfd2 = socket(AF_INET, SOCK_STREAM, 0);
+    ok(lfd2 >= 0 && bind(lfd2, (struct sockaddr *)&sa, sizeof(sa)) == 0,
+       "a restarted daemon can bind its port while the task runs");
+    if (lfd2 >= 0)
+        close(lfd2);
+    if (mfd >= 0)
+        close(mfd);
+    touch(flag);
+    is_int(wait_final(X, &h, &code), 1, "the task finishes");
+    sl_exec_release(X, &h);
+}
+
+/* First line of <mount><rel>/<file>. */
+static bool read_first_line(const char *mount, const char *rel,
+                            const char *file, char *buf, size_t size)
+{
+    char path[PATH_MAX], *text;
+    snprintf(path, sizeof(path), "%s%s/%s", mount, rel, file);
+    if (!(text = slurp(path)))
+        return false;
+    buf[0] = '\0';
+    sl_strlcpy(buf, text, size);
+    buf[strcspn(buf, "\n")] = '\0';
+    free(text);
+    return true;
+}
+
+static void test_cgroup_limits(void)
+{
+    char log[PATH_MAX], flag[PATH_MAX], script[PATH_MAX + 64];
+    char mem[64] = "", cpu[64] = "", pids[64] = "", dir[PATH_MAX];
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sl_exec_task t = task_for(80, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    const char *why = NULL;
+    int code = -1;
+    bool v1;
+
+    path_in_tmp(flag, sizeof(flag), "flag80");
+    snprintf(script, sizeof(script),
+             "while [ ! -e '%s' ]; do sleep 0.01; done", flag);
+    t.cpu_milli = 500;
+    t.mem_bytes = 64LL << 20;
+    t.pids_max = 64;
+    ok(sl_exec_start(X, &t, &h, &err) == 0, "a task with limits starts");
+    if (!sl_exec_limits_available(X, &why)) {
+        ok(why && *why, "without cgroups the executor says why: %s", why);
+        ok(!h.limits_enforced && h.limits_note[0] && !h.cgroup[0],
+           "and the handle says its limits are not enforced: %s",
+           h.limits_note);
+    } else {
+        diag("cgroup %s", h.cgroup);
+        ok(h.limits_enforced && h.cgroup[0] && !h.limits_note[0],
+           "the handle says its limits are enforced");
+        v1 = read_first_line("/sys/fs/cgroup/memory", h.cgroup,
+                             "memory.limit_in_bytes", mem, sizeof(mem));
+        if (v1) {
+            read_first_line("/sys/fs/cgroup/cpu", h.cgroup,
+                            "cpu.cfs_quota_us", cpu, sizeof(cpu));
+            read_first_line("/sys/fs/cgroup/pids", h.cgroup, "pids.max",
+                            pids, sizeof(pids));
+            is_str(cpu, "50000", "cpu quota is 50 ms per 100 ms (v1)");
+        } else {
+            read_first_line("/sys/fs/cgroup", h.cgroup, "memory.max", mem,
+                            sizeof(mem));
+            read_first_line("/sys/fs/cgroup", h.cgroup, "cpu.max", cpu,
+                            sizeof(cpu));
+            read_first_line("/sys/fs/cgroup", h.cgroup, "pids.max", pids,
+                            sizeof(pids));
+            is_str(cpu, "50000 100000", "cpu.max is 50 ms per 100 ms (v2)");
+        }
+        is_str(mem, "67108864", "the memory limit reads back as 64 MiB");
+        is_str(pids, "64", "the pids limit reads back as 64");
+        {
+            char path[64], *text;
+            snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)h.pid);
+            text = slurp(path);
+            ok(text && strstr(text, h.cgroup), "the task runs in its cgroup");
+            free(text);
+        }
+    }
+    touch(flag);
+    is_int(wait_final(X, &h, &code), 1, "the limited task finishes");
+    snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s", h.cgroup);
+    sl_exec_release(X, &h);
+    if (h.cgroup[0]) {
+        char dir2[PATH_MAX];
+        snprintf(dir2, sizeof(dir2), "/sys/fs/cgroup%s", h.cgroup);
+        ok(!file_exists(dir) && !file_exists(dir2),
+           "release removes the task's cgroup");
+    }
+
+    /* Enforcement, not only bookkeeping: 300 MiB in a 32 MiB group. */
+    if (sl_exec_limits_available(X, NULL) && access("/usr/bin/python3", X_OK) == 0) {
+        char *hog[] = {"python3", "-c",
+                       "b = bytearray(300 << 20)\n"
+                       "for i in range(0, len(b), 4096): b[i] = 1\n",
+                       NULL};
+        t = task_for(81, hog, log, sizeof(log));
+        t.mem_bytes = 32LL << 20;
+        is_int(run_to_end(&t, &h), 128 + SIGKILL,
+               "a task past its memory limit is killed (137)");
+    }
+}
+
+static void test_user_switch(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"sh", "-c", "id -u; pwd; echo \"$HOME $USER\"", NULL};
+    struct sl_exec_task t = task_for(90, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+    struct stat st;
+
+    if (geteuid() != 0) {
+        ok(1, "# skip user switching needs root");
+        return;
+    }
+    t.unix_user = "nobody";
+    is_int(run_to_end(&t, &h), 0, "a task run as nobody exits 0");
+    text = slurp(log);
+    ok(text && strncmp(text, "65534\n", 6) == 0, "id -u says 65534");
+    ok(text && strstr(text, "\n/\n/nonexistent nobody\n"),
+       "HOME and USER are nobody's; an absent home falls back to /");
+    free(text);
+    ok(stat(log, &st) == 0 && st.st_uid == 65534,
+       "the log belongs to the task user");
+    t = task_for(91, argv, log, sizeof(log));
+    t.unix_user = "sluice-no-such-user";
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "an unknown user is refused");
+    ok(strstr(err.text, "sluice-no-such-user") != NULL,
+       "and the message names it: %s", err.text);
+}
+
+static void test_signal_state(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status", NULL};
+    struct sl_exec_task t = task_for(100, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sigaction sa, old_pipe;
+    sigset_t block, old_mask;
+
+    /* A daemon typically ignores SIGPIPE and blocks signals in its threads. */
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, &old_pipe);
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+    is_int(run_to_end(&t, &h), 0, "a task reading its signal state exits 0");
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    text = slurp(log);
+    ok(text && strstr(text, "SigBlk:\t0000000000000000\n") &&
+           strstr(text, "SigIgn:\t0000000000000000\n"),
+       "the daemon's blocked and ignored signals do not reach the task");
+    free(text);
+}
+
+static volatile int hammer_stop;
+
+static void *hammer(void *arg)
+{
+    (void)arg;
+    while (!hammer_stop) {
+        char buf[64];
+        void *p = malloc(4096);
+        snprintf(buf, sizeof(buf), "%p", p);
+        free(p);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"true", NULL};
+    pthread_t th[2];
+    int good = 0;
+
+    hammer_stop = 0;
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, hammer, NULL);
+    for (int i = 0; i < 8; i++) {
+        struct sl_exec_task t = task_for(110 + i, argv, log, sizeof(log));
+        struct sl_exec_handle h;
+        if (run_to_end(&t, &h) == 0)
+            good++;
+    }
+    hammer_stop = 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    is_int(good, 8,
+           "tasks start and finish while other threads hold the allocator");
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+                    struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/sluice-test-exec-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        printf("Bail out! mkdtemp: %s\n", strerror(errno));
+        return 1;
+    }
+    snprintf(run_dir, sizeof(run_dir), "%s/run", tmpdir);
+    sl_log_set_level(SL_LOG_ERROR);
+    X = sl_exec_create(run_dir);
+    ok(X != NULL, "an executor is created on a fresh run_dir");
+    if (!X)
+        return done_testing();
+    {
+        const char *why = NULL;
+        bool avail = sl_exec_limits_available(X, &why);
+        diag("limits %s%s%s", avail ? "available" : "unavailable: ",
+             avail ? "" : why, "");
+    }
+
+    test_exit_codes();
+    test_reap_then_poll();
+    test_log_capture();
+    test_log_cap();
+    test_environment();
+    test_missing_command();
+    test_workdir();
+    test_sigterm_tree();
+    test_sigterm_ignored();
+    test_background_child();
+    test_early_close();
+    test_lost_shim();
+    test_pid_file_and_release();
+    test_adopt();
+    test_bad_input();
+    test_descriptors();
+    test_cgroup_limits();
+    test_user_switch();
+    test_signal_state();
+    test_threads();
+
+    sl_exec_destroy(X);
+    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return done_testing();
+}

@@ -16,6 +16,7 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -93,12 +94,27 @@ struct sl_engine {
     struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
     int64_t *fresh;               /* ids submitted since the last pass */
     size_t nfresh, fresh_cap;
+    struct job **run;             /* Running jobs (guarded by mu for readers) */
+    size_t nrun, run_cap;
+    int64_t *backoff;             /* ids of Pending jobs waiting out a retry
+                                     backoff; stale ids are dropped lazily */
+    size_t nbackoff, backoff_cap;
     bool sched_full;              /* resources freed: consider every job */
 
     pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
     struct sl_op *qhead, *qtail;
     bool stopping;
     int wake_fd;                  /* eventfd: ops queued or SIGCHLD */
+
+    /* The syncer: answers committed operations once their WAL frames are on
+     * disk, so that the engine can go on with the next group meanwhile. */
+    pthread_mutex_t smu;
+    pthread_cond_t scond;
+    struct sl_op *shead, *stail;  /* committed, not yet answered */
+    bool sstop;
+    pthread_t sthread;
+    bool srunning;
+    int wal_fd;                   /* the store's -wal file, for fdatasync */
     pthread_t thread;
     bool running;
     int64_t next_poll_ms;         /* periodic task poll (adopted tasks) */
@@ -235,6 +251,38 @@ static void job_free(struct job *j)
     free(j);
 }
 
+/* Append to a growable int64 or pointer vector. */
+static int vec_push(void **vec, size_t *n, size_t *cap, size_t elem, const void *v)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        void *nv = realloc(*vec, ncap * elem);
+        if (!nv)
+            return -ENOMEM;
+        *vec = nv;
+        *cap = ncap;
+    }
+    memcpy((char *)*vec + *n * elem, v, elem);
+    (*n)++;
+    return 0;
+}
+
+/* Caller holds e->mu. */
+static int run_add(struct sl_engine *e, struct job *j)
+{
+    return vec_push((void **)&e->run, &e->nrun, &e->run_cap, sizeof(j), &j);
+}
+
+/* Caller holds e->mu. */
+static void run_del(struct sl_engine *e, struct job *j)
+{
+    for (size_t i = 0; i < e->nrun; i++)
+        if (e->run[i] == j) {
+            e->run[i] = e->run[--e->nrun];
+            return;
+        }
+}
+
 /* Give a Running job's resources back to the node. */
 static void job_release(struct sl_engine *e, struct job *j)
 {
@@ -244,6 +292,7 @@ static void job_release(struct sl_engine *e, struct job *j)
     for (int t = 0; t < j->spec->tasks; t++)
         for (int g = 0; g < j->tasks[t].ngpus; g++)
             e->node.gpu_milli_alloc[j->tasks[t].gpus[g]] -= j->tasks[t].gpu_milli;
+    run_del(e, j);
     pthread_mutex_unlock(&e->mu);
     for (int t = 0; t < j->spec->tasks; t++)
         if (j->tasks[t].started)
@@ -329,6 +378,8 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
         pthread_mutex_lock(&e->mu);
         snprintf(j->reason, sizeof(j->reason), "retry backoff");
         pthread_mutex_unlock(&e->mu);
+        vec_push((void **)&e->backoff, &e->nbackoff, &e->backoff_cap,
+                 sizeof(int64_t), &j->id);
         return job_persist(e, j, "retry", from, -1, 0);
     }
 }
@@ -451,6 +502,7 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         goto out;
     }
     job_view(j, &v, NULL, spec_json);
+    v.spec_doc = doc; /* the response reuses it rather than re-parse */
     if ((rc = sl_store_job_insert(e->st, &v)) < 0 ||
         (rc = sl_store_event_add(e->st, v.id, j->submitted_ms, "state", NULL,
                                  "Pending", NULL)) < 0) {
@@ -900,7 +952,10 @@ static int job_place(struct sl_engine *e, struct job *j,
     e->node.cpu_milli_alloc += j->spec->cpu_milli * j->spec->tasks;
     e->node.mem_bytes_alloc += j->spec->mem_bytes * j->spec->tasks;
     j->reason[0] = '\0';
+    rc = run_add(e, j);
     pthread_mutex_unlock(&e->mu);
+    if (rc < 0)
+        return rc;
     j->state = SL_JOB_RUNNING;
     j->started_ms = sl_now_ms();
     j->not_before_ms = 0;
@@ -1001,17 +1056,14 @@ out:
  * have all ended. */
 static void poll_tasks(struct sl_engine *e)
 {
-    size_t pos = 0, nj = 0;
-    int64_t id;
-    void *v;
+    size_t nj = e->nrun;
     struct job **run = NULL;
 
     sl_exec_reap(e->exec);
-    if (e->jobs.len && !(run = malloc(e->jobs.len * sizeof(*run))))
+    /* A copy: finishing a job removes it from e->run. */
+    if (!nj || !(run = malloc(nj * sizeof(*run))))
         return;
-    while (sl_imap_next(&e->jobs, &pos, &id, &v))
-        if (((struct job *)v)->state == SL_JOB_RUNNING)
-            run[nj++] = v;
+    memcpy(run, e->run, nj * sizeof(*run));
     for (size_t i = 0; i < nj; i++) {
         struct job *j = run[i];
         bool all_done = true, lost = j->lost;
@@ -1047,22 +1099,23 @@ static void poll_tasks(struct sl_engine *e)
 static int64_t run_timers(struct sl_engine *e)
 {
     int64_t now = sl_mono_ms(), next = 1000, wall = sl_now_ms();
-    size_t pos = 0;
-    int64_t id;
-    void *v;
+    size_t keep = 0;
 
-    while (sl_imap_next(&e->jobs, &pos, &id, &v)) {
-        struct job *j = v;
-        if (j->state == SL_JOB_PENDING && j->not_before_ms) {
-            if (j->not_before_ms <= wall) {
-                e->sched_full = true;
-            } else if (j->not_before_ms - wall < next) {
-                next = j->not_before_ms - wall;
-            }
+    for (size_t i = 0; i < e->nbackoff; i++) {
+        struct job *j = sl_imap_get(&e->jobs, e->backoff[i]);
+        if (!j || j->state != SL_JOB_PENDING || !j->not_before_ms)
+            continue;
+        if (j->not_before_ms <= wall) {
+            e->sched_full = true;
             continue;
         }
-        if (j->state != SL_JOB_RUNNING)
-            continue;
+        if (j->not_before_ms - wall < next)
+            next = j->not_before_ms - wall;
+        e->backoff[keep++] = e->backoff[i];
+    }
+    e->nbackoff = keep;
+    for (size_t i = 0; i < e->nrun; i++) {
+        struct job *j = e->run[i];
         if (j->ckpt_at_ms && now >= j->ckpt_at_ms && !j->timed_out &&
             !j->cancel_requested) {
             j->timed_out = true;
@@ -1100,6 +1153,61 @@ static struct sl_op *take_ops(struct sl_engine *e, bool *stopping)
     return ops;
 }
 
+/* Engine thread: hand a committed group to the syncer. */
+static void sync_enqueue(struct sl_engine *e, struct sl_op *ops)
+{
+    struct sl_op *last = ops;
+
+    if (!ops)
+        return;
+    while (last->next)
+        last = last->next;
+    pthread_mutex_lock(&e->smu);
+    if (e->stail)
+        e->stail->next = ops;
+    else
+        e->shead = ops;
+    e->stail = last;
+    pthread_cond_signal(&e->scond);
+    pthread_mutex_unlock(&e->smu);
+}
+
+static void complete_ops(struct sl_op *ops, bool committed);
+
+/* The syncer thread: one fdatasync of the WAL covers every group committed
+ * before it started; then those requests are answered. */
+static void *syncer_main(void *arg)
+{
+    struct sl_engine *e = arg;
+
+    pthread_setname_np(pthread_self(), "syncer");
+    for (;;) {
+        struct sl_op *ops;
+        bool stop;
+        pthread_mutex_lock(&e->smu);
+        while (!e->shead && !e->sstop)
+            pthread_cond_wait(&e->scond, &e->smu);
+        ops = e->shead;
+        e->shead = e->stail = NULL;
+        stop = e->sstop;
+        pthread_mutex_unlock(&e->smu);
+        if (ops) {
+            bool durable = true;
+            if (e->cfg.sync_full && fdatasync(e->wal_fd) < 0) {
+                /* The rows are committed but maybe not on disk: say so
+                 * rather than acknowledge what a power loss could undo. */
+                sl_error("msg=\"fdatasync of the WAL failed\" err=\"%s\"",
+                         strerror(errno));
+                durable = false;
+            }
+            complete_ops(ops, durable);
+        }
+        if (stop && !ops)
+            break;
+    }
+    return NULL;
+}
+
 static void complete_ops(struct sl_op *ops, bool committed)
 {
     while (ops) {
@@ -1120,6 +1228,7 @@ static void *engine_main(void *arg)
     struct sl_engine *e = arg;
     int64_t wait_ms = 0;
 
+    pthread_setname_np(pthread_self(), "engine");
     for (;;) {
         struct pollfd pfd = {.fd = e->wake_fd, .events = POLLIN};
         struct sl_op *ops;
@@ -1149,7 +1258,10 @@ static void *engine_main(void *arg)
             sl_store_rollback(e->st);
             committed = false;
         }
-        complete_ops(ops, committed);
+        if (committed)
+            sync_enqueue(e, ops);
+        else
+            complete_ops(ops, false);
         if (nstarted && committed) {
             /* Launch after the commit; start failures are written in a
              * small transaction of their own. */
@@ -1280,6 +1392,8 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement)
     }
     e->node.cpu_milli_alloc += j->spec->cpu_milli * j->spec->tasks;
     e->node.mem_bytes_alloc += j->spec->mem_bytes * j->spec->tasks;
+    if (run_add(e, j) < 0)
+        return -ENOMEM;
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms -
                         (sl_now_ms() - j->started_ms);
@@ -1335,6 +1449,9 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         job_free(j);
         return rc;
     }
+    if (j->state == SL_JOB_PENDING && j->not_before_ms)
+        return vec_push((void **)&e->backoff, &e->nbackoff, &e->backoff_cap,
+                        sizeof(int64_t), &j->id);
     return 0;
 }
 
@@ -1398,6 +1515,9 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     e->wake_fd = -1;
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->qmu, NULL);
+    pthread_mutex_init(&e->smu, NULL);
+    pthread_cond_init(&e->scond, NULL);
+    e->wal_fd = -1;
     sl_imap_init(&e->jobs);
     e->cfg = *cfg;
     sl_strlcpy(e->data_dir, cfg->data_dir, sizeof(e->data_dir));
@@ -1421,7 +1541,9 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     }
     if ((rc = sl_host_discover(cfg->fake_gpus, &e->node.host, err)) < 0)
         goto fail;
-    if (!(e->st = sl_store_open(e->store_path, true, cfg->sync_full, err)))
+    /* Commits do not fsync; with sync_full the syncer fdatasyncs the WAL
+     * before answering, overlapping the flush with the next group. */
+    if (!(e->st = sl_store_open(e->store_path, true, false, err)))
         goto fail;
     if (!(e->exec = sl_exec_create(e->run_dir))) {
         sl_errorf(err, -errno, "executor: %s", strerror(errno));
@@ -1430,6 +1552,18 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     if ((rc = bootstrap(e, admin_token)) < 0) {
         sl_errorf(err, rc, "store: cannot initialise: %s", strerror(-rc));
         goto fail;
+    }
+    {
+        /* The WAL exists once the store has been written (bootstrap or an
+         * earlier run); it is never deleted while the writer is open. */
+        char wal[1200];
+        snprintf(wal, sizeof(wal), "%s-wal",
+                 strncmp(e->store_path, "sqlite:", 7) == 0 ? e->store_path + 7
+                                                             : e->store_path);
+        if ((e->wal_fd = open(wal, O_RDONLY | O_CLOEXEC)) < 0) {
+            sl_errorf(err, -errno, "store: open %s: %s", wal, strerror(errno));
+            goto fail;
+        }
     }
     ld = (struct sl_store_loader){.arg = e, .team = ld_team, .queue = ld_queue,
                                   .pclass = ld_pclass, .user = ld_user, .job = ld_job};
@@ -1464,8 +1598,11 @@ fail:
 
 int sl_engine_start(struct sl_engine *e)
 {
-    int rc = pthread_create(&e->thread, NULL, engine_main, e);
+    int rc = pthread_create(&e->sthread, NULL, syncer_main, e);
     if (rc)
+        return -rc;
+    e->srunning = true;
+    if ((rc = pthread_create(&e->thread, NULL, engine_main, e)))
         return -rc;
     e->running = true;
     return 0;
@@ -1475,16 +1612,28 @@ void sl_engine_stop(struct sl_engine *e)
 {
     uint64_t one = 1;
 
-    if (!e || !e->running)
+    if (!e)
         return;
-    pthread_mutex_lock(&e->qmu);
-    e->stopping = true;
-    pthread_mutex_unlock(&e->qmu);
-    if (write(e->wake_fd, &one, sizeof(one)) < 0) {
-        /* the engine polls at least once a second anyway */
+    if (e->running) {
+        pthread_mutex_lock(&e->qmu);
+        e->stopping = true;
+        pthread_mutex_unlock(&e->qmu);
+        if (write(e->wake_fd, &one, sizeof(one)) < 0) {
+            /* the engine polls at least once a second anyway */
+        }
+        pthread_join(e->thread, NULL);
+        e->running = false;
     }
-    pthread_join(e->thread, NULL);
-    e->running = false;
+    if (e->srunning) {
+        /* The engine has handed over its last group; the syncer answers it
+         * and ends. */
+        pthread_mutex_lock(&e->smu);
+        e->sstop = true;
+        pthread_cond_signal(&e->scond);
+        pthread_mutex_unlock(&e->smu);
+        pthread_join(e->sthread, NULL);
+        e->srunning = false;
+    }
 }
 
 void sl_engine_destroy(struct sl_engine *e)
@@ -1501,12 +1650,18 @@ void sl_engine_destroy(struct sl_engine *e)
         job_free(v);
     sl_imap_fini(&e->jobs);
     free(e->fresh);
+    free(e->run);
+    free(e->backoff);
     if (g_wake_fd == e->wake_fd)
         g_wake_fd = -1;
     if (e->wake_fd >= 0)
         close(e->wake_fd);
     sl_exec_destroy(e->exec);
     sl_store_close(e->st);
+    if (e->wal_fd >= 0)
+        close(e->wal_fd);
+    pthread_mutex_destroy(&e->smu);
+    pthread_cond_destroy(&e->scond);
     pthread_mutex_destroy(&e->mu);
     pthread_mutex_destroy(&e->qmu);
     free(e);
@@ -1543,20 +1698,14 @@ void sl_engine_submit(struct sl_engine *e, struct sl_op *op)
 json_t *sl_engine_nodes_json(struct sl_engine *e)
 {
     json_t *gpus = json_array(), *node, *out;
-    size_t pos = 0;
-    int64_t id;
-    void *v;
 
     pthread_mutex_lock(&e->mu);
     for (int g = 0; g < e->node.host.ngpus; g++) {
         const struct sl_gpu_info *gi = &e->node.host.gpus[g];
         json_t *jobs = json_array();
-        pos = 0;
-        while (sl_imap_next(&e->jobs, &pos, &id, &v)) {
-            struct job *j = v;
+        for (size_t i = 0; i < e->nrun; i++) {
+            struct job *j = e->run[i];
             bool on = false;
-            if (j->state != SL_JOB_RUNNING || !j->tasks)
-                continue;
             for (int t = 0; t < j->spec->tasks && !on; t++)
                 for (int k = 0; k < j->tasks[t].ngpus; k++)
                     on |= j->tasks[t].gpus[k] == g;

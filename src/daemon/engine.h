@@ -5,8 +5,10 @@
  * the HTTP thread. The engine thread takes every queued operation at once,
  * applies them in one store transaction (one savepoint each, so a refused
  * request changes nothing), reaps finished tasks, fires timers, runs the
- * scheduler, commits, and only then completes each operation through its
- * callback: a 2xx answer always follows the commit (group commit).
+ * scheduler and commits. A second thread, the syncer, then flushes the WAL
+ * (fdatasync, with sync_full) and only then completes each operation
+ * through its callback: a 2xx answer always follows the durable commit, and
+ * the engine works on the next group while the flush runs (group commit).
  *
  * sl_engine_submit and the sl_engine_*_json readers are thread-safe; the
  * rest of the engine is owned by its thread.
@@ -49,7 +51,8 @@ struct sl_op {
     json_t *result;                   /* success body; owned by the op */
     struct sl_error err;              /* failure text and field */
     const char *code;                 /* failure code ("invalid", ...) */
-    /* completion: called on the engine thread after the commit */
+    /* completion: called once, on the syncer thread after the durable
+     * commit (or on the engine thread for a failed commit) */
     void (*done)(struct sl_op *op, void *arg);
     void *arg;
     struct sl_op *next;               /* queue link; engine-private */
@@ -79,8 +82,8 @@ int sl_engine_start(struct sl_engine *e);
 void sl_engine_stop(struct sl_engine *e);
 void sl_engine_destroy(struct sl_engine *e);
 
-/* Queue an operation; op->done is called exactly once, on the engine
- * thread. Never fails: when the engine is stopping, done() gets 503. */
+/* Queue an operation; op->done is called exactly once, on another thread.
+ * Never fails: when the engine is stopping, done() gets 503. */
 void sl_engine_submit(struct sl_engine *e, struct sl_op *op);
 
 /* Thread-safe readers for the HTTP thread. */

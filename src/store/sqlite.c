@@ -657,7 +657,10 @@ json_t *sl_job_view_to_json(const struct sl_job_view *v)
         placement = json_loads(v->placement_json, 0, NULL);
     if (!placement)
         placement = json_array();
-    spec = v->spec_json ? json_loads(v->spec_json, 0, NULL) : NULL;
+    if (v->spec_doc)
+        spec = json_incref(v->spec_doc);
+    else
+        spec = v->spec_json ? json_loads(v->spec_json, 0, NULL) : NULL;
     if (!spec)
         spec = json_object();
     return json_pack(

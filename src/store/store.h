@@ -55,6 +55,8 @@ struct sl_job_view {
     const char *message;          /* NULL if none */
     int limits_enforced;          /* -1 null, 0, 1 */
     const char *spec_json;        /* normalised job document text */
+    json_t *spec_doc;             /* the same document decoded, when the
+                                     caller has it (borrowed); else NULL */
 };
 
 /* The API's job object for 'v'. Returns a new reference or NULL. */

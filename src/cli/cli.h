@@ -1,0 +1,288 @@
+/*
+ * cli.h - private interfaces of the `sluice` command-line tool.
+ *
+ * Layout: main.c holds the command table and global options; args.c parses
+ * options and argument values (pure); format.c turns API objects into
+ * tables, CSV and human units (pure); jobdoc.c builds the job document of
+ * `sluice run` (pure); call.c talks to the server through libsluice and maps
+ * answers to exit codes; cmd_<name>.c is one command each.
+ *
+ * Every command handler returns an exit code (enum sl_cli_exit) and has already
+ * written the one error line when that code is not SL_CLI_OK. Single-threaded.
+ */
+#ifndef SL_CLI_H
+#define SL_CLI_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../client/client.h"
+#include "../util/util.h"
+
+#ifndef SLUICE_VERSION
+#define SLUICE_VERSION "0.1.0"
+#endif
+
+#define SL_CLI_DEFAULT_SERVER     "http://127.0.0.1:8470"
+#define SL_CLI_DEFAULT_TOKEN_FILE ".sluice/admin.token"
+#define SL_CLI_MAX_INPUT                                                       \
+    ((size_t)1 << 20)              /* bytes read by -f FILE; the API cap */
+#define SL_CLI_MAX_TOKEN_FILE 8192 /* bytes read from a token file */
+#define SL_CLI_PATH_MAX       2048 /* bytes of a request path */
+
+/* Exit codes (SPEC.md section 5). */
+enum sl_cli_exit {
+    SL_CLI_OK = 0,
+    SL_CLI_USAGE = 1,   /* bad arguments, unreadable local input */
+    SL_CLI_REFUSED = 2, /* the server answered 4xx */
+    SL_CLI_FAILED = 3,  /* 5xx, no answer, or an answer we cannot read */
+};
+
+enum sl_cli_output { SL_CLI_OUT_TABLE, SL_CLI_OUT_JSON, SL_CLI_OUT_CSV };
+
+struct sl_cli_command;
+
+/* What the global options said, and the client made from them. */
+struct sl_cli_ctx {
+    const char *server;        /* --server; NULL: $SLUICE_SERVER or default */
+    const char *token;         /* --token; NULL: env, token file */
+    enum sl_cli_output output; /* -o; default table */
+    const struct sl_cli_command *cmd; /* the command running; NULL before */
+    struct sl_client *client;         /* owned; made by sl_cli_client() */
+};
+
+/* One row of the command table in main.c. */
+struct sl_cli_command {
+    const char *name;
+    int (*run)(struct sl_cli_ctx *ctx, int argc,
+               char **argv); /* argv[0] = name */
+    const char *help;        /* one line for `sluice help` */
+    const char *usage;       /* synopsis and options for `sluice help NAME` */
+};
+
+/* ---- main.c ---- */
+
+/* Print the usage of 'cmd' (or the general usage when NULL) to 'fp'. */
+void sl_cli_usage(FILE *fp, const struct sl_cli_command *cmd);
+
+/* ---- args.c: option parsing ---- */
+
+/* A command's option: "--name" and/or "-c". 'id' > 0 is what sl_cli_next
+ * returns for it. A table ends with a row whose id is 0. */
+struct sl_cli_opt {
+    const char *name; /* long name without "--"; NULL if none */
+    char short_name;  /* '\0' if none */
+    bool has_arg;     /* takes a value: "--name V", "--name=V", "-cV" */
+    int id;
+};
+
+/* What sl_cli_next returns besides an option id. */
+enum {
+    SL_CLI_ARG_END = 0,         /* no more arguments */
+    SL_CLI_ARG_POS = -1000,     /* a positional argument in *val */
+    SL_CLI_ARG_HELP = -1001,    /* -h / --help */
+    SL_CLI_ARG_VERSION = -1002, /* --version */
+    SL_CLI_ARG_ERROR = -1003,   /* err says what; a usage error */
+};
+
+struct sl_cli_parser {
+    int argc;
+    char **argv;
+    int i;            /* next argument to look at */
+    bool rest;        /* everything from i on is positional */
+    bool stop_at_pos; /* the first positional ends option parsing */
+    bool dashdash;    /* a "--" was seen */
+};
+
+/* Start parsing argv[first..argc). With 'stop_at_pos', the first
+ * positional argument and everything after it are positional (for the
+ * command name, and for `run CMD ARGS...`). "--" always ends options. */
+void sl_cli_parser_init(struct sl_cli_parser *p, int argc, char **argv,
+                        int first, bool stop_at_pos);
+
+/* The next option of 'opts' (may be NULL: globals only) or global option.
+ * Global options (--server, --token, -o/--output) are applied to 'ctx' and
+ * skipped. Returns an option id with its value in *val (NULL when it takes
+ * none), or one of the SL_CLI_ARG_* values. */
+int sl_cli_next(struct sl_cli_parser *p, const struct sl_cli_opt *opts,
+                struct sl_cli_ctx *ctx, const char **val, struct sl_error *err);
+
+/* Parse an integer flag value in [min, max]. On failure err says
+ * "--tasks: must be an integer from 1 to 1024, got 'x'". */
+int sl_cli_int_arg(const char *flag, const char *v, int64_t min, int64_t max,
+                   int64_t *out, struct sl_error *err);
+
+/* Parse a job id (a positive integer). */
+int sl_cli_job_id(const char *v, int64_t *out, struct sl_error *err);
+
+/* Parse the value of `jobs --state`: a state name (any case), a comma list
+ * of them, or "all". Writes the canonical form to 'out' ("Pending,Running"
+ * or "all"). */
+int sl_cli_states_parse(const char *v, char *out, size_t size,
+                        struct sl_error *err);
+
+/* The canonical spelling of a job state name (any case), or NULL. */
+const char *sl_cli_state_canonical(const char *name, size_t len);
+
+/* True for Succeeded, Failed, Cancelled, Lost (any case). */
+bool sl_cli_state_finished(const char *state);
+
+/* Read 'path' ("-" = standard input) fully, at most 'cap' bytes, into a
+ * new NUL-terminated buffer. Returns 0 or a negated errno with err set
+ * ("job.yaml: larger than 1 MiB"). */
+int sl_cli_read_input(const char *path, size_t cap, char **out, size_t *len,
+                      struct sl_error *err);
+
+/* The content type for a document: "application/json" when the first
+ * non-blank byte is '{' (or '[' when 'json_array_ok'), else
+ * "application/yaml". NULL when the document is blank. */
+const char *sl_cli_doc_type(const char *buf, size_t len, bool json_array_ok);
+
+/* ---- format.c: human units, tables, CSV ---- */
+
+/* "3m12s", "45s", "2h5m", "3d4h"; negative -> "0s". */
+char *sl_cli_fmt_duration(int64_t ms, char *buf, size_t size);
+/* "16.0Gi", "512.0Mi", "100B". */
+char *sl_cli_fmt_bytes(int64_t bytes, char *buf, size_t size);
+/* milli-units as a decimal: 500 -> "0.5", 2000 -> "2", 1250 -> "1.25". */
+char *sl_cli_fmt_milli(int64_t milli, char *buf, size_t size);
+/* Parse RFC 3339 ("2026-12-02T11:00:00.000Z", "+01:00" offsets too) into
+ * epoch ms. Returns 0 or -EINVAL. */
+int sl_cli_parse_time(const char *s, int64_t *out_ms);
+
+/* A string member, or NULL when absent, null or not a string. */
+const char *sl_cli_jstr(const json_t *obj, const char *key);
+/* An integer member (integer, or a real with no fraction). */
+bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out);
+
+/* The job's spec section: job.spec.spec when job.spec is the whole
+ * normalised document (apiVersion, kind, metadata, spec), else job.spec. */
+const json_t *sl_cli_job_spec(const json_t *job);
+
+/* Total GPUs a job asks for, from its spec: tasks x gpus ("2") or
+ * tasks x gpuMilli as a decimal ("0.5"); "0" for none. */
+char *sl_cli_job_gpus(const json_t *job, char *buf, size_t size);
+/* Pending: age since submission; running: time since start; finished:
+ * run time (from start, or from submission if it never started). */
+char *sl_cli_job_time(const json_t *job, int64_t now_ms, char *buf,
+                      size_t size);
+
+/* A table of strings, printed aligned (table mode) or as CSV. Cells hold
+ * copies; a NULL cell prints "-" in a table and empty in CSV. */
+struct sl_cli_table;
+struct sl_cli_table *sl_cli_table_create(size_t ncols,
+                                         const char *const *header);
+void sl_cli_table_destroy(struct sl_cli_table *t);
+/* Limit column 'col' to 'width' characters in table mode ("..." marks the
+ * cut); CSV is never cut. */
+void sl_cli_table_max_width(struct sl_cli_table *t, size_t col, size_t width);
+/* Append a row of ncols cells. Returns 0 or -ENOMEM. */
+int sl_cli_table_add(struct sl_cli_table *t, const char *const *cells);
+size_t sl_cli_table_rows(const struct sl_cli_table *t);
+/* Print the header (when the table has one) and rows; table mode puts
+ * 'indent' spaces before each line. Returns 0 or -EIO. */
+int sl_cli_table_print(struct sl_cli_table *t, FILE *fp, enum sl_cli_output fmt,
+                       size_t indent);
+/* Print one row (or the header, row == SIZE_MAX) in table mode, with the
+ * widths of the whole table. */
+void sl_cli_table_print_row(struct sl_cli_table *t, FILE *fp, size_t row,
+                            size_t indent);
+
+/* Write one CSV field, quoted when needed (RFC 4180). */
+void sl_cli_csv_field(FILE *fp, const char *s);
+/* Copy 's' for a terminal: control characters become spaces or '?'. */
+char *sl_cli_sanitize(const char *s, char *buf, size_t size);
+/* Join a JSON array of strings as a shell would need them typed. Returns
+ * a new string (free()) or NULL on -ENOMEM. */
+char *sl_cli_shell_join(const json_t *argv);
+
+/* The columns of `jobs` and the row of one job, for table or CSV. */
+struct sl_cli_table *sl_cli_jobs_table(enum sl_cli_output fmt);
+int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
+                          const json_t *job, int64_t now_ms);
+
+/* ---- jobdoc.c: the document `sluice run` submits ---- */
+
+/* Parse the options of `sluice run` from argv[1..] (argv[0] = "run") and
+ * build the job document. Returns 0 and *out (new reference), SL_CLI_ARG_HELP
+ * or SL_CLI_ARG_VERSION when asked, or -EINVAL with err naming the flag. */
+int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
+                   struct sl_error *err);
+
+/* ---- call.c: the server ---- */
+
+/* "sluice: <message>" on stderr, one line. */
+void sl_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print err as a usage error and return SL_CLI_USAGE. */
+int sl_cli_usage_error(const struct sl_error *err);
+
+/* The client for ctx's server and token, made on first use. Returns 0 or
+ * an exit code after printing why. */
+int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out);
+
+/* Send a request; on anything but 2xx print the error (prefixed with
+ * 'what' when not NULL, e.g. "job 42") and return its exit code. On
+ * SL_CLI_OK, *resp holds the answer (caller releases it with
+ * sl_response_fini; it is released already on failure). */
+int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
+                   const char *content_type, const char *body, size_t len,
+                   const char *what, struct sl_response *resp);
+
+/* As sl_cli_request, with the 2xx answer decoded as a JSON object (or array
+ * when 'array_ok') into *out (new reference). */
+int sl_cli_call_json(struct sl_cli_ctx *ctx, const char *method,
+                     const char *path, const char *content_type,
+                     const char *body, size_t len, const char *what,
+                     json_t **out);
+
+/* The exit code for a transport rc and HTTP status (the one table). */
+int sl_cli_exit_code(int rc, long status);
+
+/* Print 'v' as JSON (2-space indent) and a newline to stdout. */
+int sl_cli_print_json(const json_t *v);
+
+/* Flush stdout; on a write error say so and return SL_CLI_FAILED. */
+int sl_cli_finish_output(int code);
+
+/* ---- commands ---- */
+int sl_cli_cmd_submit(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_run(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_show(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_cancel(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_nodes(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_whoami(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);
+
+/* The handling every command gives -h, --version and bad options: print
+ * the usage, the version or the error. Returns 0 for an ordinary option
+ * or positional, SL_CLI_DONE when the command should stop and exit 0, or
+ * SL_CLI_USAGE. */
+#define SL_CLI_DONE (-1)
+int sl_cli_arg_special(struct sl_cli_ctx *ctx, int id,
+                       const struct sl_error *err);
+
+/* Parse a command that takes global options and up to 'max' positionals
+ * into pos[], their count into *npos. Returns SL_CLI_OK, SL_CLI_DONE or
+ * SL_CLI_USAGE (printed). */
+int sl_cli_parse_simple(struct sl_cli_ctx *ctx, int argc, char **argv,
+                        const char **pos, int max, int *npos);
+
+/* Parse "-f FILE" (required) for submit and apply. */
+int sl_cli_parse_file(struct sl_cli_ctx *ctx, int argc, char **argv,
+                      const char **path);
+
+/* Read FILE (bounded by SL_CLI_MAX_INPUT), pick its content type, POST it to
+ * 'api_path' and decode the JSON answer into *out. Returns an exit code. */
+int sl_cli_post_document(struct sl_cli_ctx *ctx, const char *path,
+                         const char *api_path, bool json_array_ok,
+                         json_t **out);
+
+/* Print a created job: its id, or the object with -o json. */
+int sl_cli_print_created(struct sl_cli_ctx *ctx, const json_t *job);
+
+#endif

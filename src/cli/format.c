@@ -1,0 +1,582 @@
+/*
+ * format.c - human units, aligned tables and CSV for `sluice` output.
+ *
+ * Pure: no network, no clock (callers pass now_ms). Strings that came from
+ * the server are sanitised before they reach a terminal in table mode, so a
+ * job name cannot carry escape sequences; CSV keeps data as it is, quoted.
+ * Widths count UTF-8 code points, not bytes.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct sl_cli_table {
+    size_t ncols;
+    char **header; /* owned; ncols cells, or NULL for no header */
+    size_t *max;   /* per column: table-mode width limit, 0 = none */
+    char **cells;  /* owned; nrows * ncols cells, NULL allowed */
+    size_t nrows, cap_rows;
+    size_t *width; /* per column: table-mode width of the widest cell */
+    bool width_ok; /* 'width' is up to date with the rows */
+};
+
+char *sl_cli_fmt_duration(int64_t ms, char *buf, size_t size)
+{
+    int64_t s = ms > 0 ? ms / 1000 : 0;
+
+    if (s < 60)
+        snprintf(buf, size, "%llds", (long long)s);
+    else if (s < 3600)
+        snprintf(buf, size, "%lldm%llds", (long long)(s / 60),
+                 (long long)(s % 60));
+    else if (s < 86400)
+        snprintf(buf, size, "%lldh%lldm", (long long)(s / 3600),
+                 (long long)(s % 3600 / 60));
+    else
+        snprintf(buf, size, "%lldd%lldh", (long long)(s / 86400),
+                 (long long)(s % 86400 / 3600));
+    return buf;
+}
+
+char *sl_cli_fmt_bytes(int64_t bytes, char *buf, size_t size)
+{
+    static const char *units[] = {"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    uint64_t b = (uint64_t)bytes, tenths = 0;
+
+    if (bytes < 1024) {
+        snprintf(buf, size, "%lldB", (long long)(bytes < 0 ? 0 : bytes));
+        return buf;
+    }
+    /* The first unit where the value, rounded to tenths, is under 1024.
+     * rem < 2^60 so rem * 10 fits in 64 unsigned bits. */
+    for (size_t u = 0; u < SL_ARRAY_LEN(units); u++) {
+        uint64_t div = (uint64_t)1 << (10 * (u + 1));
+        tenths = b / div * 10 + (b % div * 10 + div / 2) / div;
+        if (tenths < 10240 || u + 1 == SL_ARRAY_LEN(units)) {
+            snprintf(buf, size, "%llu.%llu%s",
+                     (unsigned long long)(tenths / 10),
+                     (unsigned long long)(tenths % 10), units[u]);
+            break;
+        }
+    }
+    return buf;
+}
+
+char *sl_cli_fmt_milli(int64_t milli, char *buf, size_t size)
+{
+    int64_t whole = milli / 1000, frac = milli % 1000;
+    char digits[8];
+    int n;
+
+    if (milli < 0) {
+        snprintf(buf, size, "-");
+        return buf;
+    }
+    if (!frac) {
+        snprintf(buf, size, "%lld", (long long)whole);
+        return buf;
+    }
+    n = snprintf(digits, sizeof(digits), "%03lld", (long long)frac);
+    while (n > 0 && digits[n - 1] == '0')
+        digits[--n] = '\0';
+    snprintf(buf, size, "%lld.%s", (long long)whole, digits);
+    return buf;
+}
+
+static int digits(const char **pp, int n, int *out)
+{
+    int v = 0;
+
+    for (int i = 0; i < n; i++) {
+        char ch = (*pp)[i];
+        if (ch < '0' || ch > '9')
+            return -EINVAL;
+        v = v * 10 + (ch - '0');
+    }
+    *pp += n;
+    *out = v;
+    return 0;
+}
+
+int sl_cli_parse_time(const char *s, int64_t *out_ms)
+{
+    const char *p = s;
+    struct tm tm = {0};
+    int year, mon, day, hour, min, sec, ms = 0, off_min = 0;
+    time_t t;
+
+    if (!s || digits(&p, 4, &year) || *p++ != '-' || digits(&p, 2, &mon) ||
+        *p++ != '-' || digits(&p, 2, &day) ||
+        (*p != 'T' && *p != 't' && *p != ' '))
+        return -EINVAL;
+    p++;
+    if (digits(&p, 2, &hour) || *p++ != ':' || digits(&p, 2, &min) ||
+        *p++ != ':' || digits(&p, 2, &sec))
+        return -EINVAL;
+    if (*p == '.') {
+        int scale = 100;
+        p++;
+        if (*p < '0' || *p > '9')
+            return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            ms += (*p - '0') * scale;
+            scale /= 10;
+        }
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1, oh, om;
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
+            return -EINVAL;
+        off_min = sign * (oh * 60 + om);
+    } else {
+        return -EINVAL;
+    }
+    if (*p || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 ||
+        min > 59 || sec > 60)
+        return -EINVAL;
+    tm.tm_year = year - 1900;
+    tm.tm_mon = mon - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min = min;
+    tm.tm_sec = sec;
+    t = timegm(&tm);
+    *out_ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + ms;
+    return 0;
+}
+
+const char *sl_cli_jstr(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return true;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d >= -9.0e15 && d <= 9.0e15 && d == (double)(int64_t)d) {
+            *out = (int64_t)d;
+            return true;
+        }
+    }
+    return false;
+}
+
+const json_t *sl_cli_job_spec(const json_t *job)
+{
+    const json_t *doc = json_object_get(job, "spec");
+    const json_t *inner = json_object_get(doc, "spec");
+
+    return json_is_object(inner) ? inner : doc;
+}
+
+char *sl_cli_job_gpus(const json_t *job, char *buf, size_t size)
+{
+    const json_t *spec = sl_cli_job_spec(job);
+    const json_t *res = json_object_get(spec, "resources");
+    int64_t tasks = 1, gpus = 0, milli = 0;
+
+    if (!sl_cli_jint(spec, "tasks", &tasks) || tasks < 1)
+        tasks = 1;
+    if (sl_cli_jint(res, "gpus", &gpus) && gpus > 0 && gpus <= INT32_MAX)
+        snprintf(buf, size, "%lld", (long long)(tasks * gpus));
+    else if (sl_cli_jint(res, "gpuMilli", &milli) && milli > 0 &&
+             milli <= INT32_MAX)
+        sl_cli_fmt_milli(tasks * milli, buf, size);
+    else
+        snprintf(buf, size, "0");
+    return buf;
+}
+
+char *sl_cli_job_time(const json_t *job, int64_t now_ms, char *buf, size_t size)
+{
+    int64_t submitted, started, finished;
+    bool has_sub =
+        sl_cli_parse_time(sl_cli_jstr(job, "submitted_at"), &submitted) == 0;
+    bool has_start =
+        sl_cli_parse_time(sl_cli_jstr(job, "started_at"), &started) == 0;
+    bool has_fin =
+        sl_cli_parse_time(sl_cli_jstr(job, "finished_at"), &finished) == 0;
+
+    if (has_fin && (has_start || has_sub))
+        return sl_cli_fmt_duration(finished - (has_start ? started : submitted),
+                                   buf, size);
+    if (has_start)
+        return sl_cli_fmt_duration(now_ms - started, buf, size);
+    if (has_sub)
+        return sl_cli_fmt_duration(now_ms - submitted, buf, size);
+    snprintf(buf, size, "-");
+    return buf;
+}
+
+char *sl_cli_sanitize(const char *s, char *buf, size_t size)
+{
+    size_t o = 0;
+
+    if (!size)
+        return buf;
+    for (; s && *s && o + 1 < size; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '\n' || ch == '\t' || ch == '\r')
+            buf[o++] = ' ';
+        else if (ch < 0x20 || ch == 0x7f)
+            buf[o++] = '?';
+        else
+            buf[o++] = (char)ch;
+    }
+    /* Do not leave half a UTF-8 sequence at a cut. */
+    if (s && *s) {
+        while (o > 0 && ((unsigned char)buf[o - 1] & 0xC0) == 0x80)
+            o--;
+        if (o > 0 && ((unsigned char)buf[o - 1] & 0xC0) == 0xC0)
+            o--;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* Width in code points. */
+static size_t text_width(const char *s)
+{
+    size_t w = 0;
+
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+struct sl_cli_table *sl_cli_table_create(size_t ncols,
+                                         const char *const *header)
+{
+    struct sl_cli_table *t = calloc(1, sizeof(*t));
+
+    if (!t)
+        return NULL;
+    t->ncols = ncols;
+    if (!(t->max = calloc(ncols, sizeof(*t->max))) ||
+        !(t->width = calloc(ncols, sizeof(*t->width))))
+        goto fail;
+    if (header) {
+        if (!(t->header = calloc(ncols, sizeof(*t->header))))
+            goto fail;
+        for (size_t i = 0; i < ncols; i++)
+            if (!(t->header[i] = strdup(header[i])))
+                goto fail;
+    }
+    return t;
+fail:
+    sl_cli_table_destroy(t);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void sl_cli_table_destroy(struct sl_cli_table *t)
+{
+    int saved = errno;
+
+    if (!t)
+        return;
+    for (size_t i = 0; t->header && i < t->ncols; i++)
+        free(t->header[i]);
+    free(t->header);
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    free(t->max);
+    free(t->width);
+    free(t);
+    errno = saved;
+}
+
+void sl_cli_table_max_width(struct sl_cli_table *t, size_t col, size_t width)
+{
+    if (col < t->ncols)
+        t->max[col] = width < 4 ? 4 : width;
+    t->width_ok = false;
+}
+
+size_t sl_cli_table_rows(const struct sl_cli_table *t)
+{
+    return t->nrows;
+}
+
+int sl_cli_table_add(struct sl_cli_table *t, const char *const *cells)
+{
+    char **row;
+
+    if (t->nrows == t->cap_rows) {
+        size_t cap = t->cap_rows ? t->cap_rows * 2 : 16;
+        char **nc;
+        if (cap > SIZE_MAX / sizeof(char *) / t->ncols ||
+            !(nc = realloc(t->cells, cap * t->ncols * sizeof(char *))))
+            return -ENOMEM;
+        t->cells = nc;
+        t->cap_rows = cap;
+    }
+    row = t->cells + t->nrows * t->ncols;
+    for (size_t i = 0; i < t->ncols; i++) {
+        row[i] = NULL;
+        if (cells[i] && !(row[i] = strdup(cells[i]))) {
+            while (i-- > 0)
+                free(row[i]);
+            return -ENOMEM;
+        }
+    }
+    t->nrows++;
+    t->width_ok = false;
+    return 0;
+}
+
+/* The cell as a table shows it: sanitised, cut to the column's limit. */
+static const char *shown_cell(const struct sl_cli_table *t, const char *cell,
+                              size_t col, char *buf, size_t size)
+{
+    size_t w, keep, o = 0;
+
+    sl_cli_sanitize(cell ? cell : "-", buf, size);
+    w = text_width(buf);
+    if (!t->max[col] || w <= t->max[col])
+        return buf;
+    keep = t->max[col] - 3;
+    for (size_t cp = 0; buf[o]; o++) {
+        if (((unsigned char)buf[o] & 0xC0) != 0x80 && cp++ == keep)
+            break;
+    }
+    if (o + 4 <= size) {
+        memcpy(buf + o, "...", 4);
+    }
+    return buf;
+}
+
+static void compute_widths(struct sl_cli_table *t)
+{
+    char buf[1024];
+
+    if (t->width_ok)
+        return;
+    for (size_t c = 0; c < t->ncols; c++) {
+        size_t w = t->header ? text_width(t->header[c]) : 0;
+        for (size_t r = 0; r < t->nrows; r++) {
+            size_t cw = text_width(
+                shown_cell(t, t->cells[r * t->ncols + c], c, buf, sizeof(buf)));
+            if (cw > w)
+                w = cw;
+        }
+        t->width[c] = w;
+    }
+    t->width_ok = true;
+}
+
+void sl_cli_table_print_row(struct sl_cli_table *t, FILE *fp, size_t row,
+                            size_t indent)
+{
+    char buf[1024];
+
+    if (row == SIZE_MAX && !t->header)
+        return;
+    compute_widths(t);
+    fprintf(fp, "%*s", (int)indent, "");
+    for (size_t c = 0; c < t->ncols; c++) {
+        const char *s = row == SIZE_MAX
+                            ? t->header[c]
+                            : shown_cell(t, t->cells[row * t->ncols + c], c,
+                                         buf, sizeof(buf));
+        if (c + 1 < t->ncols)
+            fprintf(fp, "%s%*s", s, (int)(t->width[c] - text_width(s) + 2), "");
+        else
+            fputs(s, fp);
+    }
+    fputc('\n', fp);
+}
+
+void sl_cli_csv_field(FILE *fp, const char *s)
+{
+    size_t n;
+
+    if (!s)
+        return;
+    n = strlen(s);
+    if (!s[strcspn(s, ",\"\r\n")] &&
+        (n == 0 || (s[0] != ' ' && s[n - 1] != ' '))) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+int sl_cli_table_print(struct sl_cli_table *t, FILE *fp, enum sl_cli_output fmt,
+                       size_t indent)
+{
+    if (fmt != SL_CLI_OUT_CSV) {
+        sl_cli_table_print_row(t, fp, SIZE_MAX, indent);
+        for (size_t r = 0; r < t->nrows; r++)
+            sl_cli_table_print_row(t, fp, r, indent);
+        return ferror(fp) ? -EIO : 0;
+    }
+    /* CSV lines end in LF, as Unix tools expect. */
+    for (size_t r = 0; r < t->nrows + 1; r++) {
+        char **row = r == 0 ? t->header : t->cells + (r - 1) * t->ncols;
+        if (!row)
+            continue;
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (c)
+                fputc(',', fp);
+            sl_cli_csv_field(fp, row[c]);
+        }
+        fputc('\n', fp);
+    }
+    return ferror(fp) ? -EIO : 0;
+}
+
+/* Characters that make a shell word need quotes. */
+static bool needs_quotes(const char *s)
+{
+    if (!*s)
+        return true;
+    for (; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789-_./=:,+@%",
+                    *s))
+            return true;
+    return false;
+}
+
+char *sl_cli_shell_join(const json_t *argv)
+{
+    size_t n = 1, i;
+    const json_t *v;
+    char *out, *o;
+
+    json_array_foreach (argv, i, v) {
+        const char *s = json_string_value(v);
+        n += (s ? strlen(s) * 4 : 0) + 3;
+    }
+    if (!(out = malloc(n)))
+        return NULL;
+    o = out;
+    json_array_foreach (argv, i, v) {
+        const char *s = json_string_value(v);
+        if (!s)
+            continue;
+        if (o != out)
+            *o++ = ' ';
+        if (!needs_quotes(s)) {
+            size_t l = strlen(s);
+            memcpy(o, s, l);
+            o += l;
+            continue;
+        }
+        *o++ = '\'';
+        for (; *s; s++) {
+            if (*s == '\'') {
+                memcpy(o, "'\\''", 4); /* close, escaped quote, reopen */
+                o += 4;
+            } else {
+                *o++ = *s;
+            }
+        }
+        *o++ = '\'';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Columns of `jobs`: table mode is for people (relative time, cut reason),
+ * CSV for programs (timestamps, full text). */
+static const char *const jobs_cols_table[] = {
+    "ID", "NAME", "TEAM", "QUEUE", "STATE", "GPUS", "TIME", "EXIT", "REASON",
+};
+static const char *const jobs_cols_csv[] = {
+    "id",         "name",           "team",      "project", "user",
+    "queue",      "priority_class", "state",     "gpus",    "submitted_at",
+    "started_at", "finished_at",    "exit_code", "reason",  "message",
+};
+#define JOBS_REASON_WIDTH 48
+
+struct sl_cli_table *sl_cli_jobs_table(enum sl_cli_output fmt)
+{
+    struct sl_cli_table *t;
+
+    if (fmt == SL_CLI_OUT_CSV)
+        return sl_cli_table_create(SL_ARRAY_LEN(jobs_cols_csv), jobs_cols_csv);
+    t = sl_cli_table_create(SL_ARRAY_LEN(jobs_cols_table), jobs_cols_table);
+    if (t) {
+        sl_cli_table_max_width(t, 1, 40);
+        sl_cli_table_max_width(t, 8, JOBS_REASON_WIDTH);
+    }
+    return t;
+}
+
+int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
+                          const json_t *job, int64_t now_ms)
+{
+    char id[24] = "-", exit_code[24] = "", gpus[32], time_s[32];
+    const char *reason = sl_cli_jstr(job, "reason");
+    int64_t v;
+
+    if (sl_cli_jint(job, "id", &v))
+        snprintf(id, sizeof(id), "%lld", (long long)v);
+    if (sl_cli_jint(job, "exit_code", &v))
+        snprintf(exit_code, sizeof(exit_code), "%lld", (long long)v);
+    sl_cli_job_gpus(job, gpus, sizeof(gpus));
+    if (fmt == SL_CLI_OUT_CSV) {
+        const char *cells[] = {
+            id,
+            sl_cli_jstr(job, "name"),
+            sl_cli_jstr(job, "team"),
+            sl_cli_jstr(job, "project"),
+            sl_cli_jstr(job, "user"),
+            sl_cli_jstr(job, "queue"),
+            sl_cli_jstr(job, "priority_class"),
+            sl_cli_jstr(job, "state"),
+            gpus,
+            sl_cli_jstr(job, "submitted_at"),
+            sl_cli_jstr(job, "started_at"),
+            sl_cli_jstr(job, "finished_at"),
+            exit_code,
+            reason,
+            sl_cli_jstr(job, "message"),
+        };
+        return sl_cli_table_add(t, cells);
+    }
+    /* A finished job has no pending reason; its last message says why it
+     * ended (e.g. "exceeded maxRuntime 2s"). */
+    if (!reason && sl_cli_state_finished(sl_cli_jstr(job, "state")))
+        reason = sl_cli_jstr(job, "message");
+    sl_cli_job_time(job, now_ms, time_s, sizeof(time_s));
+    {
+        const char *cells[] = {
+            id,
+            sl_cli_jstr(job, "name"),
+            sl_cli_jstr(job, "team"),
+            sl_cli_jstr(job, "queue"),
+            sl_cli_jstr(job, "state"),
+            gpus,
+            time_s,
+            exit_code[0] ? exit_code : NULL,
+            reason,
+        };
+        return sl_cli_table_add(t, cells);
+    }
+}

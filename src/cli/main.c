@@ -1,0 +1,232 @@
+/*
+ * main.c - `sluice`, the command-line client of sluiced: the command table,
+ * global options, help, and dispatch.
+ *
+ * A command is a row of 'commands'. Global options may come before or
+ * after the command name; each command parses its own options and the
+ * global ones through sl_cli_next. Exit codes: see enum sl_cli_exit.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv);
+static int cmd_reserved(struct sl_cli_ctx *ctx, int argc, char **argv);
+
+/* The commands: name, handler (argv[0] = name), one-line help, usage text
+ * printed by `sluice help NAME` and `sluice NAME --help` (NULL for the
+ * commands reserved for a later release). */
+/* clang-format off */
+static const struct sl_cli_command commands[] = {
+    {"submit", sl_cli_cmd_submit, "submit a job from a YAML or JSON file; prints the job id",
+     "usage: sluice submit -f FILE\n"
+     "\n"
+     "Submit the job document in FILE (YAML, or JSON when it starts with '{';\n"
+     "'-' reads standard input; at most 1 MiB). Prints the job id; with\n"
+     "-o json, the job object.\n"
+     "\n"
+     "  -f, --file FILE   the job document\n"},
+    {"run", sl_cli_cmd_run, "submit a job from flags; prints the job id",
+     "usage: sluice run [FLAGS] [--] CMD [ARGS...]\n"
+     "\n"
+     "Build a job document from the flags and submit it. Prints the job id;\n"
+     "with -o json, the job object. Options end at CMD or at '--'.\n"
+     "\n"
+     "  --name N            job name ([a-z0-9-], at most 63 characters)\n"
+     "  --team T            team (default: yours)\n"
+     "  --project P         project, for reports\n"
+     "  --queue Q           queue (default: the team's default queue)\n"
+     "  --gpus N            whole GPUs per task (0..64)\n"
+     "  --gpu-milli M       a fraction of one GPU per task (1..1000)\n"
+     "  --gpu-model M       allowed GPU models; repeat or give a comma list\n"
+     "  --cpus C            CPUs per task: 2, 0.5, 250m\n"
+     "  --memory Q          memory per task: 4Gi, 512Mi, 1G\n"
+     "  --tasks N           tasks (1..1024); more than one starts all or none\n"
+     "  --priority P        priority class (spec.priorityClass)\n"
+     "  --max-runtime D     run time limit: 90s, 2h, 1h30m\n"
+     "  --retries N         retries after a failure (0..100)\n"
+     "  --image I           image, governed and recorded\n"
+     "  -e, --env K=V       environment variable; repeatable\n"
+     "  --topology T        any, same-node or same-domain\n"},
+    {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
+     "usage: sluice jobs [--team T] [--state S]\n"
+     "\n"
+     "List jobs, oldest first. Table columns: ID NAME TEAM QUEUE STATE GPUS\n"
+     "(total over tasks) TIME (pending: since submission; running: since start;\n"
+     "finished: run time) EXIT REASON. -o json prints an array of job\n"
+     "objects; -o csv one row per job with full timestamps.\n"
+     "\n"
+     "  --team T    only this team's jobs\n"
+     "  --state S   Pending, Running, Succeeded, Failed, Cancelled, Preempted,\n"
+     "              Lost (any case), a comma list, or all (default:\n"
+     "              Pending,Running)\n"},
+    {"show", sl_cli_cmd_show, "show one job and its events",
+     "usage: sluice show JOB\n"
+     "\n"
+     "Show the job: who, where, state, exit code, times, placement, reason,\n"
+     "command, then its events. -o json prints the job object as the server\n"
+     "returns it; -o csv the row `jobs -o csv` prints.\n"},
+    {"logs", sl_cli_cmd_logs, "print a job's output",
+     "usage: sluice logs JOB [-f] [--task N]\n"
+     "\n"
+     "Print the output of one task of the job, byte for byte.\n"
+     "\n"
+     "  -f, --follow   keep printing new output until the job has finished\n"
+     "  --task N       the task (default 0)\n"},
+    {"cancel", sl_cli_cmd_cancel, "cancel jobs",
+     "usage: sluice cancel JOB [JOB...]\n"
+     "\n"
+     "Cancel each job: a pending job at once, a running one with SIGTERM,\n"
+     "a grace period, then SIGKILL. Prints one line per job. Exit 2 when the\n"
+     "server refused any of them (e.g. already finished).\n"},
+    {"nodes", sl_cli_cmd_nodes, "list nodes and their GPUs",
+     "usage: sluice nodes\n"
+     "\n"
+     "One line per node (CPUS, MEMORY and GPUS as allocated/total), then one\n"
+     "line per GPU: index, model, memory, allocated milli-GPU, jobs.\n"
+     "-o json prints the array of node objects.\n"},
+    {"apply", sl_cli_cmd_apply, "declare teams, queues, priority classes, users",
+     "usage: sluice apply -f FILE\n"
+     "\n"
+     "Apply the manifests in FILE (YAML documents separated by '---', or a\n"
+     "JSON object or array; '-' reads standard input; at most 1 MiB). Prints\n"
+     "one line per object, e.g. \"team/vision created\".\n"
+     "\n"
+     "  -f, --file FILE   the manifests\n"},
+    {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
+     "usage: sluice whoami\n"},
+    {"token", sl_cli_cmd_token, "create an API token for a user (admin)",
+     "usage: sluice token create --user NAME [--expires-in D]\n"
+     "\n"
+     "Create a token for the user and print it; it is shown only once.\n"
+     "\n"
+     "  --user NAME        the user\n"
+     "  --expires-in D     lifetime, e.g. 24h, 30d (default: the server's)\n"},
+    {"help", cmd_help, "show help for sluice or a command",
+     "usage: sluice help [COMMAND]\n"},
+    /* Reserved for later releases: they say so and exit 1. */
+    {"why", cmd_reserved, "why a job is pending (not in this release)", NULL},
+    {"queues", cmd_reserved, "queues and quotas (not in this release)", NULL},
+    {"report", cmd_reserved, "usage and cost reports (not in this release)", NULL},
+    {"audit", cmd_reserved, "the audit log (not in this release)", NULL},
+    {"lineage", cmd_reserved, "model lineage (not in this release)", NULL},
+    {"sim", cmd_reserved, "offline simulation (not in this release)", NULL},
+};
+/* clang-format on */
+
+static const char global_help[] =
+    "Global options (before or after the command):\n"
+    "  --server URL   sluiced URL (env SLUICE_SERVER; "
+    "default " SL_CLI_DEFAULT_SERVER ")\n"
+    "  --token T      bearer token (env SLUICE_TOKEN; else the file named by\n"
+    "                 SLUICE_TOKEN_FILE; else ./" SL_CLI_DEFAULT_TOKEN_FILE
+    ")\n"
+    "  -o FORMAT      table (default), json or csv\n"
+    "  -h, --help     show help\n"
+    "  --version      print the version\n"
+    "\n"
+    "Exit codes: 0 success, 1 usage error, 2 refused by the server (4xx),\n"
+    "3 server or transport failure.\n";
+
+static const struct sl_cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+void sl_cli_usage(FILE *fp, const struct sl_cli_command *cmd)
+{
+    if (cmd && cmd->usage) {
+        fprintf(fp, "%s\n%s", cmd->usage, global_help);
+        return;
+    }
+    fprintf(fp, "usage: sluice [--server URL] [--token T] [-o table|json|csv] "
+                "COMMAND [ARGS...]\n\nCommands:\n");
+    for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
+        if (commands[i].usage)
+            fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(fp, "\nNot available in this release:");
+    for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
+        if (!commands[i].usage)
+            fprintf(fp, " %s", commands[i].name);
+    fprintf(fp, "\n\n%s\nRun 'sluice help COMMAND' for a command's options.\n",
+            global_help);
+}
+
+static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv)
+{
+    const char *pos[1];
+    const struct sl_cli_command *cmd;
+    int n, code;
+
+    if ((code = sl_cli_parse_simple(ctx, argc, argv, pos, 1, &n)) != SL_CLI_OK)
+        return code;
+    if (n == 0) {
+        sl_cli_usage(stdout, NULL);
+        return SL_CLI_OK;
+    }
+    if (!(cmd = find_command(pos[0]))) {
+        sl_cli_errorf("help: unknown command '%.64s' (see 'sluice help')",
+                      pos[0]);
+        return SL_CLI_USAGE;
+    }
+    if (!cmd->usage) {
+        sl_cli_errorf("%s: not available in this release", cmd->name);
+        return SL_CLI_USAGE;
+    }
+    sl_cli_usage(stdout, cmd);
+    return SL_CLI_OK;
+}
+
+static int cmd_reserved(struct sl_cli_ctx *ctx, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sl_cli_errorf("%s: not available in this release", ctx->cmd->name);
+    return SL_CLI_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    struct sl_cli_ctx ctx = {.output = SL_CLI_OUT_TABLE};
+    struct sl_error err = {{0}, {0}};
+    struct sl_cli_parser p;
+    const char *name = NULL;
+    int id, code;
+
+    sl_cli_parser_init(&p, argc, argv, 1, true);
+    while (!name &&
+           (id = sl_cli_next(&p, NULL, &ctx, &name, &err)) != SL_CLI_ARG_END) {
+        switch (id) {
+        case SL_CLI_ARG_HELP:
+            sl_cli_usage(stdout, NULL);
+            return sl_cli_finish_output(SL_CLI_OK);
+        case SL_CLI_ARG_VERSION:
+            printf("sluice %s\n", SLUICE_VERSION);
+            return sl_cli_finish_output(SL_CLI_OK);
+        case SL_CLI_ARG_ERROR:
+            return sl_cli_usage_error(&err);
+        }
+    }
+    if (!name) {
+        sl_cli_usage(stderr, NULL);
+        return SL_CLI_USAGE;
+    }
+    if (!(ctx.cmd = find_command(name))) {
+        sl_cli_errorf("unknown command '%.64s' (see 'sluice help')", name);
+        return SL_CLI_USAGE;
+    }
+    /* The command sees its name as argv[0] and parses the rest. */
+    code = ctx.cmd->run(&ctx, argc - (p.i - 1), argv + (p.i - 1));
+    if (code == SL_CLI_DONE)
+        code = SL_CLI_OK;
+    code = sl_cli_finish_output(code);
+    sl_client_destroy(ctx.client);
+    return code;
+}

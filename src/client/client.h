@@ -1,0 +1,98 @@
+/*
+ * client.h - libsluice: the HTTP client of the sluiced API
+ * (docs/api-contract.md).
+ *
+ * One struct sl_client wraps one libcurl easy handle, reused for every
+ * request so the connection stays alive between calls. Every request has a
+ * connect timeout of SL_CLIENT_CONNECT_TIMEOUT_MS and a total timeout of
+ * SL_CLIENT_TIMEOUT_MS; answers larger than SL_CLIENT_MAX_BODY are refused.
+ *
+ * Thread-safety: a client is used by one thread at a time. Different
+ * clients may be used from different threads; libcurl's global state is
+ * initialised by the first sl_client_create (call curl_global_init yourself
+ * first if threads already run then).
+ */
+#ifndef SL_CLIENT_H
+#define SL_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits of every request. */
+#define SL_CLIENT_CONNECT_TIMEOUT_MS 5000               /* ms */
+#define SL_CLIENT_TIMEOUT_MS         60000              /* ms, whole request */
+#define SL_CLIENT_MAX_BODY           ((size_t)64 << 20) /* bytes of an answer */
+#define SL_CLIENT_MAX_TOKEN          4096               /* bytes */
+#define SL_CLIENT_MAX_URL            8192 /* bytes, server + path */
+
+struct sl_client;
+
+/* What went wrong, from the server's error object or from the transport. */
+struct sl_api_error {
+    char code[32];     /* "invalid", "not_found", ...; "" for transport */
+    char field[96];    /* field at fault, "" when none */
+    char message[256]; /* one line, control characters replaced */
+};
+
+/* One answer. Filled by sl_client_request; release with sl_response_fini. */
+struct sl_response {
+    long status;               /* HTTP status; 0 when no answer came */
+    char *body;                /* owned; len bytes plus a NUL; NULL if none */
+    size_t len;                /* bytes in body (logs may hold NULs) */
+    int64_t log_offset;        /* X-Sluice-Log-Offset, -1 when absent */
+    char job_state[32];        /* X-Sluice-Job-State, "" when absent */
+    char content_type[128];    /* Content-Type, "" when absent */
+    struct sl_api_error error; /* set when status >= 400 or on -errno */
+};
+
+/* Create a client for 'server' ("http://host:port" or https; a trailing
+ * slash is dropped) that sends 'token' (may be NULL or "": no
+ * Authorization header) as a bearer token. The token must be printable
+ * ASCII without spaces, at most SL_CLIENT_MAX_TOKEN bytes. Returns a new
+ * client (free with sl_client_destroy) or NULL with errno set: EINVAL for
+ * a bad URL or token, ENOMEM. */
+struct sl_client *sl_client_create(const char *server, const char *token);
+
+/* Frees the client and closes its connection; accepts NULL; keeps errno. */
+void sl_client_destroy(struct sl_client *c);
+
+/* The server URL the client talks to, without a trailing slash. */
+const char *sl_client_server(const struct sl_client *c);
+
+/* Send 'method' ("GET", "POST", "DELETE", ...) to 'path' (starts with '/',
+ * query string already escaped) with 'len' bytes of 'body' (may be NULL
+ * when len is 0) of type 'content_type' (NULL: no Content-Type header).
+ * '*resp' is initialised by the call, whatever it held before (so release
+ * a previous answer first).
+ *
+ * Returns 0 when an answer came, whatever its status: resp->status, body,
+ * headers are set and, for status >= 400, resp->error holds the server's
+ * error object (or a text made from the status when the body is not one).
+ * Returns a negated errno when no complete answer came: -ECONNREFUSED,
+ * -ETIMEDOUT, -EHOSTUNREACH, -EFBIG (answer over SL_CLIENT_MAX_BODY),
+ * -ENOMEM, -EINVAL (bad path), -EIO (other); resp->error.message then says
+ * what happened and resp->body is NULL. Release resp with sl_response_fini
+ * in every case. */
+int sl_client_request(struct sl_client *c, const char *method, const char *path,
+                      const char *content_type, const char *body, size_t len,
+                      struct sl_response *resp);
+
+/* As sl_client_request, with a JSON body ('body' may be NULL: no body)
+ * sent as application/json, and a 2xx answer decoded into '*out' (a new
+ * reference, caller decrefs; NULL for an empty body). Returns 0, a negated
+ * errno from the transport, or -EPROTO when a 2xx body is not JSON
+ * (resp->error.message says so). Non-2xx answers return 0 with *out NULL:
+ * look at resp->status. */
+int sl_client_json(struct sl_client *c, const char *method, const char *path,
+                   const json_t *body, json_t **out, struct sl_response *resp);
+
+/* Percent-escape 's' for a path segment or query value. Returns a new
+ * string (free with free()) or NULL on -ENOMEM. */
+char *sl_client_escape(const char *s);
+
+/* Release what the response owns; accepts NULL and a zeroed response;
+ * leaves it zeroed. */
+void sl_response_fini(struct sl_response *resp);
+
+#endif

@@ -1,0 +1,541 @@
+/*
+ * test_cli.c - unit tests of the pure parts of `sluice`: option parsing,
+ * argument values, human units, tables and CSV, and the job document of
+ * `sluice run`. No network: the files under test are compiled in directly
+ * (the unit binaries link only libsluice-core.a).
+ */
+#include "../../src/cli/args.c"
+#include "../../src/cli/format.c"
+#include "../../src/cli/jobdoc.c"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../tap.h"
+
+/* Run cli_next over a NULL-terminated argument list (argv[0] = "cmd")
+ * and render what it returned as "id:value" words. */
+static char *parse_all(struct sl_cli_ctx *ctx, const struct sl_cli_opt *opts,
+                       bool stop_at_pos, char **argv, char *out, size_t size)
+{
+    struct sl_cli_parser p;
+    struct sl_error err = {{0}, {0}};
+    const char *v;
+    size_t o = 0;
+    int argc = 0, id;
+
+    while (argv[argc])
+        argc++;
+    out[0] = '\0';
+    sl_cli_parser_init(&p, argc, argv, 1, stop_at_pos);
+    while ((id = sl_cli_next(&p, opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
+        int n;
+        if (id == SL_CLI_ARG_ERROR) {
+            snprintf(out + o, size - o, "%sERR[%s]", o ? " " : "", err.text);
+            return out;
+        }
+        if (id == SL_CLI_ARG_HELP)
+            n = snprintf(out + o, size - o, "%sHELP", o ? " " : "");
+        else if (id == SL_CLI_ARG_POS)
+            n = snprintf(out + o, size - o, "%sPOS:%s", o ? " " : "", v);
+        else
+            n = snprintf(out + o, size - o, "%s%d:%s", o ? " " : "", id,
+                         v ? v : "-");
+        o += (size_t)n;
+    }
+    return out;
+}
+
+static const struct sl_cli_opt test_opts[] = {
+    {"name", '\0', true, 1},
+    {"follow", 'f', false, 2},
+    {"file", 'F', true, 3},
+    {NULL, '\0', false, 0},
+};
+
+static void test_parser(void)
+{
+    struct sl_cli_ctx ctx = {0};
+    char out[512];
+
+    {
+        char *argv[] = {"cmd", "--name", "a", "pos", "--name=b", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "1:a POS:pos 1:b",
+               "long options take values as '--k v' and '--k=v'");
+    }
+    {
+        char *argv[] = {"cmd",      "-o",         "json",      "x",
+                        "--server", "http://h:1", "--token=t", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "POS:x", "global options are consumed after the command");
+        is_int(ctx.output, SL_CLI_OUT_JSON, "-o json sets the output format");
+        is_str(ctx.server, "http://h:1", "--server sets the server");
+        is_str(ctx.token, "t", "--token=t sets the token");
+    }
+    {
+        char *argv[] = {"cmd", "-ocsv", NULL};
+        parse_all(&ctx, test_opts, false, argv, out, sizeof(out));
+        is_int(ctx.output, SL_CLI_OUT_CSV, "-ocsv works attached");
+    }
+    {
+        char *argv[] = {"cmd", "-o", "yaml", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "ERR[-o: must be table, json or csv, got 'yaml']",
+               "an unknown output format is refused by name");
+    }
+    {
+        char *argv[] = {"cmd", "--server", "ftp://x", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "ERR[--server: must be an http:// or https:// URL, got "
+               "'ftp://x']",
+               "a non-HTTP server URL is refused");
+    }
+    {
+        char *argv[] = {"cmd", "-f", "-F", "-", "--", "--name", "x", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "2:- 3:- POS:--name POS:x",
+               "'-' is a value and '--' ends the options");
+    }
+    {
+        char *argv[] = {"cmd", "a", "--name", "b", NULL};
+        is_str(parse_all(&ctx, test_opts, true, argv, out, sizeof(out)),
+               "POS:a POS:--name POS:b",
+               "with stop_at_pos the first positional ends the options");
+    }
+    {
+        char *argv[] = {"cmd", "--name", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "ERR[--name: needs a value]", "a missing value is an error");
+    }
+    {
+        char *argv[] = {"cmd", "--name", "--follow", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "ERR[--name: needs a value, got option '--follow']",
+               "an option is not taken as the value of another");
+    }
+    {
+        char *argv[] = {"cmd", "--name=--x", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "1:--x", "'--k=--x' gives a value starting with dashes");
+    }
+    {
+        char *argv[] = {"cmd", "--follow=1", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "ERR[--follow: takes no value]",
+               "a flag given a value is an error");
+    }
+    {
+        char *argv[] = {"cmd", "--bogus", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "ERR[unknown option '--bogus']", "an unknown option is named");
+    }
+    {
+        char *argv[] = {"cmd", "-h", NULL};
+        is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
+               "HELP", "-h asks for help");
+    }
+}
+
+static void test_values(void)
+{
+    struct sl_error err = {{0}, {0}};
+    char buf[128];
+    int64_t v = 0;
+
+    ok(sl_cli_int_arg("--tasks", "8", 1, 1024, &v, &err) == 0 && v == 8,
+       "an integer flag in range is accepted");
+    ok(sl_cli_int_arg("--tasks", "x", 1, 1024, &v, &err) < 0,
+       "a non-integer flag is refused");
+    is_str(err.text, "--tasks: must be an integer from 1 to 1024, got 'x'",
+           "the message names the flag, the range and the value");
+    ok(sl_cli_int_arg("--tasks", "1025", 1, 1024, &v, &err) < 0,
+       "an integer above the range is refused");
+    ok(sl_cli_int_arg("--tasks", "-1", 1, 1024, &v, &err) < 0,
+       "a negative integer is refused");
+    ok(sl_cli_job_id("42", &v, &err) == 0 && v == 42, "a job id parses");
+    ok(sl_cli_job_id("0", &v, &err) < 0, "job id 0 is refused");
+    ok(sl_cli_job_id("4/2", &v, &err) < 0, "a job id cannot smuggle a path");
+
+    ok(sl_cli_states_parse("running", buf, sizeof(buf), &err) == 0 &&
+           strcmp(buf, "Running") == 0,
+       "a state name is case-insensitive and canonicalised");
+    ok(sl_cli_states_parse("PENDING,failed,Pending", buf, sizeof(buf), &err) ==
+               0 &&
+           strcmp(buf, "Pending,Failed") == 0,
+       "a comma list is canonicalised without duplicates");
+    ok(sl_cli_states_parse("ALL", buf, sizeof(buf), &err) == 0 &&
+           strcmp(buf, "all") == 0,
+       "'all' is accepted in any case");
+    ok(sl_cli_states_parse("running,done", buf, sizeof(buf), &err) < 0,
+       "an unknown state is refused");
+    ok(strstr(err.text, "--state: unknown state 'done'") != NULL,
+       "and the message names it");
+    ok(sl_cli_states_parse("running,", buf, sizeof(buf), &err) < 0,
+       "an empty name in the list is refused");
+    ok(sl_cli_state_finished("Succeeded") && sl_cli_state_finished("lost") &&
+           sl_cli_state_finished("Cancelled") &&
+           sl_cli_state_finished("Failed"),
+       "Succeeded, Failed, Cancelled and Lost are finished");
+    ok(!sl_cli_state_finished("Running") &&
+           !sl_cli_state_finished("Preempted") && !sl_cli_state_finished("") &&
+           !sl_cli_state_finished(NULL),
+       "Running, Preempted, empty and NULL are not finished");
+
+    is_str(sl_cli_doc_type(" \n{\"a\":1}", 9, false), "application/json",
+           "a document starting with '{' is JSON");
+    is_str(sl_cli_doc_type("kind: Job\n", 10, false), "application/yaml",
+           "anything else is YAML");
+    is_str(sl_cli_doc_type("[{}]", 4, false), "application/yaml",
+           "'[' is YAML for a job");
+    is_str(sl_cli_doc_type("[{}]", 4, true), "application/json",
+           "'[' is JSON for manifests");
+    is_str(sl_cli_doc_type("\xEF\xBB\xBF{}", 5, false), "application/json",
+           "a byte order mark is skipped");
+    ok(sl_cli_doc_type(" \n\t", 3, false) == NULL,
+       "a blank document has no type");
+}
+
+static void test_read_input(void)
+{
+    struct sl_error err = {{0}, {0}};
+    char path[] = "/tmp/test_cli_XXXXXX";
+    char *buf = NULL;
+    size_t len = 0;
+    int fd = mkstemp(path);
+
+    ok(fd >= 0 && write(fd, "0123456789", 10) == 10, "a temp file is made");
+    if (fd >= 0)
+        close(fd);
+    ok(sl_cli_read_input(path, 10, &buf, &len, &err) == 0 && len == 10 && buf &&
+           strcmp(buf, "0123456789") == 0,
+       "a file of exactly the cap is read whole");
+    free(buf);
+    buf = NULL;
+    ok(sl_cli_read_input(path, 9, &buf, &len, &err) == -EFBIG && !buf,
+       "a file over the cap is refused");
+    ok(strstr(err.text, "larger than") != NULL, "and the message says so");
+    unlink(path);
+    ok(sl_cli_read_input(path, 9, &buf, &len, &err) == -ENOENT,
+       "a missing file is -ENOENT");
+    ok(strstr(err.text, "No such file") != NULL,
+       "and the message names the reason");
+}
+
+static void test_units(void)
+{
+    char b[64];
+    int64_t ms = 0;
+
+    is_str(sl_cli_fmt_duration(0, b, sizeof(b)), "0s", "0 ms is 0s");
+    is_str(sl_cli_fmt_duration(-5000, b, sizeof(b)), "0s",
+           "a negative duration (clock skew) is 0s");
+    is_str(sl_cli_fmt_duration(45999, b, sizeof(b)), "45s",
+           "seconds are whole");
+    is_str(sl_cli_fmt_duration(192000, b, sizeof(b)), "3m12s",
+           "minutes and seconds");
+    is_str(sl_cli_fmt_duration(7500000, b, sizeof(b)), "2h5m",
+           "hours and minutes");
+    is_str(sl_cli_fmt_duration(90000000, b, sizeof(b)), "1d1h",
+           "days and hours");
+
+    is_str(sl_cli_fmt_bytes(512, b, sizeof(b)), "512B", "bytes under 1Ki");
+    is_str(sl_cli_fmt_bytes(1536, b, sizeof(b)), "1.5Ki", "1.5Ki");
+    is_str(sl_cli_fmt_bytes(17179869184LL, b, sizeof(b)), "16.0Gi", "16.0Gi");
+    is_str(sl_cli_fmt_bytes(25000000000LL, b, sizeof(b)), "23.3Gi",
+           "decimal gigabytes in binary units");
+    is_str(sl_cli_fmt_bytes(1073698000LL, b, sizeof(b)), "1.0Gi",
+           "rounding up to 1024.0 moves to the next unit");
+    is_str(sl_cli_fmt_bytes(INT64_MAX, b, sizeof(b)), "8.0Ei",
+           "the largest value does not overflow");
+
+    is_str(sl_cli_fmt_milli(500, b, sizeof(b)), "0.5", "500 milli is 0.5");
+    is_str(sl_cli_fmt_milli(2000, b, sizeof(b)), "2", "2000 milli is 2");
+    is_str(sl_cli_fmt_milli(1250, b, sizeof(b)), "1.25", "1250 is 1.25");
+    is_str(sl_cli_fmt_milli(1, b, sizeof(b)), "0.001", "1 is 0.001");
+
+    ok(sl_cli_parse_time("2026-12-02T11:00:00.000Z", &ms) == 0 &&
+           ms == 1796209200000LL,
+       "RFC 3339 UTC parses to epoch ms");
+    ok(sl_cli_parse_time("2026-12-02T12:00:00.5+01:00", &ms) == 0 &&
+           ms == 1796209200500LL,
+       "an offset and a short fraction are honoured");
+    ok(sl_cli_parse_time("2026-12-02 11:00:00Z", &ms) == 0,
+       "a space may separate date and time");
+    ok(sl_cli_parse_time("2026-12-02T11:00:00", &ms) < 0,
+       "a time without a zone is refused");
+    ok(sl_cli_parse_time("2026-13-02T11:00:00Z", &ms) < 0,
+       "month 13 is refused");
+    ok(sl_cli_parse_time(NULL, &ms) < 0, "NULL is refused");
+}
+
+static json_t *load(const char *text)
+{
+    json_t *v = json_loads(text, 0, NULL);
+    if (!v)
+        diag("bad test JSON: %s", text);
+    return v;
+}
+
+static void test_jobs(void)
+{
+    json_t *a = load("{\"spec\":{\"tasks\":2,\"resources\":{\"gpus\":4}}}");
+    json_t *b = load("{\"spec\":{\"apiVersion\":\"sluice/v1\",\"spec\":{"
+                     "\"tasks\":3,\"resources\":{\"gpus\":0,"
+                     "\"gpuMilli\":250}}}}");
+    json_t *c = load("{\"spec\":{\"command\":[\"true\"]}}");
+    json_t *pend = load("{\"submitted_at\":\"2026-12-02T11:00:00.000Z\"}");
+    json_t *run = load("{\"submitted_at\":\"2026-12-02T11:00:00.000Z\","
+                       "\"started_at\":\"2026-12-02T11:01:00.000Z\"}");
+    json_t *fin = load("{\"submitted_at\":\"2026-12-02T11:00:00.000Z\","
+                       "\"started_at\":\"2026-12-02T11:01:00.000Z\","
+                       "\"finished_at\":\"2026-12-02T11:04:12.000Z\"}");
+    int64_t now = 1796209200000LL + 600000; /* 11:10 */
+    char buf[64];
+
+    is_str(sl_cli_job_gpus(a, buf, sizeof(buf)), "8",
+           "GPUS is tasks x whole GPUs");
+    is_str(sl_cli_job_gpus(b, buf, sizeof(buf)), "0.75",
+           "GPUS is tasks x milli, as a decimal, in a nested document");
+    is_str(sl_cli_job_gpus(c, buf, sizeof(buf)), "0",
+           "a job without resources uses no GPU");
+    is_str(sl_cli_job_time(pend, now, buf, sizeof(buf)), "10m0s",
+           "a pending job's time is its age");
+    is_str(sl_cli_job_time(run, now, buf, sizeof(buf)), "9m0s",
+           "a running job's time counts from its start");
+    is_str(sl_cli_job_time(fin, now, buf, sizeof(buf)), "3m12s",
+           "a finished job's time is its run time");
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(pend);
+    json_decref(run);
+    json_decref(fin);
+}
+
+/* Print 't' in 'fmt' into a new string (caller frees). */
+static char *render(struct sl_cli_table *t, enum sl_cli_output fmt)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    if (!fp)
+        return NULL;
+    sl_cli_table_print(t, fp, fmt, 0);
+    fclose(fp);
+    return text;
+}
+
+static void test_table(void)
+{
+    static const char *const cols[] = {"ID", "NAME", "REASON"};
+    const char *r1[] = {"1", "a", "short"};
+    const char *r2[] = {"22", "\x1b[31mred", NULL};
+    const char *r3[] = {"3", "h\xc3\xa9", "a reason that is far too long"};
+    const char *r4[] = {"4", "x,y", "say \"hi\"\nbye"};
+    struct sl_cli_table *t = sl_cli_table_create(3, cols);
+    char *s;
+
+    ok(t != NULL, "a table is made");
+    sl_cli_table_max_width(t, 2, 12);
+    ok(sl_cli_table_add(t, r1) == 0 && sl_cli_table_add(t, r2) == 0 &&
+           sl_cli_table_add(t, r3) == 0 && sl_cli_table_add(t, r4) == 0,
+       "rows are added");
+    s = render(t, SL_CLI_OUT_TABLE);
+    is_str(s,
+           "ID  NAME      REASON\n"
+           "1   a         short\n"
+           "22  ?[31mred  -\n"
+           "3   h\xc3\xa9        a reason ...\n"
+           "4   x,y       say \"hi\" bye\n",
+           "a table aligns by characters, escapes control bytes, prints "
+           "NULL as '-' and cuts long cells");
+    free(s);
+    s = render(t, SL_CLI_OUT_CSV);
+    is_str(s,
+           "ID,NAME,REASON\n"
+           "1,a,short\n"
+           "22,\x1b[31mred,\n"
+           "3,h\xc3\xa9,a reason that is far too long\n"
+           "4,\"x,y\",\"say \"\"hi\"\"\nbye\"\n",
+           "CSV quotes what needs it, keeps data whole and NULL empty");
+    free(s);
+    sl_cli_table_destroy(t);
+    sl_cli_table_destroy(NULL);
+    ok(1, "destroy accepts NULL");
+}
+
+static void test_shell_join(void)
+{
+    json_t *argv = load("[\"python\",\"-c\",\"print('hi there')\",\"\","
+                        "\"a=b\"]");
+    char *s = sl_cli_shell_join(argv);
+
+    is_str(s, "python -c 'print('\\''hi there'\\'')' '' a=b",
+           "a command is shown quoted as a shell needs it");
+    free(s);
+    json_decref(argv);
+}
+
+/* Build the `run` document from a NULL-terminated argument list. */
+static int run_doc(struct sl_cli_ctx *ctx, char **argv, json_t **doc,
+                   struct sl_error *err)
+{
+    int argc = 0;
+
+    while (argv[argc])
+        argc++;
+    *doc = NULL;
+    return sl_cli_run_doc(ctx, argc, argv, doc, err);
+}
+
+static void test_run_doc(void)
+{
+    struct sl_cli_ctx ctx = {0};
+    struct sl_error err = {{0}, {0}};
+    json_t *doc = NULL, *want;
+    char *text;
+
+    {
+        char *argv[] = {
+            "run",       "--name",      "train",      "--team",
+            "vision",    "--project",   "p1",         "--queue",
+            "q",         "--gpus",      "2",          "--gpu-model",
+            "A100,H100", "--gpu-model", "A100",       "--cpus",
+            "0.5",       "--memory",    "4Gi",        "--tasks",
+            "2",         "--priority",  "production", "--max-runtime",
+            "1h30m",     "--retries",   "3",          "--image",
+            "img:1",     "--env",       "A=1",        "-e",
+            "B=x=y",     "--topology",  "same-node",  "-o",
+            "json",      "--",          "python",     "train.py",
+            "-o",        "x",           NULL};
+        ok(run_doc(&ctx, argv, &doc, &err) == 0, "every run flag is accepted");
+        want = load(
+            "{\"apiVersion\":\"sluice/v1\",\"kind\":\"Job\","
+            "\"metadata\":{\"name\":\"train\",\"team\":\"vision\","
+            "\"project\":\"p1\"},"
+            "\"spec\":{\"queue\":\"q\",\"priorityClass\":\"production\","
+            "\"image\":\"img:1\",\"tasks\":2,\"maxRuntime\":\"1h30m\","
+            "\"retries\":3,\"topology\":\"same-node\","
+            "\"command\":[\"python\",\"train.py\",\"-o\",\"x\"],"
+            "\"env\":{\"A\":\"1\",\"B\":\"x=y\"},"
+            "\"resources\":{\"gpus\":2,\"cpuMilli\":500,\"memory\":\"4Gi\","
+            "\"gpuModels\":[\"A100\",\"H100\"]}}}");
+        ok(json_equal(doc, want), "the document holds every flag");
+        if (!json_equal(doc, want)) {
+            text = json_dumps(doc, JSON_COMPACT);
+            diag("got %s", text ? text : "(null)");
+            free(text);
+        }
+        is_int(ctx.output, SL_CLI_OUT_JSON,
+               "a global option among the run flags is applied");
+        json_decref(want);
+        json_decref(doc);
+    }
+    {
+        char *argv[] = {"run", "--cpus", "2",      "--gpu-milli", "250",
+                        "sh",  "-c",     "exit 0", NULL};
+        ok(run_doc(&ctx, argv, &doc, &err) == 0,
+           "the command may start without '--'");
+        want = load("{\"apiVersion\":\"sluice/v1\",\"kind\":\"Job\","
+                    "\"metadata\":{},\"spec\":{\"command\":[\"sh\",\"-c\","
+                    "\"exit 0\"],\"resources\":{\"cpus\":2,"
+                    "\"gpuMilli\":250}}}");
+        ok(json_equal(doc, want),
+           "whole CPUs go as cpus and only given fields are sent");
+        json_decref(want);
+        json_decref(doc);
+    }
+    {
+        char *argv[] = {"run", "--cpus", "250m", "--cpus", "1", "true", NULL};
+        run_doc(&ctx, argv, &doc, &err);
+        want = json_pack("{s:i}", "cpus", 1);
+        ok(json_equal(
+               json_object_get(json_object_get(doc, "spec"), "resources"),
+               want),
+           "a repeated --cpus replaces the earlier one");
+        json_decref(want);
+        json_decref(doc);
+    }
+
+    /* Refusals, each naming the flag. */
+    {
+        static const struct {
+            const char *flag, *value, *message;
+        } bad[] = {
+            {"--tasks", "x",
+             "--tasks: must be an integer from 1 to 1024, got 'x'"},
+            {"--tasks", "0",
+             "--tasks: must be an integer from 1 to 1024, got '0'"},
+            {"--gpus", "65",
+             "--gpus: must be an integer from 0 to 64, got '65'"},
+            {"--gpu-milli", "1001",
+             "--gpu-milli: must be an integer from 1 to 1000, got '1001'"},
+            {"--cpus", "abc",
+             "--cpus: must be a CPU amount such as 2, 0.5 or 250m, got "
+             "'abc'"},
+            {"--memory", "4XB",
+             "--memory: must be a quantity such as 4Gi, 512Mi or 1G, got "
+             "'4XB'"},
+            {"--max-runtime", "soon",
+             "--max-runtime: must be a duration such as 90s, 2h or 1h30m, "
+             "got 'soon'"},
+            {"--retries", "101",
+             "--retries: must be an integer from 0 to 100, got '101'"},
+            {"--env", "NOEQUALS", "--env: must be KEY=VALUE, got 'NOEQUALS'"},
+            {"--env", "9X=1",
+             "--env: '9X' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"},
+            {"--topology", "ring",
+             "--topology: must be any, same-node or same-domain, got 'ring'"},
+            {"--name", "", "--name: must not be empty"},
+        };
+        for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+            char *argv[] = {
+                "run", (char *)bad[i].flag, (char *)bad[i].value, "--", "true",
+                NULL};
+            memset(&err, 0, sizeof(err));
+            ok(run_doc(&ctx, argv, &doc, &err) < 0 && !doc,
+               "run %s '%s' is refused", bad[i].flag, bad[i].value);
+            is_str(err.text, bad[i].message, "and says why");
+        }
+    }
+    {
+        char *argv[] = {"run", "--gpus", "1", "--gpu-milli",
+                        "500", "true",   NULL};
+        ok(run_doc(&ctx, argv, &doc, &err) < 0, "--gpus with --gpu-milli is "
+                                                "refused");
+        is_str(err.text, "--gpus and --gpu-milli: give one, not both",
+               "and the message names both");
+    }
+    {
+        char *argv[] = {"run", "--env", "A=1", "--env", "A=2", "true", NULL};
+        ok(run_doc(&ctx, argv, &doc, &err) < 0 &&
+               strcmp(err.text, "--env: A given twice") == 0,
+           "a variable given twice is refused");
+    }
+    {
+        char *argv[] = {"run", "--gpus", "1", NULL};
+        ok(run_doc(&ctx, argv, &doc, &err) < 0 &&
+               strstr(err.text, "missing command") != NULL,
+           "run without a command is refused");
+    }
+    {
+        char *argv[] = {"run", "--help", NULL};
+        is_int(run_doc(&ctx, argv, &doc, &err), SL_CLI_ARG_HELP,
+               "run --help asks for help");
+    }
+}
+
+int main(void)
+{
+    test_parser();
+    test_values();
+    test_read_input();
+    test_units();
+    test_jobs();
+    test_table();
+    test_shell_join();
+    test_run_doc();
+    return done_testing();
+}

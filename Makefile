@@ -29,7 +29,7 @@ OPT     := -O2 -g
 endif
 
 CFLAGS  += -std=c17 -D_GNU_SOURCE -MMD -MP $(OPT) $(WARN) $(PKG_CFLAGS)
-LDFLAGS += $(OPT)
+LDFLAGS += $(OPT) -Wl,--as-needed
 LDLIBS  += $(PKG_LIBS) -lpthread -ldl -lm
 
 CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/sched/*.c src/store/*.c src/exec/*.c)

@@ -21,9 +21,22 @@
 
 #define LOG_READ_MAX (1 << 20)
 
+/* Resolved tokens are cached briefly so that a busy client does not cost a
+ * store read per request; a change to a token or user is seen within
+ * TOKEN_CACHE_MS. */
+#define TOKEN_CACHE_SLOTS 64
+#define TOKEN_CACHE_MS 2000
+
+struct token_slot {
+    unsigned char hash[32];
+    int64_t until_ms;             /* 0 = empty */
+    struct sl_principal who;
+};
+
 struct sl_api {
     struct sl_engine *e;
     struct sl_store *rd;          /* reader; server thread only */
+    struct token_slot cache[TOKEN_CACHE_SLOTS]; /* server thread only */
 };
 
 enum role { ROLE_NONE, ROLE_VIEWER, ROLE_MEMBER, ROLE_ADMIN };
@@ -143,7 +156,7 @@ static bool body_type_ok(struct ctx *c)
     const char *ct = sl_http_header(c->r, "Content-Type");
     static const char *const ok[] = {
         "application/json", "application/yaml", "application/x-yaml",
-        "text/yaml", "text/x-yaml", "text/plain",
+        "text/yaml", "text/x-yaml",
     };
 
     if (!ct || !*ct)
@@ -530,6 +543,8 @@ static int authenticate(struct ctx *c)
 {
     const char *h = sl_http_header(c->r, "Authorization");
     unsigned char hash[32];
+    struct token_slot *slot;
+    int64_t now;
     size_t n;
 
     if (!h || strncasecmp(h, "Bearer ", 7) != 0)
@@ -541,10 +556,19 @@ static int authenticate(struct ctx *c)
     if (n == 0 || n > 256)
         return -EACCES;
     crypto_generichash(hash, sizeof(hash), (const unsigned char *)h, n, NULL, 0);
-    return sl_store_token_lookup(c->a->rd, hash, sl_now_ms(), c->who.user,
-                                 c->who.team, c->who.role, c->who.unix_user) == 0
-               ? 0
-               : -EACCES;
+    now = sl_now_ms();
+    slot = &c->a->cache[hash[0] % TOKEN_CACHE_SLOTS];
+    if (slot->until_ms > now && memcmp(slot->hash, hash, sizeof(hash)) == 0) {
+        c->who = slot->who;
+        return 0;
+    }
+    if (sl_store_token_lookup(c->a->rd, hash, now, c->who.user, c->who.team,
+                              c->who.role, c->who.unix_user) < 0)
+        return -EACCES;
+    memcpy(slot->hash, hash, sizeof(hash));
+    slot->who = c->who;
+    slot->until_ms = now + TOKEN_CACHE_MS;
+    return 0;
 }
 
 void sl_api_handle(struct sl_http_req *r, void *arg)

@@ -585,7 +585,9 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         }
         job_view(j, &v, NULL, NULL);
         v.finished_ms = sl_now_ms();
+        v.spec_doc = sl_job_spec_to_json(j->spec);
         op->result = sl_job_view_to_json(&v);
+        json_decref(v.spec_doc);
         job_forget(e, j);
         op->status = 202;
         return 0;
@@ -605,7 +607,9 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
     }
     placement = placement_json(e, j);
     job_view(j, &v, placement, NULL);
+    v.spec_doc = sl_job_spec_to_json(j->spec);
     op->result = sl_job_view_to_json(&v);
+    json_decref(v.spec_doc);
     free(placement);
     op->status = 202;
     return 0;

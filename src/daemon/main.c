@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,10 @@ int main(int argc, char **argv)
         return 1;
     }
     sl_log_set_level(cfg.log_level);
+    /* Requests allocate on one thread and free on another; keep freed
+     * memory in the heap rather than trimming and re-growing it. */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_TOP_PAD, 64 << 20);
 
     /* Signals: the main thread waits for them; every other thread (created
      * below) inherits the block. SIGPIPE is ignored for sockets. */

@@ -8,6 +8,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,9 +260,17 @@ static int migrate(struct sl_store *st, struct sl_error *err)
     return 0;
 }
 
+/* Process-wide SQLite settings, before its first use: no memory statistics
+ * (they put a global mutex around every allocation). */
+static void global_init(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
                                struct sl_error *err)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
     struct sl_store *st = NULL;
     char pragmas[256];
     char *msg = NULL;
@@ -269,6 +278,7 @@ struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
                 (writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                         : SQLITE_OPEN_READONLY);
 
+    pthread_once(&once, global_init);
     if (strncmp(path, "postgres://", 11) == 0 ||
         strncmp(path, "postgresql://", 13) == 0) {
         sl_errorf(err, -ENOTSUP,

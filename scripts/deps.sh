@@ -1,0 +1,95 @@
+#!/bin/sh
+# deps.sh - install the Debian packages Sluice needs to build, test and bench.
+#
+# Idempotent: asks dpkg which packages are missing and installs only those,
+# running `apt-get update` once first. When nothing is missing it exits at
+# once without touching the network. Uses sudo only when not root.
+#
+# Optional packages (Slurm for the side-by-side bench) are installed in a
+# second step whose failure is a warning, not an error: the bench skips
+# Slurm when it is absent. Set SLUICE_DEPS_NO_OPTIONAL=1 to skip them.
+set -eu
+
+# Needed to build (gcc make pkg-config + the -dev libraries), to fuzz
+# (clang + libFuzzer runtime), to test (perl for prove, python3 + yaml for
+# the integration tests, sqlite3, curl, procps) and to bench (wrk).
+REQUIRED="gcc make pkg-config libc6-dev
+libmicrohttpd-dev libjansson-dev libyaml-dev libsqlite3-dev
+libcurl4-openssl-dev libsodium-dev
+clang libclang-rt-14-dev
+perl python3 python3-yaml sqlite3 curl procps wrk"
+
+# Needed only by bench/run.sh's side-by-side comparison with Slurm.
+OPTIONAL="slurm-wlm munge"
+
+# Print the packages of the list $1 that are not installed, one per line.
+# One dpkg-query call for the whole list keeps the no-op path fast.
+missing() {
+    # shellcheck disable=SC2086
+    installed=$(dpkg-query -W -f='${Package} ${Status}\n' $1 2>/dev/null |
+                awk '$NF == "installed" { printf "%s ", $1 }' || true)
+    for p in $1; do
+        case " $installed" in
+        *" $p "*) ;;
+        *) printf '%s\n' "$p" ;;
+        esac
+    done
+}
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "deps.sh: no dpkg-query; not a Debian system, install the packages by hand:" >&2
+    echo "deps.sh:   $REQUIRED $OPTIONAL" | tr '\n' ' ' >&2
+    echo >&2
+    exit 0
+fi
+
+# words LIST: the lines of LIST joined by single spaces, no trailing blank.
+words() { tr '\n' ' ' | sed 's/ *$//'; }
+
+need=$(missing "$REQUIRED" | words)
+opt=""
+if [ "${SLUICE_DEPS_NO_OPTIONAL:-0}" != 1 ]; then
+    opt=$(missing "$OPTIONAL" | words)
+fi
+
+# Fast path: nothing to do, no network.
+if [ -z "$need" ] && [ -z "$opt" ]; then
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+else
+    echo "deps.sh: missing packages ($need $opt) and not root, no sudo" >&2
+    exit 1
+fi
+
+APT="env DEBIAN_FRONTEND=noninteractive apt-get -y -q --no-install-recommends"
+
+echo "deps.sh: apt-get update"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+
+if [ -n "$need" ]; then
+    echo "deps.sh: installing $need"
+    # shellcheck disable=SC2086
+    $SUDO $APT install $need
+fi
+
+if [ -n "$opt" ]; then
+    echo "deps.sh: installing optional $opt"
+    # shellcheck disable=SC2086
+    if ! $SUDO $APT install $opt; then
+        echo "deps.sh: warning: optional packages ($opt) not installed;" \
+             "bench/run.sh will skip the Slurm comparison" >&2
+    fi
+fi
+
+# Verify: every required package must now be installed.
+left=$(missing "$REQUIRED" | words)
+if [ -n "$left" ]; then
+    echo "deps.sh: still missing after install: $left" >&2
+    exit 1
+fi
+echo "deps.sh: done"

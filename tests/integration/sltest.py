@@ -1,0 +1,381 @@
+"""sltest.py - helpers for Python integration tests; the twin of tests/lib.sh.
+
+    import os, sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from sltest import tap, Sluiced
+
+    d = Sluiced(fake_gpus="4xH100").start()
+    r = d.request("GET", "/v1/whoami")
+    tap.is_(r.status, 200, "whoami answers 200")
+    tap.done_testing(d)      # stops d, checks a clean SIGTERM exit, prints 1..N
+
+TAP is plan-less. The daemon is "$SLUICE_BIN/sluiced --dev" (SLUICE_BIN
+defaults to <repo>/build/asan) on a free 127.0.0.1 port with a temp data dir
+(removed at exit unless SLUICE_KEEP_TMP=1). Standard library only.
+"""
+
+import atexit
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", ".."))
+SLUICE_BIN = os.environ.get("SLUICE_BIN") or os.path.join(REPO, "build", "asan")
+
+os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
+os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+
+
+class Tap:
+    """Plan-less TAP producer."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+        self.done = False
+
+    def ok(self, cond, name, *diags):
+        self.n += 1
+        cond = bool(cond)
+        line = "%s %d - %s" % ("ok" if cond else "not ok", self.n,
+                               name.replace("\n", " "))
+        print(line, flush=True)
+        if not cond:
+            self.failed += 1
+            for d in diags:
+                self.diag(d)
+        return cond
+
+    def is_(self, got, want, name):
+        return self.ok(got == want, name,
+                       "       got: %r" % (got,), "  expected: %r" % (want,))
+
+    def diag(self, text):
+        for line in str(text).splitlines() or [""]:
+            print("# " + line, flush=True)
+
+    def skip_all(self, reason):
+        print("1..0 # SKIP %s" % reason, flush=True)
+        self.done = True
+        sys.exit(0)
+
+    def bail(self, name, *diags):
+        """Record a failure and finish now (the test cannot go on)."""
+        self.ok(False, name, *diags)
+        self.done_testing()
+
+    def done_testing(self, *daemons):
+        for d in daemons:
+            if d is not None and d.running():
+                rc = d.stop()
+                if not self.ok(rc == 0, "sluiced exits cleanly on SIGTERM",
+                               "exit status %s" % rc):
+                    self.diag(d.log_tail(40))
+        print("1..%d" % self.n, flush=True)
+        self.done = True
+        if self.failed:
+            self.diag("Looks like you failed %d test(s) of %d." %
+                      (self.failed, self.n))
+        sys.exit(1 if self.failed else 0)
+
+
+tap = Tap()
+
+
+def _atexit_plan():
+    # A test that dies without done_testing must not look like a pass.
+    if not tap.done:
+        print("1..%d" % tap.n, flush=True)
+        if tap.failed == 0:
+            print("# died before done_testing", flush=True)
+            os._exit(1)
+
+
+atexit.register(_atexit_plan)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status          # int; 0 when no answer came (body says why)
+        self.headers = headers        # dict, lower-case names
+        self.body = body              # bytes
+        self._json = None
+        self.json_error = None
+        ctype = headers.get("content-type", "")
+        if ctype.split(";")[0].strip() == "application/json":
+            try:
+                self._json = json.loads(body.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError) as e:
+                self.json_error = str(e)
+
+    @property
+    def ctype(self):
+        return self.headers.get("content-type", "").split(";")[0].strip()
+
+    @property
+    def json(self):
+        return self._json
+
+    def error_field(self):
+        try:
+            return self._json["error"].get("field")
+        except (TypeError, KeyError, AttributeError):
+            return None
+
+    def error_code(self):
+        try:
+            return self._json["error"].get("code")
+        except (TypeError, KeyError, AttributeError):
+            return None
+
+    def __repr__(self):
+        return "<%d %s %r>" % (self.status, self.ctype, self.body[:300])
+
+
+_NO_TOKEN = object()
+
+
+class Sluiced:
+    """One sluiced --dev process with its own data dir and port."""
+
+    def __init__(self, fake_gpus=None, args=(), tmp=None):
+        if fake_gpus is None:
+            fake_gpus = os.environ.get("FAKE_GPUS", "4xH100")
+        self.fake_gpus = fake_gpus
+        self.args = list(args)
+        self.tmp = tmp or tempfile.mkdtemp(prefix="sluice-test.")
+        self.data = os.path.join(self.tmp, "data")
+        self.log = os.path.join(self.tmp, "sluiced.log")
+        self.port = None
+        self.proc = None
+        self.token = None
+        self._conn = None
+        atexit.register(self._cleanup)
+
+    # --- lifecycle ---------------------------------------------------------
+
+    @property
+    def server(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def _argv(self):
+        argv = [os.path.join(SLUICE_BIN, "sluiced"), "--dev", "--listen",
+                "127.0.0.1:%d" % self.port, "--data-dir", self.data]
+        if self.fake_gpus and self.fake_gpus != "none":
+            argv += ["--fake-gpus", self.fake_gpus]
+        return argv + self.args
+
+    def _launch(self, timeout=30.0):
+        """Start and wait for /healthz. Returns None or the reason it failed."""
+        self.close_conn()
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self._argv(), stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                rc = self.proc.returncode
+                self.proc = None
+                return "sluiced exited with status %d before it was healthy" % rc
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c.request("GET", "/healthz")
+                r = c.getresponse()
+                r.read()
+                c.close()
+                if r.status == 200:
+                    self._read_token()
+                    return None
+            except (OSError, http.client.HTTPException):
+                pass
+            time.sleep(0.05)
+        return "sluiced not healthy after %.0f s" % timeout
+
+    def _read_token(self):
+        path = os.path.join(self.data, "admin.token")
+        try:
+            with open(path) as f:
+                self.token = f.read().strip()
+        except OSError:
+            self.token = None
+        os.environ["SLUICE_SERVER"] = self.server
+        if self.token:
+            os.environ["SLUICE_TOKEN"] = self.token
+
+    def start(self, timeout=30.0):
+        """Start on a new free port; on failure records a failed test and
+        finishes the test (a test cannot go on without its daemon)."""
+        binary = os.path.join(SLUICE_BIN, "sluiced")
+        if not os.access(binary, os.X_OK):
+            tap.bail("sluiced starts",
+                     "no executable %s (build it: make SAN=1 all)" % binary)
+        why = None
+        for _ in range(3):
+            self.port = free_port()
+            why = self._launch(timeout)
+            if why is None:
+                return self
+            # The free port may have been taken before the daemon bound it.
+            if self.proc is None and "in use" in self.log_tail(5).lower():
+                continue
+            break
+        self.kill9()
+        tap.bail("sluiced starts", why, self.log_tail(30))
+        return self
+
+    def restart(self, timeout=30.0):
+        """Same data dir and port. Returns None, or the reason it failed."""
+        if self.running():
+            self.stop()
+        return self._launch(timeout)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout=10.0):
+        """SIGTERM, wait, then SIGKILL. Returns the exit status (negative
+        signal number when killed, as subprocess reports it)."""
+        self.close_conn()
+        if self.proc is None:
+            return 0
+        p, self.proc = self.proc, None
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                tap.diag("sluiced did not exit within %.0f s of SIGTERM; killing it"
+                         % timeout)
+                p.kill()
+                p.wait()
+        return p.returncode
+
+    def kill9(self):
+        self.close_conn()
+        if self.proc is None:
+            return
+        p, self.proc = self.proc, None
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+    def log_tail(self, n=20):
+        try:
+            with open(self.log, "rb") as f:
+                lines = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        return "--- last %d lines of %s ---\n%s" % (n, self.log,
+                                                      "\n".join(lines[-n:]))
+
+    def _cleanup(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if os.environ.get("SLUICE_KEEP_TMP") == "1":
+            print("# kept %s" % self.tmp, flush=True)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # --- requests ----------------------------------------------------------
+
+    def close_conn(self):
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def connection(self, timeout=60):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, ctype=None, token=_NO_TOKEN,
+                headers=None, timeout=60):
+        """One request on a kept-alive connection (reopened when the server
+        closed it). body: bytes, str, or a JSON-able value (sent as JSON).
+        token: the admin token by default; None sends no Authorization."""
+        hdrs = {}
+        if token is _NO_TOKEN:
+            token = self.token
+        if token is not None:
+            hdrs["Authorization"] = "Bearer " + token
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body)
+            ctype = ctype or "application/json"
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        if ctype:
+            hdrs["Content-Type"] = ctype
+        if headers:
+            hdrs.update(headers)
+        for attempt in (0, 1):
+            if self._conn is None:
+                self._conn = self.connection(timeout)
+            try:
+                self._conn.request(method, path, body=body, headers=hdrs)
+                r = self._conn.getresponse()
+                data = r.read()
+                h = {k.lower(): v for k, v in r.getheaders()}
+                if h.get("connection", "").lower() == "close":
+                    self.close_conn()
+                return Response(r.status, h, data)
+            except (http.client.RemoteDisconnected, BrokenPipeError,
+                    ConnectionResetError) as e:
+                # A kept-alive connection the server closed; retry once on
+                # a new one (the server closed it idle, or it crashed: the
+                # second try tells).
+                self.close_conn()
+                if attempt:
+                    return Response(0, {}, ("no answer: %s" % e).encode())
+            except (OSError, http.client.HTTPException) as e:
+                self.close_conn()
+                return Response(0, {}, ("no answer: %s" % e).encode())
+        raise AssertionError("unreachable")
+
+    def json_req(self, method, path, body=None, **kw):
+        r = self.request(method, path, body, **kw)
+        return r.status, r.json
+
+    def list_jobs(self, state="all", after=0, limit=10000, team=None):
+        """All jobs with id > after, following `next`."""
+        jobs = []
+        while True:
+            q = "/v1/jobs?state=%s&limit=%d&after=%d" % (state, limit, after)
+            if team:
+                q += "&team=" + team
+            r = self.request("GET", q)
+            if r.status != 200 or not isinstance(r.json, dict):
+                raise RuntimeError("GET %s: %r" % (q, r))
+            jobs.extend(r.json.get("jobs", []))
+            nxt = r.json.get("next")
+            if nxt is None:
+                return jobs
+            if not isinstance(nxt, int) or nxt <= after:
+                raise RuntimeError("GET %s: next %r does not advance" % (q, nxt))
+            after = nxt
+
+
+def job_doc(name, command=("true",), team="default", **spec):
+    """A JSON job document; spec keys as in SPEC.md section 4."""
+    s = {"command": list(command)}
+    s.update(spec)
+    return {"apiVersion": "sluice/v1", "kind": "Job",
+            "metadata": {"name": name, "team": team}, "spec": s}

@@ -87,12 +87,14 @@ bench: deps all
 	bench/run.sh
 
 FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(wildcard src/util/*.c src/core/*.c)
 fuzz: deps
-	@mkdir -p build/fuzz
-	clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) \
-	  -o build/fuzz/fuzz_spec tests/fuzz/fuzz_spec.c $(CORE_SRC) $(PKG_LIBS) -lpthread -ldl -lm
-	build/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  build/fuzz/corpus tests/fuzz/corpus/spec 2>&1 | tail -5 || true
+	@mkdir -p build/fuzz/corpus
+	clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(PKG_CFLAGS) \
+	  -o build/fuzz/fuzz_spec tests/fuzz/fuzz_spec.c $(FUZZ_SRC) $(PKG_LIBS) -lpthread -ldl -lm
+	build/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	  build/fuzz/corpus tests/fuzz/corpus/spec
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8

@@ -226,9 +226,11 @@ int sl_parse_bytes(const char *s, int64_t *out_bytes)
     for (size_t i = 0; i < SL_ARRAY_LEN(units); i++) {
         if (strcmp(p, units[i].suffix) == 0) {
             int64_t whole = milli / 1000, frac = milli % 1000;
-            if (whole > INT64_MAX / units[i].mult)
+            int64_t frac_bytes = frac * (units[i].mult / 1000) +
+                                 frac * (units[i].mult % 1000) / 1000;
+            if (whole > (INT64_MAX - frac_bytes) / units[i].mult)
                 return -ERANGE;
-            *out_bytes = whole * units[i].mult + frac * units[i].mult / 1000;
+            *out_bytes = whole * units[i].mult + frac_bytes;
             return 0;
         }
     }

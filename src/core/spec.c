@@ -656,15 +656,16 @@ static int parse_env(const json_t *spec, struct sl_job_spec *s,
     json_t *e;
     int n = 0;
 
-    if (!(s->env = calloc(SL_MAX_ENV + 1, sizeof(*s->env))))
+    if (env && !json_is_object(env))
+        return fail_got(err, "spec.env", "an object of strings", env);
+    if (env && json_object_size(env) > SL_MAX_ENV)
+        return fail(err, "spec.env", "must have at most %d variables, got %zu",
+                    SL_MAX_ENV, json_object_size(env));
+    /* Exactly as many slots as variables: a pending job keeps its spec. */
+    if (!(s->env = calloc((env ? json_object_size(env) : 0) + 1, sizeof(*s->env))))
         return oom(err);
     if (!env)
         return 0;
-    if (!json_is_object(env))
-        return fail_got(err, "spec.env", "an object of strings", env);
-    if (json_object_size(env) > SL_MAX_ENV)
-        return fail(err, "spec.env", "must have at most %d variables, got %zu",
-                    SL_MAX_ENV, json_object_size(env));
     json_object_foreach((json_t *)env, k, e)
     {
         char p[PATH_MAX_LEN];

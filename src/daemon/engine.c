@@ -1675,12 +1675,16 @@ void sl_engine_destroy(struct sl_engine *e)
 void sl_engine_submit(struct sl_engine *e, struct sl_op *op)
 {
     uint64_t one = 1;
-    bool refused;
+    bool refused, wake = false;
 
     op->next = NULL;
     pthread_mutex_lock(&e->qmu);
     refused = e->stopping && !e->running;
     if (!refused) {
+        /* Only the first op of a group wakes the engine: it takes the
+         * whole queue at once, so later ones ride along (one syscall per
+         * group rather than per request). */
+        wake = !e->qhead;
         if (e->qtail)
             e->qtail->next = op;
         else
@@ -1694,7 +1698,7 @@ void sl_engine_submit(struct sl_engine *e, struct sl_op *op)
         op->done(op, op->arg);
         return;
     }
-    if (write(e->wake_fd, &one, sizeof(one)) < 0) {
+    if (wake && write(e->wake_fd, &one, sizeof(one)) < 0) {
         /* counter saturated: a wake-up is already pending */
     }
 }

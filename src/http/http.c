@@ -27,6 +27,7 @@
 #include "../util/util.h"
 
 #define MAX_EXTRA_HEADERS 4
+#define SL_HTTP_POOL_BYTES (8 * 1024)
 
 enum phase { PH_READING, PH_SUSPENDED, PH_ANSWERED, PH_SENT };
 
@@ -328,6 +329,7 @@ struct sl_http *sl_http_start(const char *listen, sl_http_handler h, void *arg,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SL_HTTP_POOL_BYTES,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!s->d) {
         int saved = errno;

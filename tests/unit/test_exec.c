@@ -852,8 +852,11 @@ static void test_threads(void)
     for (int i = 0; i < 8; i++) {
         struct sl_exec_task t = task_for(110 + i, argv, log, sizeof(log));
         struct sl_exec_handle h;
-        if (run_to_end(&t, &h) == 0)
+        int rc = run_to_end(&t, &h);
+        if (rc == 0)
             good++;
+        else
+            diag("task %d of 8 ended with %d", i, rc);
     }
     hammer_stop = 1;
     for (int i = 0; i < 2; i++)

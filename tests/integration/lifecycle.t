@@ -70,6 +70,32 @@ is "$(sluice jobs -o json | python3 -c 'import json,sys; print(len(json.load(sys
 n=$(sluice jobs --state succeeded -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 is "$n" 3 "jobs --state succeeded lists the three successes"
 
+# logs -f follows a running job to its end.
+idf=$(sluice run --cpus 0.1 --memory 64Mi -- sh -c 'echo first; sleep 1; echo second')
+is "$(sluice logs -f "$idf")" "first
+second" "logs -f prints the whole output and returns when the job ends"
+
+# A user mapped to a Unix account runs as that account (the daemon is root).
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+    cat >"$SLUICE_TMP/user.yaml" <<YAML
+apiVersion: sluice/v1
+kind: User
+metadata: {name: carol}
+spec: {team: default, role: member, unixUser: nobody}
+YAML
+    ok "apply a user mapped to nobody" sluice apply -f "$SLUICE_TMP/user.yaml"
+    tok=$(sluice token create --user carol)
+    like "$tok" '^sl_' "token create prints the new token"
+    idu=$(SLUICE_TOKEN=$tok sluice run --cpus 0.1 --memory 64Mi -- id -u)
+    ok "carol's job succeeds" wait_state "$idu" Succeeded 30
+    is "$(sluice logs "$idu")" "$(id -u nobody)" "carol's job ran as the Unix user nobody"
+    is "$(SLUICE_TOKEN=$tok sluice whoami -o json | json_get role)" member "carol is a member"
+    out=$(SLUICE_TOKEN=$tok sluice apply -f "$SLUICE_TMP/user.yaml" 2>&1)
+    is "$?" 2 "a member may not apply manifests (exit 2)"
+else
+    diag "not root: user mapping not exercised"
+fi
+
 # Nodes.
 is "$(sluice nodes -o json | python3 -c 'import json,sys; n=json.load(sys.stdin); n=n[0] if isinstance(n,list) else n["nodes"][0]; print(len(n["gpus"]), n["gpus"][0]["model"], n["gpu_source"])')" \
     "4 H100 fake" "nodes shows the four fake H100s"

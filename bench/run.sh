@@ -100,8 +100,11 @@ fi
 PORT=$(free_port)
 DATA=$TMP/data
 URL=http://127.0.0.1:$PORT
+# BENCH_SYNC=full (default): every 201 is on disk (fdatasync of the WAL per
+# group); normal: survives a crash of sluiced, not a power loss.
+BENCH_SYNC=${BENCH_SYNC:-full}
 "$BIN/sluiced" --dev --listen "127.0.0.1:$PORT" --data-dir "$DATA" \
-    --fake-gpus 1xT4 >"$OUT/sluiced.log" 2>&1 &
+    --fake-gpus 1xT4 --sync "$BENCH_SYNC" >"$OUT/sluiced.log" 2>&1 &
 SLUICED_PID=$!
 for _ in $(seq 1 300); do
     curl -sf -o /dev/null --max-time 1 "$URL/healthz" && break
@@ -351,7 +354,7 @@ slurm_bench
     say ""
     say "== summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs; ratios matter, absolute figures are noisy)"
     if [ $have_wrk = 1 ]; then
-        say "sluice http  durable submissions/s : $(fmt "$HTTP_RATE" '%.0f')  (wrk -t$THREADS -c$CONNS -d$DURATION: ${W_CREATED:-?} x 201 of ${W_REQ:-?} answers)"
+        say "sluice http  durable submissions/s : $(fmt "$HTTP_RATE" '%.0f')  (--sync $BENCH_SYNC; wrk -t$THREADS -c$CONNS -d$DURATION: ${W_CREATED:-?} x 201 of ${W_REQ:-?} answers)"
         say "sluice http  latency p50 / p99     : $(fmt "$(calc "${W_P50:-0} / 1000")" '%.2f') ms / $(fmt "$(calc "${W_P99:-0} / 1000")" '%.2f') ms"
         say "sluice http  non-201 answers       : ${W_NON201:-?}${W_CODES:+ ($W_CODES)}; socket errors: ${W_SOCK:-0}"
         say "sluice store check                 : $COUNT_MSG"

@@ -49,76 +49,7 @@ struct dec {
     json_t *root; /* owned; the document being built */
 };
 
-/* The whole of buf[0..len) is well-formed UTF-8 (no overlongs, no
- * surrogates, nothing above U+10FFFF). */
-static bool utf8_valid(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
 
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        uint32_t cp;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            n = 1;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (len - i <= n)
-            return false;
-        for (size_t k = 1; k <= n; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-            (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-            return false;
-        i += n + 1;
-    }
-    return true;
-}
-
-/* Copy at most 'max' bytes of s[0..len) into dst for an error message:
- * control characters and bytes of invalid UTF-8 become '?', a cut never
- * splits a character, and a cut is shown as "...". */
-static void show(char *dst, size_t size, const char *s, size_t len, size_t max)
-{
-    size_t i = 0, o = 0;
-
-    while (i < len && o + 4 < size) {
-        unsigned char c = (unsigned char)s[i];
-        size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-
-        if (o + n > max || o + n + 4 > size) {
-            memcpy(dst + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (c < 0x20 || c == 0x7f || n > len - i ||
-            (c >= 0x80 && !utf8_valid((const unsigned char *)s + i, n))) {
-            dst[o++] = '?';
-            i++;
-            continue;
-        }
-        memcpy(dst + o, s + i, n);
-        o += n;
-        i += n;
-    }
-    dst[o] = '\0';
-}
 
 static int mark_error(struct sl_error *err, int rc, const yaml_mark_t *m,
                       const char *what)
@@ -225,7 +156,7 @@ static int scalar_value(const yaml_event_t *ev, json_t **out,
     if (tag && strcmp(tag, TAG_STR) != 0 && strcmp(tag, "!") != 0)
         return mark_error(err, -EINVAL, &ev->start_mark,
                           "tags are not supported (only !!str)");
-    if (!utf8_valid((const unsigned char *)s, n))
+    if (!sl_utf8_valid((const unsigned char *)s, n))
         return mark_error(err, -EINVAL, &ev->start_mark, "invalid UTF-8");
     if (memchr(s, '\0', n))
         return mark_error(err, -EINVAL, &ev->start_mark,
@@ -316,14 +247,14 @@ static int on_scalar(struct dec *d, const yaml_event_t *ev,
         if (tag && strcmp(tag, TAG_STR) != 0 && strcmp(tag, "!") != 0)
             return mark_error(err, -EINVAL, &ev->start_mark,
                               "tags are not supported (only !!str)");
-        if (!utf8_valid((const unsigned char *)k, n))
+        if (!sl_utf8_valid((const unsigned char *)k, n))
             return mark_error(err, -EINVAL, &ev->start_mark, "invalid UTF-8");
         if (memchr(k, '\0', n))
             return mark_error(err, -EINVAL, &ev->start_mark,
                               "keys must not contain NUL bytes");
         if (json_object_get(top->node, k)) {
             char key[64], msg[96];
-            show(key, sizeof(key), k, n, 40);
+            sl_text_show(key, sizeof(key), k, n, 40);
             snprintf(msg, sizeof(msg), "duplicate key \"%s\"", key);
             return mark_error(err, -EINVAL, &ev->start_mark, msg);
         }
@@ -500,7 +431,7 @@ static int decode_json(const char *buf, size_t len, bool multi, json_t **out,
         if (json_error_code(&jerr) == json_error_out_of_memory)
             return sl_errorf_field(err, -ENOMEM, "", "out of memory");
         /* jansson may quote the offending input: keep the message clean */
-        show(text, sizeof(text), jerr.text, strlen(jerr.text), 120);
+        sl_text_show(text, sizeof(text), jerr.text, strlen(jerr.text), 120);
         return sl_errorf_field(err, -EINVAL, "", "line %d, column %d: %s",
                                jerr.line, jerr.column, text);
     }

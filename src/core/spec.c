@@ -122,55 +122,7 @@ static const char *const user_spec_keys[] = {"team", "role", "unixUser",
 
 /* ---- error text helpers ---- */
 
-static bool utf8_char_ok(const unsigned char *s, size_t n)
-{
-    uint32_t cp;
 
-    if (n == 2 && s[0] >= 0xC2 && s[0] <= 0xDF)
-        cp = s[0] & 0x1F;
-    else if (n == 3 && s[0] >= 0xE0 && s[0] <= 0xEF)
-        cp = s[0] & 0x0F;
-    else if (n == 4 && s[0] >= 0xF0 && s[0] <= 0xF4)
-        cp = s[0] & 0x07;
-    else
-        return false;
-    for (size_t k = 1; k < n; k++) {
-        if ((s[k] & 0xC0) != 0x80)
-            return false;
-        cp = (cp << 6) | (s[k] & 0x3F);
-    }
-    return !((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-             (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF);
-}
-
-/* Copy at most 'max' bytes of s[0..len) into dst for an error message:
- * control characters and invalid UTF-8 become '?', a cut never splits a
- * character, and a cut is shown as "...". */
-static void show(char *dst, size_t size, const char *s, size_t len, size_t max)
-{
-    size_t i = 0, o = 0;
-
-    while (i < len && o + 4 < size) {
-        unsigned char c = (unsigned char)s[i];
-        size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-
-        if (o + n > max || o + n + 4 > size) {
-            memcpy(dst + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (c < 0x20 || c == 0x7f || n > len - i ||
-            (c >= 0x80 && !utf8_char_ok((const unsigned char *)s + i, n))) {
-            dst[o++] = '?';
-            i++;
-            continue;
-        }
-        memcpy(dst + o, s + i, n);
-        o += n;
-        i += n;
-    }
-    dst[o] = '\0';
-}
 
 /* A short description of a value for "got ..." in an error. */
 static const char *describe(const json_t *v, char *buf, size_t size)
@@ -179,7 +131,7 @@ static const char *describe(const json_t *v, char *buf, size_t size)
 
     switch (json_typeof(v)) {
     case JSON_STRING:
-        show(tmp, sizeof(tmp), json_string_value(v), json_string_length(v),
+        sl_text_show(tmp, sizeof(tmp), json_string_value(v), json_string_length(v),
              SHOW_MAX);
         if (snprintf(buf, size, "\"%s\"", tmp) < 0)
             buf[0] = '\0';
@@ -245,7 +197,7 @@ static void path_key(char *dst, const char *parent, const char *key)
     char k[64];
     int n;
 
-    show(k, sizeof(k), key, strlen(key), SHOW_MAX);
+    sl_text_show(k, sizeof(k), key, strlen(key), SHOW_MAX);
     n = snprintf(dst, PATH_MAX_LEN, "%s%s%s", parent, *parent ? "." : "", k);
     if (n < 0)
         dst[0] = '\0';

@@ -769,9 +769,12 @@ json_t *sl_store_job_list(struct sl_store *st, int64_t after,
     return arr;
 }
 
-json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc)
+/* Run statement 's' (binding 'key' to ?1 when it is > 0) and collect one
+ * JSON value per row, built by 'row'. */
+static json_t *list_rows(struct sl_store *st, enum stmt s, int64_t key,
+                         json_t *(*row)(sqlite3_stmt *q), int *rc)
 {
-    sqlite3_stmt *q = prep(st, S_EVENTS);
+    sqlite3_stmt *q = prep(st, s);
     json_t *arr = json_array();
 
     if (!q || !arr) {
@@ -779,77 +782,62 @@ json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc)
         *rc = q ? -ENOMEM : -EIO;
         return NULL;
     }
-    sqlite3_bind_int64(q, 1, job_id);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        json_array_append_new(
-            arr, json_pack("{s:o, s:s, s:o, s:o, s:o}", "at",
-                           time_or_null(sqlite3_column_int64(q, 0)), "type",
-                           col_text(q, 1), "from", str_or_null(col_text(q, 2)),
-                           "to", str_or_null(col_text(q, 3)), "message",
-                           str_or_null(col_text(q, 4))));
-    }
+    if (key > 0)
+        sqlite3_bind_int64(q, 1, key);
+    while (sqlite3_step(q) == SQLITE_ROW)
+        json_array_append_new(arr, row(q));
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     *rc = 0;
     return arr;
 }
 
+static json_t *event_row(sqlite3_stmt *q)
+{
+    return json_pack("{s:o, s:s, s:o, s:o, s:o}", "at",
+                     time_or_null(sqlite3_column_int64(q, 0)), "type",
+                     col_text(q, 1), "from", str_or_null(col_text(q, 2)), "to",
+                     str_or_null(col_text(q, 3)), "message",
+                     str_or_null(col_text(q, 4)));
+}
+
+static json_t *team_row(sqlite3_stmt *q)
+{
+    return json_pack("{s:s, s:s}", "name", col_text(q, 0), "default_queue",
+                     col_text(q, 1));
+}
+
+static json_t *pclass_row(sqlite3_stmt *q)
+{
+    return json_pack("{s:s, s:i, s:b, s:b}", "name", col_text(q, 0), "value",
+                     sqlite3_column_int(q, 1), "preemptible",
+                     sqlite3_column_int(q, 2), "default", sqlite3_column_int(q, 3));
+}
+
+static json_t *queue_row(sqlite3_stmt *q)
+{
+    return json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0), "team",
+                     col_text(q, 1), "pending",
+                     (json_int_t)sqlite3_column_int64(q, 2), "running",
+                     (json_int_t)sqlite3_column_int64(q, 3));
+}
+
+json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc)
+{
+    return list_rows(st, S_EVENTS, job_id, event_row, rc);
+}
+
 json_t *sl_store_teams(struct sl_store *st, int *rc)
 {
-    sqlite3_stmt *q = prep(st, S_TEAMS);
-    json_t *arr = json_array();
-
-    *rc = 0;
-    if (!q || !arr) {
-        json_decref(arr);
-        *rc = -EIO;
-        return NULL;
-    }
-    while (sqlite3_step(q) == SQLITE_ROW)
-        json_array_append_new(arr, json_pack("{s:s, s:s}", "name", col_text(q, 0),
-                                             "default_queue", col_text(q, 1)));
-    sqlite3_reset(q);
-    return arr;
+    return list_rows(st, S_TEAMS, 0, team_row, rc);
 }
 
 json_t *sl_store_pclasses(struct sl_store *st, int *rc)
 {
-    sqlite3_stmt *q = prep(st, S_PCLASSES);
-    json_t *arr = json_array();
-
-    *rc = 0;
-    if (!q || !arr) {
-        json_decref(arr);
-        *rc = -EIO;
-        return NULL;
-    }
-    while (sqlite3_step(q) == SQLITE_ROW)
-        json_array_append_new(
-            arr, json_pack("{s:s, s:i, s:b, s:b}", "name", col_text(q, 0), "value",
-                           sqlite3_column_int(q, 1), "preemptible",
-                           sqlite3_column_int(q, 2), "default",
-                           sqlite3_column_int(q, 3)));
-    sqlite3_reset(q);
-    return arr;
+    return list_rows(st, S_PCLASSES, 0, pclass_row, rc);
 }
 
 json_t *sl_store_queues(struct sl_store *st, int *rc)
 {
-    sqlite3_stmt *q = prep(st, S_QUEUES);
-    json_t *arr = json_array();
-
-    *rc = 0;
-    if (!q || !arr) {
-        json_decref(arr);
-        *rc = -EIO;
-        return NULL;
-    }
-    while (sqlite3_step(q) == SQLITE_ROW)
-        json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0), "team",
-                           col_text(q, 1), "pending",
-                           (json_int_t)sqlite3_column_int64(q, 2), "running",
-                           (json_int_t)sqlite3_column_int64(q, 3)));
-    sqlite3_reset(q);
-    return arr;
+    return list_rows(st, S_QUEUES, 0, queue_row, rc);
 }

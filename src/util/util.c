@@ -410,3 +410,69 @@ int sl_mkdir_p(const char *path, unsigned mode)
         return -errno;
     return 0;
 }
+
+bool sl_utf8_valid(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+        uint32_t cp;
+
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            n = 1;
+            cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (len - i <= n)
+            return false;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+            (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+void sl_text_show(char *dst, size_t size, const char *s, size_t len, size_t max)
+{
+    size_t i = 0, o = 0;
+
+    while (i < len && o + 4 < size) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+
+        if (o + n > max || o + n + 4 > size) {
+            memcpy(dst + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (c < 0x20 || c == 0x7f || n > len - i ||
+            (c >= 0x80 && !sl_utf8_valid((const unsigned char *)s + i, n))) {
+            dst[o++] = '?';
+            i++;
+            continue;
+        }
+        memcpy(dst + o, s + i, n);
+        o += n;
+        i += n;
+    }
+    dst[o] = '\0';
+}

@@ -85,4 +85,14 @@ int sl_write_file_atomic(const char *path, const void *buf, size_t len,
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int sl_mkdir_p(const char *path, unsigned mode);
 
+/* Whether s[0..len) is well-formed UTF-8 (no overlongs, no surrogates,
+ * nothing past U+10FFFF). */
+bool sl_utf8_valid(const unsigned char *s, size_t len);
+
+/* Copy at most 'max' bytes of s[0..len) into dst (of 'size' bytes) for an
+ * error message: control characters and invalid UTF-8 become '?', a cut
+ * never splits a character, and a cut is shown as "...". */
+void sl_text_show(char *dst, size_t size, const char *s, size_t len,
+                  size_t max);
+
 #endif

@@ -26,7 +26,8 @@ static inline int ok_(int cond, const char *file, int line, const char *fmt, ...
     printf("\n");
     if (!cond) {
         tap_failed++;
-        printf("#   failed at %s:%d\n", file, line);
+        fflush(stdout);
+        fprintf(stderr, "#   failed at %s:%d\n", file, line);
     }
     fflush(stdout);
     return cond;
@@ -37,16 +38,19 @@ static inline int ok_(int cond, const char *file, int line, const char *fmt, ...
     do {                                                                       \
         long long g_ = (long long)(got), w_ = (long long)(want);               \
         if (!ok(g_ == w_, __VA_ARGS__))                                        \
-            printf("#   got %lld, want %lld\n", g_, w_);                       \
+            diag("  got %lld, want %lld", g_, w_);                             \
     } while (0)
 #define is_str(got, want, ...)                                                 \
     do {                                                                       \
         const char *g_ = (got), *w_ = (want);                                  \
         if (!ok(g_ && w_ && strcmp(g_, w_) == 0, __VA_ARGS__))                 \
-            printf("#   got \"%s\", want \"%s\"\n", g_ ? g_ : "(null)",        \
-                   w_ ? w_ : "(null)");                                        \
+            diag("  got \"%s\", want \"%s\"", g_ ? g_ : "(null)",              \
+                 w_ ? w_ : "(null)");                                          \
     } while (0)
-#define diag(...) (printf("# "), printf(__VA_ARGS__), printf("\n"))
+/* Diagnostics go to stderr, as Test::More's do, so prove shows them. */
+#define diag(...)                                                              \
+    (fflush(stdout), fprintf(stderr, "# "), fprintf(stderr, __VA_ARGS__),      \
+     fprintf(stderr, "\n"))
 
 static inline int done_testing(void)
 {

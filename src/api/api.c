@@ -301,7 +301,9 @@ static void h_job_list(struct ctx *c)
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         return;
     }
-    json_array_foreach(jobs, i, job) overlay_reason(c, job);
+    json_array_foreach(jobs, i, job) {
+        overlay_reason(c, job);
+    }
     sl_http_reply_json(c->r, 200,
                        json_pack("{s:o, s:o}", "jobs", jobs, "next",
                                  next ? json_integer(next) : json_null()));

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
         default:
             for (size_t i = 0; i < SL_ARRAY_LEN(flag_keys); i++) {
                 const struct setting *st = setting_named(flag_keys[i].key);
-                if (flag_keys[i].opt != opt)
+                if (flag_keys[i].opt != opt || !st)
                     continue;
                 /* Name the flag, not the config key, in the message. */
                 if (set_value(&cfg, st, optarg, "", &err) < 0) {

@@ -40,7 +40,7 @@ cat <<MSG
 Sluice is running at $url  (data in $data)
   export SLUICE_SERVER=$url
   export SLUICE_TOKEN=$token
-  build/sluice run --gpus 1 -- nvidia-smi-or-anything.sh
+  build/sluice run --gpus 1 -- sh -c 'echo "my GPU: \$CUDA_VISIBLE_DEVICES"'
   build/sluice jobs --state all
 Press Ctrl-C to stop (running jobs keep running and are re-adopted on the next start).
 MSG

@@ -930,6 +930,8 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
             note = tk->h.limits_note;
         }
     }
+    if (j->gang_failed)
+        job_signal_all(e, j, SIGKILL); /* a gang runs whole or not at all */
     j->limits_enforced = enforced;
     if (!enforced && note && !j->message[0])
         snprintf(j->message, sizeof(j->message), "limits not enforced: %s", note);
@@ -1276,7 +1278,7 @@ static void *engine_main(void *arg)
             }
             if (sl_store_begin(e->st) == 0) {
                 for (size_t i = 0; i < nstarted; i++)
-                    job_persist(e, started[i], "started", "Running", -1, 0);
+                    job_persist(e, started[i], "launched", "Running", -1, 0);
                 sl_store_commit(e->st);
             }
             if (failures)

@@ -104,6 +104,7 @@ struct sl_engine {
     pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
     struct sl_op *qhead, *qtail;
     bool stopping;
+    bool broken;                  /* a commit failed: memory and store differ */
     int wake_fd;                  /* eventfd: ops queued or SIGCHLD */
 
     /* The syncer: answers committed operations once their WAL frames are on
@@ -1248,9 +1249,12 @@ static void *engine_main(void *arg)
             /* spurious; nothing to drain */
         }
         ops = take_ops(e, &stopping);
-        if (sl_store_begin(e->st) < 0) {
+        if (e->broken || sl_store_begin(e->st) < 0) {
+            /* Nothing can be changed: refuse, and wait to be stopped. */
             complete_ops(ops, false);
             wait_ms = 100;
+            if (stopping)
+                break;
             continue;
         }
         for (struct sl_op *op = ops; op; op = op->next)
@@ -1260,9 +1264,16 @@ static void *engine_main(void *arg)
         if (!stopping && (e->nfresh || e->sched_full))
             schedule(e, &started, &nstarted);
         if (sl_store_commit(e->st) < 0) {
-            sl_error("msg=\"store commit failed; restarting from the store\"");
+            /* Memory now holds changes the store does not: stop changing
+             * anything and have sluiced shut down; the next start loads
+             * the last committed state. Nothing of this group was
+             * acknowledged. */
+            sl_error("msg=\"store commit failed; refusing changes and shutting "
+                     "down\"");
             sl_store_rollback(e->st);
             committed = false;
+            e->broken = true;
+            kill(getpid(), SIGTERM);
         }
         if (committed)
             sync_enqueue(e, ops);

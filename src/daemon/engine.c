@@ -1044,12 +1044,14 @@ static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
             continue; /* the job stays Pending; the commit fails loudly */
         (*started)[(*nstarted)++] = j;
     }
+    /* The scheduler's position counts only the jobs of this pass, which in
+     * an incremental pass are the new ones: the reason carries no position
+     * until the explain API of the full scheduler. */
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < res.nwaits; i++) {
         struct job *j = sl_imap_get(&e->jobs, res.waits[i].job_id);
         if (j)
-            snprintf(j->reason, sizeof(j->reason), "%s (position %d)",
-                     res.waits[i].reason, res.waits[i].position);
+            sl_strlcpy(j->reason, res.waits[i].reason, sizeof(j->reason));
     }
     pthread_mutex_unlock(&e->mu);
 out:

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../store/store.h"
+#include "../util/buf.h"
 
 #define LOG_READ_MAX (1 << 20)
 
@@ -108,6 +109,7 @@ static void op_state_free(void *p)
     sl_job_spec_destroy(s->op.spec);
     free(s->op.manifests);
     json_decref(s->op.result);
+    free(s->op.body);
     free(s);
 }
 
@@ -116,7 +118,10 @@ static void op_done(struct sl_op *op, void *arg)
 {
     struct op_state *s = arg;
 
-    if (op->status >= 200 && op->status < 300) {
+    if (op->status >= 200 && op->status < 300 && op->body) {
+        sl_http_reply(s->r, op->status, "application/json", op->body,
+                      op->body_len);
+    } else if (op->status >= 200 && op->status < 300) {
         sl_http_reply_json(s->r, op->status, op->result);
         op->result = NULL;
     } else {
@@ -196,16 +201,18 @@ static json_t *visible_job(struct ctx *c)
 }
 
 /* Pending jobs carry the scheduler's current reason, kept in memory. */
-static void overlay_reason(struct ctx *c, json_t *job)
+static int reason_of(void *arg, int64_t id, char *buf, size_t size)
 {
-    char reason[200];
-    const char *state = json_string_value(json_object_get(job, "state"));
+    return sl_engine_reason(arg, id, buf, size);
+}
 
-    if (!state || strcmp(state, "Pending") != 0)
-        return;
-    if (sl_engine_reason(c->a->e, json_integer_value(json_object_get(job, "id")),
-                         reason, sizeof(reason)) == 0)
-        json_object_set_new(job, "reason", json_string(reason));
+/* Answer 200 with the text in 'b' wrapped as prefix + b + suffix. */
+static void reply_text(struct ctx *c, struct sl_buf *b)
+{
+    if (b->failed)
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+    else
+        sl_http_reply(c->r, 200, "application/json", b->data, b->len);
 }
 
 /* ---- handlers --------------------------------------------------------- */
@@ -253,8 +260,6 @@ static void h_job_list(struct ctx *c)
     const char *after_s = sl_http_query(c->r, "after");
     unsigned mask = 0;
     int64_t limit = 1000, after = 0, next = 0;
-    json_t *jobs, *job;
-    size_t i;
     int rc;
 
     if (state && *state && strcasecmp(state, "all") != 0) {
@@ -296,26 +301,47 @@ static void h_job_list(struct ctx *c)
         }
         team = c->who.team;
     }
-    jobs = sl_store_job_list(c->a->rd, after, mask, team, (int)limit, &next, &rc);
-    if (!jobs) {
-        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
-        return;
+    {
+        struct sl_reason_hook rh = {reason_of, c->a->e};
+        struct sl_buf b;
+        sl_buf_init(&b);
+        sl_buf_adds(&b, "{\"jobs\":");
+        rc = sl_store_job_list_render(c->a->rd, after, mask, team, (int)limit, &rh,
+                                      &b, &next);
+        if (rc == -EIO) {
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        } else {
+            if (next)
+                sl_buf_printf(&b, ",\"next\":%lld}\n", (long long)next);
+            else
+                sl_buf_adds(&b, ",\"next\":null}\n");
+            reply_text(c, &b);
+        }
+        sl_buf_fini(&b);
     }
-    json_array_foreach(jobs, i, job) {
-        overlay_reason(c, job);
-    }
-    sl_http_reply_json(c->r, 200,
-                       json_pack("{s:o, s:o}", "jobs", jobs, "next",
-                                 next ? json_integer(next) : json_null()));
 }
 
 static void h_job_get(struct ctx *c)
 {
-    json_t *job = visible_job(c);
-    if (!job)
-        return;
-    overlay_reason(c, job);
-    sl_http_reply_json(c->r, 200, job);
+    struct sl_reason_hook rh = {reason_of, c->a->e};
+    struct sl_buf b;
+    char team[64] = "";
+    int rc;
+
+    sl_buf_init(&b);
+    rc = sl_store_job_render(c->a->rd, c->id, &rh, &b, team, sizeof(team));
+    if (rc == 0 && !can_see_team(c, team))
+        rc = -ENOENT; /* another team's job does not exist for this caller */
+    if (rc == 0) {
+        sl_buf_add(&b, "\n", 1);
+        reply_text(c, &b);
+    } else if (rc == -ENOENT) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL, "job %lld not found",
+                            (long long)c->id);
+    } else {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+    }
+    sl_buf_fini(&b);
 }
 
 static void h_job_events(struct ctx *c)

@@ -29,6 +29,7 @@
 
 #include "../sched/sched.h"
 #include "../store/store.h"
+#include "../util/buf.h"
 #include "../util/imap.h"
 
 #define MAX_NAMED 1024 /* teams, queues, classes, users held in memory */
@@ -401,6 +402,22 @@ static void op_fail(struct sl_op *op, int status, const char *code)
     op->code = code;
 }
 
+/* The answer of a job operation: the job object as text. */
+static int op_job_body(struct sl_op *op, const struct sl_job_view *v)
+{
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    if (sl_job_view_render(v, &b) < 0) {
+        sl_buf_fini(&b);
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    op->body = b.data;
+    op->body_len = b.len;
+    return 0;
+}
+
 /* Default job name: the command's base name, made a valid name. */
 static void default_name(const struct sl_job_spec *s, char *out, size_t size)
 {
@@ -512,8 +529,8 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         goto out;
     }
     j->id = v.id;
-    v.id = j->id;
-    op->result = sl_job_view_to_json(&v);
+    if ((rc = op_job_body(op, &v)) < 0)
+        goto out;
     if (e->nfresh == e->fresh_cap) {
         size_t cap = e->fresh_cap ? e->fresh_cap * 2 : 1024;
         int64_t *nf = realloc(e->fresh, cap * sizeof(*nf));
@@ -587,9 +604,11 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         job_view(j, &v, NULL, NULL);
         v.finished_ms = sl_now_ms();
         v.spec_doc = sl_job_spec_to_json(j->spec);
-        op->result = sl_job_view_to_json(&v);
+        rc = op_job_body(op, &v);
         json_decref(v.spec_doc);
         job_forget(e, j);
+        if (rc < 0)
+            return rc;
         op->status = 202;
         return 0;
     }
@@ -609,9 +628,11 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
     placement = placement_json(e, j);
     job_view(j, &v, placement, NULL);
     v.spec_doc = sl_job_spec_to_json(j->spec);
-    op->result = sl_job_view_to_json(&v);
+    rc = op_job_body(op, &v);
     json_decref(v.spec_doc);
     free(placement);
+    if (rc < 0)
+        return rc;
     op->status = 202;
     return 0;
 }
@@ -881,6 +902,8 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
     if (rc < 0) {
         json_decref(op->result);
         op->result = NULL;
+        free(op->body);
+        op->body = NULL;
         sl_store_rollback_to(e->st);
     } else {
         sl_store_release(e->st);
@@ -1224,6 +1247,8 @@ static void complete_ops(struct sl_op *ops, bool committed)
         if (!committed && ops->status < 300) {
             json_decref(ops->result);
             ops->result = NULL;
+            free(ops->body);
+            ops->body = NULL;
             op_fail(ops, 503, "unavailable");
             sl_errorf(&ops->err, -EIO, "store: commit failed; nothing was changed");
         }

@@ -49,6 +49,9 @@ struct sl_op {
     /* outputs, valid in done() */
     int status;                       /* HTTP status */
     json_t *result;                   /* success body; owned by the op */
+    char *body;                       /* or the success body as JSON text
+                                         (owned; wins over result) */
+    size_t body_len;
     struct sl_error err;              /* failure text and field */
     const char *code;                 /* failure code ("invalid", ...) */
     /* completion: called once, on the syncer thread after the durable

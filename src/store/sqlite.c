@@ -7,6 +7,8 @@
  */
 #include "store.h"
 
+#include "../util/buf.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -659,69 +661,134 @@ static json_t *str_or_null(const char *s)
     return s && *s ? json_string(s) : json_null();
 }
 
-json_t *sl_job_view_to_json(const struct sl_job_view *v)
+static void buf_time(struct sl_buf *b, int64_t ms)
 {
-    json_t *placement = NULL, *spec = NULL;
-
-    if (v->placement_json)
-        placement = json_loads(v->placement_json, 0, NULL);
-    if (!placement)
-        placement = json_array();
-    if (v->spec_doc)
-        spec = json_incref(v->spec_doc);
+    char t[40];
+    if (ms)
+        sl_buf_json_str(b, sl_time_rfc3339(ms, t, sizeof(t)));
     else
-        spec = v->spec_json ? json_loads(v->spec_json, 0, NULL) : NULL;
-    if (!spec)
-        spec = json_object();
-    return json_pack(
-        "{s:I, s:s, s:s, s:o, s:s, s:s, s:s, s:i, s:s, s:o, s:i, s:i, s:o, s:o,"
-        " s:o, s:o, s:o, s:o, s:o, s:o}",
-        "id", (json_int_t)v->id, "name", v->name, "team", v->team, "project",
-        str_or_null(v->project), "user", v->user, "queue", v->queue,
-        "priority_class", v->priority_class, "priority", v->priority, "state",
-        sl_job_state_name(v->state), "exit_code",
-        v->has_exit_code ? json_integer(v->exit_code) : json_null(), "attempt",
-        v->attempt, "retries", v->retries, "submitted_at",
-        time_or_null(v->submitted_ms), "started_at", time_or_null(v->started_ms),
-        "finished_at", time_or_null(v->finished_ms), "placement", placement,
-        "reason",
-        v->state == SL_JOB_PENDING && v->reason ? json_string(v->reason)
-                                                : json_null(),
-        "message", str_or_null(v->message), "limits_enforced",
-        v->limits_enforced < 0 ? json_null() : json_boolean(v->limits_enforced),
-        "spec", spec);
+        sl_buf_add(b, "null", 4);
 }
 
-json_t *sl_store_job_get(struct sl_store *st, int64_t id, int *rc)
+/* The one writer of the API's job object. Stored JSON (placement, spec) is
+ * copied as text, not decoded and encoded again. */
+int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
 {
-    sqlite3_stmt *q = prep(st, S_JOB_GET);
+    sl_buf_printf(b, "{\"id\":%lld,\"name\":", (long long)v->id);
+    sl_buf_json_str(b, v->name);
+    sl_buf_adds(b, ",\"team\":");
+    sl_buf_json_str(b, v->team);
+    sl_buf_adds(b, ",\"project\":");
+    sl_buf_json_str(b, v->project && *v->project ? v->project : NULL);
+    sl_buf_adds(b, ",\"user\":");
+    sl_buf_json_str(b, v->user);
+    sl_buf_adds(b, ",\"queue\":");
+    sl_buf_json_str(b, v->queue);
+    sl_buf_adds(b, ",\"priority_class\":");
+    sl_buf_json_str(b, v->priority_class);
+    sl_buf_printf(b, ",\"priority\":%d,\"state\":\"%s\",\"exit_code\":", v->priority,
+                  sl_job_state_name(v->state));
+    if (v->has_exit_code)
+        sl_buf_printf(b, "%d", v->exit_code);
+    else
+        sl_buf_add(b, "null", 4);
+    sl_buf_printf(b, ",\"attempt\":%d,\"retries\":%d,\"submitted_at\":", v->attempt,
+                  v->retries);
+    buf_time(b, v->submitted_ms);
+    sl_buf_adds(b, ",\"started_at\":");
+    buf_time(b, v->started_ms);
+    sl_buf_adds(b, ",\"finished_at\":");
+    buf_time(b, v->finished_ms);
+    sl_buf_adds(b, ",\"placement\":");
+    sl_buf_adds(b, v->placement_json && *v->placement_json ? v->placement_json : "[]");
+    sl_buf_adds(b, ",\"reason\":");
+    sl_buf_json_str(b, v->state == SL_JOB_PENDING ? v->reason : NULL);
+    sl_buf_adds(b, ",\"message\":");
+    sl_buf_json_str(b, v->message && *v->message ? v->message : NULL);
+    sl_buf_adds(b, ",\"limits_enforced\":");
+    sl_buf_adds(b, v->limits_enforced < 0 ? "null" : v->limits_enforced ? "true" : "false");
+    sl_buf_adds(b, ",\"spec\":");
+    if (v->spec_json && *v->spec_json) {
+        sl_buf_adds(b, v->spec_json);
+    } else if (v->spec_doc) {
+        char *text = json_dumps(v->spec_doc, JSON_COMPACT);
+        if (!text)
+            b->failed = true;
+        else
+            sl_buf_adds(b, text);
+        free(text);
+    } else {
+        sl_buf_add(b, "{}", 2);
+    }
+    sl_buf_add(b, "}", 1);
+    return b->failed ? -ENOMEM : 0;
+}
+
+json_t *sl_job_view_to_json(const struct sl_job_view *v)
+{
+    struct sl_buf b;
     json_t *out = NULL;
 
-    *rc = -ENOENT;
-    if (!q) {
-        *rc = -EIO;
-        return NULL;
-    }
+    sl_buf_init(&b);
+    if (sl_job_view_render(v, &b) == 0)
+        out = json_loadb(b.data, b.len, 0, NULL);
+    sl_buf_fini(&b);
+    return out;
+}
+
+/* Fill v->reason from the caller's hook for a pending job. */
+static void with_reason(struct sl_job_view *v, const struct sl_reason_hook *rh,
+                        char *buf, size_t size)
+{
+    if (rh && v->state == SL_JOB_PENDING && rh->fn(rh->arg, v->id, buf, size) == 0)
+        v->reason = buf;
+}
+
+int sl_store_job_render(struct sl_store *st, int64_t id,
+                        const struct sl_reason_hook *rh, struct sl_buf *out,
+                        char *team, size_t team_size)
+{
+    sqlite3_stmt *q = prep(st, S_JOB_GET);
+    char reason[200];
+    int rc = -ENOENT;
+
+    if (!q)
+        return -EIO;
     sqlite3_bind_int64(q, 1, id);
     if (sqlite3_step(q) == SQLITE_ROW) {
         struct sl_job_view v;
         row_to_view(q, &v);
-        out = sl_job_view_to_json(&v);
-        *rc = out ? 0 : -ENOMEM;
+        with_reason(&v, rh, reason, sizeof(reason));
+        if (team)
+            sl_strlcpy(team, v.team, team_size);
+        rc = sl_job_view_render(&v, out);
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
+    return rc;
+}
+
+json_t *sl_store_job_get(struct sl_store *st, int64_t id, int *rc)
+{
+    struct sl_buf b;
+    json_t *out = NULL;
+
+    sl_buf_init(&b);
+    *rc = sl_store_job_render(st, id, NULL, &b, NULL, 0);
+    if (*rc == 0 && !(out = json_loadb(b.data, b.len, 0, NULL)))
+        *rc = -ENOMEM;
+    sl_buf_fini(&b);
     return out;
 }
 
-json_t *sl_store_job_list(struct sl_store *st, int64_t after,
-                          unsigned state_mask, const char *team, int limit,
-                          int64_t *next, int *rc)
+int sl_store_job_list_render(struct sl_store *st, int64_t after,
+                             unsigned state_mask, const char *team, int limit,
+                             const struct sl_reason_hook *rh, struct sl_buf *out,
+                             int64_t *next)
 {
-    char sql[512];
+    char sql[512], reason[200];
     size_t n;
     sqlite3_stmt *q = NULL;
-    json_t *arr = NULL;
     int count = 0, bind = 1;
 
     *next = 0;
@@ -741,32 +808,29 @@ json_t *sl_store_job_list(struct sl_store *st, int64_t after,
     if (team)
         n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND team = ?");
     snprintf(sql + n, sizeof(sql) - n, " ORDER BY id LIMIT ?");
-    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK) {
-        *rc = -EIO;
-        return NULL;
-    }
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
     sqlite3_bind_int64(q, bind++, after);
     if (team)
         sqlite3_bind_text(q, bind++, team, -1, SQLITE_STATIC);
     sqlite3_bind_int(q, bind, limit + 1);
-    arr = json_array();
-    while (arr && sqlite3_step(q) == SQLITE_ROW) {
+    sl_buf_add(out, "[", 1);
+    while (sqlite3_step(q) == SQLITE_ROW) {
         struct sl_job_view v;
-        if (++count > limit) {
+        if (++count > limit)
             break;
-        }
         row_to_view(q, &v);
-        if (json_array_append_new(arr, sl_job_view_to_json(&v)) < 0) {
-            json_decref(arr);
-            arr = NULL;
-        }
+        with_reason(&v, rh, reason, sizeof(reason));
+        if (count > 1)
+            sl_buf_add(out, ",", 1);
+        sl_job_view_render(&v, out);
         *next = v.id;
     }
+    sl_buf_add(out, "]", 1);
     if (count <= limit)
         *next = 0;
     sqlite3_finalize(q);
-    *rc = arr ? 0 : -ENOMEM;
-    return arr;
+    return out->failed ? -ENOMEM : 0;
 }
 
 /* Run statement 's' (binding 'key' to ?1 when it is > 0) and collect one

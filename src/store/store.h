@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../util/buf.h"
 #include "../util/util.h"
 
 struct sl_store;
@@ -59,7 +60,10 @@ struct sl_job_view {
                                      caller has it (borrowed); else NULL */
 };
 
-/* The API's job object for 'v'. Returns a new reference or NULL. */
+/* Append the API's job object for 'v' to 'b' as JSON text: the one writer
+ * of that object. Returns 0 or -ENOMEM. */
+int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b);
+/* The same object decoded. Returns a new reference or NULL. */
 json_t *sl_job_view_to_json(const struct sl_job_view *v);
 
 /* Open (creating and migrating when needed) the store at 'path' ("sqlite:"
@@ -128,15 +132,28 @@ int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,
                        const char *type, const char *from, const char *to,
                        const char *message);
 
-/* Reads (any connection). get returns a new JSON job object or NULL with
- * -ENOENT in *rc. */
+/* Reads (any connection). The hook supplies the pending reason of a job
+ * (kept in the engine's memory, not in the store); it returns 0 and fills
+ * buf, or a negative errno when there is none. */
+struct sl_reason_hook {
+    int (*fn)(void *arg, int64_t id, char *buf, size_t size);
+    void *arg;
+};
+
+/* Append job 'id' as the API's job object to 'out' and copy its team into
+ * 'team' (may be NULL). Returns 0, -ENOENT, -EIO or -ENOMEM. */
+int sl_store_job_render(struct sl_store *st, int64_t id,
+                        const struct sl_reason_hook *rh, struct sl_buf *out,
+                        char *team, size_t team_size);
+/* The same job decoded (no reason); a new reference or NULL with *rc. */
 json_t *sl_store_job_get(struct sl_store *st, int64_t id, int *rc);
-/* List jobs with id > after, state in 'state_mask' (bit per state; 0 = all),
- * team (NULL = any), at most 'limit'. Returns a new JSON array; *next is the
- * id to continue after, or 0 when there is no more. */
-json_t *sl_store_job_list(struct sl_store *st, int64_t after,
-                          unsigned state_mask, const char *team, int limit,
-                          int64_t *next, int *rc);
+/* Append a JSON array of the jobs with id > after, state in 'state_mask'
+ * (bit per state; 0 = all), team (NULL = any), at most 'limit', in id
+ * order. *next is the id to continue after, or 0 when there is no more. */
+int sl_store_job_list_render(struct sl_store *st, int64_t after,
+                             unsigned state_mask, const char *team, int limit,
+                             const struct sl_reason_hook *rh, struct sl_buf *out,
+                             int64_t *next);
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc);
 json_t *sl_store_teams(struct sl_store *st, int *rc);
 json_t *sl_store_pclasses(struct sl_store *st, int *rc);

@@ -31,7 +31,7 @@ static bool reserve(struct sl_buf *b, size_t n)
         return false;
     if (b->len + n + 1 <= b->cap)
         return true;
-    cap = b->cap ? b->cap : 256;
+    cap = b->cap ? b->cap : 1024; /* a job object is ~700 bytes */
     while (cap < b->len + n + 1)
         cap *= 2;
     if (!(nd = realloc(b->data, cap))) {

@@ -100,6 +100,10 @@ struct sl_engine {
     int64_t *backoff;             /* ids of Pending jobs waiting out a retry
                                      backoff; stale ids are dropped lazily */
     size_t nbackoff, backoff_cap;
+    struct sl_exec_handle *gone;  /* tasks whose end is recorded in the open
+                                     transaction: their pid and exit files
+                                     go only once it has committed */
+    size_t ngone, gone_cap;
     bool sched_full;              /* resources freed: consider every job */
 
     pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
@@ -296,9 +300,13 @@ static void job_release(struct sl_engine *e, struct job *j)
             e->node.gpu_milli_alloc[j->tasks[t].gpus[g]] -= j->tasks[t].gpu_milli;
     run_del(e, j);
     pthread_mutex_unlock(&e->mu);
+    /* A crash before the commit must still find the exit records. */
     for (int t = 0; t < j->spec->tasks; t++)
-        if (j->tasks[t].started)
-            sl_exec_release(e->exec, &j->tasks[t].h);
+        if (j->tasks[t].started &&
+            vec_push((void **)&e->gone, &e->ngone, &e->gone_cap,
+                     sizeof(struct sl_exec_handle), &j->tasks[t].h) < 0)
+            sl_warn("msg=\"out of memory: task files of job %lld kept\"",
+                    (long long)j->id);
     free(j->tasks);
     j->tasks = NULL;
     e->sched_full = true;
@@ -1302,10 +1310,14 @@ static void *engine_main(void *arg)
             e->broken = true;
             kill(getpid(), SIGTERM);
         }
-        if (committed)
+        if (committed) {
+            for (size_t i = 0; i < e->ngone; i++)
+                sl_exec_release(e->exec, &e->gone[i]);
+            e->ngone = 0;
             sync_enqueue(e, ops);
-        else
+        } else {
             complete_ops(ops, false);
+        }
         if (nstarted && committed) {
             /* Launch after the commit; start failures are written in a
              * small transaction of their own. */
@@ -1696,6 +1708,7 @@ void sl_engine_destroy(struct sl_engine *e)
     free(e->fresh);
     free(e->run);
     free(e->backoff);
+    free(e->gone);
     if (g_wake_fd == e->wake_fd)
         g_wake_fd = -1;
     if (e->wake_fd >= 0)

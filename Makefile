@@ -8,7 +8,10 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd jansson yaml-0.1 sqlite3 libcurl libsodium
+PKGS    := libmicrohttpd jansson yaml-0.1 sqlite3 libsodium
+# The CLI links only what it uses: its HTTP client is plain sockets (libc),
+# so each `sluice` process maps a handful of libraries, not libcurl's ~30.
+CLI_PKGS := jansson
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Werror
 # snprintf truncation is deliberate (bounded names and messages), so GCC's
 # -Wformat-truncation guesses are off; every other format check stays on.
@@ -18,6 +21,7 @@ WARN    += -Wno-format-truncation
 endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CLI_LIBS   := $(shell pkg-config --libs $(CLI_PKGS) 2>/dev/null) -lm
 
 ifeq ($(SAN),1)
 B       := build/asan
@@ -65,7 +69,7 @@ $(B)/sluiced: $(DAEMON_OBJ) $(B)/libsluice-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LIBS)
 
 $(B)/sluice: $(CLI_OBJ) $(B)/libsluice-core.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)
 
 $(B)/tests/%.t: $(B)/obj/tests/unit/%.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)

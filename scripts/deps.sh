@@ -15,7 +15,7 @@ set -eu
 # the integration tests, sqlite3, curl, procps) and to bench (wrk).
 REQUIRED="gcc make pkg-config libc6-dev
 libmicrohttpd-dev libjansson-dev libyaml-dev libsqlite3-dev
-libcurl4-openssl-dev libsodium-dev libjemalloc-dev
+libsodium-dev libjemalloc-dev
 clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk"
 

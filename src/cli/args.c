@@ -92,10 +92,13 @@ static int apply_global(const struct sl_cli_opt *o, const char *val,
 {
     switch (o->id) {
     case G_SERVER:
-        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
+        if (strncmp(val, "https://", 8) == 0)
             return sl_errorf(err, SL_CLI_ARG_ERROR,
-                             "--server: must be an http:// or https:// URL, "
-                             "got '%.64s'",
+                             "--server: https is not supported in this release "
+                             "(sluiced serves plain HTTP)");
+        if (strncmp(val, "http://", 7) != 0)
+            return sl_errorf(err, SL_CLI_ARG_ERROR,
+                             "--server: must be an http:// URL, got '%.64s'",
                              val);
         ctx->server = val;
         return 0;

@@ -123,10 +123,15 @@ int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out)
     }
     if (!server && !((server = getenv("SLUICE_SERVER")) && *server))
         server = SL_CLI_DEFAULT_SERVER;
-    if (strncmp(server, "http://", 7) != 0 &&
-        strncmp(server, "https://", 8) != 0) {
-        sl_cli_errorf("server '%.200s' must be an http:// or https:// URL%s",
-                      server, ctx->server ? "" : " (from SLUICE_SERVER)");
+    if (strncmp(server, "https://", 8) == 0) {
+        sl_cli_errorf("%s %.200s: https is not supported in this release "
+                      "(sluiced serves plain HTTP)",
+                      ctx->server ? "--server" : "SLUICE_SERVER", server);
+        return SL_CLI_USAGE;
+    }
+    if (strncmp(server, "http://", 7) != 0) {
+        sl_cli_errorf("server '%.200s' must be an http:// URL%s", server,
+                      ctx->server ? "" : " (from SLUICE_SERVER)");
         return SL_CLI_USAGE;
     }
     if ((code = find_token(ctx, &token, &file_buf, &file_len)) != SL_CLI_OK)
@@ -145,7 +150,9 @@ int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out)
     if (!(ctx->client = sl_client_create(server, token))) {
         err = errno;
         if (err == EINVAL)
-            sl_cli_errorf("server '%.200s' is not a usable URL", server);
+            sl_cli_errorf("server '%.200s' is not a usable URL "
+                          "(http://HOST[:PORT])",
+                          server);
         else
             sl_cli_errorf("cannot create the HTTP client: %s", strerror(err));
         code = err == EINVAL ? SL_CLI_USAGE : SL_CLI_FAILED;

@@ -1,10 +1,14 @@
 /*
- * client.c - libsluice over libcurl: one reused easy handle per client,
- * bounded answers, the API's error object decoded into struct sl_api_error.
+ * client.c - libsluice over plain sockets: a small HTTP/1.1 client with one
+ * kept-alive connection per client, bounded answers, the API's error object
+ * decoded into struct sl_api_error.
  *
- * Invariants: c->curl lives as long as the client (curl_easy_reset between
- * requests keeps the live connection); a response never owns more than
- * SL_CLIENT_MAX_BODY + 1 bytes.
+ * Invariants: c->fd is -1 or a connected socket with no request in flight
+ * and no unread answer bytes; a response never owns more than
+ * SL_CLIENT_MAX_BODY + 1 bytes; an answer's header block is at most
+ * HEAD_MAX bytes; a request is never sent again once any byte of it was
+ * written (a POST is not duplicated): only a request of which not one byte
+ * went out on a reused connection is sent, once, on a new connection.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,54 +16,53 @@
 #include "client.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include "../util/buf.h"
 #include "../util/util.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.1.0"
 #endif
 
+#define HEAD_MAX       ((size_t)64 << 10) /* bytes of an answer's header block */
+#define CHUNK_LINE_MAX 1024               /* bytes of a chunk-size line */
+#define HOST_MAX       255                /* bytes of a host name */
+#define METHOD_MAX     16                 /* bytes of a method name */
+#define CTYPE_MAX      255                /* bytes of a Content-Type value */
+#define EOF_RC         (-ENODATA) /* internal: the peer closed the stream */
+
 struct sl_client {
-    CURL *curl;        /* owned; reused for keep-alive */
-    char *server;      /* owned; no trailing slash */
-    char *auth_header; /* owned; "Authorization: Bearer ..." or NULL */
-    char errbuf[CURL_ERROR_SIZE]; /* libcurl's text for the last failure */
+    char *server;      /* owned; "http://authority[/prefix]", no trailing / */
+    char *host;        /* owned; for getaddrinfo: no brackets */
+    char *authority;   /* owned; the Host header: host[:port] as written */
+    char *prefix;      /* owned; path before every request path, or "" */
+    char port[8];      /* decimal, "80" by default */
+    char *auth_header; /* owned; "Authorization: Bearer ...\r\n" or NULL */
+    int fd;            /* the kept-alive connection, -1 when none */
 };
 
-/* State of one transfer, passed to the libcurl callbacks. */
-struct xfer {
-    struct sl_response *resp;
-    size_t cap;   /* bytes allocated in resp->body, excluding the NUL */
-    bool too_big; /* the answer passed SL_CLIENT_MAX_BODY */
-    bool no_mem;
-};
-
-/* libcurl result -> negated errno and the words we put before curl's text.
- * Anything not listed is -EIO. */
-static const struct {
-    CURLcode code;
-    int rc;
-    const char *what;
-} curl_errors[] = {
-    {CURLE_COULDNT_CONNECT, -ECONNREFUSED, "cannot connect to"},
-    {CURLE_COULDNT_RESOLVE_HOST, -EHOSTUNREACH, "cannot resolve"},
-    {CURLE_COULDNT_RESOLVE_PROXY, -EHOSTUNREACH, "cannot resolve proxy for"},
-    {CURLE_OPERATION_TIMEDOUT, -ETIMEDOUT, "timed out talking to"},
-    {CURLE_OUT_OF_MEMORY, -ENOMEM, "out of memory talking to"},
-    {CURLE_URL_MALFORMAT, -EINVAL, "bad URL for"},
-    {CURLE_UNSUPPORTED_PROTOCOL, -EPROTONOSUPPORT, "unsupported protocol for"},
-    {CURLE_GOT_NOTHING, -ECONNRESET, "empty answer from"},
-    {CURLE_RECV_ERROR, -ECONNRESET, "connection lost to"},
-    {CURLE_SEND_ERROR, -ECONNRESET, "connection lost to"},
-    {CURLE_PEER_FAILED_VERIFICATION, -EPROTO, "TLS verification failed for"},
-    {CURLE_SSL_CONNECT_ERROR, -EPROTO, "TLS handshake failed with"},
+/* Buffered reads from the connection, bounded by the request deadline. */
+struct reader {
+    int fd;
+    char *buf;           /* owned by the request; cap bytes */
+    size_t cap, pos, end; /* bytes; unread data is buf[pos, end) */
+    int64_t deadline_ms; /* sl_mono_ms() clock */
+    bool got_any;        /* a byte of the answer came */
 };
 
 /* HTTP status -> error code, used when a 4xx/5xx body is not an error
@@ -118,14 +121,99 @@ static bool token_valid(const char *token)
     return n <= SL_CLIENT_MAX_TOKEN;
 }
 
+/* Set r->error.message, drop what the answer held, return rc. */
+static int fail(struct sl_response *r, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct sl_response *r, int rc, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    copy_line(r->error.message, sizeof(r->error.message), line, strlen(line));
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
+    r->status = 0;
+    r->log_offset = -1;
+    r->job_state[0] = '\0';
+    r->content_type[0] = '\0';
+    return rc;
+}
+
+/* Split "http://authority[/prefix]" (n bytes, no trailing slash) into the
+ * client's host, port, authority and prefix. 0 or -EINVAL / -ENOMEM. */
+static int parse_server(struct sl_client *c, const char *url, size_t n)
+{
+    const char *a = url + 7, *end = url + n, *slash, *host, *host_end, *p;
+    size_t alen;
+
+    if (n < 7 || strncmp(url, "http://", 7) != 0)
+        return -EINVAL;
+    slash = memchr(a, '/', (size_t)(end - a));
+    if (!slash)
+        slash = end;
+    alen = (size_t)(slash - a);
+    if (alen == 0 || memchr(url, '?', n) || memchr(url, '#', n) ||
+        memchr(a, '@', alen))
+        return -EINVAL;
+    if (*a == '[') {
+        host = a + 1;
+        if (!(host_end = memchr(host, ']', alen - 1)) || host_end == host)
+            return -EINVAL;
+        for (p = host; p < host_end; p++)
+            if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.' &&
+                *p != '%' && !isalnum((unsigned char)*p))
+                return -EINVAL;
+        p = host_end + 1;
+    } else {
+        host = a;
+        host_end = memchr(a, ':', alen);
+        if (!host_end)
+            host_end = slash;
+        if (host_end == host)
+            return -EINVAL;
+        for (p = host; p < host_end; p++)
+            if (!isalnum((unsigned char)*p) && *p != '-' && *p != '.' &&
+                *p != '_')
+                return -EINVAL;
+        p = host_end;
+    }
+    if ((size_t)(host_end - host) > HOST_MAX)
+        return -EINVAL;
+    if (p < slash) {
+        /* ":port", 1..65535 */
+        long port = 0;
+        if (*p++ != ':' || p == slash || slash - p > 5)
+            return -EINVAL;
+        for (const char *d = p; d < slash; d++) {
+            if (*d < '0' || *d > '9')
+                return -EINVAL;
+            port = port * 10 + (*d - '0');
+        }
+        if (port < 1 || port > 65535)
+            return -EINVAL;
+        snprintf(c->port, sizeof(c->port), "%ld", port);
+    } else {
+        sl_strlcpy(c->port, "80", sizeof(c->port));
+    }
+    if (!(c->host = strndup(host, (size_t)(host_end - host))) ||
+        !(c->authority = strndup(a, alen)) ||
+        !(c->prefix = strndup(slash, (size_t)(end - slash))))
+        return -ENOMEM;
+    return 0;
+}
+
 struct sl_client *sl_client_create(const char *server, const char *token)
 {
     struct sl_client *c = NULL;
     size_t n;
-    int err = 0;
+    int err = 0, rc;
 
-    if (!server || (strncmp(server, "http://", 7) != 0 &&
-                    strncmp(server, "https://", 8) != 0)) {
+    /* https:// is refused: sluiced serves plain HTTP in this release. */
+    if (!server || strncmp(server, "http://", 7) != 0) {
         errno = EINVAL;
         return NULL;
     }
@@ -145,21 +233,26 @@ struct sl_client *sl_client_create(const char *server, const char *token)
         errno = EINVAL;
         return NULL;
     }
-    if (!(c = calloc(1, sizeof(*c))) || !(c->server = strndup(server, n))) {
+    if (!(c = calloc(1, sizeof(*c)))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    c->fd = -1;
+    if ((rc = parse_server(c, server, n)) < 0) {
+        err = -rc;
+        goto out;
+    }
+    if (!(c->server = strndup(server, n))) {
         err = ENOMEM;
         goto out;
     }
     if (token && *token) {
-        size_t hlen = strlen("Authorization: Bearer ") + strlen(token) + 1;
+        size_t hlen = strlen("Authorization: Bearer \r\n") + strlen(token) + 1;
         if (!(c->auth_header = malloc(hlen))) {
             err = ENOMEM;
             goto out;
         }
-        snprintf(c->auth_header, hlen, "Authorization: Bearer %s", token);
-    }
-    if (!(c->curl = curl_easy_init())) {
-        err = ENOMEM;
-        goto out;
+        snprintf(c->auth_header, hlen, "Authorization: Bearer %s\r\n", token);
     }
     return c;
 out:
@@ -168,14 +261,24 @@ out:
     return NULL;
 }
 
+static void conn_close(struct sl_client *c)
+{
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
 void sl_client_destroy(struct sl_client *c)
 {
     int saved = errno;
 
     if (c) {
-        if (c->curl)
-            curl_easy_cleanup(c->curl);
+        conn_close(c);
         free(c->server);
+        free(c->host);
+        free(c->authority);
+        free(c->prefix);
         if (c->auth_header) {
             /* The token is a secret: do not leave it in freed memory. */
             memset(c->auth_header, 0, strlen(c->auth_header));
@@ -200,78 +303,535 @@ void sl_response_fini(struct sl_response *resp)
     resp->log_offset = -1;
 }
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-    struct xfer *x = arg;
-    struct sl_response *r = x->resp;
-    size_t n = size * nmemb;
 
-    if (n > SL_CLIENT_MAX_BODY - r->len) {
-        x->too_big = true;
-        return 0; /* makes libcurl stop with CURLE_WRITE_ERROR */
+/* Wait until 'fd' has one of 'events' or the deadline passes: 0,
+ * -ETIMEDOUT or a negated errno from poll. */
+static int wait_fd(int fd, short events, int64_t deadline_ms)
+{
+    for (;;) {
+        int64_t left_ms = deadline_ms - sl_mono_ms();
+        struct pollfd p = {.fd = fd, .events = events, .revents = 0};
+        int n;
+
+        if (left_ms <= 0)
+            return -ETIMEDOUT;
+        n = poll(&p, 1, left_ms > INT_MAX ? INT_MAX : (int)left_ms);
+        if (n > 0)
+            return 0; /* ready, or POLLERR/POLLHUP: the next call says */
+        if (n < 0 && errno != EINTR)
+            return -errno;
     }
-    if (r->len + n > x->cap) {
-        size_t want = x->cap ? x->cap : 16384;
+}
+
+/* Whether a kept-alive connection can carry a new request: nothing may be
+ * waiting on it (the server's EOF, stray bytes) and no error or hangup. */
+static bool conn_idle(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0};
+    int n;
+
+    while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
+        ;
+    return n == 0;
+}
+
+/* Connect to one address: 0 with c->fd set, or a positive errno. */
+static int conn_try(struct sl_client *c, const struct addrinfo *ai,
+                    int64_t deadline_ms)
+{
+    int fd, err = 0, one = 1;
+    socklen_t elen = sizeof(err);
+    int64_t until_ms = sl_mono_ms() + SL_CLIENT_CONNECT_TIMEOUT_MS;
+
+    if (until_ms > deadline_ms)
+        until_ms = deadline_ms;
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                ai->ai_protocol);
+    if (fd < 0)
+        return errno;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+        if (errno != EINPROGRESS && errno != EINTR) {
+            err = errno;
+            goto out;
+        }
+        if ((err = -wait_fd(fd, POLLOUT, until_ms)) != 0)
+            goto out;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+            err = errno;
+        if (err)
+            goto out;
+    }
+    /* Requests are small and answered at once: no Nagle delay. */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->fd = fd;
+    fd = -1;
+out:
+    if (fd >= 0)
+        close(fd);
+    return err;
+}
+
+/* Open c->fd to the server, trying each address in turn. 0, or a negated
+ * errno with resp->error.message set. */
+static int conn_open(struct sl_client *c, int64_t deadline_ms,
+                     struct sl_response *resp)
+{
+    struct addrinfo hints, *res = NULL;
+    int gai, err = ECONNREFUSED, rc = 0;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    hints.ai_flags = AI_NUMERICSERV;
+    if ((gai = getaddrinfo(c->host, c->port, &hints, &res)) != 0) {
+        switch (gai) {
+        case EAI_MEMORY:
+            return fail(resp, -ENOMEM, "out of memory resolving %.300s",
+                        c->host);
+        case EAI_SYSTEM:
+            return fail(resp, -EIO, "cannot resolve %.300s: %s", c->host,
+                        strerror(errno));
+        default:
+            return fail(resp, -EHOSTUNREACH, "cannot resolve %.300s: %s",
+                        c->host, gai_strerror(gai));
+        }
+    }
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        if (sl_mono_ms() >= deadline_ms) {
+            err = ETIMEDOUT;
+            break;
+        }
+        if ((err = conn_try(c, ai, deadline_ms)) == 0)
+            goto out;
+    }
+    switch (err) {
+    case ETIMEDOUT:
+        rc = fail(resp, -ETIMEDOUT, "timed out connecting to %.300s",
+                  c->server);
+        break;
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+        rc = fail(resp, -EHOSTUNREACH, "cannot reach %.300s: %s", c->server,
+                  strerror(err));
+        break;
+    case ENOMEM:
+    case ENOBUFS:
+        rc = fail(resp, -ENOMEM, "out of memory connecting to %.300s",
+                  c->server);
+        break;
+    default:
+        rc = fail(resp, -ECONNREFUSED, "cannot connect to %.300s: %s",
+                  c->server, strerror(err));
+        break;
+    }
+out:
+    freeaddrinfo(res);
+    return rc;
+}
+
+/* Write the head and the body; *sent counts the bytes written, so the
+ * caller knows whether the request may have reached the server. 0 or a
+ * negated errno. */
+static int send_all(int fd, const char *head, size_t hlen, const char *body,
+                    size_t blen, int64_t deadline_ms, size_t *sent)
+{
+    *sent = 0;
+    while (*sent < hlen + blen) {
+        struct iovec iov[2];
+        struct msghdr m;
+        ssize_t n;
+        int rc;
+
+        memset(&m, 0, sizeof(m));
+        m.msg_iov = iov;
+        if (*sent < hlen) {
+            iov[0].iov_base = (char *)head + *sent;
+            iov[0].iov_len = hlen - *sent;
+            iov[1].iov_base = (char *)body;
+            iov[1].iov_len = blen;
+            m.msg_iovlen = blen ? 2 : 1;
+        } else {
+            iov[0].iov_base = (char *)body + (*sent - hlen);
+            iov[0].iov_len = blen - (*sent - hlen);
+            m.msg_iovlen = 1;
+        }
+        /* MSG_NOSIGNAL: a closed connection is an error, not a SIGPIPE. */
+        if ((n = sendmsg(fd, &m, MSG_NOSIGNAL)) >= 0) {
+            *sent += (size_t)n;
+            continue;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -errno;
+        if ((rc = wait_fd(fd, POLLOUT, deadline_ms)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Read more into the reader: bytes read, EOF_RC at end of stream, or a
+ * negated errno (-ETIMEDOUT, -ENOBUFS when the buffer is full). */
+static int rd_fill(struct reader *r)
+{
+    if (r->pos == r->end) {
+        r->pos = r->end = 0;
+    } else if (r->end == r->cap && r->pos > 0) {
+        memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+        r->end -= r->pos;
+        r->pos = 0;
+    }
+    if (r->end == r->cap)
+        return -ENOBUFS;
+    for (;;) {
+        ssize_t n = read(r->fd, r->buf + r->end, r->cap - r->end);
+        int rc;
+
+        if (n > 0) {
+            r->end += (size_t)n;
+            r->got_any = true;
+            return (int)n;
+        }
+        if (n == 0)
+            return EOF_RC;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -errno;
+        if ((rc = wait_fd(r->fd, POLLIN, r->deadline_ms)) < 0)
+            return rc;
+    }
+}
+
+/* The next line, at most 'max' bytes with its "\n": *line points into the
+ * buffer (valid until the next read), *len excludes the "\r\n" or "\n".
+ * 0, -E2BIG for a longer line, or rd_fill's errors. */
+static int rd_line(struct reader *r, size_t max, char **line, size_t *len)
+{
+    size_t scanned = 0;
+
+    for (;;) {
+        char *nl = memchr(r->buf + r->pos + scanned, '\n',
+                          r->end - r->pos - scanned);
+        int rc;
+
+        if (nl) {
+            *line = r->buf + r->pos;
+            *len = (size_t)(nl - *line);
+            if (*len + 1 > max)
+                return -E2BIG;
+            r->pos += *len + 1;
+            if (*len > 0 && (*line)[*len - 1] == '\r')
+                (*len)--;
+            return 0;
+        }
+        scanned = r->end - r->pos;
+        if (scanned >= max)
+            return -E2BIG;
+        if ((rc = rd_fill(r)) < 0)
+            return rc == -ENOBUFS ? -E2BIG : rc;
+    }
+}
+
+/* Append n bytes to the body, within SL_CLIENT_MAX_BODY. */
+static int body_add(struct sl_response *r, size_t *cap, const char *data,
+                    size_t n)
+{
+    if (n > SL_CLIENT_MAX_BODY - r->len)
+        return -EFBIG;
+    if (r->len + n > *cap || !r->body) {
+        size_t want = *cap ? *cap : 16384;
         char *nb;
         while (want < r->len + n)
             want *= 2;
         if (want > SL_CLIENT_MAX_BODY)
             want = SL_CLIENT_MAX_BODY;
-        if (!(nb = realloc(r->body, want + 1))) {
-            x->no_mem = true;
-            return 0;
-        }
+        if (!(nb = realloc(r->body, want + 1)))
+            return -ENOMEM;
         r->body = nb;
-        x->cap = want;
+        *cap = want;
     }
     memcpy(r->body + r->len, data, n);
     r->len += n;
     r->body[r->len] = '\0';
-    return n;
+    return 0;
 }
 
-/* If 'line' is the header 'name', copy its value (trimmed) to 'dst'. */
-static bool header_value(const char *line, size_t len, const char *name,
-                         char *dst, size_t size)
+/* Move up to 'want' bytes (all until EOF when want is SIZE_MAX) from the
+ * connection into the body. 0, EOF_RC before 'want' bytes, or an error. */
+static int body_read(struct reader *rd, struct sl_response *r, size_t *cap,
+                     size_t want)
 {
-    size_t nl = strlen(name);
-    const char *v, *end = line + len;
+    while (want > 0) {
+        size_t n = rd->end - rd->pos;
+        int rc;
 
-    if (len <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-        return false;
-    v = line + nl + 1;
+        if (n == 0) {
+            if ((rc = rd_fill(rd)) < 0)
+                return rc == EOF_RC && want == SIZE_MAX ? 0 : rc;
+            continue;
+        }
+        if (n > want)
+            n = want;
+        if ((rc = body_add(r, cap, rd->buf + rd->pos, n)) < 0)
+            return rc;
+        rd->pos += n;
+        if (want != SIZE_MAX)
+            want -= n;
+    }
+    return 0;
+}
+
+/* What the head of an answer says about its body and the connection. */
+struct head {
+    int minor;          /* HTTP/1.<minor> */
+    bool chunked;       /* Transfer-Encoding: chunked */
+    bool close;         /* Connection: close */
+    bool keep_alive;    /* Connection: keep-alive */
+    int64_t length;     /* Content-Length, -1 when absent */
+};
+
+/* Whether the comma-separated 'list' holds 'tok' (case-insensitive). */
+static bool has_token(const char *list, const char *tok)
+{
+    size_t n = strlen(tok);
+
+    for (const char *p = list; *p;) {
+        size_t len;
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        len = strcspn(p, ", \t");
+        if (len == n && strncasecmp(p, tok, n) == 0)
+            return true;
+        p += len;
+        while (*p && *p != ',')
+            p++;
+    }
+    return false;
+}
+
+/* Parse one header line (no line end, NUL-terminated at 'len') into h and
+ * the response. 0, -EIO (bad line) or -EFBIG (Content-Length too big). */
+static int header_line(char *line, size_t len, struct head *h,
+                       struct sl_response *r, const char **why)
+{
+    char *colon = memchr(line, ':', len), *v, *end = line + len;
+    int64_t n;
+
+    if (!colon || colon == line) {
+        *why = "a header line without a name";
+        return -EIO;
+    }
+    *colon = '\0';
+    v = colon + 1;
     while (v < end && (*v == ' ' || *v == '\t'))
         v++;
     while (end > v && isspace((unsigned char)end[-1]))
         end--;
-    copy_line(dst, size, v, (size_t)(end - v));
-    return true;
+    *end = '\0';
+    if (strcasecmp(line, "Content-Length") == 0) {
+        if (!*v || strspn(v, "0123456789") != strlen(v) ||
+            sl_parse_int64(v, 0, INT64_MAX, &n) < 0) {
+            *why = "a bad Content-Length";
+            return -EIO;
+        }
+        if (h->length >= 0 && h->length != n) {
+            *why = "two different Content-Length headers";
+            return -EIO;
+        }
+        if ((uint64_t)n > SL_CLIENT_MAX_BODY)
+            return -EFBIG;
+        h->length = n;
+    } else if (strcasecmp(line, "Transfer-Encoding") == 0) {
+        /* Only chunked (after no other coding) is spoken here. */
+        for (char *p = v; *p;) {
+            size_t tl;
+            while (*p == ' ' || *p == '\t' || *p == ',')
+                p++;
+            tl = strcspn(p, ", \t");
+            if (tl == 7 && strncasecmp(p, "chunked", 7) == 0) {
+                h->chunked = true;
+            } else if (tl && !(tl == 8 && strncasecmp(p, "identity", 8) == 0)) {
+                *why = "a Transfer-Encoding other than chunked";
+                return -EIO;
+            }
+            p += tl;
+        }
+    } else if (strcasecmp(line, "Connection") == 0) {
+        h->close |= has_token(v, "close");
+        h->keep_alive |= has_token(v, "keep-alive");
+    } else if (strcasecmp(line, "X-Sluice-Log-Offset") == 0) {
+        char offset[32];
+        copy_line(offset, sizeof(offset), v, (size_t)(end - v));
+        r->log_offset = sl_parse_int64(offset, 0, INT64_MAX, &n) == 0 ? n : -1;
+    } else if (strcasecmp(line, "X-Sluice-Job-State") == 0) {
+        copy_line(r->job_state, sizeof(r->job_state), v, (size_t)(end - v));
+    } else if (strcasecmp(line, "Content-Type") == 0) {
+        copy_line(r->content_type, sizeof(r->content_type), v,
+                  (size_t)(end - v));
+    }
+    return 0;
 }
 
-static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+/* Read the status line and headers of one answer (at most HEAD_MAX
+ * bytes). */
+static int read_head(struct reader *rd, struct head *h, struct sl_response *r,
+                     const char **why)
 {
-    struct xfer *x = arg;
-    struct sl_response *r = x->resp;
-    size_t n = size * nmemb;
-    char offset[32];
+    size_t total = 0, len;
+    char *line;
+    int rc;
 
-    /* A new status line (after "100 Continue") starts a new header set. */
-    if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
-        r->log_offset = -1;
-        r->job_state[0] = '\0';
-        r->content_type[0] = '\0';
-        return n;
+    memset(h, 0, sizeof(*h));
+    h->length = -1;
+    r->log_offset = -1;
+    r->job_state[0] = '\0';
+    r->content_type[0] = '\0';
+    if ((rc = rd_line(rd, HEAD_MAX, &line, &len)) < 0)
+        goto out;
+    total += len + 2;
+    /* "HTTP/1.x SSS[ reason]" */
+    if (len < 12 || strncmp(line, "HTTP/1.", 7) != 0 ||
+        (line[7] != '0' && line[7] != '1') || line[8] != ' ' ||
+        !isdigit((unsigned char)line[9]) ||
+        !isdigit((unsigned char)line[10]) ||
+        !isdigit((unsigned char)line[11]) || (len > 12 && line[12] != ' ')) {
+        *why = "a bad status line";
+        rc = -EIO;
+        goto out;
     }
-    if (header_value(data, n, "X-Sluice-Log-Offset", offset, sizeof(offset))) {
-        int64_t v;
-        r->log_offset = sl_parse_int64(offset, 0, INT64_MAX, &v) == 0 ? v : -1;
-        return n;
+    h->minor = line[7] - '0';
+    r->status = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
+    if (r->status < 100 || r->status > 599) {
+        *why = "a status outside 100..599";
+        rc = -EIO;
+        goto out;
     }
-    if (!header_value(data, n, "X-Sluice-Job-State", r->job_state,
-                      sizeof(r->job_state)))
-        header_value(data, n, "Content-Type", r->content_type,
-                     sizeof(r->content_type));
-    return n;
+    for (;;) {
+        if ((rc = rd_line(rd, HEAD_MAX, &line, &len)) < 0)
+            goto out;
+        total += len + 2;
+        if (total > HEAD_MAX) {
+            rc = -E2BIG;
+            goto out;
+        }
+        if (len == 0)
+            break;
+        if (line[0] == ' ' || line[0] == '\t') {
+            *why = "a folded header line";
+            rc = -EIO;
+            goto out;
+        }
+        line[len] = '\0';
+        if ((rc = header_line(line, len, h, r, why)) < 0)
+            goto out;
+    }
+out:
+    if (rc == -E2BIG) {
+        *why = "answer headers too large";
+        rc = -EIO;
+    }
+    return rc;
+}
+
+/* Read a chunked body and its trailers into r. */
+static int read_chunked(struct reader *rd, struct sl_response *r, size_t *cap,
+                        const char **why)
+{
+    size_t total = 0, len;
+    char *line;
+    int rc;
+
+    for (;;) {
+        size_t size = 0, i = 0;
+
+        if ((rc = rd_line(rd, CHUNK_LINE_MAX, &line, &len)) < 0)
+            goto out;
+        for (; i < len && isxdigit((unsigned char)line[i]); i++) {
+            int d = isdigit((unsigned char)line[i])
+                        ? line[i] - '0'
+                        : tolower((unsigned char)line[i]) - 'a' + 10;
+            size = size * 16 + (size_t)d;
+            /* Bounded before it can overflow: the body cap is far below. */
+            if (size > SL_CLIENT_MAX_BODY)
+                return -EFBIG;
+        }
+        if (i == 0 || (i < len && line[i] != ';' && line[i] != ' ' &&
+                       line[i] != '\t')) {
+            *why = "a bad chunk size";
+            return -EIO;
+        }
+        if (size == 0)
+            break;
+        if ((rc = body_read(rd, r, cap, size)) < 0)
+            return rc;
+        if ((rc = rd_line(rd, CHUNK_LINE_MAX, &line, &len)) < 0)
+            goto out;
+        if (len != 0) {
+            *why = "a chunk longer than its size";
+            return -EIO;
+        }
+    }
+    /* Trailers, up to an empty line; their values are not used. */
+    for (;;) {
+        if ((rc = rd_line(rd, HEAD_MAX, &line, &len)) < 0)
+            goto out;
+        total += len + 2;
+        if (total > HEAD_MAX) {
+            rc = -E2BIG;
+            goto out;
+        }
+        if (len == 0)
+            break;
+    }
+out:
+    if (rc == -E2BIG) {
+        *why = "a chunk or trailer line too long";
+        rc = -EIO;
+    }
+    return rc;
+}
+
+/* Read one whole answer into r: 0, or a negated errno with *why set for
+ * -EIO. *keep tells whether the connection may carry another request. */
+static int read_answer(struct reader *rd, const char *method,
+                       struct sl_response *r, bool *keep, const char **why)
+{
+    struct head h;
+    size_t cap = 0;
+    bool until_close = false; /* no length: the body ends at EOF */
+    int rc;
+
+    *keep = false;
+    do {
+        if ((rc = read_head(rd, &h, r, why)) < 0)
+            return rc;
+        if (r->status == 101) {
+            *why = "an unexpected protocol switch";
+            return -EIO;
+        }
+    } while (r->status < 200); /* 1xx: an interim answer, the real one follows */
+
+    if (strcmp(method, "HEAD") == 0 || r->status == 204 || r->status == 304) {
+        rc = 0;
+    } else if (h.chunked) {
+        rc = read_chunked(rd, r, &cap, why);
+    } else if (h.length >= 0) {
+        rc = body_read(rd, r, &cap, (size_t)h.length);
+    } else {
+        until_close = true;
+        rc = body_read(rd, r, &cap, SIZE_MAX);
+    }
+    if (rc < 0)
+        return rc;
+    /* Reuse only a connection left exactly at the end of this answer. */
+    *keep = (h.minor == 1 ? !h.close : h.keep_alive && !h.close) &&
+            !until_close && !(h.chunked && h.length >= 0) &&
+            rd->pos == rd->end;
+    if (!r->body && !(r->body = calloc(1, 1)))
+        return -ENOMEM;
+    return 0;
 }
 
 /* Fill r->error from a 4xx/5xx answer: the error object when the body is
@@ -312,57 +872,78 @@ static void decode_error(struct sl_response *r)
     json_decref(doc);
 }
 
-/* The words and errno for a failed transfer. */
-static int transport_error(struct sl_client *c, CURLcode cc,
-                           const struct xfer *x, const char *url,
-                           struct sl_response *r)
+/* The message and errno for a request that failed after it was sent. */
+static int answer_error(const struct sl_client *c, const struct reader *rd,
+                        int rc, const char *why, const char *url,
+                        struct sl_response *r)
 {
-    const char *what = "request failed to";
-    const char *detail = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
-    char line[1024];
-    int rc = -EIO;
-
-    if (x->too_big) {
-        snprintf(line, sizeof(line),
-                 "answer from %.512s is larger than %zu MiB", url,
-                 SL_CLIENT_MAX_BODY >> 20);
-        rc = -EFBIG;
-    } else if (x->no_mem) {
-        snprintf(line, sizeof(line),
-                 "out of memory reading the answer from %.512s", url);
-        rc = -ENOMEM;
-    } else {
-        for (size_t i = 0; i < SL_ARRAY_LEN(curl_errors); i++)
-            if (curl_errors[i].code == cc) {
-                what = curl_errors[i].what;
-                rc = curl_errors[i].rc;
-                break;
-            }
-        snprintf(line, sizeof(line), "%s %.300s: %.300s", what, c->server,
-                 detail);
+    switch (rc) {
+    case -ETIMEDOUT:
+        return fail(r, -ETIMEDOUT, "timed out after %d s waiting for %.300s",
+                    SL_CLIENT_TIMEOUT_MS / 1000, c->server);
+    case -EFBIG:
+        return fail(r, -EFBIG, "answer from %.512s is larger than %zu MiB", url,
+                    SL_CLIENT_MAX_BODY >> 20);
+    case -ENOMEM:
+        return fail(r, -ENOMEM, "out of memory reading the answer from %.512s",
+                    url);
+    case EOF_RC:
+        return fail(r, -ECONNRESET,
+                    rd->got_any ? "connection to %.300s closed in the middle "
+                                  "of the answer"
+                                : "connection to %.300s closed before an "
+                                  "answer came",
+                    c->server);
+    case -EIO:
+        if (why)
+            return fail(r, -EIO, "bad answer from %.300s: %s", c->server, why);
+        break;
+    default:
+        break;
     }
-    copy_line(r->error.message, sizeof(r->error.message), line, strlen(line));
-    free(r->body);
-    r->body = NULL;
-    r->len = 0;
-    r->status = 0;
-    return rc;
+    return fail(r, -ECONNRESET, "connection lost to %.300s: %s", c->server,
+                strerror(-rc));
+}
+
+/* Whether 'method' is a plausible method name: 1..METHOD_MAX letters. */
+static bool method_valid(const char *method)
+{
+    size_t n = 0;
+
+    for (const char *p = method; *p; p++, n++)
+        if (*p < 'A' || *p > 'Z')
+            return false;
+    return n > 0 && n <= METHOD_MAX;
+}
+
+static bool ctype_valid(const char *ct)
+{
+    size_t n = 0;
+
+    for (const char *p = ct; *p; p++, n++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            return false;
+    return n > 0 && n <= CTYPE_MAX;
 }
 
 int sl_client_request(struct sl_client *c, const char *method, const char *path,
                       const char *content_type, const char *body, size_t len,
                       struct sl_response *resp)
 {
-    struct curl_slist *headers = NULL, *h;
-    struct xfer x = {.resp = resp};
-    char url[SL_CLIENT_MAX_URL], ct[160];
-    CURL *k = c->curl;
-    CURLcode cc;
+    struct sl_buf head;
+    struct reader rd = {.fd = -1};
+    char url[SL_CLIENT_MAX_URL];
+    const char *why = NULL;
+    size_t sent = 0;
+    bool reused, keep = false;
+    int64_t deadline_ms = sl_mono_ms() + SL_CLIENT_TIMEOUT_MS;
     int rc = 0;
 
+    sl_buf_init(&head);
     memset(resp, 0, sizeof(*resp));
     resp->log_offset = -1;
-    if (!method || !path || path[0] != '/' || (len && !body)) {
+    if (!method || !path || path[0] != '/' || (len && !body) ||
+        !method_valid(method) || (content_type && !ctype_valid(content_type))) {
         sl_strlcpy(resp->error.message, "bad request arguments",
                    sizeof(resp->error.message));
         return -EINVAL;
@@ -382,90 +963,70 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
         return -EINVAL;
     }
 
-    /* Reset keeps the live connection; every option is set again below. */
-    curl_easy_reset(k);
-    c->errbuf[0] = '\0';
-    if (c->auth_header &&
-        !(headers = curl_slist_append(headers, c->auth_header)))
-        goto nomem;
-    /* No "Expect: 100-continue" round trip; we always send the body. */
-    if (!(h = curl_slist_append(headers, "Expect:")))
-        goto nomem;
-    headers = h;
+    sl_buf_printf(&head, "%s %s%s HTTP/1.1\r\nHost: %s\r\n", method, c->prefix,
+                  path, c->authority);
+    sl_buf_adds(&head, "User-Agent: sluice/" SLUICE_VERSION "\r\n"
+                       "Accept: application/json, text/plain\r\n");
+    if (c->auth_header)
+        sl_buf_adds(&head, c->auth_header);
     if (content_type)
-        snprintf(ct, sizeof(ct), "Content-Type: %s", content_type);
-    else
-        sl_strlcpy(ct, "Content-Type:", sizeof(ct)); /* drop curl's default */
-    if (!(h = curl_slist_append(headers, ct)))
-        goto nomem;
-    headers = h;
-    if (!(h = curl_slist_append(headers,
-                                "Accept: application/json, text/plain")))
-        goto nomem;
-    headers = h;
-
-    curl_easy_setopt(k, CURLOPT_URL, url);
-    curl_easy_setopt(k, CURLOPT_ERRORBUFFER, c->errbuf);
-    curl_easy_setopt(k, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(k, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)SL_CLIENT_CONNECT_TIMEOUT_MS);
-    curl_easy_setopt(k, CURLOPT_TIMEOUT_MS, (long)SL_CLIENT_TIMEOUT_MS);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(k, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(k, CURLOPT_PROTOCOLS,
-                     (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-    curl_easy_setopt(k, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(k, CURLOPT_USERAGENT, "sluice/" SLUICE_VERSION);
-    curl_easy_setopt(k, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(k, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(k, CURLOPT_WRITEDATA, &x);
-    curl_easy_setopt(k, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(k, CURLOPT_HEADERDATA, &x);
-    curl_easy_setopt(k, CURLOPT_MAXFILESIZE_LARGE,
-                     (curl_off_t)SL_CLIENT_MAX_BODY);
-    if (strcmp(method, "GET") == 0) {
-        curl_easy_setopt(k, CURLOPT_HTTPGET, 1L);
-    } else if (strcmp(method, "POST") == 0) {
-        curl_easy_setopt(k, CURLOPT_POST, 1L);
-        curl_easy_setopt(k, CURLOPT_POSTFIELDS, len ? body : "");
-        curl_easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    } else {
-        curl_easy_setopt(k, CURLOPT_CUSTOMREQUEST, method);
-        if (len) {
-            curl_easy_setopt(k, CURLOPT_POSTFIELDS, body);
-            curl_easy_setopt(k, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        }
-    }
-
-    cc = curl_easy_perform(k);
-    if (cc == CURLE_FILESIZE_EXCEEDED)
-        x.too_big = true;
-    if (cc != CURLE_OK) {
-        rc = transport_error(c, cc, &x, url, resp);
+        sl_buf_printf(&head, "Content-Type: %s\r\n", content_type);
+    if (len || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+        strcmp(method, "PATCH") == 0)
+        sl_buf_printf(&head, "Content-Length: %zu\r\n", len);
+    sl_buf_adds(&head, "\r\n");
+    if (head.failed || !(rd.buf = malloc(HEAD_MAX + 1))) {
+        rc = fail(resp, -ENOMEM, "out of memory");
         goto out;
     }
-    curl_easy_getinfo(k, CURLINFO_RESPONSE_CODE, &resp->status);
-    if (!resp->body && !(resp->body = calloc(1, 1)))
-        goto nomem;
+    rd.cap = HEAD_MAX + 1;
+    rd.deadline_ms = deadline_ms;
+
+    /* A kept-alive connection the server has closed (or that holds stray
+     * bytes) is dropped before anything is written to it. */
+    if (c->fd >= 0 && !conn_idle(c->fd))
+        conn_close(c);
+    for (;;) {
+        reused = c->fd >= 0;
+        if (!reused && (rc = conn_open(c, deadline_ms, resp)) < 0)
+            goto out;
+        rc = send_all(c->fd, head.data, head.len, body, len, deadline_ms,
+                      &sent);
+        if (rc == 0)
+            break;
+        conn_close(c);
+        /* Nothing of this request reached the old connection: a new one
+         * may carry it. Once a byte is out, it is never sent again. */
+        if (reused && sent == 0 && rc != -ETIMEDOUT)
+            continue;
+        if (rc == -ETIMEDOUT)
+            rc = fail(resp, -ETIMEDOUT,
+                      "timed out after %d s sending the request to %.300s",
+                      SL_CLIENT_TIMEOUT_MS / 1000, c->server);
+        else
+            rc = fail(resp, -ECONNRESET,
+                      "connection lost to %.300s while sending the request: "
+                      "%s",
+                      c->server, strerror(-rc));
+        goto out;
+    }
+
+    rd.fd = c->fd;
+    if ((rc = read_answer(&rd, method, resp, &keep, &why)) < 0) {
+        rc = answer_error(c, &rd, rc, why, url, resp);
+        keep = false;
+        goto out;
+    }
     if (resp->status >= 400)
         decode_error(resp);
-    goto out;
-
-nomem:
-    sl_strlcpy(resp->error.message, "out of memory",
-               sizeof(resp->error.message));
-    free(resp->body);
-    resp->body = NULL;
-    resp->len = 0;
-    resp->status = 0;
-    rc = -ENOMEM;
 out:
-    /* The handle must not keep pointers to our stack past this call. */
-    curl_easy_setopt(k, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(k, CURLOPT_ERRORBUFFER, NULL);
-    curl_slist_free_all(headers);
+    if (!keep)
+        conn_close(c);
+    if (head.data)
+        /* The head holds the token: do not leave it in freed memory. */
+        memset(head.data, 0, head.cap);
+    sl_buf_fini(&head);
+    free(rd.buf);
     return rc;
 }
 

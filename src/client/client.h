@@ -2,15 +2,18 @@
  * client.h - libsluice: the HTTP client of the sluiced API
  * (docs/api-contract.md).
  *
- * One struct sl_client wraps one libcurl easy handle, reused for every
- * request so the connection stays alive between calls. Every request has a
- * connect timeout of SL_CLIENT_CONNECT_TIMEOUT_MS and a total timeout of
- * SL_CLIENT_TIMEOUT_MS; answers larger than SL_CLIENT_MAX_BODY are refused.
+ * A small HTTP/1.1 client over plain TCP sockets (no TLS: sluiced serves
+ * plain HTTP in this release). One struct sl_client keeps one connection
+ * alive between requests; a connection the server has closed is noticed
+ * before reuse and replaced, and a request is never sent twice once any
+ * byte of it was written. Every request has a connect timeout of
+ * SL_CLIENT_CONNECT_TIMEOUT_MS and a total timeout of SL_CLIENT_TIMEOUT_MS;
+ * answers larger than SL_CLIENT_MAX_BODY, or whose headers pass 64 KiB, are
+ * refused. Writes use MSG_NOSIGNAL: a closed connection never raises
+ * SIGPIPE.
  *
  * Thread-safety: a client is used by one thread at a time. Different
- * clients may be used from different threads; libcurl's global state is
- * initialised by the first sl_client_create (call curl_global_init yourself
- * first if threads already run then).
+ * clients may be used from different threads; there is no global state.
  */
 #ifndef SL_CLIENT_H
 #define SL_CLIENT_H
@@ -46,8 +49,10 @@ struct sl_response {
     struct sl_api_error error; /* set when status >= 400 or on -errno */
 };
 
-/* Create a client for 'server' ("http://host:port" or https; a trailing
- * slash is dropped) that sends 'token' (may be NULL or "": no
+/* Create a client for 'server' ("http://host[:port]", port 80 by default;
+ * host is a name, an IPv4 address or [IPv6]; a trailing slash is dropped; a
+ * path after it prefixes every request path; https:// is refused with
+ * EINVAL) that sends 'token' (may be NULL or "": no
  * Authorization header) as a bearer token. The token must be printable
  * ASCII without spaces, at most SL_CLIENT_MAX_TOKEN bytes. Returns a new
  * client (free with sl_client_destroy) or NULL with errno set: EINVAL for
@@ -70,8 +75,10 @@ const char *sl_client_server(const struct sl_client *c);
  * headers are set and, for status >= 400, resp->error holds the server's
  * error object (or a text made from the status when the body is not one).
  * Returns a negated errno when no complete answer came: -ECONNREFUSED,
- * -ETIMEDOUT, -EHOSTUNREACH, -EFBIG (answer over SL_CLIENT_MAX_BODY),
- * -ENOMEM, -EINVAL (bad path), -EIO (other); resp->error.message then says
+ * -ETIMEDOUT, -EHOSTUNREACH, -ECONNRESET (connection lost or closed
+ * before the whole answer came; the request is not sent again), -EFBIG
+ * (answer over SL_CLIENT_MAX_BODY), -ENOMEM, -EINVAL (bad path), -EIO
+ * (other, e.g. a malformed answer); resp->error.message then says
  * what happened and resp->body is NULL. Release resp with sl_response_fini
  * in every case. */
 int sl_client_request(struct sl_client *c, const char *method, const char *path,

@@ -379,10 +379,11 @@ static int upsert_result(struct sl_store *st, sqlite3_stmt *get, bool found,
     return found ? 2 : 1;
 }
 
-int sl_store_team_upsert(struct sl_store *st, const char *name,
-                         const char *default_queue)
+/* Upsert of a row keyed by name with one text column (teams, queues). */
+static int upsert_name_text(struct sl_store *st, enum stmt get, enum stmt put,
+                            const char *name, const char *value)
 {
-    sqlite3_stmt *g = prep(st, S_TEAM_GET), *p = prep(st, S_TEAM_PUT);
+    sqlite3_stmt *g = prep(st, get), *p = prep(st, put);
     bool found, same = false;
 
     if (!g || !p)
@@ -390,29 +391,23 @@ int sl_store_team_upsert(struct sl_store *st, const char *name,
     sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
     found = sqlite3_step(g) == SQLITE_ROW;
     if (found)
-        same = strcmp((const char *)sqlite3_column_text(g, 0), default_queue) == 0;
+        same = strcmp((const char *)sqlite3_column_text(g, 0), value) == 0;
     sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 2, default_queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, value, -1, SQLITE_STATIC);
     sqlite3_bind_int64(p, 3, sl_now_ms());
     return upsert_result(st, g, found, same, p);
+}
+
+int sl_store_team_upsert(struct sl_store *st, const char *name,
+                         const char *default_queue)
+{
+    return upsert_name_text(st, S_TEAM_GET, S_TEAM_PUT, name, default_queue);
 }
 
 int sl_store_queue_upsert(struct sl_store *st, const char *name,
                           const char *team)
 {
-    sqlite3_stmt *g = prep(st, S_QUEUE_GET), *p = prep(st, S_QUEUE_PUT);
-    bool found, same = false;
-
-    if (!g || !p)
-        return -EIO;
-    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(g) == SQLITE_ROW;
-    if (found)
-        same = strcmp((const char *)sqlite3_column_text(g, 0), team) == 0;
-    sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 2, team, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(p, 3, sl_now_ms());
-    return upsert_result(st, g, found, same, p);
+    return upsert_name_text(st, S_QUEUE_GET, S_QUEUE_PUT, name, team);
 }
 
 int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,

@@ -351,8 +351,7 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
                  j->gang_failed ? " (gang stopped)" : "");
         rc = job_persist(e, j, "state", "Running", code, now);
     } else if (code == 0) {
-        j->state = SL_JOB_SUCCEEDED;
-        j->message[0] = '\0';
+        j->state = SL_JOB_SUCCEEDED; /* keeps the launch note, if any */
         rc = job_persist(e, j, "state", "Running", 0, now);
     } else {
         rc = 0; /* a failed attempt with retries left: requeued below */
@@ -967,6 +966,13 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
     j->limits_enforced = enforced;
     if (!enforced && note && !j->message[0])
         snprintf(j->message, sizeof(j->message), "limits not enforced: %s", note);
+    /* Network profiles are admitted and stored; the local executor does not
+     * isolate yet, and says so rather than let the job believe it is. */
+    if (j->spec->network != SL_NET_EGRESS && !j->message[0])
+        snprintf(j->message, sizeof(j->message),
+                 "network profile %s is not enforced by the local executor in "
+                 "this release; the job has the host's network",
+                 j->spec->network == SL_NET_ISOLATED ? "isolated" : "internal");
     return 0;
 }
 

@@ -96,6 +96,18 @@ else
     diag "not root: user mapping not exercised"
 fi
 
+# A network profile the local executor cannot enforce yet is said so.
+cat >"$SLUICE_TMP/net.yaml" <<YAML
+apiVersion: sluice/v1
+kind: Job
+metadata: {name: isolated}
+spec: {command: [/bin/true], resources: {cpus: 0.1, memory: 64Mi}, network: isolated}
+YAML
+idn=$(sluice submit -f "$SLUICE_TMP/net.yaml")
+ok "the isolated job succeeds" wait_state "$idn" Succeeded 30
+like "$(sluice show "$idn" -o json | json_get message)" 'not enforced' \
+    "its message says the network profile is not enforced"
+
 # Nodes.
 is "$(sluice nodes -o json | python3 -c 'import json,sys; n=json.load(sys.stdin); n=n[0] if isinstance(n,list) else n["nodes"][0]; print(len(n["gpus"]), n["gpus"][0]["model"], n["gpu_source"])')" \
     "4 H100 fake" "nodes shows the four fake H100s"

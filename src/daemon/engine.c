@@ -980,34 +980,48 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
 static int job_place(struct sl_engine *e, struct job *j,
                      const struct sl_sched_decision *d)
 {
+    struct task *tasks = calloc((size_t)j->spec->tasks, sizeof(*tasks));
     int rc;
 
-    if (!(j->tasks = calloc((size_t)j->spec->tasks, sizeof(*j->tasks))))
+    if (!tasks)
         return -ENOMEM;
-    pthread_mutex_lock(&e->mu);
     for (int t = 0; t < d->ntasks; t++) {
-        struct task *tk = &j->tasks[t];
-        tk->ngpus = d->tasks[t].ngpus;
-        tk->gpu_milli = d->tasks[t].gpu_milli;
-        memcpy(tk->gpus, d->tasks[t].gpus, sizeof(int) * (size_t)tk->ngpus);
-        for (int g = 0; g < tk->ngpus; g++)
-            e->node.gpu_milli_alloc[tk->gpus[g]] += tk->gpu_milli;
+        tasks[t].ngpus = d->tasks[t].ngpus;
+        tasks[t].gpu_milli = d->tasks[t].gpu_milli;
+        memcpy(tasks[t].gpus, d->tasks[t].gpus, sizeof(int) * (size_t)tasks[t].ngpus);
     }
-    e->node.cpu_milli_alloc += j->spec->cpu_milli * j->spec->tasks;
-    e->node.mem_bytes_alloc += j->spec->mem_bytes * j->spec->tasks;
-    j->reason[0] = '\0';
-    rc = run_add(e, j);
-    pthread_mutex_unlock(&e->mu);
-    if (rc < 0)
-        return rc;
+    j->tasks = tasks;
     j->state = SL_JOB_RUNNING;
     j->started_ms = sl_now_ms();
     j->not_before_ms = 0;
     j->message[0] = '\0';
+    pthread_mutex_lock(&e->mu);
+    rc = run_add(e, j);
+    pthread_mutex_unlock(&e->mu);
+    if (rc == 0 && (rc = job_persist(e, j, "state", "Pending", -1, 0)) < 0) {
+        pthread_mutex_lock(&e->mu);
+        run_del(e, j);
+        pthread_mutex_unlock(&e->mu);
+    }
+    if (rc < 0) {
+        /* Nothing is allocated and the row is unchanged: still Pending. */
+        j->tasks = NULL;
+        free(tasks);
+        j->state = SL_JOB_PENDING;
+        j->started_ms = 0;
+        return rc;
+    }
+    pthread_mutex_lock(&e->mu);
+    for (int t = 0; t < d->ntasks; t++)
+        for (int g = 0; g < tasks[t].ngpus; g++)
+            e->node.gpu_milli_alloc[tasks[t].gpus[g]] += tasks[t].gpu_milli;
+    e->node.cpu_milli_alloc += j->spec->cpu_milli * j->spec->tasks;
+    e->node.mem_bytes_alloc += j->spec->mem_bytes * j->spec->tasks;
+    j->reason[0] = '\0';
+    pthread_mutex_unlock(&e->mu);
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
-    rc = job_persist(e, j, "state", "Pending", -1, 0);
-    return rc;
+    return 0;
 }
 
 static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarted)
@@ -1018,6 +1032,7 @@ static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
     struct sl_sched_result res = {0};
     int64_t now = sl_now_ms();
     size_t n = 0, cap;
+    bool retry = false;
 
     *started = NULL;
     *nstarted = 0;
@@ -1073,12 +1088,14 @@ static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
     state.njobs = (int)n;
     if (n == 0 || sl_sched_run(&state, now, &res) < 0)
         goto out;
-    if (res.nstarts > 0)
-        *started = calloc((size_t)res.nstarts, sizeof(**started));
+    if (res.nstarts > 0 && !(*started = calloc((size_t)res.nstarts, sizeof(**started))))
+        retry = true;
     for (int i = 0; i < res.nstarts && *started; i++) {
         struct job *j = sl_imap_get(&e->jobs, res.starts[i].job_id);
-        if (job_place(e, j, &res.starts[i]) < 0)
-            continue; /* the job stays Pending; the commit fails loudly */
+        if (job_place(e, j, &res.starts[i]) < 0) {
+            retry = true; /* still Pending, nothing allocated: next pass */
+            continue;
+        }
         (*started)[(*nstarted)++] = j;
     }
     /* The scheduler's position counts only the jobs of this pass, which in
@@ -1095,7 +1112,7 @@ out:
     sl_sched_result_fini(&res);
     free(sj);
     e->nfresh = 0;
-    e->sched_full = false;
+    e->sched_full = retry;
 }
 
 /* Poll every started task of every Running job; finish jobs whose tasks

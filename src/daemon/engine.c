@@ -603,7 +603,9 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         j->state = SL_JOB_CANCELLED;
         snprintf(j->message, sizeof(j->message), "cancelled by %s while pending",
                  op->who.user);
+        pthread_mutex_lock(&e->mu);
         j->reason[0] = '\0';
+        pthread_mutex_unlock(&e->mu);
         if ((rc = job_persist(e, j, "state", "Pending", -1, sl_now_ms())) < 0) {
             op_fail(op, 503, "unavailable");
             return sl_errorf(&op->err, rc, "store: write failed");

@@ -8,7 +8,7 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd jansson yaml-0.1 sqlite3 libsodium
+PKGS    := jansson yaml-0.1 sqlite3 libsodium
 # The CLI links only what it uses: its HTTP client is plain sockets (libc),
 # so each `sluice` process maps a handful of libraries, not libcurl's ~30.
 CLI_PKGS := jansson

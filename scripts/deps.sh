@@ -14,7 +14,7 @@ set -eu
 # (clang + libFuzzer runtime), to test (perl for prove, python3 + yaml for
 # the integration tests, sqlite3, curl, procps) and to bench (wrk).
 REQUIRED="gcc make pkg-config libc6-dev
-libmicrohttpd-dev libjansson-dev libyaml-dev libsqlite3-dev
+libjansson-dev libyaml-dev libsqlite3-dev
 libsodium-dev libjemalloc-dev
 clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk"

@@ -1,75 +1,185 @@
 /*
- * http.c - libmicrohttpd glue: body accumulation with a cap, deferred
- * response queueing (keep-alive), suspend/resume for answers that wait on
- * the engine's commit.
+ * http.c - the HTTP/1.1 server: one epoll thread, keep-alive, bounded
+ * requests, and answers that may come later from another thread.
  *
- * Handler call sequence for one request (libmicrohttpd 0.9.x):
- *   1st call: headers only; we allocate the request and answer nothing.
- *   next calls with *upload_data_size > 0: body chunks; appended up to the
- *     cap, the rest drained.
- *   the call with *upload_data_size == 0: the request is complete; the
- *     handler runs. If it answered, the response is queued now (never on the
- *     first call). If it suspended, we return and wait; after resume the
- *     library calls us again and the stored answer is queued.
+ * Each connection holds at most one request in flight. The server reads a
+ * request (headers up to SL_HTTP_MAX_HEAD, a Content-Length body up to
+ * SL_HTTP_MAX_BODY), runs the handler, and either sends the answer at once
+ * or leaves the request suspended; another thread then fills the answer and
+ * calls sl_http_resume, which queues the request for the server thread and
+ * wakes it once per batch (an eventfd written only when the queue was
+ * empty). A suspended request costs no system call until its answer goes
+ * out, which is why this server does not use libmicrohttpd: there every
+ * suspend and resume costs three (see bench/README.md).
+ *
+ * Invariants:
+ *  - Only the server thread touches connections and the sockets.
+ *  - A suspended request is touched only by the thread that will answer
+ *    it, until sl_http_resume hands it back.
+ *  - A connection whose peer went away while its request was suspended is
+ *    kept until the answer arrives, then freed.
  */
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
-#include <microhttpd.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../util/util.h"
 
+#define SL_HTTP_MAX_HEAD (8 * 1024)   /* request line + headers */
+#define MAX_HEADERS 64
 #define MAX_EXTRA_HEADERS 4
-#define SL_HTTP_POOL_BYTES (8 * 1024)
+#define MAX_CONNS 1000
+#define IDLE_TIMEOUT_MS 300000
 
-enum phase { PH_READING, PH_SUSPENDED, PH_ANSWERED, PH_SENT };
+enum phase { PH_HANDLING, PH_SUSPENDED, PH_ANSWERED };
 
-struct sl_http {
-    struct MHD_Daemon *d;
-    int quiesced_fd;              /* listen socket after quiesce; closed at stop */
-    sl_http_handler handler;
-    void *arg;
-};
+struct conn;
 
 struct sl_http_req {
-    struct MHD_Connection *conn;
+    struct conn *c;
     char method[16];
     char path[1024];
-    char *body;                   /* owned; NUL-terminated */
-    size_t body_len, body_cap;
-    bool too_large;
-    enum phase phase;             /* written by the server thread, and by the
-                                     answering thread while suspended */
-    bool suspend_now;             /* set by sl_http_suspend in the handler */
+    char *head;                   /* owned copy of the header block */
+    const char *hname[MAX_HEADERS], *hvalue[MAX_HEADERS];
+    int nheaders;
+    char *query;                  /* owned, raw, without '?'; may be NULL */
+    char **decoded;               /* owned decoded query values */
+    int ndecoded;
+    char *body;                   /* owned, NUL-terminated */
+    size_t body_len;
+    bool keep_alive;
+    enum phase phase;
+    bool suspend_now;
     int status;
     char *resp;                   /* owned */
     size_t resp_len;
     const char *ctype;
-    char hname[MAX_EXTRA_HEADERS][32];
-    char hval[MAX_EXTRA_HEADERS][128];
-    int nheaders;
+    char xname[MAX_EXTRA_HEADERS][32];
+    char xval[MAX_EXTRA_HEADERS][128];
+    int nx;
     void *state;
     void (*state_free)(void *);
+    struct sl_http_req *next;     /* resumed queue */
 };
+
+struct conn {
+    struct sl_http *s;
+    int fd;
+    char *in;                     /* owned read buffer */
+    size_t in_len, in_cap;
+    bool continue_sent;           /* 100 Continue sent for the current request */
+    struct sl_http_req *req;      /* in flight (suspended), or NULL */
+    char *out;                    /* owned unsent answer bytes */
+    size_t out_len, out_off;
+    bool close_after;             /* close once 'out' is sent */
+    bool peer_gone;               /* the peer closed or failed */
+    bool reading;                 /* EPOLLIN is in the interest set */
+    bool lingering;               /* refused: write side shut, input drained
+                                     until EOF so the peer reads the answer */
+    int64_t active_ms;
+    struct conn *prev, *next;     /* all connections */
+};
+
+struct sl_http {
+    int lfd, epfd, wake_fd;
+    sl_http_handler handler;
+    void *arg;
+    pthread_t thread;
+    bool running;
+    pthread_mutex_t mu;           /* guards the resumed queue and the flags */
+    struct sl_http_req *rhead, *rtail;
+    bool stop, quiesce;
+    struct conn *conns;
+    int nconns;
+};
+
+/* epoll tags for the two non-connection descriptors */
+static char tag_listen, tag_wake;
+
+/* ---- request accessors ------------------------------------------------ */
 
 const char *sl_http_method(const struct sl_http_req *r) { return r->method; }
 const char *sl_http_path(const struct sl_http_req *r) { return r->path; }
 
 const char *sl_http_header(const struct sl_http_req *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+    for (int i = 0; i < r->nheaders; i++)
+        if (strcasecmp(r->hname[i], name) == 0)
+            return r->hvalue[i];
+    return NULL;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = tolower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decode s[0..n) ('+' is a space) into a new string. */
+static char *url_decode(const char *s, size_t n)
+{
+    char *out = malloc(n + 1), *o = out;
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%' && i + 2 < n && hexval((unsigned char)s[i + 1]) >= 0 &&
+            hexval((unsigned char)s[i + 2]) >= 0) {
+            *o++ = (char)(hexval((unsigned char)s[i + 1]) * 16 +
+                          hexval((unsigned char)s[i + 2]));
+            i += 2;
+        } else {
+            *o++ = s[i] == '+' ? ' ' : s[i];
+        }
+    }
+    *o = '\0';
+    return out;
 }
 
 const char *sl_http_query(const struct sl_http_req *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+    struct sl_http_req *w = (struct sl_http_req *)r;
+    size_t nlen = strlen(name);
+    const char *p = r->query;
+
+    while (p && *p) {
+        const char *amp = strchr(p, '&'), *eq;
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        eq = memchr(p, '=', len);
+        if ((size_t)((eq ? eq : p + len) - p) == nlen && strncmp(p, name, nlen) == 0) {
+            char **nd;
+            char *v = eq ? url_decode(eq + 1, len - (size_t)(eq + 1 - p))
+                         : url_decode("", 0);
+            if (!v || !(nd = realloc(w->decoded, (size_t)(w->ndecoded + 1) *
+                                                     sizeof(*nd)))) {
+                free(v);
+                return NULL;
+            }
+            w->decoded = nd;
+            w->decoded[w->ndecoded++] = v;
+            return v;
+        }
+        p = amp ? amp + 1 : NULL;
+    }
+    return NULL;
 }
 
 const char *sl_http_body(const struct sl_http_req *r, size_t *len)
@@ -78,7 +188,11 @@ const char *sl_http_body(const struct sl_http_req *r, size_t *len)
     return r->body ? r->body : "";
 }
 
-bool sl_http_body_too_large(const struct sl_http_req *r) { return r->too_large; }
+bool sl_http_body_too_large(const struct sl_http_req *r)
+{
+    (void)r;
+    return false; /* oversized bodies are answered 413 before the handler */
+}
 
 void sl_http_set_state(struct sl_http_req *r, void *state, void (*free_fn)(void *))
 {
@@ -86,13 +200,15 @@ void sl_http_set_state(struct sl_http_req *r, void *state, void (*free_fn)(void 
     r->state_free = free_fn;
 }
 
+/* ---- answers ---------------------------------------------------------- */
+
 void sl_http_add_header(struct sl_http_req *r, const char *name, const char *value)
 {
-    if (r->nheaders == MAX_EXTRA_HEADERS)
+    if (r->nx == MAX_EXTRA_HEADERS)
         return;
-    sl_strlcpy(r->hname[r->nheaders], name, sizeof(r->hname[0]));
-    sl_strlcpy(r->hval[r->nheaders], value, sizeof(r->hval[0]));
-    r->nheaders++;
+    sl_strlcpy(r->xname[r->nx], name, sizeof(r->xname[0]));
+    sl_strlcpy(r->xval[r->nx], value, sizeof(r->xval[0]));
+    r->nx++;
 }
 
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
@@ -151,113 +267,538 @@ void sl_http_suspend(struct sl_http_req *r)
 {
     r->phase = PH_SUSPENDED;
     r->suspend_now = true;
-    MHD_suspend_connection(r->conn);
 }
+
+static void wake(struct sl_http *s);
 
 void sl_http_resume(struct sl_http_req *r)
 {
-    MHD_resume_connection(r->conn);
+    struct sl_http *s = r->c->s;
+    bool first;
+
+    r->next = NULL;
+    pthread_mutex_lock(&s->mu);
+    first = !s->rhead; /* one wake-up per batch of answers */
+    if (s->rtail)
+        s->rtail->next = r;
+    else
+        s->rhead = r;
+    s->rtail = r;
+    pthread_mutex_unlock(&s->mu);
+    if (first)
+        wake(s);
 }
 
-static enum MHD_Result queue(struct sl_http_req *r)
+/* ---- connections ------------------------------------------------------ */
+
+static void req_free(struct sl_http_req *r)
 {
-    struct MHD_Response *resp;
-    enum MHD_Result ret;
-
-    resp = MHD_create_response_from_buffer(r->resp_len, r->resp,
-                                           MHD_RESPMEM_MUST_FREE);
-    if (!resp)
-        return MHD_NO;
-    r->resp = NULL; /* the response owns it now */
-    MHD_add_response_header(resp, "Content-Type", r->ctype);
-    for (int i = 0; i < r->nheaders; i++)
-        MHD_add_response_header(resp, r->hname[i], r->hval[i]);
-    ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
-    MHD_destroy_response(resp);
-    r->phase = PH_SENT;
-    return ret;
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
-                                  const char *url, const char *method,
-                                  const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **con_cls)
-{
-    struct sl_http *s = cls;
-    struct sl_http_req *r = *con_cls;
-
-    (void)version;
-    if (!r) {
-        if (!(r = calloc(1, sizeof(*r))))
-            return MHD_NO;
-        r->conn = conn;
-        sl_strlcpy(r->method, method, sizeof(r->method));
-        if (sl_strlcpy(r->path, url, sizeof(r->path)) >= sizeof(r->path))
-            r->too_large = true; /* answered as 414-ish 400 below */
-        *con_cls = r;
-        return MHD_YES;
-    }
-    if (*upload_data_size) {
-        size_t n = *upload_data_size;
-        if (!r->too_large && r->body_len + n <= SL_HTTP_MAX_BODY) {
-            if (r->body_len + n + 1 > r->body_cap) {
-                size_t cap = r->body_cap ? r->body_cap : 1024;
-                char *nb;
-                while (cap < r->body_len + n + 1)
-                    cap *= 2;
-                if (!(nb = realloc(r->body, cap)))
-                    return MHD_NO;
-                r->body = nb;
-                r->body_cap = cap;
-            }
-            memcpy(r->body + r->body_len, upload_data, n);
-            r->body_len += n;
-            r->body[r->body_len] = '\0';
-        } else {
-            r->too_large = true; /* keep draining; answer 413 at the end */
-        }
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    if (r->phase == PH_READING) {
-        r->suspend_now = false;
-        if (r->too_large)
-            sl_http_reply_error(r, 413, "too_large", NULL,
-                                "request larger than %u bytes", SL_HTTP_MAX_BODY);
-        else
-            s->handler(r, s->arg);
-        if (r->suspend_now)
-            return MHD_YES; /* answered later, after resume */
-    }
-    if (r->phase == PH_ANSWERED)
-        return queue(r);
-    if (r->phase == PH_SUSPENDED)
-        return MHD_YES;
-    /* The handler neither answered nor suspended: a bug; say so. */
-    sl_http_reply_error(r, 500, "internal", NULL, "no answer");
-    return queue(r);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    struct sl_http_req *r = *con_cls;
-
-    (void)cls;
-    (void)conn;
-    (void)toe;
     if (!r)
         return;
     if (r->state_free)
         r->state_free(r->state);
+    for (int i = 0; i < r->ndecoded; i++)
+        free(r->decoded[i]);
+    free(r->decoded);
+    free(r->head);
+    free(r->query);
     free(r->body);
     free(r->resp);
     free(r);
-    *con_cls = NULL;
 }
 
+static void conn_close(struct sl_http *s, struct conn *c)
+{
+    if (c->req) {
+        /* Suspended: its answer is still to come; free the connection when
+         * it does (see resumed()). */
+        c->peer_gone = true;
+        if (c->fd >= 0) {
+            epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+            close(c->fd);
+            c->fd = -1;
+        }
+        return;
+    }
+    if (c->fd >= 0) {
+        epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+    }
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    free(c->in);
+    free(c->out);
+    free(c);
+}
+
+static void conn_events(struct sl_http *s, struct conn *c, bool reading, bool writing)
+{
+    struct epoll_event ev = {.events = (reading ? EPOLLIN | EPOLLRDHUP : 0) |
+                                       (writing ? EPOLLOUT : 0),
+                             .data.ptr = c};
+    c->reading = reading;
+    epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Send what is pending; false when the connection had to be closed. */
+static bool conn_flush(struct sl_http *s, struct conn *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                         MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                conn_events(s, c, false, true);
+                return true;
+            }
+            conn_close(s, c);
+            return false;
+        }
+        c->out_off += (size_t)n;
+    }
+    free(c->out);
+    c->out = NULL;
+    c->out_len = c->out_off = 0;
+    if (c->close_after && c->lingering) {
+        /* Let the peer finish sending and read our answer before the
+         * close, rather than meet a reset. */
+        shutdown(c->fd, SHUT_WR);
+        c->active_ms = sl_mono_ms();
+        conn_events(s, c, true, false);
+        return false;
+    }
+    if (c->close_after) {
+        conn_close(s, c);
+        return false;
+    }
+    if (!c->reading)
+        conn_events(s, c, true, false);
+    return true;
+}
+
+static const char *reason_phrase(int status)
+{
+    static const struct {
+        int status;
+        const char *text;
+    } phrases[] = {
+        /* status, reason phrase */
+        {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
+        {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
+        {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
+        {411, "Length Required"}, {413, "Content Too Large"},
+        {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
+        {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
+        {501, "Not Implemented"}, {503, "Service Unavailable"},
+        {505, "HTTP Version Not Supported"},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(phrases); i++)
+        if (phrases[i].status == status)
+            return phrases[i].text;
+    return "Status";
+}
+
+/* Queue r's answer on c (frees r) and try to send it. */
+static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r)
+{
+    char head[1024];
+    size_t n, total;
+    char *out;
+
+    if (!r->keep_alive)
+        c->close_after = true;
+    n = (size_t)snprintf(head, sizeof(head),
+                         "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s",
+                         r->status, reason_phrase(r->status),
+                         r->ctype ? r->ctype : "application/json", r->resp_len,
+                         c->close_after ? "Connection: close\r\n" : "");
+    for (int i = 0; i < r->nx && n < sizeof(head); i++)
+        n += (size_t)snprintf(head + n, sizeof(head) - n, "%s: %s\r\n", r->xname[i],
+                              r->xval[i]);
+    if (n + 2 >= sizeof(head)) {
+        req_free(r);
+        conn_close(s, c);
+        return false;
+    }
+    memcpy(head + n, "\r\n", 2);
+    n += 2;
+    total = n + r->resp_len;
+    /* A 100 Continue may still be unsent ahead of this; append. */
+    if (!(out = realloc(c->out, c->out_len + total))) {
+        req_free(r);
+        conn_close(s, c);
+        return false;
+    }
+    c->out = out;
+    memcpy(c->out + c->out_len, head, n);
+    if (r->resp_len)
+        memcpy(c->out + c->out_len + n, r->resp, r->resp_len);
+    c->out_len += total;
+    req_free(r);
+    return conn_flush(s, c);
+}
+
+/* Answer a request that never reached the handler, then close. */
+static void conn_refuse(struct sl_http *s, struct conn *c, int status,
+                        const char *code, const char *msg)
+{
+    struct sl_http_req *r = calloc(1, sizeof(*r));
+    if (!r) {
+        conn_close(s, c);
+        return;
+    }
+    r->keep_alive = false;
+    sl_http_reply_error(r, status, code, NULL, "%s", msg);
+    c->in_len = 0;
+    c->lingering = true;
+    conn_answer(s, c, r);
+}
+
+static bool token_eq(const char *v, const char *word)
+{
+    /* comma-separated list, case-insensitive */
+    size_t wl = strlen(word);
+    while (v && *v) {
+        while (*v == ' ' || *v == ',')
+            v++;
+        if (strncasecmp(v, word, wl) == 0 && (v[wl] == '\0' || v[wl] == ',' ||
+                                              v[wl] == ' '))
+            return true;
+        v = strchr(v, ',');
+    }
+    return false;
+}
+
+/* Parse and run every complete request in c->in. Returns false when the
+ * connection was closed. */
+static bool conn_process(struct sl_http *s, struct conn *c)
+{
+    while (!c->req && c->in_len > 0) {
+        struct sl_http_req *r;
+        char *end, *line, *save = NULL, *p;
+        size_t head_len;
+        int64_t clen = 0;
+        bool http10;
+        const char *v;
+
+        c->in[c->in_len] = '\0';
+        end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
+        if (!end) {
+            if (c->in_len > SL_HTTP_MAX_HEAD) {
+                conn_refuse(s, c, 431, "too_large", "request headers too large");
+                return false;
+            }
+            return true; /* wait for more */
+        }
+        head_len = (size_t)(end - c->in) + 4;
+        if (head_len > SL_HTTP_MAX_HEAD) {
+            conn_refuse(s, c, 431, "too_large", "request headers too large");
+            return false;
+        }
+        if (!(r = calloc(1, sizeof(*r))) || !(r->head = malloc(head_len + 1))) {
+            free(r);
+            conn_close(s, c);
+            return false;
+        }
+        r->c = c;
+        memcpy(r->head, c->in, head_len);
+        r->head[head_len] = '\0';
+        /* request line */
+        line = strtok_r(r->head, "\r\n", &save);
+        {
+            char *sp1 = line ? strchr(line, ' ') : NULL;
+            char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+            char *q;
+            if (!sp1 || !sp2 || sp1 - line >= (ptrdiff_t)sizeof(r->method) ||
+                strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || sp1[1] != '/') {
+                req_free(r);
+                conn_refuse(s, c, 400, "invalid", "malformed request line");
+                return false;
+            }
+            *sp1 = *sp2 = '\0';
+            sl_strlcpy(r->method, line, sizeof(r->method));
+            http10 = strcmp(sp2 + 1, "HTTP/1.0") == 0;
+            if ((q = strchr(sp1 + 1, '?'))) {
+                *q = '\0';
+                if (!(r->query = strdup(q + 1))) {
+                    req_free(r);
+                    conn_close(s, c);
+                    return false;
+                }
+            }
+            if (sl_strlcpy(r->path, sp1 + 1, sizeof(r->path)) >= sizeof(r->path)) {
+                req_free(r);
+                conn_refuse(s, c, 400, "invalid", "URL too long");
+                return false;
+            }
+        }
+        while ((line = strtok_r(NULL, "\r\n", &save))) {
+            char *colon = strchr(line, ':');
+            if (!colon || colon == line || r->nheaders == MAX_HEADERS) {
+                req_free(r);
+                conn_refuse(s, c, 400, "invalid", "malformed or too many headers");
+                return false;
+            }
+            *colon = '\0';
+            for (p = colon + 1; *p == ' ' || *p == '\t'; p++)
+                ;
+            r->hname[r->nheaders] = line;
+            r->hvalue[r->nheaders++] = p;
+        }
+        if (sl_http_header(r, "Transfer-Encoding")) {
+            req_free(r);
+            conn_refuse(s, c, 411, "invalid",
+                        "chunked request bodies are not accepted; send Content-Length");
+            return false;
+        }
+        if ((v = sl_http_header(r, "Content-Length")) &&
+            sl_parse_int64(v, 0, INT64_MAX, &clen) < 0) {
+            req_free(r);
+            conn_refuse(s, c, 400, "invalid", "bad Content-Length");
+            return false;
+        }
+        if (clen > (int64_t)SL_HTTP_MAX_BODY) {
+            char msg[64];
+            req_free(r);
+            snprintf(msg, sizeof(msg), "request larger than %u bytes", SL_HTTP_MAX_BODY);
+            conn_refuse(s, c, 413, "too_large", msg);
+            return false;
+        }
+        v = sl_http_header(r, "Connection");
+        r->keep_alive = http10 ? (v && token_eq(v, "keep-alive"))
+                               : !(v && token_eq(v, "close"));
+        if (c->in_len < head_len + (size_t)clen) {
+            /* The body is still coming. */
+            v = sl_http_header(r, "Expect");
+            if (v && strcasecmp(v, "100-continue") == 0 && !c->continue_sent) {
+                static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+                char *out = realloc(c->out, c->out_len + sizeof(cont) - 1);
+                if (out) {
+                    c->out = out;
+                    memcpy(c->out + c->out_len, cont, sizeof(cont) - 1);
+                    c->out_len += sizeof(cont) - 1;
+                    c->continue_sent = true;
+                    req_free(r);
+                    return conn_flush(s, c);
+                }
+            }
+            req_free(r);
+            return true;
+        }
+        if (!(r->body = malloc((size_t)clen + 1))) {
+            req_free(r);
+            conn_close(s, c);
+            return false;
+        }
+        memcpy(r->body, c->in + head_len, (size_t)clen);
+        r->body[clen] = '\0';
+        r->body_len = (size_t)clen;
+        /* the header block stays in r->head; drop the request from c->in */
+        memmove(c->in, c->in + head_len + (size_t)clen,
+                c->in_len - head_len - (size_t)clen);
+        c->in_len -= head_len + (size_t)clen;
+        c->continue_sent = false;
+
+        r->phase = PH_HANDLING;
+        s->handler(r, s->arg);
+        if (r->suspend_now) {
+            c->req = r;
+            return true;
+        }
+        if (r->phase != PH_ANSWERED)
+            sl_http_reply_error(r, 500, "internal", NULL, "no answer");
+        if (!conn_answer(s, c, r))
+            return false;
+    }
+    return true;
+}
+
+static void conn_read(struct sl_http *s, struct conn *c)
+{
+    if (c->lingering) {
+        char sink[4096];
+        ssize_t n;
+        while ((n = recv(c->fd, sink, sizeof(sink), 0)) > 0)
+            ;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            conn_close(s, c);
+        return;
+    }
+    for (;;) {
+        size_t room;
+        ssize_t n;
+        if (c->in_len + 1 >= c->in_cap) {
+            size_t cap = c->in_cap ? c->in_cap * 2 : 4096;
+            char *ni;
+            if (c->in_cap >= SL_HTTP_MAX_HEAD + SL_HTTP_MAX_BODY + 2) {
+                if (c->req) {
+                    conn_events(s, c, false, c->out_len > 0); /* pause */
+                    return;
+                }
+                conn_refuse(s, c, 413, "too_large", "request too large");
+                return;
+            }
+            if (!(ni = realloc(c->in, cap))) {
+                conn_close(s, c);
+                return;
+            }
+            c->in = ni;
+            c->in_cap = cap;
+        }
+        room = c->in_cap - c->in_len - 1;
+        n = recv(c->fd, c->in + c->in_len, room, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0) {
+            conn_close(s, c);
+            return;
+        }
+        c->in_len += (size_t)n;
+        c->active_ms = sl_mono_ms();
+        if ((size_t)n < room)
+            break; /* a short read: the socket is drained for now */
+    }
+    if (c->req) {
+        /* A request is in flight: keep what came, read no more for now. */
+        conn_events(s, c, false, c->out_len > c->out_off);
+        return;
+    }
+    conn_process(s, c);
+}
+
+static void conn_accept(struct sl_http *s)
+{
+    for (;;) {
+        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+        struct conn *c;
+        struct epoll_event ev;
+
+        if (fd < 0)
+            return;
+        if (s->nconns >= MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+            close(fd);
+            continue;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        c->s = s;
+        c->fd = fd;
+        c->reading = true;
+        c->active_ms = sl_mono_ms();
+        ev.events = EPOLLIN | EPOLLRDHUP;
+        ev.data.ptr = c;
+        if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        c->next = s->conns;
+        if (s->conns)
+            s->conns->prev = c;
+        s->conns = c;
+        s->nconns++;
+    }
+}
+
+/* Answers that other threads finished: send them. */
+static void resumed(struct sl_http *s)
+{
+    struct sl_http_req *r;
+    uint64_t cnt;
+
+    if (read(s->wake_fd, &cnt, sizeof(cnt)) < 0) {
+        /* nothing to drain */
+    }
+    pthread_mutex_lock(&s->mu);
+    r = s->rhead;
+    s->rhead = s->rtail = NULL;
+    pthread_mutex_unlock(&s->mu);
+    while (r) {
+        struct sl_http_req *next = r->next;
+        struct conn *c = r->c;
+        c->req = NULL;
+        if (c->peer_gone) {
+            req_free(r);
+            conn_close(s, c);
+        } else if (conn_answer(s, c, r) && c->in_len) {
+            conn_process(s, c); /* a request arrived meanwhile */
+        }
+        r = next;
+    }
+}
+
+static void sweep_idle(struct sl_http *s)
+{
+    int64_t now = sl_mono_ms();
+    struct conn *c = s->conns;
+    while (c) {
+        struct conn *next = c->next;
+        if (!c->req && now - c->active_ms > (c->lingering ? 5000 : IDLE_TIMEOUT_MS))
+            conn_close(s, c);
+        c = next;
+    }
+}
+
+static void *server_main(void *arg)
+{
+    struct sl_http *s = arg;
+    struct epoll_event ev[64];
+    int64_t last_sweep = sl_mono_ms();
+
+    pthread_setname_np(pthread_self(), "http");
+    for (;;) {
+        bool stop, quiesce;
+        int n = epoll_wait(s->epfd, ev, (int)SL_ARRAY_LEN(ev), 1000);
+
+        for (int i = 0; i < n; i++) {
+            void *p = ev[i].data.ptr;
+            if (p == &tag_listen) {
+                conn_accept(s);
+            } else if (p == &tag_wake) {
+                resumed(s);
+            } else {
+                struct conn *c = p;
+                if (ev[i].events & EPOLLOUT) {
+                    if (!conn_flush(s, c))
+                        continue;
+                }
+                if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                    conn_read(s, c);
+            }
+        }
+        pthread_mutex_lock(&s->mu);
+        stop = s->stop;
+        quiesce = s->quiesce;
+        pthread_mutex_unlock(&s->mu);
+        if (quiesce && s->lfd >= 0) {
+            epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lfd, NULL);
+            close(s->lfd);
+            s->lfd = -1;
+        }
+        if (stop) {
+            resumed(s); /* the last answers, best effort */
+            break;
+        }
+        if (sl_mono_ms() - last_sweep > 1000) {
+            sweep_idle(s);
+            last_sweep = sl_mono_ms();
+        }
+    }
+    return NULL;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
 static int parse_listen(const char *listen, struct sockaddr_storage *ss,
-                        char *why, size_t why_size)
+                        socklen_t *sslen, char *why, size_t why_size)
 {
     char host[256];
     const char *colon = strrchr(listen, ':');
@@ -285,6 +826,7 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss,
             snprintf(why, why_size, "--listen: bad IPv6 address in '%s'", listen);
             return -EINVAL;
         }
+        *sslen = sizeof(*a6);
         return AF_INET6;
     }
     {
@@ -299,62 +841,103 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss,
             snprintf(why, why_size, "--listen: bad IPv4 address in '%s'", listen);
             return -EINVAL;
         }
+        *sslen = sizeof(*a4);
     }
     return AF_INET;
 }
 
-struct sl_http *sl_http_start(const char *listen, sl_http_handler h, void *arg,
+struct sl_http *sl_http_start(const char *addr, sl_http_handler h, void *arg,
                               char *why, size_t why_size)
 {
-    struct sl_http *s;
+    struct sl_http *s = NULL;
     struct sockaddr_storage ss;
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
-    int family = parse_listen(listen, &ss, why, why_size);
+    socklen_t sslen = 0;
+    struct epoll_event ev;
+    int family = parse_listen(addr, &ss, &sslen, why, why_size), one = 1, saved;
 
     if (family < 0) {
         errno = EINVAL;
         return NULL;
     }
-    if (family == AF_INET6)
-        flags |= MHD_USE_IPv6;
     if (!(s = calloc(1, sizeof(*s)))) {
         snprintf(why, why_size, "out of memory");
         return NULL;
     }
     s->handler = h;
     s->arg = arg;
-    s->quiesced_fd = -1;
-    s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SL_HTTP_POOL_BYTES,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
-    if (!s->d) {
-        int saved = errno;
-        snprintf(why, why_size, "cannot listen on %s: %s", listen,
-                 strerror(saved ? saved : EADDRINUSE));
-        free(s);
-        errno = saved ? saved : EADDRINUSE;
-        return NULL;
+    s->lfd = s->epfd = s->wake_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    if ((s->lfd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(s->lfd, (struct sockaddr *)&ss, sslen) < 0 || listen(s->lfd, 1024) < 0) {
+        saved = errno;
+        snprintf(why, why_size, "cannot listen on %s: %s", addr, strerror(saved));
+        goto fail;
     }
+    if ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+        (s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+        saved = errno;
+        snprintf(why, why_size, "epoll: %s", strerror(saved));
+        goto fail;
+    }
+    ev.events = EPOLLIN;
+    ev.data.ptr = &tag_listen;
+    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+    ev.data.ptr = &tag_wake;
+    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake_fd, &ev);
+    if ((saved = pthread_create(&s->thread, NULL, server_main, s)) != 0) {
+        snprintf(why, why_size, "cannot start the HTTP thread: %s", strerror(saved));
+        goto fail;
+    }
+    s->running = true;
     return s;
+fail:
+    sl_http_stop(s);
+    errno = saved;
+    return NULL;
+}
+
+static void wake(struct sl_http *s)
+{
+    uint64_t one = 1;
+    if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+        /* saturated: a wake-up is pending */
+    }
 }
 
 void sl_http_quiesce(struct sl_http *s)
 {
-    if (s && s->d && s->quiesced_fd < 0)
-        s->quiesced_fd = MHD_quiesce_daemon(s->d);
+    if (!s || !s->running)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->quiesce = true;
+    pthread_mutex_unlock(&s->mu);
+    wake(s);
 }
 
 void sl_http_stop(struct sl_http *s)
 {
     if (!s)
         return;
-    if (s->d)
-        MHD_stop_daemon(s->d);
-    if (s->quiesced_fd >= 0)
-        close(s->quiesced_fd);
+    if (s->running) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_mutex_unlock(&s->mu);
+        wake(s);
+        pthread_join(s->thread, NULL);
+    }
+    while (s->conns) {
+        struct conn *c = s->conns;
+        req_free(c->req);
+        c->req = NULL;
+        conn_close(s, c);
+    }
+    if (s->lfd >= 0)
+        close(s->lfd);
+    if (s->epfd >= 0)
+        close(s->epfd);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }

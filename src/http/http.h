@@ -1,13 +1,13 @@
 /*
- * http.h - the HTTP/1.1 server glue over libmicrohttpd.
+ * http.h - the HTTP/1.1 server (src/http/http.c).
  *
- * One internal epoll thread serves every connection with keep-alive. A
- * request's body is read up to SL_HTTP_MAX_BODY (larger bodies are drained
- * and answered 413). The handler sees a complete request and either answers
- * at once (sl_http_reply*) or suspends it (sl_http_suspend) and answers
- * later from another thread (sl_http_reply* then sl_http_resume); responses
- * are always queued on a later handler call, never the first, so that
- * libmicrohttpd keeps the connection alive.
+ * One epoll thread serves every connection with keep-alive. A request's
+ * headers are read up to 8 KiB (431 past that) and its Content-Length body
+ * up to SL_HTTP_MAX_BODY (413 past that, answered at once, then the rest of
+ * the upload is read and dropped before the close); chunked request bodies
+ * are refused with 411. The handler sees a complete request and either
+ * answers at once (sl_http_reply*) or suspends it (sl_http_suspend) and
+ * answers later from another thread (sl_http_reply* then sl_http_resume).
  */
 #ifndef SL_HTTP_H
 #define SL_HTTP_H

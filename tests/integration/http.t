@@ -2,7 +2,7 @@
 """The HTTP/1.1 server of sluiced at the byte level: malformed and oversized
 requests, pipelining, HTTP/1.0, chunked bodies, and that none of it breaks
 the daemon. Prints TAP."""
-import os, re, socket, sys, time
+import os, random, re, socket, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sltest  # noqa: E402
@@ -71,5 +71,39 @@ r = exchange(b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
 check(r.startswith(b"HTTP/1.1 200 "), "200 idle connections do not block a request", r[:80])
 for s in idle:
     s.close()
+
+# Garbage: a fixed-seed stream of mangled requests; the daemon must answer
+# or close each one, and stay healthy.
+rng = random.Random(20261202)
+seeds = [b"GET /healthz HTTP/1.1\r\n\r\n",
+         b"POST /v1/jobs HTTP/1.1\r\n" + auth + b"Content-Length: %d\r\n\r\n" % len(job) + job,
+         b"GET /v1/jobs?state=all&limit=5 HTTP/1.1\r\n" + auth + b"\r\n"]
+for i in range(300):
+    msg = bytearray(rng.choice(seeds))
+    for _ in range(rng.randint(1, 8)):
+        if not msg:
+            break
+        k = rng.randrange(len(msg))
+        op = rng.randrange(3)
+        if op == 0:
+            msg[k] = rng.randrange(256)
+        elif op == 1:
+            del msg[k:k + rng.randint(1, 20)]
+        else:
+            msg[k:k] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 20)))
+    s = None
+    try:
+        s = socket.create_connection(("127.0.0.1", D.port), timeout=2)
+        s.sendall(bytes(msg))
+        s.shutdown(socket.SHUT_WR)
+        while s.recv(65536):
+            pass
+    except OSError:
+        pass
+    finally:
+        if s:
+            s.close()
+r = exchange(b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
+check(r.startswith(b"HTTP/1.1 200 "), "300 mangled requests later the daemon is healthy", r[:80])
 
 sltest.tap.done_testing(D)

@@ -188,12 +188,6 @@ const char *sl_http_body(const struct sl_http_req *r, size_t *len)
     return r->body ? r->body : "";
 }
 
-bool sl_http_body_too_large(const struct sl_http_req *r)
-{
-    (void)r;
-    return false; /* oversized bodies are answered 413 before the handler */
-}
-
 void sl_http_set_state(struct sl_http_req *r, void *state, void (*free_fn)(void *))
 {
     r->state = state;

@@ -39,7 +39,6 @@ const char *sl_http_path(const struct sl_http_req *r);
 const char *sl_http_header(const struct sl_http_req *r, const char *name);
 const char *sl_http_query(const struct sl_http_req *r, const char *name);
 const char *sl_http_body(const struct sl_http_req *r, size_t *len);
-bool sl_http_body_too_large(const struct sl_http_req *r);
 
 /* Per-request slot for the handler's own state; freed with 'free_fn' when
  * the request completes. */

@@ -534,6 +534,18 @@ static int rd_line(struct reader *r, size_t max, char **line, size_t *len)
     }
 }
 
+/* One line of a header or trailer block, counted against HEAD_MAX for the
+ * whole block ('*total'): -E2BIG past it. */
+static int rd_head_line(struct reader *r, size_t *total, char **line, size_t *len)
+{
+    int rc = rd_line(r, HEAD_MAX, line, len);
+
+    if (rc < 0)
+        return rc;
+    *total += *len + 2;
+    return *total > HEAD_MAX ? -E2BIG : 0;
+}
+
 /* Append n bytes to the body, within SL_CLIENT_MAX_BODY. */
 static int body_add(struct sl_response *r, size_t *cap, const char *data,
                     size_t n)
@@ -709,13 +721,8 @@ static int read_head(struct reader *rd, struct head *h, struct sl_response *r,
         goto out;
     }
     for (;;) {
-        if ((rc = rd_line(rd, HEAD_MAX, &line, &len)) < 0)
+        if ((rc = rd_head_line(rd, &total, &line, &len)) < 0)
             goto out;
-        total += len + 2;
-        if (total > HEAD_MAX) {
-            rc = -E2BIG;
-            goto out;
-        }
         if (len == 0)
             break;
         if (line[0] == ' ' || line[0] == '\t') {
@@ -775,13 +782,8 @@ static int read_chunked(struct reader *rd, struct sl_response *r, size_t *cap,
     }
     /* Trailers, up to an empty line; their values are not used. */
     for (;;) {
-        if ((rc = rd_line(rd, HEAD_MAX, &line, &len)) < 0)
+        if ((rc = rd_head_line(rd, &total, &line, &len)) < 0)
             goto out;
-        total += len + 2;
-        if (total > HEAD_MAX) {
-            rc = -E2BIG;
-            goto out;
-        }
         if (len == 0)
             break;
     }

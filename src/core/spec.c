@@ -1,6 +1,6 @@
 /*
  * spec.c - validation and normalisation of the job spec (SPEC.md section 4)
- * and of the manifests of this release (Team, Queue, PriorityClass, User).
+ * and of the manifests (Team, Queue, Cohort, PriorityClass, User, Scheduler).
  *
  * Validation is complete and stops at the first fault, which it names by
  * its full path ("spec.command[2]", "[1].spec.team") and a reason that
@@ -9,9 +9,14 @@
  * no required field. Integers must be JSON integers: 1.5, "1" and true are
  * refused where an integer is expected.
  *
+ * Amounts that may be fractional (GPUs, weights) are numbers with at most
+ * three decimals, kept as integer milli-units; see milli_of_real() for how a
+ * binary double becomes an exact milli count.
+ *
  * Invariant: a struct sl_job_spec that leaves this file satisfies every
  * bound in spec.h, and sl_job_spec_to_json() of it validates again to an
- * equal spec.
+ * equal spec; the same holds for a struct sl_manifest and
+ * sl_manifest_spec_json().
  */
 #include "spec.h"
 
@@ -49,6 +54,16 @@
 #define DEFAULT_GRACE_MS 30000
 #define MANIFESTS_MAX 1000
 #define PCLASS_VALUE_MAX 1000000
+#define RES_GPU_MILLI_MAX 1000000000LL           /* 1M GPUs in a list */
+#define WEIGHT_MILLI_MIN 1                       /* weight 0.001 */
+#define WEIGHT_MILLI_MAX 1000000LL               /* weight 1000 */
+#define DEFAULT_WEIGHT_MILLI 1000
+#define MIN_RUNTIME_MS_MAX (30LL * 86400 * 1000) /* 30 days */
+#define HALF_LIFE_MS_MAX (3650LL * 86400 * 1000) /* 10 years */
+#define DEFAULT_HALF_LIFE_MS (7LL * 86400 * 1000)
+#define RESERVATIONS_MAX 64
+#define DESCRIPTION_MAX 256
+#define SCHEDULER_NAME "default"
 
 /* Name <-> value tables for the enumerated fields: {text, value}. */
 struct enum_row {
@@ -83,6 +98,33 @@ static const struct enum_row manifest_kinds[] = {
     {"Queue", SL_KIND_QUEUE},
     {"PriorityClass", SL_KIND_PRIORITY_CLASS},
     {"User", SL_KIND_USER},
+    {"Cohort", SL_KIND_COHORT},
+    {"Scheduler", SL_KIND_SCHEDULER},
+    {NULL, 0},
+};
+
+static const struct enum_row preempt_within_names[] = {
+    {"LowerPriority", SL_PREEMPT_LOWER_PRIORITY},
+    {"Never", SL_PREEMPT_NEVER},
+    {NULL, 0},
+};
+
+static const struct enum_row reclaim_names[] = {
+    {"Any", SL_RECLAIM_ANY},
+    {"LowerPriority", SL_RECLAIM_LOWER_PRIORITY},
+    {"Never", SL_RECLAIM_NEVER},
+    {NULL, 0},
+};
+
+/* Indexed by enum sl_placement: sl_placement_name relies on the order. */
+static const struct enum_row placement_names[] = {
+    {"fgd", SL_PLACE_FGD},
+    {"bestfit", SL_PLACE_BESTFIT},
+    {"packing", SL_PLACE_PACKING},
+    {"clustering", SL_PLACE_CLUSTERING},
+    {"dotprod", SL_PLACE_DOTPROD},
+    {"random", SL_PLACE_RANDOM},
+    {"spread", SL_PLACE_SPREAD},
     {NULL, 0},
 };
 
@@ -114,9 +156,22 @@ static const char *const resources_keys[] = {"gpus", "gpuMilli", "gpuModels",
 static const char *const checkpoint_keys[] = {"signal", "grace", NULL};
 static const char *const manifest_meta_keys[] = {"name", NULL};
 static const char *const team_spec_keys[] = {"defaultQueue", NULL};
-static const char *const queue_spec_keys[] = {"team", NULL};
-static const char *const pclass_spec_keys[] = {"value", "preemptible",
-                                               "default", NULL};
+static const char *const queue_spec_keys[] = {
+    "team",         "cohort",    "weight",     "nominal", "borrowingLimit",
+    "lendingLimit", "userLimit", "preemption", NULL};
+static const char *const queue_preemption_keys[] = {
+    "withinQueue", "reclaimWithinCohort", NULL};
+static const char *const res_list_keys[] = {"gpus", "gpusByModel", "cpus",
+                                            "memory", NULL};
+static const char *const cohort_spec_keys[] = {"description", NULL};
+static const char *const pclass_spec_keys[] = {
+    "value", "preemptible", "default", "opportunistic", "minRuntime", NULL};
+static const char *const sched_spec_keys[] = {
+    "placement", "backfill", "reservations", "fairShare", "preemption",
+    "modelWeights", NULL};
+static const char *const sched_fair_keys[] = {"halfLife", NULL};
+static const char *const sched_preemption_keys[] = {"enabled", "minRuntime",
+                                                    NULL};
 static const char *const user_spec_keys[] = {"team", "role", "unixUser",
                                              NULL};
 
@@ -140,7 +195,13 @@ static const char *describe(const json_t *v, char *buf, size_t size)
         snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         break;
     case JSON_REAL:
-        snprintf(buf, size, "%g", json_real_value(v));
+        /* The shortest text that reads back as the same double, so that
+         * "got 1000.0005" shows the fourth decimal that %g would drop. */
+        for (int prec = 6; prec <= 17; prec++) {
+            snprintf(buf, size, "%.*g", prec, json_real_value(v));
+            if (strtod(buf, NULL) == json_real_value(v))
+                break;
+        }
         break;
     case JSON_TRUE:
         snprintf(buf, size, "true");
@@ -456,17 +517,21 @@ static int check_arg(const json_t *e, const char *path, struct sl_error *err)
     return 0;
 }
 
+/* The GPU model rule: 1..47 of A-Z a-z 0-9 . _ - (gpuModels entries and
+ * the keys of gpusByModel and modelWeights). */
+static bool gpu_model_valid(const char *s)
+{
+    /* isalnum is locale-dependent; the check below keeps it to ASCII. */
+    for (const char *c = s; *c; c++)
+        if ((unsigned char)*c >= 0x80)
+            return false;
+    return all_chars(s, 1, GPU_MODEL_MAX, "._-");
+}
+
 static int check_gpu_model(const json_t *e, const char *path,
                            struct sl_error *err)
 {
-    /* isalnum is locale-dependent; the set below keeps it to ASCII. */
-    const char *s = json_string_value(e);
-    for (const char *c = s; *c; c++)
-        if ((unsigned char)*c >= 0x80)
-            return fail_got(err, path,
-                            "1 to 47 characters of A-Z, a-z, 0-9, '.', '_' "
-                            "and '-'", e);
-    if (!all_chars(s, 1, GPU_MODEL_MAX, "._-"))
+    if (!gpu_model_valid(json_string_value(e)))
         return fail_got(err, path,
                         "1 to 47 characters of A-Z, a-z, 0-9, '.', '_' and '-'",
                         e);
@@ -661,19 +726,25 @@ static int parse_env(const json_t *spec, struct sl_job_spec *s,
     return 0;
 }
 
-static int parse_cpus(const json_t *v, int64_t *out, struct sl_error *err)
+/* A CPU amount at path 'p': integer or decimal CPUs, or a string for
+ * sl_parse_cpu_milli ("250m", "0.5"), in [min_milli, CPU_MILLI_MAX]. A job
+ * asks for at least 1 milli-CPU; a resource list may give 0. */
+static int parse_cpus_at(const json_t *v, const char *p, int64_t min_milli,
+                         int64_t *out, struct sl_error *err)
 {
-    const char *p = "spec.resources.cpus";
-    const char *what = "a CPU amount above 0 such as 4, 0.5 or \"250m\"";
+    const char *what =
+        min_milli > 0
+            ? "a CPU amount above 0 such as 4, 0.5 or \"250m\""
+            : "a CPU amount of 0 or more such as 4, 0.5 or \"250m\"";
     int64_t milli = -1;
 
     if (json_is_integer(v)) {
         json_int_t n = json_integer_value(v);
-        if (n > 0 && n <= CPU_MILLI_MAX / 1000)
+        if (n >= 0 && n <= CPU_MILLI_MAX / 1000)
             milli = (int64_t)n * 1000;
     } else if (json_is_real(v)) {
         double d = json_real_value(v) * 1000.0;
-        if (d > 0 && d <= (double)CPU_MILLI_MAX) {
+        if (d >= 0 && d <= (double)CPU_MILLI_MAX) {
             double r = nearbyint(d);
             if (fabs(d - r) < 1e-6)
                 milli = (int64_t)r;
@@ -685,10 +756,15 @@ static int parse_cpus(const json_t *v, int64_t *out, struct sl_error *err)
         if (sl_parse_cpu_milli(json_string_value(v), &milli) < 0)
             milli = -1;
     }
-    if (milli <= 0 || milli > CPU_MILLI_MAX)
+    if (milli < min_milli || milli > CPU_MILLI_MAX)
         return fail_got(err, p, what, v);
     *out = milli;
     return 0;
+}
+
+static int parse_cpus(const json_t *v, int64_t *out, struct sl_error *err)
+{
+    return parse_cpus_at(v, "spec.resources.cpus", 1, out, err);
 }
 
 /* Whether a quantity string is small enough for sl_parse_bytes to compute
@@ -711,9 +787,12 @@ static bool bytes_in_reach(const char *s)
     return v * mult < 1152921504606846976.0;
 }
 
-static int parse_memory(const json_t *v, int64_t *out, struct sl_error *err)
+/* A memory size at path 'p': integer bytes or a string for sl_parse_bytes
+ * ("16Gi"), in [min_bytes, MEM_BYTES_MAX]. A job asks for at least 1 byte;
+ * a resource list may give 0. */
+static int parse_memory_at(const json_t *v, const char *p, int64_t min_bytes,
+                           int64_t *out, struct sl_error *err)
 {
-    const char *p = "spec.resources.memory";
     int64_t bytes = -1;
 
     if (json_is_integer(v)) {
@@ -724,13 +803,21 @@ static int parse_memory(const json_t *v, int64_t *out, struct sl_error *err)
         if (sl_parse_bytes(json_string_value(v), &bytes) < 0)
             bytes = -1;
     }
-    if (bytes <= 0 || bytes > MEM_BYTES_MAX)
+    if (bytes < min_bytes || bytes > MEM_BYTES_MAX)
         return fail_got(err, p,
-                        "a memory size above 0 and at most 1Pi such as "
-                        "\"16Gi\" or a number of bytes",
+                        min_bytes > 0
+                            ? "a memory size above 0 and at most 1Pi such as "
+                              "\"16Gi\" or a number of bytes"
+                            : "a memory size from 0 to 1Pi such as \"16Gi\" "
+                              "or a number of bytes",
                         v);
     *out = bytes;
     return 0;
+}
+
+static int parse_memory(const json_t *v, int64_t *out, struct sl_error *err)
+{
+    return parse_memory_at(v, "spec.resources.memory", 1, out, err);
 }
 
 static int parse_resources(const json_t *spec, struct sl_job_spec *s,
@@ -1094,7 +1181,101 @@ bool sl_name_valid(const char *s)
     return s[0] != '-' && s[n - 1] != '-';
 }
 
+/* ---- fractional amounts (GPUs, weights) ---- */
+
+#define GPUS_WHAT "a number of GPUs from 0 to 1000000 with at most 3 decimals"
+#define WEIGHT_WHAT "a weight from 0.001 to 1000 with at most 3 decimals"
+
+/*
+ * The exact milli count of a JSON real that has at most three decimals.
+ *
+ * The decoder hands over a binary double, not the text that was written:
+ * 0.1 arrives as 0.1000000000000000055..., and multiplying by 1000 then
+ * rounding with a tolerance would let a fourth decimal through on large
+ * values or refuse good ones on small. Instead the double is printed with
+ * three decimals ("%.3f", correctly rounded) and that text is read back
+ * with strtod: the number had at most three decimals exactly when it reads
+ * back as the very same double, because strtod yields the double nearest to
+ * the decimal, as the decoder did with the user's text. The milli count is
+ * then the digits of that text, with no floating-point arithmetic at all.
+ * So 0.5 -> 500, 0.001 -> 1, 0.1 -> 100, 2.0 and 1e3 are whole; 0.0005 and
+ * 0.1234 are refused. A spelling beyond double precision
+ * (0.10000000000000000001) is the same double as 0.1 and reads as 0.1:
+ * the text is gone by the time it gets here.
+ * 'max_milli' bounds the size before printing. False when refused.
+ */
+static bool milli_of_real(double d, int64_t max_milli, int64_t *out)
+{
+    char text[48];
+    int64_t milli = 0;
+    int n;
+
+    if (!isfinite(d) || d < 0 || d > (double)max_milli / 1000.0 + 1.0)
+        return false;
+    if (d == 0) { /* also -0.0, which would print as "-0.000" */
+        *out = 0;
+        return true;
+    }
+    n = snprintf(text, sizeof(text), "%.3f", d);
+    if (n < 0 || (size_t)n >= sizeof(text) || strtod(text, NULL) != d)
+        return false;
+    for (const char *c = text; *c; c++)
+        if (*c >= '0' && *c <= '9')
+            milli = milli * 10 + (*c - '0');
+    *out = milli;
+    return true;
+}
+
+/* A non-negative amount with at most three decimals at 'path', as
+ * milli-units in [min_milli, max_milli]: a JSON integer or real. Strings,
+ * booleans, negatives and finer fractions are refused as "must be <what>,
+ * got ...". */
+static int get_milli(const json_t *v, const char *path, int64_t min_milli,
+                     int64_t max_milli, const char *what, int64_t *out,
+                     struct sl_error *err)
+{
+    int64_t milli = -1;
+
+    if (json_is_integer(v)) {
+        json_int_t n = json_integer_value(v);
+        if (n >= 0 && n <= max_milli / 1000)
+            milli = (int64_t)n * 1000;
+    } else if (json_is_real(v)) {
+        if (!milli_of_real(json_real_value(v), max_milli, &milli))
+            milli = -1;
+    }
+    if (milli < min_milli || milli > max_milli)
+        return fail_got(err, path, what, v);
+    *out = milli;
+    return 0;
+}
+
+/* Non-negative milli-units as a short decimal ("16", "0.5", "0.125"). */
+static const char *milli_text(int64_t milli, char *buf, size_t size)
+{
+    if (milli % 1000 == 0) {
+        snprintf(buf, size, "%" PRId64, milli / 1000);
+    } else {
+        size_t n;
+        snprintf(buf, size, "%" PRId64 ".%03" PRId64, milli / 1000,
+                 milli % 1000);
+        n = strlen(buf);
+        while (n > 0 && buf[n - 1] == '0')
+            buf[--n] = '\0';
+    }
+    return buf;
+}
+
 /* ---- manifests ---- */
+
+void sl_res_list_init(struct sl_res_list *l)
+{
+    memset(l, 0, sizeof(*l));
+    l->gpu_milli = -1;
+    l->cpu_milli = -1;
+    l->mem_bytes = -1;
+    l->nmodels = 0;
+}
 
 static bool unix_user_valid(const char *s)
 {
@@ -1113,78 +1294,410 @@ static bool unix_user_valid(const char *s)
     return true;
 }
 
+/* An object of GPU model -> amount at 'path' (gpusByModel, modelWeights):
+ * at most SL_MAX_MODELS keys, each by the GPU model rule and distinct from
+ * the earlier ones ignoring case (models are matched that way), each value
+ * by get_milli. Fills names[], milli[] and *n in the document's order. */
+static int get_model_map(const json_t *v, const char *path, int64_t min_milli,
+                         int64_t max_milli, const char *what,
+                         char names[SL_MAX_MODELS][48],
+                         int64_t milli[SL_MAX_MODELS], int *n,
+                         struct sl_error *err)
+{
+    const char *k;
+    json_t *e;
+    int count = 0, rc;
+
+    if (!json_is_object(v))
+        return fail_got(err, path, "an object of GPU model: amount", v);
+    if (json_object_size(v) > SL_MAX_MODELS)
+        return fail(err, path, "must have at most %d models, got %zu",
+                    SL_MAX_MODELS, json_object_size(v));
+    json_object_foreach((json_t *)v, k, e)
+    {
+        char p[PATH_MAX_LEN];
+
+        path_key(p, path, k);
+        if (!gpu_model_valid(k))
+            return fail(err, p,
+                        "GPU model names must be 1 to 47 characters of A-Z, "
+                        "a-z, 0-9, '.', '_' and '-'");
+        for (int i = 0; i < count; i++)
+            if (strcasecmp(names[i], k) == 0)
+                return fail(err, p,
+                            "names the GPU model \"%s\" again (model names "
+                            "are case-insensitive)",
+                            names[i]);
+        if ((rc = get_milli(e, p, min_milli, max_milli, what, &milli[count],
+                            err)) < 0)
+            return rc;
+        sl_strlcpy(names[count], k, sizeof(names[count]));
+        count++;
+    }
+    *n = count;
+    return 0;
+}
+
+/* The resource list obj[key] into *l; "not given" throughout when absent.
+ * Zero amounts are valid. */
+static int get_res_list(const json_t *obj, const char *key, const char *parent,
+                        struct sl_res_list *l, struct sl_error *err)
+{
+    const json_t *v = member(obj, key), *e;
+    char P[PATH_MAX_LEN], p[PATH_MAX_LEN];
+    int rc;
+
+    sl_res_list_init(l);
+    if (!v)
+        return 0;
+    path_key(P, parent, key);
+    if ((rc = check_object(v, P, res_list_keys, err)) < 0)
+        return rc;
+    if ((e = member(v, "gpus"))) {
+        path_key(p, P, "gpus");
+        if ((rc = get_milli(e, p, 0, RES_GPU_MILLI_MAX, GPUS_WHAT,
+                            &l->gpu_milli, err)) < 0)
+            return rc;
+    }
+    if ((e = member(v, "gpusByModel"))) {
+        path_key(p, P, "gpusByModel");
+        if ((rc = get_model_map(e, p, 0, RES_GPU_MILLI_MAX, GPUS_WHAT,
+                                l->model, l->model_milli, &l->nmodels, err)) <
+            0)
+            return rc;
+    }
+    if ((e = member(v, "cpus"))) {
+        path_key(p, P, "cpus");
+        if ((rc = parse_cpus_at(e, p, 0, &l->cpu_milli, err)) < 0)
+            return rc;
+    }
+    if ((e = member(v, "memory"))) {
+        path_key(p, P, "memory");
+        if ((rc = parse_memory_at(e, p, 0, &l->mem_bytes, err)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* One amount of limit list 'lkey' against the same one of nominal:
+ * 'res' names it ("gpus", "gpusByModel.A100"); 'bytes' says how to show
+ * it. Given in the limit, it must be given in nominal and, 'at_most', no
+ * larger. */
+static int limit_one(const char *P, const char *lkey, const char *res,
+                     int64_t lim, int64_t nom, bool at_most, bool bytes,
+                     struct sl_error *err)
+{
+    char lp[PATH_MAX_LEN], p[PATH_MAX_LEN], a[32], b[32];
+
+    if (lim < 0)
+        return 0;
+    path_key(lp, P, lkey);
+    path_key(p, lp, res);
+    if (nom < 0)
+        return fail(err, p,
+                    "needs spec.nominal.%s (a limit applies to a resource "
+                    "with a nominal quota)",
+                    res);
+    if (at_most && lim > nom) {
+        if (bytes) {
+            snprintf(a, sizeof(a), "%" PRId64, nom);
+            snprintf(b, sizeof(b), "%" PRId64, lim);
+        } else {
+            milli_text(nom, a, sizeof(a));
+            milli_text(lim, b, sizeof(b));
+        }
+        return fail(err, p,
+                    "must be at most spec.nominal.%s (%s), got %s: a queue "
+                    "lends only what it has",
+                    res, a, b);
+    }
+    return 0;
+}
+
+/* Every resource of limit 'l' (spec.<lkey>) is in 'nom'; with 'at_most'
+ * none exceeds it. Models match ignoring case. */
+static int check_limit(const char *P, const char *lkey,
+                       const struct sl_res_list *l,
+                       const struct sl_res_list *nom, bool at_most,
+                       struct sl_error *err)
+{
+    int rc;
+
+    if ((rc = limit_one(P, lkey, "gpus", l->gpu_milli, nom->gpu_milli,
+                        at_most, false, err)) < 0)
+        return rc;
+    for (int i = 0; i < l->nmodels; i++) {
+        char res[64];
+        int64_t n = -1;
+
+        for (int k = 0; k < nom->nmodels; k++)
+            if (strcasecmp(nom->model[k], l->model[i]) == 0)
+                n = nom->model_milli[k];
+        snprintf(res, sizeof(res), "gpusByModel.%s", l->model[i]);
+        if ((rc = limit_one(P, lkey, res, l->model_milli[i], n, at_most, false,
+                            err)) < 0)
+            return rc;
+    }
+    if ((rc = limit_one(P, lkey, "cpus", l->cpu_milli, nom->cpu_milli, at_most,
+                        false, err)) < 0)
+        return rc;
+    return limit_one(P, lkey, "memory", l->mem_bytes, nom->mem_bytes, at_most,
+                     true, err);
+}
+
+static int team_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                     struct sl_error *err)
+{
+    int rc;
+
+    if (!spec)
+        return 0;
+    if ((rc = check_object(spec, P, team_spec_keys, err)) < 0)
+        return rc;
+    return get_name(spec, "defaultQueue", P, m->u.team.default_queue, false,
+                    err);
+}
+
+static int queue_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                      struct sl_error *err)
+{
+    static const struct {
+        const char *key; /* the limit's field */
+        const char *why; /* why it needs a cohort */
+        bool at_most;    /* each amount <= nominal */
+    } limits[] = {
+        {"borrowingLimit", "borrowing happens inside a cohort", false},
+        {"lendingLimit", "lending happens inside a cohort", true},
+    };
+    struct sl_res_list *lists[] = {&m->u.queue.borrowing_limit,
+                                   &m->u.queue.lending_limit};
+    const json_t *v;
+    char p[PATH_MAX_LEN];
+    int rc;
+
+    m->u.queue.weight_milli = DEFAULT_WEIGHT_MILLI;
+    m->u.queue.preempt_within = SL_PREEMPT_LOWER_PRIORITY;
+    m->u.queue.reclaim = SL_RECLAIM_ANY;
+    sl_res_list_init(&m->u.queue.nominal);
+    sl_res_list_init(&m->u.queue.borrowing_limit);
+    sl_res_list_init(&m->u.queue.lending_limit);
+    sl_res_list_init(&m->u.queue.user_limit);
+    if (!spec)
+        return fail(err, P, "is required (spec.team names the owner)");
+    if ((rc = check_object(spec, P, queue_spec_keys, err)) < 0 ||
+        (rc = get_name(spec, "team", P, m->u.queue.team, true, err)) < 0 ||
+        (rc = get_name(spec, "cohort", P, m->u.queue.cohort, false, err)) < 0)
+        return rc;
+    if ((v = member(spec, "weight"))) {
+        path_key(p, P, "weight");
+        if ((rc = get_milli(v, p, WEIGHT_MILLI_MIN, WEIGHT_MILLI_MAX,
+                            WEIGHT_WHAT, &m->u.queue.weight_milli, err)) < 0)
+            return rc;
+    }
+    if ((rc = get_res_list(spec, "nominal", P, &m->u.queue.nominal, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < SL_ARRAY_LEN(limits); i++) {
+        path_key(p, P, limits[i].key);
+        if (member(spec, limits[i].key) && !m->u.queue.cohort[0])
+            return fail(err, p, "needs spec.cohort (%s)", limits[i].why);
+        if ((rc = get_res_list(spec, limits[i].key, P, lists[i], err)) < 0 ||
+            (rc = check_limit(P, limits[i].key, lists[i],
+                              &m->u.queue.nominal, limits[i].at_most, err)) <
+                0)
+            return rc;
+    }
+    if ((rc = get_res_list(spec, "userLimit", P, &m->u.queue.user_limit,
+                           err)) < 0)
+        return rc;
+    if (!(v = member(spec, "preemption")))
+        return 0;
+    path_key(p, P, "preemption");
+    if ((rc = check_object(v, p, queue_preemption_keys, err)) < 0 ||
+        (rc = get_enum(v, "withinQueue", p, preempt_within_names,
+                       &m->u.queue.preempt_within, err)) < 0)
+        return rc;
+    return get_enum(v, "reclaimWithinCohort", p, reclaim_names,
+                    &m->u.queue.reclaim, err);
+}
+
+static int cohort_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                       struct sl_error *err)
+{
+    const json_t *v;
+    const unsigned char *s;
+    char p[PATH_MAX_LEN];
+    int rc;
+
+    if (!spec)
+        return 0;
+    if ((rc = check_object(spec, P, cohort_spec_keys, err)) < 0 ||
+        (rc = get_string(spec, "description", P, DESCRIPTION_MAX, &v, err)) <
+            0)
+        return rc;
+    if (!v)
+        return 0;
+    path_key(p, P, "description");
+    /* C0 controls, DEL and the C1 controls U+0080..U+009F (UTF-8 C2 80..9F);
+     * the decoder has already checked the UTF-8. */
+    s = (const unsigned char *)json_string_value(v);
+    for (size_t i = 0; s[i]; i++)
+        if (s[i] < 0x20 || s[i] == 0x7f ||
+            (s[i] == 0xc2 && s[i + 1] >= 0x80 && s[i + 1] <= 0x9f))
+            return fail(err, p,
+                        "must not contain control characters (such as a "
+                        "newline or a tab), found one at byte %zu",
+                        i);
+    sl_strlcpy(m->u.cohort.description, json_string_value(v),
+               sizeof(m->u.cohort.description));
+    return 0;
+}
+
+static int pclass_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                       struct sl_error *err)
+{
+    char p[PATH_MAX_LEN];
+    int64_t value = 0;
+    bool present = false;
+    int rc;
+
+    m->u.pclass.preemptible = true;
+    m->u.pclass.is_default = false;
+    m->u.pclass.opportunistic = false;
+    m->u.pclass.min_runtime_ms = 0;
+    if (!spec)
+        return fail(err, P, "is required (spec.value sets the priority)");
+    if ((rc = check_object(spec, P, pclass_spec_keys, err)) < 0)
+        return rc;
+    if ((rc = get_int(spec, "value", P, -PCLASS_VALUE_MAX, PCLASS_VALUE_MAX,
+                      &value, &present, err)) < 0)
+        return rc;
+    if (!present) {
+        path_key(p, P, "value");
+        return fail(err, p, "is required");
+    }
+    m->u.pclass.value = (int)value;
+    if ((rc = get_bool(spec, "preemptible", P, &m->u.pclass.preemptible,
+                       err)) < 0 ||
+        (rc = get_bool(spec, "default", P, &m->u.pclass.is_default, err)) < 0 ||
+        (rc = get_bool(spec, "opportunistic", P, &m->u.pclass.opportunistic,
+                       err)) < 0)
+        return rc;
+    if (m->u.pclass.opportunistic && !m->u.pclass.preemptible) {
+        path_key(p, P, "opportunistic");
+        return fail(err, p,
+                    "cannot be true with preemptible: false (opportunistic "
+                    "jobs are the first to be preempted)");
+    }
+    return get_duration(spec, "minRuntime", P, 0, MIN_RUNTIME_MS_MAX,
+                        "a duration from 0s to 30d",
+                        &m->u.pclass.min_runtime_ms, err);
+}
+
+static int user_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                     struct sl_error *err)
+{
+    const json_t *v;
+    char p[PATH_MAX_LEN];
+    int rc, role = 1;
+
+    if (!spec)
+        return fail(err, P, "is required (spec.team names the user's team)");
+    if ((rc = check_object(spec, P, user_spec_keys, err)) < 0)
+        return rc;
+    if ((rc = get_name(spec, "team", P, m->u.user.team, true, err)) < 0)
+        return rc;
+    if ((rc = get_enum(spec, "role", P, role_names, &role, err)) < 0)
+        return rc;
+    sl_strlcpy(m->u.user.role, enum_name(role_names, role),
+               sizeof(m->u.user.role));
+    if ((rc = get_string(spec, "unixUser", P, 64, &v, err)) < 0)
+        return rc;
+    if (v) {
+        path_key(p, P, "unixUser");
+        if (!unix_user_valid(json_string_value(v)))
+            return fail_got(err, p,
+                            "a Unix user name matching "
+                            "[a-z_][a-z0-9_-]{0,31}",
+                            v);
+        sl_strlcpy(m->u.user.unix_user, json_string_value(v),
+                   sizeof(m->u.user.unix_user));
+    }
+    return 0;
+}
+
+static int sched_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                      struct sl_error *err)
+{
+    const json_t *v;
+    char p[PATH_MAX_LEN];
+    int64_t reservations = 1;
+    int rc;
+
+    m->u.sched.placement = SL_PLACE_FGD;
+    m->u.sched.backfill = true;
+    m->u.sched.reservations = 1;
+    m->u.sched.half_life_ms = DEFAULT_HALF_LIFE_MS;
+    m->u.sched.preemption = true;
+    m->u.sched.min_runtime_ms = 0;
+    m->u.sched.nweights = 0;
+    if (!spec)
+        return 0;
+    if ((rc = check_object(spec, P, sched_spec_keys, err)) < 0 ||
+        (rc = get_enum(spec, "placement", P, placement_names,
+                       &m->u.sched.placement, err)) < 0 ||
+        (rc = get_bool(spec, "backfill", P, &m->u.sched.backfill, err)) < 0 ||
+        (rc = get_int(spec, "reservations", P, 1, RESERVATIONS_MAX,
+                      &reservations, NULL, err)) < 0)
+        return rc;
+    m->u.sched.reservations = (int)reservations;
+    if ((v = member(spec, "fairShare"))) {
+        path_key(p, P, "fairShare");
+        if ((rc = check_object(v, p, sched_fair_keys, err)) < 0 ||
+            (rc = get_duration(v, "halfLife", p, 0, HALF_LIFE_MS_MAX,
+                               "a duration from 0s to 3650d",
+                               &m->u.sched.half_life_ms, err)) < 0)
+            return rc;
+    }
+    if ((v = member(spec, "preemption"))) {
+        path_key(p, P, "preemption");
+        if ((rc = check_object(v, p, sched_preemption_keys, err)) < 0 ||
+            (rc = get_bool(v, "enabled", p, &m->u.sched.preemption, err)) < 0 ||
+            (rc = get_duration(v, "minRuntime", p, 0, MIN_RUNTIME_MS_MAX,
+                               "a duration from 0s to 30d",
+                               &m->u.sched.min_runtime_ms, err)) < 0)
+            return rc;
+    }
+    if (!(v = member(spec, "modelWeights")))
+        return 0;
+    path_key(p, P, "modelWeights");
+    return get_model_map(v, p, WEIGHT_MILLI_MIN, WEIGHT_MILLI_MAX, WEIGHT_WHAT,
+                         m->u.sched.weight_model, m->u.sched.weight_milli,
+                         &m->u.sched.nweights, err);
+}
+
+/* The spec of one manifest, by kind: {kind, parse its spec (NULL when
+ * absent) at path P}. */
+static const struct {
+    enum sl_manifest_kind kind;
+    int (*parse)(const json_t *spec, const char *P, struct sl_manifest *m,
+                 struct sl_error *err);
+} spec_parsers[] = {
+    {SL_KIND_TEAM, team_spec},     {SL_KIND_QUEUE, queue_spec},
+    {SL_KIND_PRIORITY_CLASS, pclass_spec}, {SL_KIND_USER, user_spec},
+    {SL_KIND_COHORT, cohort_spec}, {SL_KIND_SCHEDULER, sched_spec},
+};
+
 /* The spec of one manifest, its kind and name already known. */
 static int manifest_spec(const json_t *doc, const char *prefix,
                          struct sl_manifest *m, struct sl_error *err)
 {
-    const json_t *spec = member(doc, "spec"), *v;
     char P[PATH_MAX_LEN];
-    int64_t value = 0;
-    bool present = false;
-    int rc, role = 1;
 
     path_key(P, prefix, "spec");
-    switch (m->kind) {
-    case SL_KIND_TEAM:
-        if (!spec)
-            return 0;
-        if ((rc = check_object(spec, P, team_spec_keys, err)) < 0)
-            return rc;
-        return get_name(spec, "defaultQueue", P, m->u.team.default_queue,
-                        false, err);
-    case SL_KIND_QUEUE:
-        if (!spec)
-            return fail(err, P, "is required (spec.team names the owner)");
-        if ((rc = check_object(spec, P, queue_spec_keys, err)) < 0)
-            return rc;
-        return get_name(spec, "team", P, m->u.queue.team, true, err);
-    case SL_KIND_PRIORITY_CLASS:
-        m->u.pclass.preemptible = true;
-        m->u.pclass.is_default = false;
-        if (!spec)
-            return fail(err, P, "is required (spec.value sets the priority)");
-        if ((rc = check_object(spec, P, pclass_spec_keys, err)) < 0)
-            return rc;
-        if ((rc = get_int(spec, "value", P, -PCLASS_VALUE_MAX,
-                          PCLASS_VALUE_MAX, &value, &present, err)) < 0)
-            return rc;
-        if (!present) {
-            char p[PATH_MAX_LEN];
-            path_key(p, P, "value");
-            return fail(err, p, "is required");
-        }
-        m->u.pclass.value = (int)value;
-        if ((rc = get_bool(spec, "preemptible", P, &m->u.pclass.preemptible,
-                           err)) < 0)
-            return rc;
-        return get_bool(spec, "default", P, &m->u.pclass.is_default, err);
-    case SL_KIND_USER:
-        if (!spec)
-            return fail(err, P, "is required (spec.team names the user's team)");
-        if ((rc = check_object(spec, P, user_spec_keys, err)) < 0)
-            return rc;
-        if ((rc = get_name(spec, "team", P, m->u.user.team, true, err)) < 0)
-            return rc;
-        if ((rc = get_enum(spec, "role", P, role_names, &role, err)) < 0)
-            return rc;
-        sl_strlcpy(m->u.user.role, enum_name(role_names, role),
-                   sizeof(m->u.user.role));
-        if ((rc = get_string(spec, "unixUser", P, 64, &v, err)) < 0)
-            return rc;
-        if (v) {
-            char p[PATH_MAX_LEN];
-            path_key(p, P, "unixUser");
-            if (!unix_user_valid(json_string_value(v)))
-                return fail_got(err, p,
-                                "a Unix user name matching "
-                                "[a-z_][a-z0-9_-]{0,31}",
-                                v);
-            sl_strlcpy(m->u.user.unix_user, json_string_value(v),
-                       sizeof(m->u.user.unix_user));
-        }
-        return 0;
-    }
-    return 0;
+    for (size_t i = 0; i < SL_ARRAY_LEN(spec_parsers); i++)
+        if (spec_parsers[i].kind == m->kind)
+            return spec_parsers[i].parse(member(doc, "spec"), P, m, err);
+    return fail(err, P, "no parser for this kind"); /* not reached */
 }
 
 static int manifest_one(const json_t *doc, const char *prefix,
@@ -1192,7 +1705,7 @@ static int manifest_one(const json_t *doc, const char *prefix,
 {
     const json_t *meta;
     const char *kind;
-    char p[PATH_MAX_LEN];
+    char p[PATH_MAX_LEN], np[PATH_MAX_LEN];
     size_t i;
     int rc;
 
@@ -1210,7 +1723,9 @@ static int manifest_one(const json_t *doc, const char *prefix,
         if (strcmp(kind, manifest_kinds[i].name) == 0)
             break;
     if (!manifest_kinds[i].name)
-        return fail_got(err, p, "one of Team, Queue, PriorityClass, User",
+        return fail_got(err, p,
+                        "one of Team, Queue, PriorityClass, User, Cohort or "
+                        "Scheduler",
                         member(doc, "kind"));
     m->kind = (enum sl_manifest_kind)manifest_kinds[i].value;
     path_key(p, prefix, "metadata");
@@ -1219,6 +1734,13 @@ static int manifest_one(const json_t *doc, const char *prefix,
     if ((rc = check_object(meta, p, manifest_meta_keys, err)) < 0 ||
         (rc = get_name(meta, "name", p, m->name, true, err)) < 0)
         return rc;
+    if (m->kind == SL_KIND_SCHEDULER && strcmp(m->name, SCHEDULER_NAME) != 0) {
+        path_key(np, p, "name");
+        return fail(err, np,
+                    "must be \"" SCHEDULER_NAME "\" (there is one scheduler), "
+                    "got \"%s\"",
+                    m->name);
+    }
     return manifest_spec(doc, prefix, m, err);
 }
 
@@ -1272,4 +1794,196 @@ out:
     free(ms);
     json_decref(docs);
     return rc;
+}
+
+/* ---- manifests: normalised spec ---- */
+
+/* Milli-units as a JSON number: an integer when whole, else a real
+ * (500 -> 0.5). milli / 1000.0 is the double nearest the decimal, the one
+ * strtod gives for its text, so milli_of_real reads it back exactly. */
+static json_t *milli_json(int64_t milli)
+{
+    if (milli % 1000 == 0)
+        return json_integer(milli / 1000);
+    return json_real((double)milli / 1000.0);
+}
+
+/* CPUs as a whole number or a "<milli>m" string (1500 -> "1500m"). */
+static json_t *cpu_json(int64_t milli)
+{
+    char buf[32];
+
+    if (milli % 1000 == 0)
+        return json_integer(milli / 1000);
+    snprintf(buf, sizeof(buf), "%" PRId64 "m", milli);
+    return json_string(buf);
+}
+
+static json_t *model_map_json(const char names[][48], const int64_t *milli,
+                              int n)
+{
+    json_t *o = json_object();
+
+    for (int i = 0; o && i < n; i++) {
+        if (!put(o, names[i], milli_json(milli[i]))) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static bool res_list_given(const struct sl_res_list *l)
+{
+    return l->gpu_milli >= 0 || l->nmodels > 0 || l->cpu_milli >= 0 ||
+           l->mem_bytes >= 0;
+}
+
+/* spec[key] = the list, left out when nothing is given (as absent or {}
+ * parses). False on -ENOMEM. */
+static bool put_res_list(json_t *spec, const char *key,
+                         const struct sl_res_list *l)
+{
+    json_t *o;
+
+    if (!res_list_given(l))
+        return true;
+    if (!(o = json_object()))
+        return false;
+    if ((l->gpu_milli >= 0 && !put(o, "gpus", milli_json(l->gpu_milli))) ||
+        (l->nmodels > 0 &&
+         !put(o, "gpusByModel",
+              model_map_json(l->model, l->model_milli, l->nmodels))) ||
+        (l->cpu_milli >= 0 && !put(o, "cpus", cpu_json(l->cpu_milli))) ||
+        (l->mem_bytes >= 0 && !put(o, "memory", json_integer(l->mem_bytes)))) {
+        json_decref(o);
+        return false;
+    }
+    return put(spec, key, o);
+}
+
+/* Object {k: v} from a stolen value (may be NULL); NULL on failure. */
+static json_t *obj1(const char *k, json_t *v)
+{
+    json_t *o = json_object();
+
+    if (!o) {
+        json_decref(v);
+        return NULL;
+    }
+    if (!put(o, k, v)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Object {k1: v1, k2: v2} from stolen values; NULL on failure. */
+static json_t *obj2(const char *k1, json_t *v1, const char *k2, json_t *v2)
+{
+    json_t *o = obj1(k1, v1);
+
+    if (!o) {
+        json_decref(v2);
+        return NULL;
+    }
+    if (!put(o, k2, v2)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *sl_manifest_spec_json(const struct sl_manifest *m)
+{
+    json_t *spec = json_object(), *result = NULL;
+    bool good = spec != NULL;
+
+    if (!good)
+        goto out;
+    switch (m->kind) {
+    case SL_KIND_TEAM:
+        good = put_str_opt(spec, "defaultQueue", m->u.team.default_queue);
+        break;
+    case SL_KIND_QUEUE:
+        good = put(spec, "team", json_string(m->u.queue.team)) &&
+               put_str_opt(spec, "cohort", m->u.queue.cohort) &&
+               put(spec, "weight", milli_json(m->u.queue.weight_milli)) &&
+               put_res_list(spec, "nominal", &m->u.queue.nominal) &&
+               put_res_list(spec, "borrowingLimit",
+                            &m->u.queue.borrowing_limit) &&
+               put_res_list(spec, "lendingLimit", &m->u.queue.lending_limit) &&
+               put_res_list(spec, "userLimit", &m->u.queue.user_limit) &&
+               put(spec, "preemption",
+                   obj2("withinQueue",
+                             json_string(enum_name(preempt_within_names,
+                                                   m->u.queue.preempt_within)),
+                             "reclaimWithinCohort",
+                             json_string(enum_name(reclaim_names,
+                                                   m->u.queue.reclaim))));
+        break;
+    case SL_KIND_PRIORITY_CLASS:
+        good = put(spec, "value", json_integer(m->u.pclass.value)) &&
+               put(spec, "preemptible",
+                   json_boolean(m->u.pclass.preemptible)) &&
+               put(spec, "default", json_boolean(m->u.pclass.is_default)) &&
+               put(spec, "opportunistic",
+                   json_boolean(m->u.pclass.opportunistic)) &&
+               put(spec, "minRuntime",
+                   duration_json(m->u.pclass.min_runtime_ms));
+        break;
+    case SL_KIND_USER:
+        good = put(spec, "team", json_string(m->u.user.team)) &&
+               put(spec, "role", json_string(m->u.user.role)) &&
+               put_str_opt(spec, "unixUser", m->u.user.unix_user);
+        break;
+    case SL_KIND_COHORT:
+        good = put(spec, "description", json_string(m->u.cohort.description));
+        break;
+    case SL_KIND_SCHEDULER:
+        good = put(spec, "placement",
+                   json_string(sl_placement_name(m->u.sched.placement))) &&
+               put(spec, "backfill", json_boolean(m->u.sched.backfill)) &&
+               put(spec, "reservations",
+                   json_integer(m->u.sched.reservations)) &&
+               put(spec, "fairShare",
+                   obj1("halfLife", duration_json(m->u.sched.half_life_ms))) &&
+               put(spec, "preemption",
+                   obj2("enabled", json_boolean(m->u.sched.preemption),
+                             "minRuntime",
+                             duration_json(m->u.sched.min_runtime_ms))) &&
+               put(spec, "modelWeights",
+                   model_map_json(m->u.sched.weight_model,
+                                  m->u.sched.weight_milli,
+                                  m->u.sched.nweights));
+        break;
+    }
+out:
+    if (good) {
+        result = spec;
+        spec = NULL;
+    }
+    json_decref(spec);
+    if (!result)
+        errno = ENOMEM;
+    return result;
+}
+
+/* ---- placement names ---- */
+
+const char *sl_placement_name(int p)
+{
+    if (p < 0 || (size_t)p >= SL_ARRAY_LEN(placement_names) - 1)
+        return "?";
+    return placement_names[p].name;
+}
+
+int sl_placement_parse(const char *name)
+{
+    if (!name)
+        return -EINVAL;
+    for (size_t i = 0; placement_names[i].name; i++)
+        if (strcmp(name, placement_names[i].name) == 0)
+            return placement_names[i].value;
+    return -EINVAL;
 }

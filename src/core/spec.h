@@ -1,7 +1,7 @@
 /*
- * spec.h - the job spec (SPEC.md section 4) and the small manifests of this
- * release (Team, Queue, PriorityClass, User): parsing from YAML or JSON,
- * complete validation, normalisation.
+ * spec.h - the job spec (SPEC.md section 4) and the manifests applied with
+ * `sluice apply` (Team, Queue, Cohort, PriorityClass, User, Scheduler):
+ * parsing from YAML or JSON, complete validation, normalisation.
  *
  * Every error names the field path ("spec.resources.gpus") in err->field and
  * the reason in err->text, and returns -EINVAL. Unknown fields are errors.
@@ -91,8 +91,47 @@ enum sl_manifest_kind {
     SL_KIND_QUEUE,
     SL_KIND_PRIORITY_CLASS,
     SL_KIND_USER,
+    SL_KIND_COHORT,
+    SL_KIND_SCHEDULER,
 };
 
+/* How a queue's pending job may preempt jobs of the same queue. */
+enum sl_preempt_within { SL_PREEMPT_LOWER_PRIORITY, SL_PREEMPT_NEVER };
+
+/* Which jobs a queue may preempt in its cohort to get back what it lent. */
+enum sl_reclaim { SL_RECLAIM_ANY, SL_RECLAIM_LOWER_PRIORITY, SL_RECLAIM_NEVER };
+
+/* Placement policies of the scheduler (kind: Scheduler, spec.placement). */
+enum sl_placement {
+    SL_PLACE_FGD,        /* "fgd": least GPU fragmentation */
+    SL_PLACE_BESTFIT,    /* "bestfit" */
+    SL_PLACE_PACKING,    /* "packing" */
+    SL_PLACE_CLUSTERING, /* "clustering" */
+    SL_PLACE_DOTPROD,    /* "dotprod" */
+    SL_PLACE_RANDOM,     /* "random" */
+    SL_PLACE_SPREAD,     /* "spread" */
+};
+
+#define SL_MAX_MODELS 16          /* GPU models named in one resource list */
+
+/* A resource list of a manifest (a quota, a limit); -1 = not given.
+ * Zero is a valid amount (a quota of 0). */
+struct sl_res_list {
+    int64_t gpu_milli;            /* "gpus": GPUs of any model, milli
+                                     (1000 = 1 GPU), 0..10^9 */
+    int64_t cpu_milli;            /* "cpus", 0..10^9 */
+    int64_t mem_bytes;            /* "memory", 0..2^50 */
+    int nmodels;                  /* entries of "gpusByModel", 0..16 */
+    char model[SL_MAX_MODELS][48];/* GPU model names, as written: 1..47 of
+                                     A-Z a-z 0-9 . _ -, distinct ignoring
+                                     case */
+    int64_t model_milli[SL_MAX_MODELS]; /* GPUs of model[i], milli */
+};
+
+/* Set every amount of 'l' to -1 (not given) and its models to none. */
+void sl_res_list_init(struct sl_res_list *l);
+
+/* One manifest. Plain data (no pointers): copy it with memcpy. */
 struct sl_manifest {
     enum sl_manifest_kind kind;
     char name[SL_NAME_MAX + 1];   /* metadata.name */
@@ -101,14 +140,38 @@ struct sl_manifest {
             char default_queue[SL_NAME_MAX + 1]; /* "" -> same as team name
                                                     or "default" (server) */
         } team;
-        struct {                  /* kind: Queue; spec: {team, priority?} */
+        struct {                  /* kind: Queue; spec: {team, cohort?,
+                                     weight?, nominal?, borrowingLimit?,
+                                     lendingLimit?, userLimit?,
+                                     preemption?} */
             char team[SL_NAME_MAX + 1];
+            char cohort[SL_NAME_MAX + 1]; /* "" = none */
+            int64_t weight_milli;         /* fair-share weight, 1..10^6;
+                                             1000 = weight 1 (default) */
+            struct sl_res_list nominal;   /* the queue's own quota */
+            struct sl_res_list borrowing_limit; /* at most this much more
+                                                   from the cohort; only with
+                                                   a cohort, each resource
+                                                   also in nominal */
+            struct sl_res_list lending_limit;   /* at most this much of
+                                                   nominal lent; only with a
+                                                   cohort, each <= nominal */
+            struct sl_res_list user_limit;      /* per user in this queue */
+            int preempt_within;           /* enum sl_preempt_within */
+            int reclaim;                  /* enum sl_reclaim */
         } queue;
+        struct {                  /* kind: Cohort; spec?: {description?} */
+            char description[257]; /* "" = none; no control characters */
+        } cohort;
         struct {                  /* kind: PriorityClass;
-                                     spec: {value, preemptible?, default?} */
+                                     spec: {value, preemptible?, default?,
+                                            opportunistic?, minRuntime?} */
             int value;            /* -1000000..1000000 */
             bool preemptible;     /* default true */
             bool is_default;      /* default false */
+            bool opportunistic;   /* default false; implies preemptible */
+            int64_t min_runtime_ms; /* 0..30 days, default 0: not preempted
+                                       before running this long */
         } pclass;
         struct {                  /* kind: User;
                                      spec: {team, role, unixUser?} */
@@ -116,6 +179,22 @@ struct sl_manifest {
             char role[16];        /* admin | member | viewer */
             char unix_user[33];   /* "" -> not mapped */
         } user;
+        struct {                  /* kind: Scheduler, name "default";
+                                     spec?: {placement?, backfill?,
+                                     reservations?, fairShare?, preemption?,
+                                     modelWeights?} */
+            int placement;        /* enum sl_placement, default fgd */
+            bool backfill;        /* default true */
+            int reservations;     /* 1..64, default 1 */
+            int64_t half_life_ms; /* fair-share usage half-life, 0..3650 d,
+                                     default 7 d; 0 = current usage only */
+            bool preemption;      /* preemption enabled, default true */
+            int64_t min_runtime_ms; /* 0..30 d, default 0: for classes that
+                                       set no minRuntime */
+            int nweights;         /* entries of modelWeights, 0..16 */
+            char weight_model[SL_MAX_MODELS][48]; /* as res_list.model */
+            int64_t weight_milli[SL_MAX_MODELS];  /* 1..10^6 (0.001..1000) */
+        } sched;
     } u;
 };
 
@@ -125,6 +204,25 @@ struct sl_manifest {
  * more than one ("[1].spec.team"). Job documents are refused here. */
 int sl_manifests_parse(const char *buf, size_t len, struct sl_manifest **out,
                        size_t *n, struct sl_error *err);
+
+/* The normalised "spec" object of manifest 'm', every default filled in:
+ * feeding {apiVersion, kind, metadata: {name}, spec: it} to
+ * sl_manifests_parse gives a struct equal to *m. Resource lists are written
+ * back with gpus (and each gpusByModel entry) as a number of GPUs (500 milli
+ * -> 0.5), cpus as a number of CPUs or a "250m" string, memory as integer
+ * bytes; a list with nothing given is left out. jansson prints reals with
+ * 17 digits (0.1 as 0.10000000000000001, which reads back the same); dump
+ * with JSON_REAL_PRECISION(15) for the short form. Returns a new reference,
+ * or NULL with errno ENOMEM. */
+json_t *sl_manifest_spec_json(const struct sl_manifest *m);
+
+/* Placement policy names, exactly as written in spec.placement and
+ * `--policy NAME`: "fgd", "bestfit", "packing", "clustering", "dotprod",
+ * "random", "spread". _name returns "?" for a value outside the enum;
+ * _parse returns the enum sl_placement value, or -EINVAL for NULL or any
+ * other text (the match is case-sensitive). */
+const char *sl_placement_name(int p);
+int sl_placement_parse(const char *name);
 
 /* Name rule shared by every object: [a-z0-9-], 1..63, alnum at both ends. */
 bool sl_name_valid(const char *s);

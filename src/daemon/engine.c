@@ -790,6 +790,12 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                                        u->unix_user);
             break;
         }
+        case SL_KIND_COHORT:
+        case SL_KIND_SCHEDULER:
+            kind = m->kind == SL_KIND_COHORT ? "Cohort" : "Scheduler";
+            rc = manifest_error(op, i, op->nmanifests, "kind",
+                                "this kind is not applied by this daemon yet");
+            break;
         }
         if (rc == 0 && act < 0) {
             op_fail(op, 503, "unavailable");

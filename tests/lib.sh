@@ -158,6 +158,27 @@ s.close()'
 
 sluice() { "$SLUICE_BIN/sluice" "$@"; }
 
+# The shared folder with the public traces and the placement checker
+# (../shared next to the repository): $SLUICE_SHARED, else the first of
+# $SLUICE_REPO/../shared and /work/shared that has traces/. Prints nothing
+# and returns 1 when there is none.
+shared_dir() {
+    for _sd in "${SLUICE_SHARED:-}" "$SLUICE_REPO/../shared" /work/shared; do
+        if [ -n "$_sd" ] && [ -d "$_sd/traces" ]; then
+            (cd "$_sd" && pwd)
+            return 0
+        fi
+    done
+    return 1
+}
+
+# A temp dir removed on exit (unless SLUICE_KEEP_TMP=1); start_sluiced
+# makes its own.
+make_tmp() {
+    SLUICE_TMP=${SLUICE_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/sluice-test.XXXXXX")}
+    export SLUICE_TMP
+}
+
 # Print a value from JSON on stdin: json_get KEY[.KEY...] (list index ok).
 # null prints "null", objects/arrays/booleans print as JSON. When the input
 # is not JSON or the path is absent, prints nothing and returns 1.

@@ -257,6 +257,7 @@ int sl_cli_cmd_nodes(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_whoami(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv);
 
 /* The handling every command gives -h, --version and bad options: print
  * the usage, the version or the error. Returns 0 for an ordinary option

@@ -1,0 +1,660 @@
+/*
+ * cluster.c - nodes, the change log and the per-shape indexes of the
+ * placement engine. See cluster.h.
+ *
+ * Invariants:
+ *  - node->nfull, node->gpu_free_sum and node->model_mask always agree
+ *    with the node's GPUs; every change goes through cl_touch.
+ *  - a tree leaf whose stamp equals its node's version holds that node's
+ *    current score; the tree's internal nodes always agree with its leaves.
+ *  - trees never outlive a policy or a typical-task model: changing either
+ *    drops them all.
+ */
+#include "cluster.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../util/util.h"
+
+#define TREE_BUDGET_BYTES (64u << 20) /* all indexes together */
+#define TREES_MIN 8
+
+/* ---- random numbers: xoshiro256** seeded by splitmix64 ---------------- */
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void cl_rng_seed(struct cl_rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t cl_rng_next(struct cl_rng *r)
+{
+    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+uint64_t cl_rng_below(struct cl_rng *r, uint64_t n)
+{
+    /* Reject the low values that would bias the modulo. */
+    uint64_t floor, x;
+
+    if (n <= 1)
+        return 0;
+    floor = -n % n;
+    do
+        x = cl_rng_next(r);
+    while (x < floor);
+    return x % n;
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+int cl_init(struct cl_cluster *c, enum cl_policy policy, uint64_t seed)
+{
+    memset(c, 0, sizeof(*c));
+    c->policy = policy;
+    cl_rng_seed(&c->rng, seed);
+    c->log_cap = 1024;
+    if (!(c->log = calloc((size_t)c->log_cap, sizeof(*c->log))))
+        return -ENOMEM;
+    c->trees_max = TREES_MIN;
+    return 0;
+}
+
+static void tree_free(struct cl_tree *t)
+{
+    free(t->best);
+    free(t->count);
+    free(t->stamp);
+    memset(t, 0, sizeof(*t));
+}
+
+static void drop_trees(struct cl_cluster *c)
+{
+    for (int i = 0; i < c->ntrees; i++)
+        tree_free(&c->trees[i]);
+    c->ntrees = 0;
+}
+
+void cl_fini(struct cl_cluster *c)
+{
+    if (!c)
+        return;
+    drop_trees(c);
+    cl_set_typical(c, NULL, 0); /* frees the model; cannot fail */
+    free(c->trees);
+    free(c->nodes);
+    free(c->gpu_free);
+    free(c->gpu_model);
+    free(c->names);
+    for (int i = 0; i < c->ndomains; i++)
+        free(c->domains[i]);
+    free(c->domains);
+    free(c->log);
+    memset(c, 0, sizeof(*c));
+}
+
+void cl_set_policy(struct cl_cluster *c, enum cl_policy policy)
+{
+    if (c->policy == policy)
+        return;
+    c->policy = policy;
+    drop_trees(c);
+}
+
+int cl_model(struct cl_cluster *c, const char *name, bool add)
+{
+    for (int i = 0; i < c->nmodels; i++)
+        if (strcasecmp(c->models[i], name) == 0)
+            return i;
+    if (!add)
+        return -ENOENT;
+    if (c->nmodels == SL_SCHED_MAX_MODELS)
+        return -ENOSPC;
+    if (!*name || strlen(name) >= sizeof(c->models[0]))
+        return -EINVAL;
+    sl_strlcpy(c->models[c->nmodels], name, sizeof(c->models[0]));
+    return c->nmodels++;
+}
+
+static int grow(void **p, int *cap, int need, size_t elem)
+{
+    int ncap;
+    void *np;
+
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > (1 << 28))
+            return -ENOMEM;
+        ncap *= 2;
+    }
+    if (!(np = realloc(*p, (size_t)ncap * elem)))
+        return -ENOMEM;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+static int domain_id(struct cl_cluster *c, const char *domain)
+{
+    if (!domain || !*domain)
+        return -1;
+    for (int i = 0; i < c->ndomains; i++)
+        if (strcmp(c->domains[i], domain) == 0)
+            return i;
+    if (grow((void **)&c->domains, &c->domains_cap, c->ndomains + 1,
+             sizeof(char *)) < 0 ||
+        !(c->domains[c->ndomains] = strdup(domain)))
+        return -ENOMEM;
+    return c->ndomains++;
+}
+
+int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
+                int64_t cpu_milli, int64_t mem_bytes, int ngpus,
+                const int *gpu_models)
+{
+    size_t nlen = strlen(name) + 1;
+    struct cl_node *n;
+    int dom, rc;
+
+    if (ngpus < 0 || ngpus > SL_SCHED_MAX_GPUS || cpu_milli < 0 || mem_bytes < 0)
+        return -EINVAL;
+    for (int g = 0; g < ngpus; g++)
+        if (gpu_models[g] < 0 || gpu_models[g] >= c->nmodels)
+            return -EINVAL;
+    if ((rc = grow((void **)&c->nodes, &c->nodes_cap, c->nnodes + 1,
+                   sizeof(*c->nodes))) < 0)
+        return rc;
+    {
+        int gcap = c->gpus_cap;
+        if ((rc = grow((void **)&c->gpu_free, &gcap, c->ngpus + ngpus,
+                       sizeof(*c->gpu_free))) < 0)
+            return rc;
+        gcap = c->gpus_cap;
+        if ((rc = grow((void **)&c->gpu_model, &gcap, c->ngpus + ngpus,
+                       sizeof(*c->gpu_model))) < 0)
+            return rc;
+        c->gpus_cap = gcap;
+    }
+    while (c->names_len + nlen > c->names_cap) {
+        size_t ncap = c->names_cap ? c->names_cap * 2 : 4096;
+        char *np = realloc(c->names, ncap);
+        if (!np)
+            return -ENOMEM;
+        c->names = np;
+        c->names_cap = ncap;
+    }
+    if ((dom = domain_id(c, domain)) < -1)
+        return dom;
+    if (c->log_cap < 2 * (c->nnodes + 1)) {
+        int cap = c->log_cap;
+        int32_t *nl;
+        while (cap < 2 * (c->nnodes + 1))
+            cap *= 2;
+        if (!(nl = calloc((size_t)cap, sizeof(*nl))))
+            return -ENOMEM;
+        free(c->log);
+        c->log = nl;
+        c->log_cap = cap;
+        /* The old positions are gone: every index must rebuild. */
+        c->log_pos += (uint64_t)cap;
+    }
+    n = &c->nodes[c->nnodes];
+    memset(n, 0, sizeof(*n));
+    n->cpu_total = n->cpu_free = cpu_milli;
+    n->mem_total = n->mem_free = mem_bytes;
+    n->gpu0 = c->ngpus;
+    n->ngpus = (int16_t)ngpus;
+    n->nfull = (int16_t)ngpus;
+    n->gpu_free_sum = ngpus * CL_WHOLE;
+    n->domain = dom;
+    n->name = (int32_t)c->names_len;
+    n->schedulable = true;
+    for (int g = 0; g < ngpus; g++) {
+        c->gpu_free[c->ngpus + g] = CL_WHOLE;
+        c->gpu_model[c->ngpus + g] = (uint8_t)gpu_models[g];
+        n->model_mask |= 1u << gpu_models[g];
+    }
+    memcpy(c->names + c->names_len, name, nlen);
+    c->names_len += nlen;
+    c->ngpus += ngpus;
+    /* Keep the indexes affordable as the cluster grows. */
+    {
+        size_t leaves = 1, per;
+        while (leaves < (size_t)c->nnodes + 1)
+            leaves *= 2;
+        per = leaves * 2 * (sizeof(double) + sizeof(int32_t)) +
+              ((size_t)c->nnodes + 1) * sizeof(uint32_t);
+        c->trees_max = (int)(TREE_BUDGET_BYTES / per);
+        if (c->trees_max < TREES_MIN)
+            c->trees_max = TREES_MIN;
+        if (c->trees_max > 4096)
+            c->trees_max = 4096;
+    }
+    return c->nnodes++;
+}
+
+void cl_touch(struct cl_cluster *c, int n)
+{
+    c->nodes[n].version++;
+    c->log[c->log_pos & (uint64_t)(c->log_cap - 1)] = n;
+    c->log_pos++;
+}
+
+void cl_node_schedulable(struct cl_cluster *c, int node, bool on)
+{
+    if (c->nodes[node].schedulable == on)
+        return;
+    c->nodes[node].schedulable = on;
+    cl_touch(c, node);
+}
+
+const char *cl_node_name(const struct cl_cluster *c, int node)
+{
+    return c->names + c->nodes[node].name;
+}
+
+const char *cl_node_domain(const struct cl_cluster *c, int node)
+{
+    int d = c->nodes[node].domain;
+    return d >= 0 ? c->domains[d] : "";
+}
+
+/* ---- fit -------------------------------------------------------------- */
+
+enum cl_reject cl_fit(const struct cl_cluster *c, int ni, const struct cl_shape *s)
+{
+    const struct cl_node *n = &c->nodes[ni];
+
+    if (!n->schedulable)
+        return CL_UNSCHEDULABLE;
+    if (s->models && !(n->model_mask & s->models))
+        return n->ngpus || s->num_gpu ? CL_MODEL : CL_GPUS;
+    if (s->num_gpu > 0) {
+        int have = 0;
+        const int16_t *f = &c->gpu_free[n->gpu0];
+        const uint8_t *m = &c->gpu_model[n->gpu0];
+
+        if (n->ngpus < s->num_gpu)
+            return CL_GPUS;
+        if (s->gpu_milli >= CL_WHOLE && !s->models) {
+            have = n->nfull;
+        } else {
+            for (int g = 0; g < n->ngpus; g++)
+                if (f[g] >= s->gpu_milli &&
+                    (!s->models || (s->models & (1u << m[g]))))
+                    have++;
+        }
+        if (have < s->num_gpu)
+            return CL_GPUS;
+    }
+    if (n->cpu_free < s->cpu_milli)
+        return CL_CPU;
+    if (n->mem_free < s->mem_bytes)
+        return CL_MEM;
+    return CL_FITS;
+}
+
+/* ---- indexes ---------------------------------------------------------- */
+
+static uint64_t shape_key(const struct cl_shape *s)
+{
+    uint64_t h = 0x84222325cbf29ce4ULL;
+    uint64_t v[5] = {(uint64_t)s->cpu_milli, (uint64_t)s->mem_bytes,
+                     (uint64_t)s->num_gpu, (uint64_t)s->gpu_milli, s->models};
+
+    for (int i = 0; i < 5; i++) {
+        h ^= v[i];
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static bool shape_eq(const struct cl_shape *a, const struct cl_shape *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->mem_bytes == b->mem_bytes &&
+           a->num_gpu == b->num_gpu && a->gpu_milli == b->gpu_milli &&
+           a->models == b->models;
+}
+
+static void tree_pull(struct cl_tree *t, int i)
+{
+    int l = 2 * i, r = l + 1;
+
+    if (t->best[l] > t->best[r]) {
+        t->best[i] = t->best[l];
+        t->count[i] = t->count[l];
+    } else if (t->best[r] > t->best[l]) {
+        t->best[i] = t->best[r];
+        t->count[i] = t->count[r];
+    } else {
+        t->best[i] = t->best[l];
+        t->count[i] = t->count[l] + t->count[r];
+    }
+}
+
+static void tree_leaf(struct cl_cluster *c, struct cl_tree *t, int n)
+{
+    double sc;
+    int gpu;
+    int i = t->leaves + n;
+
+    if (cl_score(c, n, &t->shape, &sc, &gpu)) {
+        t->best[i] = sc;
+        t->count[i] = 1;
+    } else {
+        t->best[i] = -INFINITY;
+        t->count[i] = 0;
+    }
+    t->stamp[n] = c->nodes[n].version;
+}
+
+static int tree_build(struct cl_cluster *c, struct cl_tree *t)
+{
+    int leaves = 1;
+
+    while (leaves < c->nnodes)
+        leaves *= 2;
+    if (leaves != t->leaves || !t->best) {
+        double *best = realloc(t->best, sizeof(double) * 2 * (size_t)leaves);
+        int32_t *count;
+        if (!best)
+            return -ENOMEM;
+        t->best = best;
+        if (!(count = realloc(t->count, sizeof(int32_t) * 2 * (size_t)leaves)))
+            return -ENOMEM;
+        t->count = count;
+        t->leaves = leaves;
+    }
+    if (t->nnodes != c->nnodes || !t->stamp) {
+        uint32_t *stamp = realloc(t->stamp, sizeof(uint32_t) *
+                                                (size_t)(c->nnodes ? c->nnodes : 1));
+        if (!stamp)
+            return -ENOMEM;
+        t->stamp = stamp;
+        t->nnodes = c->nnodes;
+    }
+    for (int n = 0; n < c->nnodes; n++)
+        tree_leaf(c, t, n);
+    for (int i = t->leaves + c->nnodes; i < 2 * t->leaves; i++) {
+        t->best[i] = -INFINITY;
+        t->count[i] = 0;
+    }
+    for (int i = t->leaves - 1; i >= 1; i--)
+        tree_pull(t, i);
+    t->synced = c->log_pos;
+    return 0;
+}
+
+/* Replay the change log since the tree last looked. */
+static int tree_sync(struct cl_cluster *c, struct cl_tree *t)
+{
+    uint64_t behind = c->log_pos - t->synced;
+
+    if (t->nnodes != c->nnodes || behind > (uint64_t)c->log_cap ||
+        behind > (uint64_t)(c->nnodes / 2 + 8))
+        return tree_build(c, t);
+    for (uint64_t p = t->synced; p < c->log_pos; p++) {
+        int n = c->log[p & (uint64_t)(c->log_cap - 1)];
+        if (t->stamp[n] == c->nodes[n].version)
+            continue;
+        tree_leaf(c, t, n);
+        for (int i = (t->leaves + n) / 2; i >= 1; i /= 2)
+            tree_pull(t, i);
+    }
+    t->synced = c->log_pos;
+    return 0;
+}
+
+/* The shape's tree, made when missing (evicting the least used one when
+ * the budget is spent). NULL on -ENOMEM. */
+static struct cl_tree *tree_get(struct cl_cluster *c, const struct cl_shape *s)
+{
+    uint64_t key = shape_key(s);
+    struct cl_tree *t = NULL;
+
+    for (int i = 0; i < c->ntrees; i++)
+        if (c->trees[i].key == key && shape_eq(&c->trees[i].shape, s)) {
+            t = &c->trees[i];
+            break;
+        }
+    if (!t) {
+        if (c->ntrees < c->trees_max) {
+            if (grow((void **)&c->trees, &c->trees_cap, c->ntrees + 1,
+                     sizeof(*c->trees)) < 0)
+                return NULL;
+            t = &c->trees[c->ntrees++];
+            memset(t, 0, sizeof(*t));
+        } else {
+            t = &c->trees[0];
+            for (int i = 1; i < c->ntrees; i++)
+                if (c->trees[i].used < t->used)
+                    t = &c->trees[i];
+            t->nnodes = -1; /* rebuild, reusing the arrays */
+        }
+        t->shape = *s;
+        t->key = key;
+        if (tree_build(c, t) < 0) {
+            tree_free(t);
+            t->nnodes = -1;
+            return NULL;
+        }
+    } else if (tree_sync(c, t) < 0) {
+        return NULL;
+    }
+    t->used = ++c->clock;
+    return t;
+}
+
+static int tree_pick(struct cl_cluster *c, const struct cl_tree *t)
+{
+    int i = 1;
+
+    if (t->leaves == 1)
+        return t->best[1] > -INFINITY ? 0 : -1;
+    if (!(t->best[1] > -INFINITY))
+        return -1;
+    while (i < t->leaves) {
+        int l = 2 * i, r = l + 1;
+        if (t->best[l] > t->best[r])
+            i = l;
+        else if (t->best[r] > t->best[l])
+            i = r;
+        else if (c->policy == CL_RANDOM &&
+                 cl_rng_below(&c->rng, (uint64_t)(t->count[l] + t->count[r])) >=
+                     (uint64_t)t->count[l])
+            i = r;
+        else
+            i = l;
+    }
+    return i - t->leaves;
+}
+
+int cl_best_among(struct cl_cluster *c, const struct cl_shape *s,
+                  const int *members, int n, int *gpu)
+{
+    double best = -INFINITY;
+    int pick = -1, ties = 0, pick_gpu = -1;
+
+    for (int k = 0; k < n; k++) {
+        int ni = members ? members[k] : k, g;
+        double sc;
+        if (!cl_score(c, ni, s, &sc, &g))
+            continue;
+        if (pick < 0 || sc > best) {
+            best = sc;
+            pick = ni;
+            pick_gpu = g;
+            ties = 1;
+        } else if (sc == best && c->policy == CL_RANDOM &&
+                   cl_rng_below(&c->rng, (uint64_t)++ties) == 0) {
+            /* reservoir sampling among equal scores */
+            pick = ni;
+            pick_gpu = g;
+        }
+    }
+    if (gpu)
+        *gpu = pick_gpu;
+    return pick;
+}
+
+int cl_best(struct cl_cluster *c, const struct cl_shape *s, int *gpu)
+{
+    struct cl_tree *t;
+    int n;
+
+    if (c->nnodes == 0)
+        return -1;
+    if (!(t = tree_get(c, s)))
+        return cl_best_among(c, s, NULL, c->nnodes, gpu); /* no memory: scan */
+    if ((n = tree_pick(c, t)) < 0)
+        return -1;
+    if (gpu)
+        *gpu = s->num_gpu == 1 && s->gpu_milli < CL_WHOLE ? cl_choose_gpu(c, n, s)
+                                                          : -1;
+    return n;
+}
+
+/* ---- taking and giving ------------------------------------------------ */
+
+static int task_tag(const struct cl_shape *s)
+{
+    if (s->num_gpu <= 0)
+        return -1;
+    return s->gpu_milli < CL_WHOLE ? 0 : s->num_gpu;
+}
+
+static void tag_add(struct cl_node *n, int tag, int delta)
+{
+    int i;
+
+    if (tag < 0)
+        return;
+    for (i = 0; i < n->ntags; i++)
+        if (n->tag[i] == tag)
+            break;
+    if (i == n->ntags) {
+        if (delta < 0 || n->ntags == CL_MAX_TAGS)
+            return; /* more kinds than tracked: clustering sees the first */
+        n->tag[i] = (uint8_t)tag;
+        n->tag_count[i] = 0;
+        n->ntags++;
+    }
+    n->tag_count[i] = (uint16_t)(n->tag_count[i] + delta);
+    if (n->tag_count[i] == 0) {
+        n->ntags--;
+        n->tag[i] = n->tag[n->ntags];
+        n->tag_count[i] = n->tag_count[n->ntags];
+    }
+}
+
+static void gpu_adjust(struct cl_cluster *c, struct cl_node *n, int g, int delta)
+{
+    int16_t *f = &c->gpu_free[n->gpu0 + g];
+
+    if (*f == CL_WHOLE)
+        n->nfull--;
+    *f = (int16_t)(*f + delta);
+    if (*f == CL_WHOLE)
+        n->nfull++;
+    n->gpu_free_sum += delta;
+}
+
+void cl_take(struct cl_cluster *c, int ni, const struct cl_shape *s, int gpu,
+             struct cl_place *p)
+{
+    struct cl_node *n = &c->nodes[ni];
+    const uint8_t *m = &c->gpu_model[n->gpu0];
+
+    memset(p, 0, sizeof(*p));
+    p->node = ni;
+    n->cpu_free -= s->cpu_milli;
+    n->mem_free -= s->mem_bytes;
+    if (s->num_gpu > 0) {
+        p->gpu_milli = s->gpu_milli;
+        if (s->gpu_milli < CL_WHOLE) {
+            if (gpu < 0 || gpu >= n->ngpus)
+                gpu = cl_choose_gpu(c, ni, s);
+            p->gpus[p->ngpus++] = gpu;
+            gpu_adjust(c, n, gpu, -s->gpu_milli);
+        } else {
+            for (int g = 0; g < n->ngpus && p->ngpus < s->num_gpu; g++) {
+                if (c->gpu_free[n->gpu0 + g] < CL_WHOLE ||
+                    (s->models && !(s->models & (1u << m[g]))))
+                    continue;
+                p->gpus[p->ngpus++] = g;
+                gpu_adjust(c, n, g, -CL_WHOLE);
+            }
+        }
+    }
+    tag_add(n, task_tag(s), 1);
+    cl_touch(c, ni);
+}
+
+void cl_give(struct cl_cluster *c, const struct cl_shape *s,
+             const struct cl_place *p)
+{
+    struct cl_node *n = &c->nodes[p->node];
+
+    n->cpu_free += s->cpu_milli;
+    n->mem_free += s->mem_bytes;
+    for (int i = 0; i < p->ngpus; i++)
+        gpu_adjust(c, n, p->gpus[i], p->gpu_milli);
+    tag_add(n, task_tag(s), -1);
+    cl_touch(c, p->node);
+}
+
+int cl_take_exact(struct cl_cluster *c, const struct cl_shape *s,
+                  const struct cl_place *p)
+{
+    struct cl_node *n;
+
+    if (p->node < 0 || p->node >= c->nnodes)
+        return -EINVAL;
+    n = &c->nodes[p->node];
+    if (p->ngpus < 0 || p->ngpus > n->ngpus || p->gpu_milli < 0 ||
+        p->gpu_milli > CL_WHOLE)
+        return -EINVAL;
+    for (int i = 0; i < p->ngpus; i++) {
+        if (p->gpus[i] < 0 || p->gpus[i] >= n->ngpus ||
+            c->gpu_free[n->gpu0 + p->gpus[i]] < p->gpu_milli)
+            return -EINVAL;
+        for (int k = 0; k < i; k++)
+            if (p->gpus[k] == p->gpus[i])
+                return -EINVAL;
+    }
+    /* CPU and memory may be overcommitted by an adoption (a node that
+     * shrank across a restart): the job runs already. */
+    n->cpu_free -= s->cpu_milli;
+    n->mem_free -= s->mem_bytes;
+    for (int i = 0; i < p->ngpus; i++)
+        gpu_adjust(c, n, p->gpus[i], -p->gpu_milli);
+    tag_add(n, task_tag(s), 1);
+    cl_touch(c, p->node);
+    return 0;
+}

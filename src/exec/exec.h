@@ -100,9 +100,11 @@ int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
 /* Remove the task's pid/exit files and its cgroup (after it finished). */
 void sl_exec_release(struct sl_exec *x, const struct sl_exec_handle *h);
 
-/* Reap any exited shim children (call on SIGCHLD); remembers their status
- * so that sl_exec_poll of the matching handle reports it. */
-void sl_exec_reap(struct sl_exec *x);
+/* Reap the shim children that exited (call on SIGCHLD); remembers their
+ * status so that sl_exec_poll of the matching handle reports it. Returns how
+ * many, with their shim pids in *exited (may be NULL; valid until the next
+ * call). Costs one waitpid per exit, not per task. */
+size_t sl_exec_reap(struct sl_exec *x, const pid_t **exited);
 
 /* --- host discovery ------------------------------------------------------ */
 

@@ -27,6 +27,7 @@
  *     keep using the GPUs handed to the next job.
  */
 #include "exec.h"
+#include "../util/imap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +72,9 @@ struct sl_exec {
     struct sl_cgroup cg;
     struct kid *kids;            /* owned */
     size_t nkids, kids_cap;
+    struct sl_imap kid_index;    /* pid -> index + 1 into kids */
+    pid_t *exited;               /* shims reaped by the last sl_exec_reap */
+    size_t nexited, exited_cap;
 };
 
 /* What the shim tells the daemon once the task child is in its session and
@@ -634,17 +638,25 @@ static bool shim_alive(pid_t shim, uint64_t task_start)
 
 static struct kid *kid_find(struct sl_exec *x, pid_t pid)
 {
-    for (size_t i = 0; i < x->nkids; i++)
-        if (x->kids[i].pid == pid)
-            return &x->kids[i];
-    return NULL;
+    uintptr_t i = pid > 0 ? (uintptr_t)sl_imap_get(&x->kid_index, pid) : 0;
+
+    return i ? &x->kids[i - 1] : NULL;
 }
 
 static void kid_remove(struct sl_exec *x, pid_t pid)
 {
     struct kid *k = kid_find(x, pid);
-    if (k)
-        *k = x->kids[--x->nkids];
+    size_t i;
+
+    if (!k)
+        return;
+    i = (size_t)(k - x->kids);
+    sl_imap_del(&x->kid_index, pid);
+    if (i != x->nkids - 1) {
+        x->kids[i] = x->kids[x->nkids - 1];
+        sl_imap_put(&x->kid_index, x->kids[i].pid, (void *)(uintptr_t)(i + 1));
+    }
+    x->nkids--;
 }
 
 static int kid_add(struct sl_exec *x, pid_t pid)
@@ -657,6 +669,8 @@ static int kid_add(struct sl_exec *x, pid_t pid)
         x->kids = k;
         x->kids_cap = cap;
     }
+    if (sl_imap_put(&x->kid_index, pid, (void *)(uintptr_t)(x->nkids + 1)) < 0)
+        return -ENOMEM;
     x->kids[x->nkids++] = (struct kid){pid, 0, false, false};
     return 0;
 }
@@ -720,7 +734,9 @@ void sl_exec_destroy(struct sl_exec *x)
 
     if (x) {
         sl_cgroup_base_remove(&x->cg);
+        sl_imap_fini(&x->kid_index);
         free(x->kids);
+        free(x->exited);
         free(x);
     }
     errno = saved;
@@ -1309,24 +1325,45 @@ void sl_exec_release(struct sl_exec *x, const struct sl_exec_handle *h)
     errno = saved;
 }
 
-void sl_exec_reap(struct sl_exec *x)
+size_t sl_exec_reap(struct sl_exec *x, const pid_t **exited)
 {
     int saved = errno;
 
+    if (exited)
+        *exited = NULL;
     if (!x)
-        return;
-    for (size_t i = 0; i < x->nkids;) {
-        struct kid *k = &x->kids[i];
-        if (!k->exited) {
-            pid_t r = waitpid(k->pid, &k->status, WNOHANG);
-            if (r == k->pid || (r < 0 && errno == ECHILD))
-                k->exited = true;
-        }
-        if (k->exited && k->released) {
-            *k = x->kids[--x->nkids];
+        return 0;
+    x->nexited = 0;
+    /* Every child of the daemon is a shim: one waitpid per exit, not one
+     * per running task. */
+    for (;;) {
+        int st = 0;
+        pid_t r = waitpid(-1, &st, WNOHANG);
+        struct kid *k;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (!(k = kid_find(x, r)))
+            continue; /* not ours (cannot happen); nothing to report */
+        k->exited = true;
+        k->status = st;
+        if (k->released) {
+            kid_remove(x, r);
             continue;
         }
-        i++;
+        if (x->nexited == x->exited_cap) {
+            size_t cap = x->exited_cap ? x->exited_cap * 2 : 64;
+            pid_t *np = realloc(x->exited, cap * sizeof(*np));
+            if (!np)
+                continue; /* the engine's periodic poll finds it */
+            x->exited = np;
+            x->exited_cap = cap;
+        }
+        x->exited[x->nexited++] = r;
     }
+    if (exited)
+        *exited = x->exited;
     errno = saved;
+    return x->nexited;
 }

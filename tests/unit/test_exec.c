@@ -251,7 +251,7 @@ static void test_reap_then_poll(void)
             break;
         nap_ms(5);
     }
-    sl_exec_reap(X);
+    sl_exec_reap(X, NULL);
     rc = wait_final(X, &h, &code);
     ok(rc == 1 && code == 4,
        "a status taken by sl_exec_reap is reported by the next poll");

@@ -10,8 +10,9 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 PKGS    := jansson yaml-0.1 sqlite3 libsodium
 # The CLI links only what it uses: its HTTP client is plain sockets (libc),
+# libyaml comes with the simulator (sim --config and the manifest rules),
 # so each `sluice` process maps a handful of libraries, not libcurl's ~30.
-CLI_PKGS := jansson
+CLI_PKGS := jansson yaml-0.1
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Werror
 # snprintf truncation is deliberate (bounded names and messages), so GCC's
 # -Wformat-truncation guesses are off; every other format check stays on.

@@ -464,7 +464,52 @@ static void h_list(struct ctx *c, const char *key, json_t *(*fn)(struct sl_store
 }
 
 static void h_teams(struct ctx *c) { h_list(c, "teams", sl_store_teams); }
-static void h_queues(struct ctx *c) { h_list(c, "queues", sl_store_queues); }
+
+static void h_queues(struct ctx *c)
+{
+    json_t *arr = sl_engine_queues_json(c->a->e);
+
+    if (!arr) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "queues", arr));
+}
+
+/* Why a job waits: the scheduler's explanation, or for a job it no longer
+ * knows (finished), its state and nothing blocking. */
+static void h_job_explain(struct ctx *c)
+{
+    json_t *job = visible_job(c);
+    struct sl_buf b;
+    int rc;
+
+    if (!job)
+        return;
+    sl_buf_init(&b);
+    rc = sl_engine_explain(c->a->e, c->id, &b);
+    if (rc == 0) {
+        sl_buf_add(&b, "\n", 1);
+        reply_text(c, &b);
+    } else if (rc == -ENOENT) {
+        const char *state = json_string_value(json_object_get(job, "state"));
+        char summary[96];
+        snprintf(summary, sizeof(summary), "not pending: %s", state ? state : "unknown");
+        sl_http_reply_json(
+            c->r, 200,
+            json_pack("{s:I, s:s, s:s, s:s, s:s, s:[], s:n, s:s, s:s, s:[]}", "job",
+                      (json_int_t)c->id, "state", state ? state : "unknown", "queue",
+                      json_string_value(json_object_get(job, "queue")), "team",
+                      json_string_value(json_object_get(job, "team")), "priority_class",
+                      json_string_value(json_object_get(job, "priority_class")),
+                      "blockers", "eta", "eta_basis", "none", "summary", summary,
+                      "would_run_if"));
+    } else {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+    }
+    sl_buf_fini(&b);
+    json_decref(job);
+}
 static void h_pclasses(struct ctx *c) { h_list(c, "priority_classes", sl_store_pclasses); }
 
 static void h_token_create(struct ctx *c)
@@ -526,6 +571,7 @@ static const struct route {
     {"DELETE", "/v1/jobs/{id}", h_job_cancel, ROLE_MEMBER},
     {"GET", "/v1/jobs/{id}/events", h_job_events, ROLE_VIEWER},
     {"GET", "/v1/jobs/{id}/logs", h_job_logs, ROLE_VIEWER},
+    {"GET", "/v1/jobs/{id}/explain", h_job_explain, ROLE_VIEWER},
     {"GET", "/v1/nodes", h_nodes, ROLE_VIEWER},
     {"POST", "/v1/apply", h_apply, ROLE_ADMIN},
     {"GET", "/v1/teams", h_teams, ROLE_VIEWER},

@@ -1,14 +1,16 @@
 /*
  * engine.c - the engine thread: group commit, job lifecycle, timers,
- * scheduling and the local executor. See engine.h.
+ * scheduling and the executor. See engine.h.
  *
  * Invariants:
  *  - Only the engine thread writes the store and changes jobs and nodes.
- *  - e->mu guards what the HTTP thread reads: the job map (membership and
- *    reasons) and node allocations. The engine takes it only around those
- *    changes, never across I/O.
- *  - A job is in e->jobs exactly while it is Pending or Running; its
- *    resources are allocated on the node exactly while it is Running.
+ *  - e->mu guards what the HTTP thread reads: the job map, the scheduler
+ *    (reasons, explanations, queue and node figures) and job messages. The
+ *    engine takes it around those changes, never across I/O.
+ *  - A job is in e->jobs exactly while it is Pending or Running (a job being
+ *    preempted is Running); the scheduler knows exactly those jobs, and it
+ *    owns the resource accounting: a Running job's resources are taken in it
+ *    exactly while the job is Running.
  *  - Processes are started only after the transaction that marked the job
  *    Running has committed; a crash in between leaves a Running job with no
  *    pid file, which the next start marks Lost (and retries per policy).
@@ -21,71 +23,93 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../sched/sched.h"
+#include "../sim/trace.h"
 #include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/imap.h"
 
-#define MAX_NAMED 1024 /* teams, queues, classes, users held in memory */
+#define MAX_NAMED 1024        /* teams, queues, classes, users, cohorts */
+#define ADOPTED_POLL_MS 1000  /* tasks re-adopted after a restart */
+#define SIM_DURATION_LABEL "sim-duration"
 
 struct team { char name[64]; char default_queue[64]; };
-struct queue { char name[64]; char team[64]; };
-struct pclass { char name[64]; int value; bool preemptible; bool is_default; };
+struct queue {
+    char name[64], team[64], cohort[64];
+    char *spec_json;              /* owned: canonical manifest spec */
+    int sq;                       /* scheduler index */
+};
+struct cohort { char name[64]; char description[257]; };
+struct pclass {
+    char name[64];
+    int value;
+    bool preemptible, is_default, opportunistic;
+    int64_t min_runtime_ms;
+    int sc;                       /* scheduler index */
+};
 struct user { char name[64]; char team[64]; char role[16]; char unix_user[64]; };
 
 struct task {
+    int node;                     /* scheduler node index */
     int ngpus;
     int gpus[SL_EXEC_MAX_GPUS];
     int gpu_milli;
     bool started;                 /* process launched (or adopted) */
     bool done;
     int exit_code;
+    int64_t sim_end_ms;           /* simulated executor: when it ends */
     struct sl_exec_handle h;
 };
 
 struct job {
     int64_t id;
     struct sl_job_spec *spec;     /* owned */
-    char name[64], team[64], project[64], user[64], queue[64], pclass[64];
-    char unix_user[64];
+    char *name;                   /* owned */
+    const char *team, *project, *user, *queue, *pclass, *unix_user; /* interned */
     int priority;
     enum sl_job_state state;
-    int attempt;
+    int attempt, preemptions;
     int64_t submitted_ms, started_ms, not_before_ms;
     struct task *tasks;           /* spec->tasks entries while Running */
-    bool cancel_requested, timed_out, gang_failed;
-    bool lost;                    /* a task vanished across a restart */
-    int64_t ckpt_at_ms;           /* maxRuntime: send checkpoint signal */
-    int64_t kill_at_ms;           /* send SIGKILL; 0 = none */
+    bool cancel_requested, timed_out, gang_failed, lost, preempting, adopted;
+    int64_t preempted_for;        /* preempting: the job it makes room for */
+    int64_t ckpt_at_ms;           /* maxRuntime: send checkpoint signal (mono) */
+    int64_t kill_at_ms;           /* send SIGKILL (mono); 0 = none */
     int limits_enforced;          /* -1 unknown */
-    char message[200];
-    char reason[160];             /* guarded by e->mu */
+    char *message;                /* owned; guarded by e->mu; NULL = none */
 };
 
-/* The single node of this release: this host. */
-struct node {
-    struct sl_host_info host;
-    int64_t cpu_milli_alloc, mem_bytes_alloc;
-    int gpu_milli_alloc[SL_EXEC_MAX_GPUS];
+/* Interned strings: names that many jobs share, kept for the daemon's life. */
+struct strtab {
+    char **slot;                  /* open addressing; NULL = empty */
+    size_t cap, len;
 };
 
 struct sl_engine {
     struct sl_engine_config cfg;
     char data_dir[1024], store_path[1100], log_dir[1100], run_dir[1100];
+    char fake_nodes[1100];
     struct sl_store *st;
     struct sl_exec *exec;
-    struct node node;
+    struct sl_host_info host;     /* this machine */
+    bool host_is_node;            /* node 0 is this host (no --fake-nodes) */
+    struct sl_sched *sched;       /* guarded by mu */
+    struct strtab strs;
 
     struct team teams[MAX_NAMED];
     int nteams;
     struct queue queues[MAX_NAMED];
     int nqueues;
+    struct cohort cohorts[MAX_NAMED];
+    int ncohorts;
     struct pclass pclasses[64];
     int npclasses;
     struct user users[MAX_NAMED];
@@ -93,18 +117,17 @@ struct sl_engine {
 
     pthread_mutex_t mu;           /* see invariants */
     struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
-    int64_t *fresh;               /* ids submitted since the last pass */
-    size_t nfresh, fresh_cap;
-    struct job **run;             /* Running jobs (guarded by mu for readers) */
+    struct sl_imap shims;         /* shim pid -> job id, for exited tasks */
+    size_t nfresh;                /* jobs submitted since the last pass */
+    struct job **run;             /* Running jobs */
     size_t nrun, run_cap;
-    int64_t *backoff;             /* ids of Pending jobs waiting out a retry
-                                     backoff; stale ids are dropped lazily */
-    size_t nbackoff, backoff_cap;
     struct sl_exec_handle *gone;  /* tasks whose end is recorded in the open
                                      transaction: their pid and exit files
                                      go only once it has committed */
     size_t ngone, gone_cap;
-    bool sched_full;              /* resources freed: consider every job */
+    bool sched_full;              /* something was freed or changed */
+    int64_t sched_wake_ms;        /* the scheduler's next timer (wall) */
+    int64_t next_poll_ms;         /* adopted tasks (mono) */
 
     pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
     struct sl_op *qhead, *qtail;
@@ -123,7 +146,6 @@ struct sl_engine {
     int wal_fd;                   /* the store's -wal file, for fdatasync */
     pthread_t thread;
     bool running;
-    int64_t next_poll_ms;         /* periodic task poll (adopted tasks) */
 };
 
 static int g_wake_fd = -1; /* for the SIGCHLD handler */
@@ -137,6 +159,59 @@ static void on_sigchld(int sig)
         /* the counter is saturated; a wake-up is pending anyway */
     }
     errno = saved;
+}
+
+/* ---- interned strings ------------------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* The one copy of 's', or NULL on -ENOMEM. */
+static const char *intern(struct strtab *t, const char *s)
+{
+    size_t i;
+
+    if (!s)
+        s = "";
+    if (t->len * 2 >= t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 256;
+        char **ns = calloc(ncap, sizeof(*ns));
+        if (!ns)
+            return NULL;
+        for (size_t k = 0; k < t->cap; k++) {
+            if (!t->slot[k])
+                continue;
+            for (i = str_hash(t->slot[k]) & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1))
+                ;
+            ns[i] = t->slot[k];
+        }
+        free(t->slot);
+        t->slot = ns;
+        t->cap = ncap;
+    }
+    for (i = str_hash(s) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+        if (strcmp(t->slot[i], s) == 0)
+            return t->slot[i];
+    if (!(t->slot[i] = strdup(s)))
+        return NULL;
+    t->len++;
+    return t->slot[i];
+}
+
+static void strtab_fini(struct strtab *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slot[i]);
+    free(t->slot);
+    memset(t, 0, sizeof(*t));
 }
 
 /* ---- small lookups ---------------------------------------------------- */
@@ -157,6 +232,14 @@ static struct queue *queue_find(struct sl_engine *e, const char *name)
     return NULL;
 }
 
+static struct cohort *cohort_find(struct sl_engine *e, const char *name)
+{
+    for (int i = 0; i < e->ncohorts; i++)
+        if (strcmp(e->cohorts[i].name, name) == 0)
+            return &e->cohorts[i];
+    return NULL;
+}
+
 static struct pclass *pclass_find(struct sl_engine *e, const char *name)
 {
     for (int i = 0; i < e->npclasses; i++)
@@ -174,6 +257,135 @@ static struct user *user_find(struct sl_engine *e, const char *name)
     return NULL;
 }
 
+static void job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Set the job's message (NULL fmt clears it). */
+static void job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...)
+{
+    char buf[256];
+    char *m = NULL;
+    va_list ap;
+
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        m = strdup(buf); /* on -ENOMEM the job just loses its message */
+    }
+    pthread_mutex_lock(&e->mu);
+    free(j->message);
+    j->message = m;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* ---- scheduler glue --------------------------------------------------- */
+
+/* A manifest's resource list as scheduler amounts. */
+static void res_from_list(struct sl_sched *s, const struct sl_res_list *l,
+                          struct sl_sched_res *r)
+{
+    sl_sched_res_unset(r);
+    r->v[SL_DIM_GPU] = l->gpu_milli;
+    r->v[SL_DIM_CPU] = l->cpu_milli;
+    r->v[SL_DIM_MEM] = l->mem_bytes;
+    for (int i = 0; i < l->nmodels; i++) {
+        int m = sl_sched_model(s, l->model[i]);
+        if (m >= 0)
+            r->v[SL_DIM_MODEL0 + m] = l->model_milli[i];
+    }
+}
+
+/* Give queue 'm' (a Queue manifest) to the scheduler. Caller holds mu. */
+static int sched_queue(struct sl_engine *e, const struct sl_manifest *m)
+{
+    struct sl_sched_queue_spec qs = {0};
+
+    qs.name = m->name;
+    qs.team = m->u.queue.team;
+    qs.cohort = m->u.queue.cohort;
+    qs.weight = (double)m->u.queue.weight_milli / 1000;
+    if (!(qs.weight > 0))
+        qs.weight = 1;
+    res_from_list(e->sched, &m->u.queue.nominal, &qs.nominal);
+    res_from_list(e->sched, &m->u.queue.borrowing_limit, &qs.borrowing_limit);
+    res_from_list(e->sched, &m->u.queue.lending_limit, &qs.lending_limit);
+    res_from_list(e->sched, &m->u.queue.user_limit, &qs.user_limit);
+    qs.preempt_within = (enum sl_preempt_within)m->u.queue.preempt_within;
+    qs.reclaim = (enum sl_reclaim)m->u.queue.reclaim;
+    return sl_sched_queue_set(e->sched, &qs);
+}
+
+/* A queue without quota (made with a team, or before quotas existed). */
+static int sched_queue_plain(struct sl_engine *e, const char *name, const char *team)
+{
+    struct sl_sched_queue_spec qs = {0};
+
+    qs.name = name;
+    qs.team = team;
+    qs.weight = 1;
+    sl_sched_res_unset(&qs.nominal);
+    sl_sched_res_unset(&qs.borrowing_limit);
+    sl_sched_res_unset(&qs.lending_limit);
+    sl_sched_res_unset(&qs.user_limit);
+    return sl_sched_queue_set(e->sched, &qs);
+}
+
+static int sched_class(struct sl_engine *e, struct pclass *p)
+{
+    struct sl_sched_class_spec cs = {p->name, p->value, p->preemptible,
+                                     p->opportunistic, p->min_runtime_ms};
+    return p->sc = sl_sched_class_set(e->sched, &cs);
+}
+
+static void sched_settings(struct sl_engine *e, const struct sl_manifest *m)
+{
+    struct sl_sched_config cfg = *sl_sched_get_config(e->sched);
+
+    cfg.placement = (enum sl_placement)m->u.sched.placement;
+    cfg.backfill = m->u.sched.backfill;
+    cfg.reservations = m->u.sched.reservations;
+    cfg.half_life_ms = m->u.sched.half_life_ms;
+    cfg.preemption = m->u.sched.preemption;
+    cfg.min_runtime_ms = m->u.sched.min_runtime_ms;
+    sl_sched_configure(e->sched, &cfg);
+    for (int i = 0; i < m->u.sched.nweights; i++) {
+        int md = sl_sched_model(e->sched, m->u.sched.weight_model[i]);
+        if (md >= 0)
+            sl_sched_model_weight(e->sched, md, (double)m->u.sched.weight_milli[i] / 1000);
+    }
+}
+
+/* Parse one stored manifest spec back ({kind, name, spec JSON text}). */
+static int manifest_from_store(const char *kind, const char *name, const char *spec_json,
+                               struct sl_manifest **out)
+{
+    json_t *spec = spec_json && *spec_json ? json_loads(spec_json, 0, NULL) : NULL;
+    json_t *doc;
+    char *text;
+    struct sl_error err = {0};
+    size_t n = 0;
+    int rc;
+
+    doc = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "sluice/v1", "kind", kind,
+                    "metadata", "name", name);
+    if (!doc) {
+        json_decref(spec);
+        return -ENOMEM;
+    }
+    if (spec)
+        json_object_set_new(doc, "spec", spec);
+    text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!text)
+        return -ENOMEM;
+    rc = sl_manifests_parse(text, strlen(text), out, &n, &err);
+    if (rc < 0)
+        sl_error("msg=\"stored %s does not parse\" name=%s err=\"%s: %s\"", kind, name,
+                 err.field, err.text);
+    free(text);
+    return rc;
+}
+
 /* ---- job views and transitions ---------------------------------------- */
 
 static char *placement_json(const struct sl_engine *e, const struct job *j)
@@ -186,13 +398,14 @@ static char *placement_json(const struct sl_engine *e, const struct job *j)
     if (j->tasks) {
         for (int t = 0; t < j->spec->tasks; t++) {
             const struct task *tk = &j->tasks[t];
+            struct sl_sched_node_view nv;
             json_t *gpus = json_array();
             for (int g = 0; g < tk->ngpus; g++)
                 json_array_append_new(gpus, json_integer(tk->gpus[g]));
+            sl_sched_node_view(e->sched, tk->node, &nv);
             json_array_append_new(
-                arr, json_pack("{s:s, s:i, s:o, s:i}", "node",
-                               e->node.host.hostname, "task", t, "gpus", gpus,
-                               "gpu_milli", tk->gpu_milli));
+                arr, json_pack("{s:s, s:i, s:o, s:i}", "node", nv.name, "task", t,
+                               "gpus", gpus, "gpu_milli", tk->gpu_milli));
         }
     }
     out = json_dumps(arr, JSON_COMPACT);
@@ -215,11 +428,11 @@ static void job_view(const struct job *j, struct sl_job_view *v,
     v->state = j->state;
     v->attempt = j->attempt;
     v->retries = j->spec->retries;
+    v->preemptions = j->preemptions;
     v->submitted_ms = j->submitted_ms;
     v->started_ms = j->started_ms;
     v->placement_json = placement;
-    v->reason = j->reason[0] ? j->reason : NULL;
-    v->message = j->message[0] ? j->message : NULL;
+    v->message = j->message;
     v->limits_enforced = j->limits_enforced;
     v->spec_json = spec_json;
 }
@@ -230,9 +443,12 @@ static int job_persist(struct sl_engine *e, struct job *j, const char *type,
                        const char *from, int exit_code, int64_t finished_ms)
 {
     struct sl_job_view v;
-    char *placement = placement_json(e, j);
+    char *placement;
     int rc;
 
+    pthread_mutex_lock(&e->mu);
+    placement = placement_json(e, j);
+    pthread_mutex_unlock(&e->mu);
     job_view(j, &v, placement, NULL);
     if (exit_code >= 0) {
         v.has_exit_code = true;
@@ -242,8 +458,7 @@ static int job_persist(struct sl_engine *e, struct job *j, const char *type,
     rc = sl_store_job_update(e->st, &v, j->not_before_ms);
     if (rc == 0)
         rc = sl_store_event_add(e->st, j->id, sl_now_ms(), type, from,
-                                sl_job_state_name(j->state),
-                                j->message[0] ? j->message : NULL);
+                                sl_job_state_name(j->state), j->message);
     free(placement);
     return rc;
 }
@@ -254,10 +469,12 @@ static void job_free(struct job *j)
         return;
     sl_job_spec_destroy(j->spec);
     free(j->tasks);
+    free(j->name);
+    free(j->message);
     free(j);
 }
 
-/* Append to a growable int64 or pointer vector. */
+/* Append to a growable vector. */
 static int vec_push(void **vec, size_t *n, size_t *cap, size_t elem, const void *v)
 {
     if (*n == *cap) {
@@ -289,24 +506,24 @@ static void run_del(struct sl_engine *e, struct job *j)
         }
 }
 
-/* Give a Running job's resources back to the node. */
+/* A Running job stops: off the run list; its task files go once the
+ * transaction that records its end has committed. The scheduler is told
+ * by the caller (remove or requeue), which gives the resources back. */
 static void job_release(struct sl_engine *e, struct job *j)
 {
     pthread_mutex_lock(&e->mu);
-    e->node.cpu_milli_alloc -= j->spec->cpu_milli * j->spec->tasks;
-    e->node.mem_bytes_alloc -= j->spec->mem_bytes * j->spec->tasks;
-    for (int t = 0; t < j->spec->tasks; t++)
-        for (int g = 0; g < j->tasks[t].ngpus; g++)
-            e->node.gpu_milli_alloc[j->tasks[t].gpus[g]] -= j->tasks[t].gpu_milli;
     run_del(e, j);
     pthread_mutex_unlock(&e->mu);
-    /* A crash before the commit must still find the exit records. */
-    for (int t = 0; t < j->spec->tasks; t++)
-        if (j->tasks[t].started &&
+    for (int t = 0; t < j->spec->tasks; t++) {
+        if (j->tasks[t].h.shim_pid > 0)
+            sl_imap_del(&e->shims, j->tasks[t].h.shim_pid);
+        /* A crash before the commit must still find the exit records. */
+        if (j->tasks[t].started && e->cfg.executor == SL_EXECUTOR_LOCAL &&
             vec_push((void **)&e->gone, &e->ngone, &e->gone_cap,
                      sizeof(struct sl_exec_handle), &j->tasks[t].h) < 0)
             sl_warn("msg=\"out of memory: task files of job %lld kept\"",
                     (long long)j->id);
+    }
     free(j->tasks);
     j->tasks = NULL;
     e->sched_full = true;
@@ -316,15 +533,24 @@ static void job_forget(struct sl_engine *e, struct job *j)
 {
     pthread_mutex_lock(&e->mu);
     sl_imap_del(&e->jobs, j->id);
+    sl_sched_job_remove(e->sched, j->id, sl_now_ms());
     pthread_mutex_unlock(&e->mu);
     job_free(j);
+}
+
+/* Back to Pending in the scheduler, keeping the submit time. */
+static void job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_before)
+{
+    pthread_mutex_lock(&e->mu);
+    sl_sched_job_requeue(e->sched, j->id, sl_now_ms(), not_before);
+    pthread_mutex_unlock(&e->mu);
 }
 
 /* A Running job whose every task has ended: decide its outcome. The row is
  * written while the placement is still known, then the resources go back. */
 static int job_finish(struct sl_engine *e, struct job *j, bool lost)
 {
-    int code = 0, rc;
+    int code = 0, rc, failures = j->attempt - j->preemptions;
     int64_t now = sl_now_ms();
 
     for (int t = 0; t < j->spec->tasks; t++)
@@ -332,23 +558,44 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
             code = j->tasks[t].exit_code;
     if (j->cancel_requested) {
         j->state = SL_JOB_CANCELLED;
-        snprintf(j->message, sizeof(j->message), "cancelled while running");
+        job_msg(e, j, "cancelled while running");
         rc = job_persist(e, j, "state", "Running", code, now);
+    } else if (j->preempting) {
+        /* Preempted: recorded, then back in line with its submit time. */
+        char from[32];
+        j->state = SL_JOB_PREEMPTED;
+        rc = job_persist(e, j, "state", "Running", -1, 0);
+        job_release(e, j);
+        snprintf(from, sizeof(from), "Preempted");
+        j->preemptions++;
+        j->attempt++;
+        j->state = SL_JOB_PENDING;
+        j->started_ms = 0;
+        j->not_before_ms = 0;
+        j->limits_enforced = -1;
+        j->preempting = j->lost = j->gang_failed = j->timed_out = false;
+        j->kill_at_ms = j->ckpt_at_ms = 0;
+        job_msg(e, j, "preempted for job %lld and requeued (%d time%s)",
+                (long long)j->preempted_for, j->preemptions,
+                j->preemptions > 1 ? "s" : "");
+        j->preempted_for = 0;
+        job_requeue_sched(e, j, 0);
+        if (rc == 0)
+            rc = job_persist(e, j, "requeue", from, -1, 0);
+        return rc;
     } else if (j->timed_out) {
         j->state = SL_JOB_FAILED;
-        snprintf(j->message, sizeof(j->message),
-                 "exceeded maxRuntime of %llds; killed",
-                 (long long)(j->spec->max_runtime_ms / 1000));
+        job_msg(e, j, "exceeded maxRuntime of %llds; killed",
+                (long long)(j->spec->max_runtime_ms / 1000));
         rc = job_persist(e, j, "state", "Running", code ? code : 137, now);
     } else if (lost) {
         j->state = SL_JOB_LOST;
-        snprintf(j->message, sizeof(j->message),
-                 "task process vanished while sluiced was down");
+        job_msg(e, j, "task process vanished while sluiced was down");
         rc = job_persist(e, j, "state", "Running", -1, now);
-    } else if (code != 0 && j->attempt >= j->spec->retries) {
+    } else if (code != 0 && failures >= j->spec->retries) {
         j->state = SL_JOB_FAILED;
-        snprintf(j->message, sizeof(j->message), "exited with code %d%s", code,
-                 j->gang_failed ? " (gang stopped)" : "");
+        job_msg(e, j, "exited with code %d%s", code,
+                j->gang_failed ? " (gang stopped)" : "");
         rc = job_persist(e, j, "state", "Running", code, now);
     } else if (code == 0) {
         j->state = SL_JOB_SUCCEEDED; /* keeps the launch note, if any */
@@ -358,25 +605,23 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
     }
     job_release(e, j);
     if (rc < 0 || (sl_job_state_final(j->state) && j->state != SL_JOB_LOST) ||
-        (j->state == SL_JOB_LOST && j->attempt >= j->spec->retries)) {
+        (j->state == SL_JOB_LOST && failures >= j->spec->retries)) {
         job_forget(e, j);
         return rc;
     }
     /* Requeue: a failed attempt, or a Lost job, with retries left. */
     {
         const char *from = j->state == SL_JOB_LOST ? "Lost" : "Running";
-        int64_t backoff = e->cfg.retry_backoff_ms << (j->attempt < 10 ? j->attempt : 10);
+        int64_t backoff = e->cfg.retry_backoff_ms << (failures < 10 ? failures : 10);
         if (backoff > 600000)
             backoff = 600000;
         if (j->state == SL_JOB_LOST)
-            snprintf(j->message, sizeof(j->message),
-                     "lost on attempt %d; retry %d of %d in %llds", j->attempt + 1,
-                     j->attempt + 1, j->spec->retries, (long long)(backoff / 1000));
+            job_msg(e, j, "lost on attempt %d; retry %d of %d in %llds", j->attempt + 1,
+                    failures + 1, j->spec->retries, (long long)(backoff / 1000));
         else
-            snprintf(j->message, sizeof(j->message),
-                     "attempt %d failed with exit code %d; retry %d of %d in %llds",
-                     j->attempt + 1, code, j->attempt + 1, j->spec->retries,
-                     (long long)(backoff / 1000));
+            job_msg(e, j, "attempt %d failed with exit code %d; retry %d of %d in %llds",
+                    j->attempt + 1, code, failures + 1, j->spec->retries,
+                    (long long)(backoff / 1000));
         j->attempt++;
         j->state = SL_JOB_PENDING;
         j->started_ms = 0;
@@ -384,21 +629,28 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
         j->limits_enforced = -1;
         j->lost = j->gang_failed = j->timed_out = false;
         j->kill_at_ms = j->ckpt_at_ms = 0;
-        pthread_mutex_lock(&e->mu);
-        snprintf(j->reason, sizeof(j->reason), "retry backoff");
-        pthread_mutex_unlock(&e->mu);
-        vec_push((void **)&e->backoff, &e->nbackoff, &e->backoff_cap,
-                 sizeof(int64_t), &j->id);
+        job_requeue_sched(e, j, j->not_before_ms);
         return job_persist(e, j, "retry", from, -1, 0);
     }
 }
 
+static void task_signal(struct sl_engine *e, struct task *tk, int sig)
+{
+    if (!tk->started || tk->done)
+        return;
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+        /* nothing runs: the signal ends the task at once */
+        tk->sim_end_ms = 0;
+        tk->exit_code = 128 + sig;
+        return;
+    }
+    sl_exec_signal(e->exec, &tk->h, sig);
+}
 
 static void job_signal_all(struct sl_engine *e, struct job *j, int sig)
 {
     for (int t = 0; t < j->spec->tasks; t++)
-        if (j->tasks[t].started && !j->tasks[t].done)
-            sl_exec_signal(e->exec, &j->tasks[t].h, sig);
+        task_signal(e, &j->tasks[t], sig);
 }
 
 /* ---- operations ------------------------------------------------------- */
@@ -454,17 +706,41 @@ static bool is_admin(const struct sl_principal *who)
     return strcmp(who->role, "admin") == 0;
 }
 
+/* The scheduler's view of a job. */
+static void sched_spec(struct sl_engine *e, const struct job *j, const struct queue *q,
+                       const struct pclass *pc, int user, struct sl_sched_job_spec *sj)
+{
+    memset(sj, 0, sizeof(*sj));
+    sj->id = j->id;
+    sj->queue = q->sq;
+    sj->user = user;
+    sj->pclass = pc->sc;
+    sj->submit_ms = j->submitted_ms;
+    sj->not_before_ms = j->not_before_ms;
+    sj->tasks = j->spec->tasks;
+    sj->gpus = j->spec->gpus;
+    sj->gpu_milli = j->spec->gpu_milli;
+    sj->gpu_models = (const char *const *)j->spec->gpu_models;
+    sj->cpu_milli = j->spec->cpu_milli;
+    sj->mem_bytes = j->spec->mem_bytes;
+    sj->topology = j->spec->topology;
+    sj->max_runtime_ms = j->spec->max_runtime_ms;
+    (void)e;
+}
+
 static int do_submit(struct sl_engine *e, struct sl_op *op)
 {
     struct sl_job_spec *s = op->spec;
+    struct sl_sched_job_spec sj;
+    struct sl_error why = {0};
     struct team *tm;
     struct queue *q;
     struct pclass *pc;
     struct job *j = NULL;
     struct sl_job_view v;
     json_t *doc = NULL;
-    char *spec_json = NULL;
-    int rc;
+    char *spec_json = NULL, name[SL_NAME_MAX + 1];
+    int rc, user;
 
     if (strcmp(op->who.role, "viewer") == 0) {
         op_fail(op, 403, "forbidden");
@@ -503,22 +779,25 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         return sl_errorf(&op->err, -ENOMEM, "out of memory");
     }
     if (s->name[0])
-        sl_strlcpy(j->name, s->name, sizeof(j->name));
+        sl_strlcpy(name, s->name, sizeof(name));
     else
-        default_name(s, j->name, sizeof(j->name));
-    sl_strlcpy(j->team, tm->name, sizeof(j->team));
-    sl_strlcpy(j->project, s->project, sizeof(j->project));
-    sl_strlcpy(j->user, op->who.user, sizeof(j->user));
-    sl_strlcpy(j->unix_user, op->who.unix_user, sizeof(j->unix_user));
-    sl_strlcpy(j->queue, q->name, sizeof(j->queue));
-    sl_strlcpy(j->pclass, pc->name, sizeof(j->pclass));
+        default_name(s, name, sizeof(name));
+    j->spec = s;
+    op->spec = NULL;
+    if (!(j->name = strdup(name)) || !(j->team = intern(&e->strs, tm->name)) ||
+        !(j->project = intern(&e->strs, s->project)) ||
+        !(j->user = intern(&e->strs, op->who.user)) ||
+        !(j->unix_user = intern(&e->strs, op->who.unix_user)) ||
+        !(j->queue = intern(&e->strs, q->name)) ||
+        !(j->pclass = intern(&e->strs, pc->name))) {
+        op_fail(op, 503, "unavailable");
+        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        goto out;
+    }
     j->priority = pc->value;
     j->state = SL_JOB_PENDING;
     j->submitted_ms = sl_now_ms();
     j->limits_enforced = -1;
-    j->spec = s;
-    op->spec = NULL;
-    snprintf(j->reason, sizeof(j->reason), "waiting for the scheduler");
 
     if (!(doc = sl_job_spec_to_json(s)) ||
         !(spec_json = json_dumps(doc, JSON_COMPACT))) {
@@ -538,26 +817,31 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
     j->id = v.id;
     if ((rc = op_job_body(op, &v)) < 0)
         goto out;
-    if (e->nfresh == e->fresh_cap) {
-        size_t cap = e->fresh_cap ? e->fresh_cap * 2 : 1024;
-        int64_t *nf = realloc(e->fresh, cap * sizeof(*nf));
-        if (!nf) {
-            op_fail(op, 503, "unavailable");
-            rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-            goto out;
-        }
-        e->fresh = nf;
-        e->fresh_cap = cap;
-    }
     pthread_mutex_lock(&e->mu);
-    rc = sl_imap_put(&e->jobs, j->id, j);
+    user = sl_sched_user(e->sched, j->user);
+    if (user < 0) {
+        rc = user;
+    } else {
+        sched_spec(e, j, q, pc, user, &sj);
+        rc = sl_sched_job_add(e->sched, &sj, &why);
+    }
+    if (rc == 0 && (rc = sl_imap_put(&e->jobs, j->id, j)) < 0)
+        sl_sched_job_remove(e->sched, j->id, j->submitted_ms);
     pthread_mutex_unlock(&e->mu);
     if (rc < 0) {
-        op_fail(op, 503, "unavailable");
-        sl_errorf(&op->err, rc, "out of memory");
+        free(op->body);
+        op->body = NULL;
+        if (rc == -ENOMEM) {
+            op_fail(op, 503, "unavailable");
+            sl_errorf(&op->err, rc, "out of memory");
+        } else {
+            op_fail(op, 400, "invalid");
+            sl_errorf_field(&op->err, -EINVAL, why.field, "%s", why.text);
+            rc = -EINVAL;
+        }
         goto out;
     }
-    e->fresh[e->nfresh++] = j->id;
+    e->nfresh++;
     j = NULL;
     op->status = 201;
 out:
@@ -601,12 +885,9 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
     }
     if (j->state == SL_JOB_PENDING) {
         j->state = SL_JOB_CANCELLED;
-        snprintf(j->message, sizeof(j->message), "cancelled by %s while pending",
-                 op->who.user);
-        pthread_mutex_lock(&e->mu);
-        j->reason[0] = '\0';
-        pthread_mutex_unlock(&e->mu);
+        job_msg(e, j, "cancelled by %s while pending", op->who.user);
         if ((rc = job_persist(e, j, "state", "Pending", -1, sl_now_ms())) < 0) {
+            j->state = SL_JOB_PENDING;
             op_fail(op, 503, "unavailable");
             return sl_errorf(&op->err, rc, "store: write failed");
         }
@@ -616,6 +897,7 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         rc = op_job_body(op, &v);
         json_decref(v.spec_doc);
         job_forget(e, j);
+        e->sched_full = true; /* a reservation may be gone */
         if (rc < 0)
             return rc;
         op->status = 202;
@@ -623,9 +905,8 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
     }
     if (!j->cancel_requested) {
         j->cancel_requested = true;
-        snprintf(j->message, sizeof(j->message),
-                 "cancel requested by %s: SIGTERM, then SIGKILL after %llds",
-                 op->who.user, (long long)(e->cfg.cancel_grace_ms / 1000));
+        job_msg(e, j, "cancel requested by %s: SIGTERM, then SIGKILL after %llds",
+                op->who.user, (long long)(e->cfg.cancel_grace_ms / 1000));
         if ((rc = sl_store_event_add(e->st, j->id, sl_now_ms(), "cancel", NULL,
                                      NULL, j->message)) < 0) {
             op_fail(op, 503, "unavailable");
@@ -634,7 +915,9 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         job_signal_all(e, j, SIGTERM);
         j->kill_at_ms = sl_mono_ms() + e->cfg.cancel_grace_ms;
     }
+    pthread_mutex_lock(&e->mu);
     placement = placement_json(e, j);
+    pthread_mutex_unlock(&e->mu);
     job_view(j, &v, placement, NULL);
     v.spec_doc = sl_job_spec_to_json(j->spec);
     rc = op_job_body(op, &v);
@@ -662,19 +945,47 @@ static int manifest_error(struct sl_op *op, size_t i, size_t n, const char *fiel
 
 static const char *const action_names[] = {"unchanged", "created", "updated"};
 
+/* The canonical spec text of a manifest, or NULL on -ENOMEM. */
+static char *manifest_text(const struct sl_manifest *m)
+{
+    json_t *spec = sl_manifest_spec_json(m);
+    char *text = spec ? json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS |
+                                             JSON_REAL_PRECISION(15))
+                      : NULL;
+
+    json_decref(spec);
+    return text;
+}
+
+/* Whether 'name' is a cohort declared in the store or earlier in this
+ * apply. */
+static bool cohort_known(struct sl_engine *e, const struct sl_op *op, size_t upto,
+                         const char *name)
+{
+    if (cohort_find(e, name))
+        return true;
+    for (size_t k = 0; k < upto; k++)
+        if (op->manifests[k].kind == SL_KIND_COHORT &&
+            strcmp(op->manifests[k].name, name) == 0)
+            return true;
+    return false;
+}
+
 static int do_apply(struct sl_engine *e, struct sl_op *op)
 {
     json_t *applied = json_array();
     /* Work on copies so that a refused apply leaves memory as it was. */
     struct team *teams = malloc(sizeof(e->teams));
     struct queue *queues = malloc(sizeof(e->queues));
+    struct cohort *cohorts = malloc(sizeof(e->cohorts));
     struct pclass *pcs = malloc(sizeof(e->pclasses));
     struct user *users = malloc(sizeof(e->users));
-    int nteams = e->nteams, nqueues = e->nqueues, npcs = e->npclasses,
-        nusers = e->nusers, rc = 0;
+    char **texts = calloc(op->nmanifests ? op->nmanifests : 1, sizeof(char *));
+    int nteams = e->nteams, nqueues = e->nqueues, ncohorts = e->ncohorts,
+        npcs = e->npclasses, nusers = e->nusers, rc = 0;
     char msg[160];
 
-    if (!applied || !teams || !queues || !pcs || !users) {
+    if (!applied || !teams || !queues || !cohorts || !pcs || !users || !texts) {
         op_fail(op, 503, "unavailable");
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
         goto out;
@@ -686,6 +997,7 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
     }
     memcpy(teams, e->teams, sizeof(e->teams));
     memcpy(queues, e->queues, sizeof(e->queues));
+    memcpy(cohorts, e->cohorts, sizeof(e->cohorts));
     memcpy(pcs, e->pclasses, sizeof(e->pclasses));
     memcpy(users, e->users, sizeof(e->users));
 
@@ -715,11 +1027,29 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                 e->nqueues < MAX_NAMED) {
                 /* A team without a named default queue gets its own. */
                 struct queue *q = &e->queues[e->nqueues++];
+                memset(q, 0, sizeof(*q));
                 sl_strlcpy(q->name, dq, sizeof(q->name));
                 sl_strlcpy(q->team, m->name, sizeof(q->team));
-                if (sl_store_queue_upsert(e->st, dq, m->name) < 0)
+                q->sq = -1;
+                if (sl_store_queue_upsert(e->st, dq, m->name, NULL) < 0)
                     act = -EIO;
             }
+            break;
+        }
+        case SL_KIND_COHORT: {
+            struct cohort *c = cohort_find(e, m->name);
+            kind = "Cohort";
+            if (!c) {
+                if (e->ncohorts == MAX_NAMED) {
+                    rc = manifest_error(op, i, op->nmanifests, "metadata.name",
+                                        "too many cohorts");
+                    break;
+                }
+                c = &e->cohorts[e->ncohorts++];
+                sl_strlcpy(c->name, m->name, sizeof(c->name));
+            }
+            sl_strlcpy(c->description, m->u.cohort.description, sizeof(c->description));
+            act = sl_store_cohort_upsert(e->st, m->name, m->u.cohort.description);
             break;
         }
         case SL_KIND_QUEUE: {
@@ -730,6 +1060,18 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                 rc = manifest_error(op, i, op->nmanifests, "spec.team", msg);
                 break;
             }
+            if (m->u.queue.cohort[0] && !cohort_known(e, op, i, m->u.queue.cohort)) {
+                snprintf(msg, sizeof(msg),
+                         "cohort '%s' does not exist (declare it with kind: Cohort)",
+                         m->u.queue.cohort);
+                rc = manifest_error(op, i, op->nmanifests, "spec.cohort", msg);
+                break;
+            }
+            if (!(texts[i] = manifest_text(m))) {
+                op_fail(op, 503, "unavailable");
+                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+                break;
+            }
             if (!q) {
                 if (e->nqueues == MAX_NAMED) {
                     rc = manifest_error(op, i, op->nmanifests, "metadata.name",
@@ -737,10 +1079,13 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                     break;
                 }
                 q = &e->queues[e->nqueues++];
+                memset(q, 0, sizeof(*q));
                 sl_strlcpy(q->name, m->name, sizeof(q->name));
+                q->sq = -1;
             }
             sl_strlcpy(q->team, m->u.queue.team, sizeof(q->team));
-            act = sl_store_queue_upsert(e->st, m->name, m->u.queue.team);
+            sl_strlcpy(q->cohort, m->u.queue.cohort, sizeof(q->cohort));
+            act = sl_store_queue_upsert(e->st, m->name, m->u.queue.team, texts[i]);
             break;
         }
         case SL_KIND_PRIORITY_CLASS: {
@@ -753,17 +1098,22 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                     break;
                 }
                 p = &e->pclasses[e->npclasses++];
+                memset(p, 0, sizeof(*p));
                 sl_strlcpy(p->name, m->name, sizeof(p->name));
+                p->sc = -1;
             }
             p->value = m->u.pclass.value;
             p->preemptible = m->u.pclass.preemptible;
             p->is_default = m->u.pclass.is_default;
+            p->opportunistic = m->u.pclass.opportunistic;
+            p->min_runtime_ms = m->u.pclass.min_runtime_ms;
             if (p->is_default)
                 for (int k = 0; k < e->npclasses; k++)
                     if (&e->pclasses[k] != p)
                         e->pclasses[k].is_default = false;
             act = sl_store_pclass_upsert(e->st, m->name, p->value, p->preemptible,
-                                         p->is_default);
+                                         p->is_default, p->opportunistic,
+                                         p->min_runtime_ms);
             break;
         }
         case SL_KIND_USER: {
@@ -790,12 +1140,22 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                                        u->unix_user);
             break;
         }
-        case SL_KIND_COHORT:
-        case SL_KIND_SCHEDULER:
-            kind = m->kind == SL_KIND_COHORT ? "Cohort" : "Scheduler";
-            rc = manifest_error(op, i, op->nmanifests, "kind",
-                                "this kind is not applied by this daemon yet");
+        case SL_KIND_SCHEDULER: {
+            char old[8192];
+            kind = "Scheduler";
+            if (!(texts[i] = manifest_text(m))) {
+                op_fail(op, 503, "unavailable");
+                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+                break;
+            }
+            if (sl_store_meta_get(e->st, "scheduler", old, sizeof(old)) == 0)
+                act = strcmp(old, texts[i]) == 0 ? 0 : 2;
+            else
+                act = 1;
+            if (act && sl_store_meta_set(e->st, "scheduler", texts[i]) < 0)
+                act = -EIO;
             break;
+        }
         }
         if (rc == 0 && act < 0) {
             op_fail(op, 503, "unavailable");
@@ -823,20 +1183,49 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
     if (rc < 0) {
         memcpy(e->teams, teams, sizeof(e->teams));
         memcpy(e->queues, queues, sizeof(e->queues));
+        memcpy(e->cohorts, cohorts, sizeof(e->cohorts));
         memcpy(e->pclasses, pcs, sizeof(e->pclasses));
         memcpy(e->users, users, sizeof(e->users));
         e->nteams = nteams;
         e->nqueues = nqueues;
+        e->ncohorts = ncohorts;
         e->npclasses = npcs;
         e->nusers = nusers;
         goto out;
     }
+    /* All accepted and stored: now the scheduler sees the changes. */
+    pthread_mutex_lock(&e->mu);
+    for (size_t i = 0; i < op->nmanifests; i++) {
+        const struct sl_manifest *m = &op->manifests[i];
+        struct queue *q;
+        if (m->kind == SL_KIND_QUEUE && (q = queue_find(e, m->name))) {
+            q->sq = sched_queue(e, m);
+            free(q->spec_json == texts[i] ? NULL : q->spec_json);
+            q->spec_json = texts[i];
+            texts[i] = NULL;
+        } else if (m->kind == SL_KIND_PRIORITY_CLASS) {
+            sched_class(e, pclass_find(e, m->name));
+        } else if (m->kind == SL_KIND_SCHEDULER) {
+            sched_settings(e, m);
+        }
+    }
+    for (int i = 0; i < e->nqueues; i++)
+        if (e->queues[i].sq < 0)
+            e->queues[i].sq = sched_queue_plain(e, e->queues[i].name, e->queues[i].team);
+    for (int i = 0; i < e->npclasses; i++)
+        e->pclasses[i].sc = sched_class(e, &e->pclasses[i]);
+    pthread_mutex_unlock(&e->mu);
+    e->sched_full = true;
     op->result = json_pack("{s:O}", "applied", applied);
     op->status = 200;
 out:
+    for (size_t i = 0; texts && i < op->nmanifests; i++)
+        free(texts[i]);
+    free(texts);
     json_decref(applied);
     free(teams);
     free(queues);
+    free(cohorts);
     free(pcs);
     free(users);
     return rc;
@@ -927,12 +1316,32 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
 
 /* ---- running tasks ---------------------------------------------------- */
 
+/* The simulated executor's run time of a job: its label sim-duration. */
+static int64_t sim_duration_ms(const struct job *j)
+{
+    const char *v = json_string_value(json_object_get(j->spec->labels, SIM_DURATION_LABEL));
+    int64_t ms = 0;
+
+    if (v && sl_parse_duration_ms(v, &ms) < 0)
+        ms = 0;
+    return ms;
+}
+
 static int job_start_tasks(struct sl_engine *e, struct job *j)
 {
     struct sl_error err = {0};
     bool enforced = true;
     const char *note = NULL;
 
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+        int64_t end = sl_now_ms() + sim_duration_ms(j);
+        for (int t = 0; t < j->spec->tasks; t++) {
+            j->tasks[t].started = true;
+            j->tasks[t].sim_end_ms = end;
+        }
+        job_msg(e, j, "simulated executor: the command is not run");
+        return 0;
+    }
     for (int t = 0; t < j->spec->tasks; t++) {
         struct task *tk = &j->tasks[t];
         struct sl_exec_task xt = {0};
@@ -956,14 +1365,16 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
         xt.log_cap_bytes = e->cfg.log_cap_bytes;
         rc = sl_exec_start(e->exec, &xt, &tk->h, &err);
         if (rc < 0) {
-            snprintf(j->message, sizeof(j->message), "task %d failed to start: %s",
-                     t, err.text);
+            job_msg(e, j, "task %d failed to start: %s", t, err.text);
             tk->done = true;
             tk->exit_code = 127;
             j->gang_failed = true;
             continue;
         }
         tk->started = true;
+        if (tk->h.shim_pid > 0 &&
+            sl_imap_put(&e->shims, tk->h.shim_pid, (void *)(intptr_t)j->id) < 0)
+            j->adopted = true; /* no map entry: poll it on the timer */
         if (!tk->h.limits_enforced) {
             enforced = false;
             note = tk->h.limits_note;
@@ -972,28 +1383,31 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
     if (j->gang_failed)
         job_signal_all(e, j, SIGKILL); /* a gang runs whole or not at all */
     j->limits_enforced = enforced;
-    if (!enforced && note && !j->message[0])
-        snprintf(j->message, sizeof(j->message), "limits not enforced: %s", note);
+    if (!enforced && note && !j->message)
+        job_msg(e, j, "limits not enforced: %s", note);
     /* Network profiles are admitted and stored; the local executor does not
      * isolate yet, and says so rather than let the job believe it is. */
-    if (j->spec->network != SL_NET_EGRESS && !j->message[0])
-        snprintf(j->message, sizeof(j->message),
-                 "network profile %s is not enforced by the local executor in "
-                 "this release; the job has the host's network",
-                 j->spec->network == SL_NET_ISOLATED ? "isolated" : "internal");
+    if (j->spec->network != SL_NET_EGRESS && !j->message)
+        job_msg(e, j,
+                "network profile %s is not enforced by the local executor in "
+                "this release; the job has the host's network",
+                j->spec->network == SL_NET_ISOLATED ? "isolated" : "internal");
     return 0;
 }
 
-/* Mark a placed job Running (before its processes start). */
-static int job_place(struct sl_engine *e, struct job *j,
-                     const struct sl_sched_decision *d)
+/* Mark a placed job Running (before its processes start). On failure the
+ * job is Pending again, in the scheduler too. */
+static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_start *d)
 {
     struct task *tasks = calloc((size_t)j->spec->tasks, sizeof(*tasks));
     int rc;
 
-    if (!tasks)
+    if (!tasks) {
+        job_requeue_sched(e, j, 0);
         return -ENOMEM;
+    }
     for (int t = 0; t < d->ntasks; t++) {
+        tasks[t].node = d->tasks[t].node;
         tasks[t].ngpus = d->tasks[t].ngpus;
         tasks[t].gpu_milli = d->tasks[t].gpu_milli;
         memcpy(tasks[t].gpus, d->tasks[t].gpus, sizeof(int) * (size_t)tasks[t].ngpus);
@@ -1002,7 +1416,7 @@ static int job_place(struct sl_engine *e, struct job *j,
     j->state = SL_JOB_RUNNING;
     j->started_ms = sl_now_ms();
     j->not_before_ms = 0;
-    j->message[0] = '\0';
+    job_msg(e, j, NULL);
     pthread_mutex_lock(&e->mu);
     rc = run_add(e, j);
     pthread_mutex_unlock(&e->mu);
@@ -1012,188 +1426,175 @@ static int job_place(struct sl_engine *e, struct job *j,
         pthread_mutex_unlock(&e->mu);
     }
     if (rc < 0) {
-        /* Nothing is allocated and the row is unchanged: still Pending. */
+        /* The row is unchanged: still Pending; give the scheduler's
+         * allocation back and retry on the next pass. */
         j->tasks = NULL;
         free(tasks);
         j->state = SL_JOB_PENDING;
         j->started_ms = 0;
+        job_requeue_sched(e, j, 0);
         return rc;
     }
-    pthread_mutex_lock(&e->mu);
-    for (int t = 0; t < d->ntasks; t++)
-        for (int g = 0; g < tasks[t].ngpus; g++)
-            e->node.gpu_milli_alloc[tasks[t].gpus[g]] += tasks[t].gpu_milli;
-    e->node.cpu_milli_alloc += j->spec->cpu_milli * j->spec->tasks;
-    e->node.mem_bytes_alloc += j->spec->mem_bytes * j->spec->tasks;
-    j->reason[0] = '\0';
-    pthread_mutex_unlock(&e->mu);
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
     return 0;
 }
 
+/* The scheduler chose 'j' as a victim for job 'for_id'. */
+static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
+                        enum sl_preempt_why why)
+{
+    static const char *const whys[] = {
+        [SL_PREEMPT_PRIORITY] = "a higher-priority job of its queue",
+        [SL_PREEMPT_RECLAIM] = "its queue's cohort reclaiming lent quota",
+        [SL_PREEMPT_OPPORTUNISTIC] = "it ran opportunistically on idle capacity",
+    };
+
+    if (j->state != SL_JOB_RUNNING || j->preempting || j->cancel_requested)
+        return;
+    j->preempting = true;
+    j->preempted_for = for_id;
+    job_msg(e, j, "preempted for job %lld (%s): %s, SIGKILL in %llds",
+            (long long)for_id, whys[why], sl_signal_name(j->spec->ckpt_signal),
+            (long long)(j->spec->ckpt_grace_ms / 1000));
+    if (sl_store_event_add(e->st, j->id, sl_now_ms(), "preempt", NULL, NULL, j->message) < 0)
+        sl_warn("msg=\"cannot record a preemption\" job=%lld", (long long)j->id);
+    job_signal_all(e, j, j->spec->ckpt_signal);
+    j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+    sl_info("msg=\"preempting\" job=%lld for=%lld why=%d", (long long)j->id,
+            (long long)for_id, (int)why);
+}
+
 static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarted)
 {
-    struct sl_sched_node node = {0};
-    struct sl_sched_job *sj = NULL;
-    struct sl_sched_state state = {0};
-    struct sl_sched_result res = {0};
+    struct sl_sched_result res;
     int64_t now = sl_now_ms();
-    size_t n = 0, cap;
-    bool retry = false;
+    bool new_only = !e->sched_full && !(e->sched_wake_ms && now >= e->sched_wake_ms);
+    int rc;
 
     *started = NULL;
     *nstarted = 0;
-    cap = e->sched_full ? e->jobs.len : e->nfresh;
-    if (cap == 0)
-        goto out;
-    if (!(sj = calloc(cap, sizeof(*sj))))
-        goto out;
-    if (e->sched_full) {
-        size_t pos = 0;
-        int64_t id;
-        void *v;
-        while (sl_imap_next(&e->jobs, &pos, &id, &v) && n < cap) {
-            struct job *j = v;
-            if (j->state != SL_JOB_PENDING)
-                continue;
-            sj[n].id = j->id;
-            n++;
+    pthread_mutex_lock(&e->mu);
+    rc = sl_sched_pass(e->sched, now, new_only, &res);
+    pthread_mutex_unlock(&e->mu);
+    e->nfresh = 0;
+    e->sched_full = false;
+    e->sched_wake_ms = res.wake_ms;
+    if (rc < 0) {
+        sl_warn("msg=\"scheduling pass ran out of memory\"");
+        e->sched_full = true;
+    }
+    if (res.nstarts > 0 && !(*started = calloc((size_t)res.nstarts, sizeof(**started)))) {
+        for (int i = 0; i < res.nstarts; i++) {
+            pthread_mutex_lock(&e->mu);
+            sl_sched_job_requeue(e->sched, res.starts[i].job_id, now, 0);
+            pthread_mutex_unlock(&e->mu);
         }
-    } else {
-        for (size_t i = 0; i < e->nfresh; i++) {
-            struct job *j = sl_imap_get(&e->jobs, e->fresh[i]);
-            if (j && j->state == SL_JOB_PENDING)
-                sj[n++].id = j->id;
-        }
+        e->sched_full = true;
     }
-    for (size_t i = 0; i < n; i++) {
-        struct job *j = sl_imap_get(&e->jobs, sj[i].id);
-        sj[i].priority = j->priority;
-        sj[i].submit_ms = j->submitted_ms;
-        sj[i].not_before_ms = j->not_before_ms;
-        sj[i].tasks = j->spec->tasks;
-        sj[i].gpus = j->spec->gpus;
-        sj[i].gpu_milli = j->spec->gpu_milli;
-        sj[i].gpu_models = (const char *const *)j->spec->gpu_models;
-        sj[i].cpu_milli = j->spec->cpu_milli;
-        sj[i].mem_bytes = j->spec->mem_bytes;
-        sj[i].topology = j->spec->topology;
-    }
-    node.name = e->node.host.hostname;
-    node.domain = "";
-    node.schedulable = true;
-    node.cpu_milli_free = e->node.host.cpu_milli - e->node.cpu_milli_alloc;
-    node.mem_bytes_free = e->node.host.mem_bytes - e->node.mem_bytes_alloc;
-    node.ngpus = e->node.host.ngpus;
-    for (int g = 0; g < node.ngpus; g++) {
-        node.gpus[g].model = e->node.host.gpus[g].model;
-        node.gpus[g].milli_free = 1000 - e->node.gpu_milli_alloc[g];
-    }
-    state.nodes = &node;
-    state.nnodes = 1;
-    state.jobs = sj;
-    state.njobs = (int)n;
-    if (n == 0 || sl_sched_run(&state, now, &res) < 0)
-        goto out;
-    if (res.nstarts > 0 && !(*started = calloc((size_t)res.nstarts, sizeof(**started))))
-        retry = true;
     for (int i = 0; i < res.nstarts && *started; i++) {
         struct job *j = sl_imap_get(&e->jobs, res.starts[i].job_id);
-        if (job_place(e, j, &res.starts[i]) < 0) {
-            retry = true; /* still Pending, nothing allocated: next pass */
+        if (!j || job_place(e, j, &res.starts[i]) < 0) {
+            e->sched_full = true; /* still Pending: next pass */
             continue;
         }
         (*started)[(*nstarted)++] = j;
     }
-    /* The scheduler's position counts only the jobs of this pass, which in
-     * an incremental pass are the new ones: the reason carries no position
-     * until the explain API of the full scheduler. */
-    pthread_mutex_lock(&e->mu);
-    for (int i = 0; i < res.nwaits; i++) {
-        struct job *j = sl_imap_get(&e->jobs, res.waits[i].job_id);
+    for (int i = 0; i < res.npreempts; i++) {
+        struct job *j = sl_imap_get(&e->jobs, res.preempts[i].job_id);
         if (j)
-            sl_strlcpy(j->reason, res.waits[i].reason, sizeof(j->reason));
+            job_preempt(e, j, res.preempts[i].for_job, res.preempts[i].why);
     }
-    pthread_mutex_unlock(&e->mu);
-out:
     sl_sched_result_fini(&res);
-    free(sj);
-    e->nfresh = 0;
-    e->sched_full = retry;
 }
 
-/* Poll every started task of every Running job; finish jobs whose tasks
- * have all ended. */
-static void poll_tasks(struct sl_engine *e)
+/* Poll one job's tasks; finish it when all have ended. */
+static void poll_job(struct sl_engine *e, struct job *j, int64_t now_ms)
 {
-    size_t nj = e->nrun;
-    struct job **run = NULL;
+    bool all_done = true, lost = j->lost;
 
-    sl_exec_reap(e->exec);
-    /* A copy: finishing a job removes it from e->run. */
-    if (!nj || !(run = malloc(nj * sizeof(*run))))
-        return;
-    memcpy(run, e->run, nj * sizeof(*run));
-    for (size_t i = 0; i < nj; i++) {
-        struct job *j = run[i];
-        bool all_done = true, lost = j->lost;
-        for (int t = 0; t < j->spec->tasks; t++) {
-            struct task *tk = &j->tasks[t];
-            int code = 0, rc;
-            if (tk->done || !tk->started)
-                continue;
-            rc = sl_exec_poll(e->exec, &tk->h, &code);
-            if (rc == 0) {
+    for (int t = 0; t < j->spec->tasks; t++) {
+        struct task *tk = &j->tasks[t];
+        int code = 0, rc;
+        if (tk->done || !tk->started)
+            continue;
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+            if (tk->sim_end_ms > now_ms) {
                 all_done = false;
                 continue;
             }
-            tk->done = true;
-            tk->exit_code = rc == 1 ? code : 255;
-            if (rc < 0)
-                lost = true;
-            if (tk->exit_code != 0 && !j->gang_failed && !j->cancel_requested &&
-                !j->timed_out) {
-                /* One task of a gang failed: stop the others. */
-                j->gang_failed = true;
-                job_signal_all(e, j, j->spec->ckpt_signal);
-                j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
-            }
+            rc = 1;
+            code = tk->exit_code;
+        } else {
+            rc = sl_exec_poll(e->exec, &tk->h, &code);
         }
-        if (all_done)
-            job_finish(e, j, lost);
+        if (rc == 0) {
+            all_done = false;
+            continue;
+        }
+        tk->done = true;
+        tk->exit_code = rc == 1 ? code : 255;
+        if (rc < 0)
+            lost = true;
+        if (tk->exit_code != 0 && !j->gang_failed && !j->cancel_requested &&
+            !j->timed_out && !j->preempting) {
+            /* One task of a gang failed: stop the others. */
+            j->gang_failed = true;
+            job_signal_all(e, j, j->spec->ckpt_signal);
+            j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+        }
     }
-    free(run);
+    if (all_done)
+        job_finish(e, j, lost);
+}
+
+/* Poll the tasks whose shim exited (and, on the timer, re-adopted ones and
+ * the simulated executor's); finish jobs whose tasks have all ended. */
+static void poll_tasks(struct sl_engine *e)
+{
+    const pid_t *exited = NULL;
+    size_t n = e->exec ? sl_exec_reap(e->exec, &exited) : 0;
+    int64_t now = sl_now_ms(), mono = sl_mono_ms();
+    bool sweep = mono >= e->next_poll_ms || e->cfg.executor == SL_EXECUTOR_SIMULATED;
+
+    for (size_t i = 0; i < n; i++) {
+        int64_t id = (int64_t)(intptr_t)sl_imap_get(&e->shims, exited[i]);
+        struct job *j = id ? sl_imap_get(&e->jobs, id) : NULL;
+        if (j && j->state == SL_JOB_RUNNING && j->tasks)
+            poll_job(e, j, now);
+    }
+    if (sweep) {
+        /* A copy: finishing a job removes it from e->run. */
+        size_t nj = e->nrun;
+        struct job **run = nj ? malloc(nj * sizeof(*run)) : NULL;
+        if (nj && !run)
+            return;
+        if (nj)
+            memcpy(run, e->run, nj * sizeof(*run));
+        for (size_t i = 0; i < nj; i++)
+            if (run[i]->adopted || e->cfg.executor == SL_EXECUTOR_SIMULATED)
+                poll_job(e, run[i], now);
+        free(run);
+        if (mono >= e->next_poll_ms)
+            e->next_poll_ms = mono + ADOPTED_POLL_MS;
+    }
 }
 
 /* maxRuntime and grace timers. Returns ms until the next timer (or 1000). */
 static int64_t run_timers(struct sl_engine *e)
 {
     int64_t now = sl_mono_ms(), next = 1000, wall = sl_now_ms();
-    size_t keep = 0;
 
-    for (size_t i = 0; i < e->nbackoff; i++) {
-        struct job *j = sl_imap_get(&e->jobs, e->backoff[i]);
-        if (!j || j->state != SL_JOB_PENDING || !j->not_before_ms)
-            continue;
-        if (j->not_before_ms <= wall) {
-            e->sched_full = true;
-            continue;
-        }
-        if (j->not_before_ms - wall < next)
-            next = j->not_before_ms - wall;
-        e->backoff[keep++] = e->backoff[i];
-    }
-    e->nbackoff = keep;
+    if (e->sched_wake_ms && e->sched_wake_ms - wall < next)
+        next = e->sched_wake_ms - wall;
     for (size_t i = 0; i < e->nrun; i++) {
         struct job *j = e->run[i];
         if (j->ckpt_at_ms && now >= j->ckpt_at_ms && !j->timed_out &&
-            !j->cancel_requested) {
+            !j->cancel_requested && !j->preempting) {
             j->timed_out = true;
-            snprintf(j->message, sizeof(j->message),
-                     "maxRuntime reached: sent %s, SIGKILL in %llds",
-                     sl_signal_name(j->spec->ckpt_signal),
-                     (long long)(j->spec->ckpt_grace_ms / 1000));
+            job_msg(e, j, "maxRuntime reached: sent %s, SIGKILL in %llds",
+                    sl_signal_name(j->spec->ckpt_signal),
+                    (long long)(j->spec->ckpt_grace_ms / 1000));
             sl_store_event_add(e->st, j->id, sl_now_ms(), "timeout", NULL, NULL,
                                j->message);
             job_signal_all(e, j, j->spec->ckpt_signal);
@@ -1207,6 +1608,10 @@ static int64_t run_timers(struct sl_engine *e)
             next = j->ckpt_at_ms - now;
         if (j->kill_at_ms && j->kill_at_ms - now < next)
             next = j->kill_at_ms - now;
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks)
+            for (int t = 0; t < j->spec->tasks; t++)
+                if (!j->tasks[t].done && j->tasks[t].sim_end_ms - wall < next)
+                    next = j->tasks[t].sim_end_ms - wall;
     }
     return next < 1 ? 1 : next;
 }
@@ -1327,7 +1732,8 @@ static void *engine_main(void *arg)
             apply_op(e, op);
         poll_tasks(e);
         wait_ms = run_timers(e);
-        if (!stopping && (e->nfresh || e->sched_full))
+        if (!stopping && (e->nfresh || e->sched_full ||
+                          (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms)))
             schedule(e, &started, &nstarted);
         if (sl_store_commit(e->st) < 0) {
             /* Memory now holds changes the store does not: stop changing
@@ -1362,10 +1768,12 @@ static void *engine_main(void *arg)
                     job_persist(e, started[i], "launched", "Running", -1, 0);
                 sl_store_commit(e->st);
             }
-            if (failures)
+            if (failures || e->cfg.executor == SL_EXECUTOR_SIMULATED)
                 wait_ms = 0;
         }
         free(started);
+        if (e->sched_full || e->nfresh)
+            wait_ms = 0;
         if (stopping) {
             bool more;
             pthread_mutex_lock(&e->qmu);
@@ -1391,18 +1799,44 @@ static int ld_team(void *arg, const char *name, const char *dq)
     return 0;
 }
 
-static int ld_queue(void *arg, const char *name, const char *team)
+static int ld_cohort(void *arg, const char *name, const char *description)
 {
     struct sl_engine *e = arg;
-    if (e->nqueues == MAX_NAMED)
+    if (e->ncohorts == MAX_NAMED)
         return -ENOSPC;
-    sl_strlcpy(e->queues[e->nqueues].name, name, 64);
-    sl_strlcpy(e->queues[e->nqueues++].team, team, 64);
+    sl_strlcpy(e->cohorts[e->ncohorts].name, name, 64);
+    sl_strlcpy(e->cohorts[e->ncohorts++].description, description ? description : "",
+               sizeof(e->cohorts[0].description));
     return 0;
 }
 
+static int ld_queue(void *arg, const char *name, const char *team, const char *spec_json)
+{
+    struct sl_engine *e = arg;
+    struct queue *q;
+    struct sl_manifest *m = NULL;
+
+    if (e->nqueues == MAX_NAMED)
+        return -ENOSPC;
+    q = &e->queues[e->nqueues++];
+    memset(q, 0, sizeof(*q));
+    sl_strlcpy(q->name, name, sizeof(q->name));
+    sl_strlcpy(q->team, team, sizeof(q->team));
+    q->sq = -1;
+    if (spec_json && strcmp(spec_json, "{}") != 0 &&
+        manifest_from_store("Queue", name, spec_json, &m) == 0) {
+        sl_strlcpy(q->cohort, m->u.queue.cohort, sizeof(q->cohort));
+        q->sq = sched_queue(e, m);
+        q->spec_json = strdup(spec_json);
+        free(m);
+    }
+    if (q->sq < 0)
+        q->sq = sched_queue_plain(e, name, team);
+    return q->sq < 0 ? q->sq : 0;
+}
+
 static int ld_pclass(void *arg, const char *name, int value, bool preemptible,
-                     bool is_default)
+                     bool is_default, bool opportunistic, int64_t min_runtime_ms)
 {
     struct sl_engine *e = arg;
     struct pclass *p;
@@ -1413,7 +1847,9 @@ static int ld_pclass(void *arg, const char *name, int value, bool preemptible,
     p->value = value;
     p->preemptible = preemptible;
     p->is_default = is_default;
-    return 0;
+    p->opportunistic = opportunistic;
+    p->min_runtime_ms = min_runtime_ms;
+    return sched_class(e, p) < 0 ? -ENOSPC : 0;
 }
 
 static int ld_user(void *arg, const char *name, const char *team,
@@ -1431,9 +1867,21 @@ static int ld_user(void *arg, const char *name, const char *team,
     return 0;
 }
 
+static int node_by_name(struct sl_engine *e, const char *name)
+{
+    struct sl_sched_node_view v;
+
+    for (int i = 0; i < sl_sched_node_count(e->sched); i++)
+        if (sl_sched_node_view(e->sched, i, &v) == 0 && strcmp(v.name, name) == 0)
+            return i;
+    return -1;
+}
+
 /* Rebuild a Running job's tasks from its stored placement and re-adopt its
- * processes. */
-static int readopt(struct sl_engine *e, struct job *j, const char *placement)
+ * processes. Returns 0, -ENOMEM, or -EINVAL when the placement no longer
+ * fits the cluster (then the job is Lost). */
+static int readopt(struct sl_engine *e, struct job *j, const char *placement,
+                   struct sl_sched_task_place *pl)
 {
     json_t *arr = placement ? json_loads(placement, 0, NULL) : NULL;
     size_t i;
@@ -1444,26 +1892,40 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement)
         json_decref(arr);
         return -ENOMEM;
     }
+    for (int t = 0; t < j->spec->tasks; t++)
+        j->tasks[t].node = -1;
     json_array_foreach(arr, i, p) {
         int t = (int)json_integer_value(json_object_get(p, "task"));
+        const char *nname = json_string_value(json_object_get(p, "node"));
         json_t *g;
         size_t k;
         if (t < 0 || t >= j->spec->tasks)
             continue;
+        j->tasks[t].node = nname ? node_by_name(e, nname) : -1;
         j->tasks[t].gpu_milli = (int)json_integer_value(json_object_get(p, "gpu_milli"));
         json_array_foreach(json_object_get(p, "gpus"), k, g) {
             int idx = (int)json_integer_value(g);
-            if (idx >= 0 && idx < e->node.host.ngpus &&
-                j->tasks[t].ngpus < SL_EXEC_MAX_GPUS)
+            if (idx >= 0 && idx < SL_EXEC_MAX_GPUS && j->tasks[t].ngpus < SL_EXEC_MAX_GPUS)
                 j->tasks[t].gpus[j->tasks[t].ngpus++] = idx;
         }
     }
     json_decref(arr);
     for (int t = 0; t < j->spec->tasks; t++) {
         struct task *tk = &j->tasks[t];
-        for (int g = 0; g < tk->ngpus; g++)
-            e->node.gpu_milli_alloc[tk->gpus[g]] += tk->gpu_milli;
-        int code = 0, rc = sl_exec_adopt(e->exec, j->id, t, j->attempt, &tk->h, &code);
+        int code = 0, rc;
+        if (tk->node < 0)
+            return -EINVAL;
+        pl[t].node = tk->node;
+        pl[t].ngpus = tk->ngpus;
+        pl[t].gpu_milli = tk->gpu_milli;
+        memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+            tk->started = true;
+            tk->sim_end_ms = 0; /* its run ended with the daemon */
+            all_done = false;
+            continue;
+        }
+        rc = sl_exec_adopt(e->exec, j->id, t, j->attempt, &tk->h, &code);
         if (rc == 0) {
             tk->started = true;
             all_done = false;
@@ -1477,10 +1939,7 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement)
             lost = true;
         }
     }
-    e->node.cpu_milli_alloc += j->spec->cpu_milli * j->spec->tasks;
-    e->node.mem_bytes_alloc += j->spec->mem_bytes * j->spec->tasks;
-    if (run_add(e, j) < 0)
-        return -ENOMEM;
+    j->adopted = true;
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms -
                         (sl_now_ms() - j->started_ms);
@@ -1489,8 +1948,7 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement)
         /* Part of the gang is gone: the job cannot go on. */
         job_signal_all(e, j, SIGKILL);
     }
-    sl_info("msg=\"re-adopted running job\" job=%lld lost=%d", (long long)j->id,
-            lost);
+    sl_info("msg=\"re-adopted running job\" job=%lld lost=%d", (long long)j->id, lost);
     return 0;
 }
 
@@ -1498,8 +1956,13 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
 {
     struct sl_engine *e = arg;
     struct sl_error err = {0};
+    struct sl_sched_job_spec sj;
+    struct sl_sched_task_place *pl = NULL;
     struct job *j = calloc(1, sizeof(*j));
-    int rc;
+    struct queue *q;
+    struct pclass *pc;
+    struct user *u;
+    int rc, user;
 
     if (!j)
         return -ENOMEM;
@@ -1509,36 +1972,85 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         free(j);
         return 0; /* leave it; it cannot run */
     }
+    q = queue_find(e, v->queue);
+    pc = pclass_find(e, v->priority_class);
+    if (!q || !pc) {
+        sl_error("msg=\"stored job names an unknown queue or class\" job=%lld",
+                 (long long)v->id);
+        job_free(j);
+        return 0;
+    }
     j->id = v->id;
-    sl_strlcpy(j->name, v->name, sizeof(j->name));
-    sl_strlcpy(j->team, v->team, sizeof(j->team));
-    sl_strlcpy(j->project, v->project ? v->project : "", sizeof(j->project));
-    sl_strlcpy(j->user, v->user, sizeof(j->user));
-    sl_strlcpy(j->queue, v->queue, sizeof(j->queue));
-    sl_strlcpy(j->pclass, v->priority_class, sizeof(j->pclass));
-    if (user_find(e, v->user))
-        sl_strlcpy(j->unix_user, user_find(e, v->user)->unix_user,
-                   sizeof(j->unix_user));
+    u = user_find(e, v->user);
+    if (!(j->name = strdup(v->name)) || !(j->team = intern(&e->strs, v->team)) ||
+        !(j->project = intern(&e->strs, v->project)) ||
+        !(j->user = intern(&e->strs, v->user)) ||
+        !(j->unix_user = intern(&e->strs, u ? u->unix_user : "")) ||
+        !(j->queue = intern(&e->strs, v->queue)) ||
+        !(j->pclass = intern(&e->strs, v->priority_class))) {
+        job_free(j);
+        return -ENOMEM;
+    }
     j->priority = v->priority;
     j->state = v->state == SL_JOB_PREEMPTED ? SL_JOB_PENDING : v->state;
     j->attempt = v->attempt;
+    j->preemptions = v->preemptions;
     j->submitted_ms = v->submitted_ms;
     j->started_ms = v->started_ms;
     j->not_before_ms = not_before;
     j->limits_enforced = v->limits_enforced;
-    sl_strlcpy(j->message, v->message ? v->message : "", sizeof(j->message));
-    snprintf(j->reason, sizeof(j->reason), "waiting for the scheduler");
-    if (j->state == SL_JOB_RUNNING && (rc = readopt(e, j, v->placement_json)) < 0) {
+    j->message = v->message && *v->message ? strdup(v->message) : NULL;
+    if ((user = sl_sched_user(e->sched, j->user)) < 0) {
+        job_free(j);
+        return user;
+    }
+    sched_spec(e, j, q, pc, user, &sj);
+    if (j->state == SL_JOB_RUNNING) {
+        if (!(pl = calloc((size_t)j->spec->tasks, sizeof(*pl)))) {
+            job_free(j);
+            return -ENOMEM;
+        }
+        rc = readopt(e, j, v->placement_json, pl);
+        if (rc == 0)
+            rc = sl_sched_job_add_running(e->sched, &sj, pl, j->started_ms, &err);
+        if (rc == -EINVAL) {
+            /* The cluster changed under it (a node gone, GPUs fewer): it
+             * cannot be accounted for; it is lost and the next pass retries
+             * it per policy. */
+            sl_error("msg=\"running job's placement no longer fits the cluster\" "
+                     "job=%lld err=\"%s\"", (long long)j->id, err.text);
+            job_signal_all(e, j, SIGKILL);
+            free(j->tasks);
+            j->tasks = NULL;
+            j->state = SL_JOB_PENDING;
+            j->started_ms = 0;
+            sched_spec(e, j, q, pc, user, &sj);
+            rc = sl_sched_job_add(e->sched, &sj, &err);
+        }
+        free(pl);
+        if (rc < 0) {
+            job_free(j);
+            return rc;
+        }
+        if (j->state == SL_JOB_RUNNING && (rc = run_add(e, j)) < 0) {
+            sl_sched_job_remove(e->sched, j->id, sl_now_ms());
+            job_free(j);
+            return rc;
+        }
+        for (int t = 0; j->tasks && t < j->spec->tasks; t++)
+            if (j->tasks[t].h.shim_pid > 0)
+                sl_imap_put(&e->shims, j->tasks[t].h.shim_pid, (void *)(intptr_t)j->id);
+    } else if ((rc = sl_sched_job_add(e->sched, &sj, &err)) < 0) {
         job_free(j);
         return rc;
     }
     if ((rc = sl_imap_put(&e->jobs, j->id, j)) < 0) {
+        sl_sched_job_remove(e->sched, j->id, sl_now_ms());
+        if (j->state == SL_JOB_RUNNING)
+            run_del(e, j);
         job_free(j);
         return rc;
     }
-    if (j->state == SL_JOB_PENDING && j->not_before_ms)
-        return vec_push((void **)&e->backoff, &e->nbackoff, &e->backoff_cap,
-                        sizeof(int64_t), &j->id);
     return 0;
 }
 
@@ -1547,12 +2059,12 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
     static const struct {
         const char *name;
         int value;
-        bool preemptible, is_default;
+        bool preemptible, is_default, opportunistic;
     } classes[] = {
-        /* name, value, preemptible, default */
-        {"production", 1000, false, false},
-        {"batch", 100, true, true},
-        {"best-effort", 0, true, false},
+        /* name, value, preemptible, default, opportunistic */
+        {"production", 1000, false, false, false},
+        {"batch", 100, true, true, false},
+        {"best-effort", 0, true, false, true},
     };
     char token[80], buf[8];
     unsigned char hash[32];
@@ -1564,10 +2076,11 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
         return rc;
     rc = sl_store_team_upsert(e->st, "default", "default");
     if (rc >= 0)
-        rc = sl_store_queue_upsert(e->st, "default", "default");
+        rc = sl_store_queue_upsert(e->st, "default", "default", NULL);
     for (size_t i = 0; rc >= 0 && i < SL_ARRAY_LEN(classes); i++)
         rc = sl_store_pclass_upsert(e->st, classes[i].name, classes[i].value,
-                                    classes[i].preemptible, classes[i].is_default);
+                                    classes[i].preemptible, classes[i].is_default,
+                                    classes[i].opportunistic, 0);
     if (rc >= 0)
         rc = sl_store_user_upsert(e->st, "admin", "default", "admin", "");
     token_new(token, sizeof(token), hash);
@@ -1586,12 +2099,55 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
     return *admin_token ? 0 : -ENOMEM;
 }
 
+/* The cluster: this host, or the nodes of --fake-nodes. */
+static int add_nodes(struct sl_engine *e, struct sl_error *err)
+{
+    int rc;
+
+    if (!e->cfg.fake_nodes) {
+        struct sl_sched_node_spec n = {0};
+        n.name = e->host.hostname;
+        n.cpu_milli = e->host.cpu_milli;
+        n.mem_bytes = e->host.mem_bytes;
+        n.ngpus = e->host.ngpus;
+        for (int g = 0; g < n.ngpus; g++)
+            n.gpu_model[g] = e->host.gpus[g].model;
+        if ((rc = sl_sched_node_add(e->sched, &n)) < 0)
+            return sl_errorf(err, rc, "scheduler: cannot add this host: %s", strerror(-rc));
+        e->host_is_node = true;
+        return 0;
+    }
+    {
+        struct sl_trace_node *tn = NULL;
+        size_t nn = 0;
+        if ((rc = sl_trace_load_nodes(e->cfg.fake_nodes, &tn, &nn, err)) < 0)
+            return sl_errorf(err, rc, "--fake-nodes: %s", err->text);
+        for (size_t i = 0; i < nn && rc >= 0; i++) {
+            struct sl_sched_node_spec n = {0};
+            n.name = tn[i].name;
+            n.domain = tn[i].domain;
+            n.cpu_milli = tn[i].cpu_milli;
+            n.mem_bytes = tn[i].mem_bytes;
+            n.ngpus = tn[i].ngpus;
+            for (int g = 0; g < n.ngpus; g++)
+                n.gpu_model[g] = tn[i].model;
+            if ((rc = sl_sched_node_add(e->sched, &n)) < 0)
+                sl_errorf(err, rc, "--fake-nodes: node %s: %s", tn[i].name,
+                          rc == -ENOSPC ? "more than 32 GPU models" : strerror(-rc));
+        }
+        free(tn);
+        return rc < 0 ? rc : 0;
+    }
+}
+
 struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
                                    char **admin_token, struct sl_error *err)
 {
     struct sl_engine *e = calloc(1, sizeof(*e));
     struct sl_store_loader ld;
+    struct sl_sched_config scfg;
     struct sigaction sa;
+    char stored[8192];
     int rc;
 
     *admin_token = NULL;
@@ -1606,9 +2162,14 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     pthread_cond_init(&e->scond, NULL);
     e->wal_fd = -1;
     sl_imap_init(&e->jobs);
+    sl_imap_init(&e->shims);
     e->cfg = *cfg;
     sl_strlcpy(e->data_dir, cfg->data_dir, sizeof(e->data_dir));
     e->cfg.data_dir = e->data_dir;
+    if (cfg->fake_nodes) {
+        sl_strlcpy(e->fake_nodes, cfg->fake_nodes, sizeof(e->fake_nodes));
+        e->cfg.fake_nodes = e->fake_nodes;
+    }
     if (cfg->store_path)
         sl_strlcpy(e->store_path, cfg->store_path, sizeof(e->store_path));
     else
@@ -1626,13 +2187,20 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         sl_errorf(err, rc, "--data-dir %s: %s", e->data_dir, strerror(-rc));
         goto fail;
     }
-    if ((rc = sl_host_discover(cfg->fake_gpus, &e->node.host, err)) < 0)
+    if ((rc = sl_host_discover(cfg->fake_gpus, &e->host, err)) < 0)
+        goto fail;
+    sl_sched_config_init(&scfg);
+    if (!(e->sched = sl_sched_create(&scfg))) {
+        sl_errorf(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = add_nodes(e, err)) < 0)
         goto fail;
     /* Commits do not fsync; with sync_full the syncer fdatasyncs the WAL
      * before answering, overlapping the flush with the next group. */
     if (!(e->st = sl_store_open(e->store_path, true, false, err)))
         goto fail;
-    if (!(e->exec = sl_exec_create(e->run_dir))) {
+    if (cfg->executor == SL_EXECUTOR_LOCAL && !(e->exec = sl_exec_create(e->run_dir))) {
         sl_errorf(err, -errno, "executor: %s", strerror(errno));
         goto fail;
     }
@@ -1652,8 +2220,16 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
             goto fail;
         }
     }
-    ld = (struct sl_store_loader){.arg = e, .team = ld_team, .queue = ld_queue,
-                                  .pclass = ld_pclass, .user = ld_user, .job = ld_job};
+    if (sl_store_meta_get(e->st, "scheduler", stored, sizeof(stored)) == 0) {
+        struct sl_manifest *m = NULL;
+        if (manifest_from_store("Scheduler", "default", stored, &m) == 0) {
+            sched_settings(e, m);
+            free(m);
+        }
+    }
+    ld = (struct sl_store_loader){.arg = e, .team = ld_team, .cohort = ld_cohort,
+                                  .queue = ld_queue, .pclass = ld_pclass,
+                                  .user = ld_user, .job = ld_job};
     if ((rc = sl_store_load(e->st, &ld)) < 0) {
         sl_errorf(err, rc, "store: cannot load state: %s", strerror(-rc));
         goto fail;
@@ -1669,12 +2245,14 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGCHLD, &sa, NULL);
-    sl_info("msg=\"engine ready\" host=%s cpus_milli=%lld mem_bytes=%lld gpus=%d "
-            "gpu_source=%s limits=%s",
-            e->node.host.hostname, (long long)e->node.host.cpu_milli,
-            (long long)e->node.host.mem_bytes, e->node.host.ngpus,
-            e->node.host.gpu_source,
-            sl_exec_limits_available(e->exec, NULL) ? "cgroup" : "none");
+    sl_info("msg=\"engine ready\" host=%s nodes=%d cpus_milli=%lld mem_bytes=%lld "
+            "gpus=%d gpu_source=%s executor=%s limits=%s placement=%s",
+            e->host.hostname, sl_sched_node_count(e->sched),
+            (long long)e->host.cpu_milli, (long long)e->host.mem_bytes, e->host.ngpus,
+            e->host.gpu_source,
+            cfg->executor == SL_EXECUTOR_SIMULATED ? "simulated" : "local",
+            e->exec && sl_exec_limits_available(e->exec, NULL) ? "cgroup" : "none",
+            sl_placement_name(sl_sched_get_config(e->sched)->placement));
     return e;
 fail:
     free(*admin_token);
@@ -1736,9 +2314,10 @@ void sl_engine_destroy(struct sl_engine *e)
     while (sl_imap_next(&e->jobs, &pos, &id, &v))
         job_free(v);
     sl_imap_fini(&e->jobs);
-    free(e->fresh);
+    sl_imap_fini(&e->shims);
+    for (int i = 0; i < e->nqueues; i++)
+        free(e->queues[i].spec_json);
     free(e->run);
-    free(e->backoff);
     free(e->gone);
     if (g_wake_fd == e->wake_fd)
         g_wake_fd = -1;
@@ -1746,6 +2325,8 @@ void sl_engine_destroy(struct sl_engine *e)
         close(e->wake_fd);
     sl_exec_destroy(e->exec);
     sl_store_close(e->st);
+    sl_sched_destroy(e->sched);
+    strtab_fini(&e->strs);
     if (e->wal_fd >= 0)
         close(e->wal_fd);
     pthread_mutex_destroy(&e->smu);
@@ -1787,52 +2368,133 @@ void sl_engine_submit(struct sl_engine *e, struct sl_op *op)
     }
 }
 
+/* ---- readers (HTTP thread) -------------------------------------------- */
+
 json_t *sl_engine_nodes_json(struct sl_engine *e)
 {
-    json_t *gpus = json_array(), *node, *out;
+    json_t *nodes = json_array();
 
     pthread_mutex_lock(&e->mu);
-    for (int g = 0; g < e->node.host.ngpus; g++) {
-        const struct sl_gpu_info *gi = &e->node.host.gpus[g];
-        json_t *jobs = json_array();
-        for (size_t i = 0; i < e->nrun; i++) {
-            struct job *j = e->run[i];
-            bool on = false;
-            for (int t = 0; t < j->spec->tasks && !on; t++)
-                for (int k = 0; k < j->tasks[t].ngpus; k++)
-                    on |= j->tasks[t].gpus[k] == g;
-            if (on)
-                json_array_append_new(jobs, json_integer(j->id));
+    for (int n = 0; n < sl_sched_node_count(e->sched); n++) {
+        struct sl_sched_node_view v;
+        json_t *gpus = json_array(), *node;
+        int64_t cpu_alloc, mem_alloc;
+        bool host = e->host_is_node && n == 0;
+
+        sl_sched_node_view(e->sched, n, &v);
+        for (int g = 0; g < v.ngpus; g++) {
+            json_t *jobs = json_array();
+            for (size_t i = 0; i < e->nrun; i++) {
+                struct job *j = e->run[i];
+                bool on = false;
+                for (int t = 0; j->tasks && t < j->spec->tasks && !on; t++)
+                    for (int k = 0; k < j->tasks[t].ngpus; k++)
+                        on |= j->tasks[t].node == n && j->tasks[t].gpus[k] == g;
+                if (on)
+                    json_array_append_new(jobs, json_integer(j->id));
+            }
+            json_array_append_new(
+                gpus, json_pack("{s:i, s:s, s:I, s:i, s:o}", "index", g, "model",
+                                sl_sched_model_name(e->sched, v.gpu_model[g]), "mem_bytes",
+                                (json_int_t)(host ? e->host.gpus[g].mem_bytes : 0),
+                                "milli_allocated", 1000 - v.gpu_free_milli[g], "jobs",
+                                jobs));
         }
-        json_array_append_new(
-            gpus, json_pack("{s:i, s:s, s:I, s:i, s:o}", "index", gi->index, "model",
-                            gi->model, "mem_bytes", (json_int_t)gi->mem_bytes,
-                            "milli_allocated", e->node.gpu_milli_alloc[g], "jobs",
-                            jobs));
+        cpu_alloc = v.cpu_total - v.cpu_free;
+        mem_alloc = v.mem_total - v.mem_free;
+        node = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:s, s:o}", "name", v.name,
+                         "domain", v.domain, "schedulable", v.schedulable, "cpu_milli",
+                         (json_int_t)v.cpu_total, "cpu_milli_allocated",
+                         (json_int_t)cpu_alloc, "mem_bytes", (json_int_t)v.mem_total,
+                         "mem_bytes_allocated", (json_int_t)mem_alloc, "gpu_source",
+                         host ? e->host.gpu_source : "fake", "gpus", gpus);
+        json_array_append_new(nodes, node);
     }
-    node = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:o}", "name",
-                     e->node.host.hostname, "domain", "", "cpu_milli",
-                     (json_int_t)e->node.host.cpu_milli, "cpu_milli_allocated",
-                     (json_int_t)e->node.cpu_milli_alloc, "mem_bytes",
-                     (json_int_t)e->node.host.mem_bytes, "mem_bytes_allocated",
-                     (json_int_t)e->node.mem_bytes_alloc, "gpu_source",
-                     e->node.host.gpu_source, "gpus", gpus);
     pthread_mutex_unlock(&e->mu);
-    out = json_pack("{s:[o]}", "nodes", node);
-    return out;
+    return json_pack("{s:o}", "nodes", nodes);
+}
+
+/* A resource vector as the API's resource object: gpus and cpus as numbers
+ * of units, memory in bytes, gpusByModel per model; unset entries left out
+ * (all of them, with 'all', shown as 0). */
+static json_t *res_json(struct sl_sched *s, const struct sl_sched_res *r, bool all)
+{
+    json_t *o = json_object(), *by = json_object();
+
+    if (!o || !by) {
+        json_decref(o);
+        json_decref(by);
+        return NULL;
+    }
+    if (all || r->v[SL_DIM_GPU] >= 0)
+        json_object_set_new(o, "gpus", json_real((double)(r->v[SL_DIM_GPU] > 0
+                                                              ? r->v[SL_DIM_GPU]
+                                                              : 0) / 1000));
+    if (all || r->v[SL_DIM_CPU] >= 0)
+        json_object_set_new(o, "cpus", json_real((double)(r->v[SL_DIM_CPU] > 0
+                                                              ? r->v[SL_DIM_CPU]
+                                                              : 0) / 1000));
+    if (all || r->v[SL_DIM_MEM] >= 0)
+        json_object_set_new(o, "memory",
+                            json_integer(r->v[SL_DIM_MEM] > 0 ? r->v[SL_DIM_MEM] : 0));
+    for (int m = 0; m < sl_sched_model_count(s); m++) {
+        int64_t v = r->v[SL_DIM_MODEL0 + m];
+        if (v > 0 || (!all && v >= 0))
+            json_object_set_new(by, sl_sched_model_name(s, m), json_real((double)v / 1000));
+    }
+    if (json_object_size(by))
+        json_object_set_new(o, "gpusByModel", by);
+    else
+        json_decref(by);
+    return o;
+}
+
+json_t *sl_engine_queues_json(struct sl_engine *e)
+{
+    json_t *arr = json_array();
+    int64_t now = sl_now_ms();
+
+    if (!arr)
+        return NULL;
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < e->nqueues; i++) {
+        struct sl_sched_queue_stats st;
+        if (sl_sched_queue_stats(e->sched, e->queues[i].sq, now, &st) < 0)
+            continue;
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:f}",
+                           "name", e->queues[i].name, "team", e->queues[i].team,
+                           "cohort", e->queues[i].cohort[0] ? json_string(e->queues[i].cohort)
+                                                             : json_null(),
+                           "nominal", res_json(e->sched, &st.nominal, false), "used",
+                           res_json(e->sched, &st.used, true), "borrowed",
+                           res_json(e->sched, &st.borrowed, true), "lent",
+                           res_json(e->sched, &st.lent, true), "opportunistic",
+                           res_json(e->sched, &st.opportunistic, true), "pending",
+                           st.pending, "running", st.running, "share", st.share));
+    }
+    pthread_mutex_unlock(&e->mu);
+    return arr;
 }
 
 int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size)
 {
-    struct job *j;
-    int rc = -ENOENT;
+    int rc;
 
     pthread_mutex_lock(&e->mu);
-    j = sl_imap_get(&e->jobs, id);
-    if (j && j->reason[0]) {
-        sl_strlcpy(buf, j->reason, size);
-        rc = 0;
-    }
+    rc = sl_sched_reason(e->sched, id, sl_now_ms(), buf, size);
+    pthread_mutex_unlock(&e->mu);
+    if (rc == 0 && !buf[0])
+        rc = -ENOENT;
+    return rc;
+}
+
+int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b)
+{
+    int rc;
+
+    pthread_mutex_lock(&e->mu);
+    rc = sl_sched_explain(e->sched, id, sl_now_ms(), b);
     pthread_mutex_unlock(&e->mu);
     return rc;
 }

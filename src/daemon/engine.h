@@ -22,6 +22,7 @@
 
 #include "../core/spec.h"
 #include "../exec/exec.h"
+#include "../util/buf.h"
 #include "../util/util.h"
 
 struct sl_engine;
@@ -61,11 +62,23 @@ struct sl_op {
     struct sl_op *next;               /* queue link; engine-private */
 };
 
+enum sl_executor_kind {
+    SL_EXECUTOR_LOCAL,                /* processes on this machine */
+    SL_EXECUTOR_SIMULATED,            /* nothing runs: a task "runs" for its
+                                         label sim-duration (default 0) and
+                                         ends with code 0; for scheduler load
+                                         tests, and said so in each job */
+};
+
 struct sl_engine_config {
     const char *data_dir;
     const char *store_path;           /* sqlite path */
     bool sync_full;                   /* fsync each group commit */
     const char *fake_gpus;            /* NULL = discover */
+    const char *fake_nodes;           /* node list CSV replacing this host as
+                                         the cluster (tasks still run here);
+                                         NULL = this host only */
+    enum sl_executor_kind executor;
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
@@ -91,8 +104,15 @@ void sl_engine_submit(struct sl_engine *e, struct sl_op *op);
 
 /* Thread-safe readers for the HTTP thread. */
 json_t *sl_engine_nodes_json(struct sl_engine *e);
+/* Queues with quota, use, borrowing, lending, pending and running counts
+ * and fair share (the API's queue objects). */
+json_t *sl_engine_queues_json(struct sl_engine *e);
 /* Copy the pending reason of job 'id' into buf; returns 0 or -ENOENT. */
 int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size);
+/* Append the scheduler's explanation of job 'id' (JSON object) to 'b'.
+ * Returns 0, -ENOENT when the scheduler does not know the job (finished),
+ * or -ENOMEM. */
+int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b);
 /* Path of a task's log file. */
 int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
                        size_t size);

@@ -25,6 +25,8 @@ struct config {
     char data_dir[1024];
     char store[1100];
     char fake_gpus[256];
+    char fake_nodes[1100];
+    enum sl_executor_kind executor;
     bool dev;
     bool sync_full;
     int64_t log_cap_bytes;
@@ -38,6 +40,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sluiced [--dev] [--config FILE] [--listen HOST:PORT]\n"
             "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
+            "               [--fake-nodes FILE] [--executor local|simulated]\n"
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "\n"
             "  --dev              development defaults: data dir ./.sluice, listen\n"
@@ -48,12 +51,16 @@ static void usage(FILE *f)
             "  --store PATH       SQLite file (default DIR/sluice.db)\n"
             "  --fake-gpus SPEC   declare GPUs instead of NVML, e.g. 8xH100 or\n"
             "                     4xA100-80GB,2xT4\n"
+            "  --fake-nodes FILE  a node list (sn,cpu_milli,memory_mib,gpu,model[,domain])\n"
+            "                     to schedule on instead of this host; tasks still run here\n"
+            "  --executor KIND    local (default): run jobs as processes; simulated:\n"
+            "                     run nothing (scheduler load tests; jobs say so)\n"
             "  --sync full|normal full (default): fsync every group commit;\n"
             "                     normal: survive a crash of sluiced, not of the host\n");
 }
 
 /* Settings table: config-file key, kind, and where it lands. */
-enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL };
+enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR };
 static const struct setting {
     const char *key;
     enum kind kind;
@@ -64,6 +71,8 @@ static const struct setting {
     {"dataDir", K_STRING, offsetof(struct config, data_dir), 1024},
     {"store", K_STRING, offsetof(struct config, store), 1100},
     {"fakeGpus", K_STRING, offsetof(struct config, fake_gpus), 256},
+    {"fakeNodes", K_STRING, offsetof(struct config, fake_nodes), 1100},
+    {"executor", K_EXECUTOR, offsetof(struct config, executor), 0},
     {"sync", K_BOOL_SYNC, offsetof(struct config, sync_full), 0},
     {"logCap", K_BYTES, offsetof(struct config, log_cap_bytes), 0},
     {"retryBackoff", K_DURATION, offsetof(struct config, retry_backoff_ms), 0},
@@ -102,6 +111,15 @@ static int set_value(struct config *cfg, const struct setting *s, const char *va
                              "%s%s: must be a duration such as 10s, got '%s'",
                              origin, s->key, val);
         *(int64_t *)dst = v;
+        return 0;
+    case K_EXECUTOR:
+        if (strcmp(val, "local") == 0)
+            *(enum sl_executor_kind *)dst = SL_EXECUTOR_LOCAL;
+        else if (strcmp(val, "simulated") == 0)
+            *(enum sl_executor_kind *)dst = SL_EXECUTOR_SIMULATED;
+        else
+            return sl_errorf(err, -EINVAL, "%s%s: must be local or simulated, got '%s'",
+                             origin, s->key, val);
         return 0;
     case K_LOGLEVEL: {
         static const char *names[] = {"debug", "info", "warn", "error"};
@@ -182,6 +200,8 @@ int main(int argc, char **argv)
         {"data-dir", required_argument, NULL, 'D'},
         {"store", required_argument, NULL, 's'},
         {"fake-gpus", required_argument, NULL, 'g'},
+        {"fake-nodes", required_argument, NULL, 'n'},
+        {"executor", required_argument, NULL, 'x'},
         {"sync", required_argument, NULL, 'y'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
@@ -198,6 +218,7 @@ int main(int argc, char **argv)
         {'l', "listen", "--listen: "},  {'D', "dataDir", "--data-dir: "},
         {'s', "store", "--store: "},    {'g', "fakeGpus", "--fake-gpus: "},
         {'y', "sync", "--sync: "},      {'L', "logLevel", "--log-level: "},
+        {'n', "fakeNodes", "--fake-nodes: "}, {'x', "executor", "--executor: "},
     };
     struct config cfg = {
         .sync_full = true,
@@ -291,6 +312,8 @@ int main(int argc, char **argv)
         .store_path = cfg.store[0] ? cfg.store : NULL,
         .sync_full = cfg.sync_full,
         .fake_gpus = cfg.fake_gpus[0] ? cfg.fake_gpus : NULL,
+        .fake_nodes = cfg.fake_nodes[0] ? cfg.fake_nodes : NULL,
+        .executor = cfg.executor,
         .log_cap_bytes = cfg.log_cap_bytes,
         .retry_backoff_ms = cfg.retry_backoff_ms,
         .cancel_grace_ms = cfg.cancel_grace_ms,

@@ -23,59 +23,13 @@
 #define TREE_BUDGET_BYTES (64u << 20) /* all indexes together */
 #define TREES_MIN 8
 
-/* ---- random numbers: xoshiro256** seeded by splitmix64 ---------------- */
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-void cl_rng_seed(struct cl_rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t cl_rng_next(struct cl_rng *r)
-{
-    uint64_t *s = r->s, out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
-
-uint64_t cl_rng_below(struct cl_rng *r, uint64_t n)
-{
-    /* Reject the low values that would bias the modulo. */
-    uint64_t floor, x;
-
-    if (n <= 1)
-        return 0;
-    floor = -n % n;
-    do
-        x = cl_rng_next(r);
-    while (x < floor);
-    return x % n;
-}
-
 /* ---- setup ------------------------------------------------------------ */
 
-int cl_init(struct cl_cluster *c, enum cl_policy policy, uint64_t seed)
+int cl_init(struct cl_cluster *c, enum sl_placement policy, uint64_t seed)
 {
     memset(c, 0, sizeof(*c));
     c->policy = policy;
-    cl_rng_seed(&c->rng, seed);
+    sl_rng_seed(&c->rng, seed);
     c->log_cap = 1024;
     if (!(c->log = calloc((size_t)c->log_cap, sizeof(*c->log))))
         return -ENOMEM;
@@ -116,7 +70,7 @@ void cl_fini(struct cl_cluster *c)
     memset(c, 0, sizeof(*c));
 }
 
-void cl_set_policy(struct cl_cluster *c, enum cl_policy policy)
+void cl_set_policy(struct cl_cluster *c, enum sl_placement policy)
 {
     if (c->policy == policy)
         return;
@@ -261,6 +215,8 @@ int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
 void cl_touch(struct cl_cluster *c, int n)
 {
     c->nodes[n].version++;
+    if (c->no_log)
+        return;
     c->log[c->log_pos & (uint64_t)(c->log_cap - 1)] = n;
     c->log_pos++;
 }
@@ -485,8 +441,8 @@ static int tree_pick(struct cl_cluster *c, const struct cl_tree *t)
             i = l;
         else if (t->best[r] > t->best[l])
             i = r;
-        else if (c->policy == CL_RANDOM &&
-                 cl_rng_below(&c->rng, (uint64_t)(t->count[l] + t->count[r])) >=
+        else if (c->policy == SL_PLACE_RANDOM &&
+                 sl_rng_below(&c->rng, (uint64_t)(t->count[l] + t->count[r])) >=
                      (uint64_t)t->count[l])
             i = r;
         else
@@ -511,8 +467,8 @@ int cl_best_among(struct cl_cluster *c, const struct cl_shape *s,
             pick = ni;
             pick_gpu = g;
             ties = 1;
-        } else if (sc == best && c->policy == CL_RANDOM &&
-                   cl_rng_below(&c->rng, (uint64_t)++ties) == 0) {
+        } else if (sc == best && c->policy == SL_PLACE_RANDOM &&
+                   sl_rng_below(&c->rng, (uint64_t)++ties) == 0) {
             /* reservoir sampling among equal scores */
             pick = ni;
             pick_gpu = g;
@@ -586,7 +542,7 @@ static void gpu_adjust(struct cl_cluster *c, struct cl_node *n, int g, int delta
 }
 
 void cl_take(struct cl_cluster *c, int ni, const struct cl_shape *s, int gpu,
-             struct cl_place *p)
+             struct sl_sched_task_place *p)
 {
     struct cl_node *n = &c->nodes[ni];
     const uint8_t *m = &c->gpu_model[n->gpu0];
@@ -617,7 +573,7 @@ void cl_take(struct cl_cluster *c, int ni, const struct cl_shape *s, int gpu,
 }
 
 void cl_give(struct cl_cluster *c, const struct cl_shape *s,
-             const struct cl_place *p)
+             const struct sl_sched_task_place *p)
 {
     struct cl_node *n = &c->nodes[p->node];
 
@@ -630,7 +586,7 @@ void cl_give(struct cl_cluster *c, const struct cl_shape *s,
 }
 
 int cl_take_exact(struct cl_cluster *c, const struct cl_shape *s,
-                  const struct cl_place *p)
+                  const struct sl_sched_task_place *p)
 {
     struct cl_node *n;
 

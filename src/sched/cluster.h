@@ -34,22 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/rng.h"
 #include "sched.h"
-
-#ifndef SL_SCHED_MAX_MODELS
-#define SL_SCHED_MAX_MODELS 32 /* GPU models a cluster knows */
-#endif
-
-/* Placement policies. */
-enum cl_policy {
-    CL_FGD,          /* fragmentation gradient descent */
-    CL_BESTFIT,
-    CL_PACKING,
-    CL_CLUSTERING,
-    CL_DOTPROD,
-    CL_RANDOM,
-    CL_SPREAD,
-};
 
 #define CL_WHOLE 1000
 #define CL_MAX_TAGS 6    /* distinct GPU-task kinds counted per node */
@@ -108,8 +94,6 @@ struct cl_tree {         /* one shape's index; see the file comment */
     int nnodes;          /* nodes covered when built */
 };
 
-struct cl_rng { uint64_t s[4]; };
-
 struct cl_cluster {
     struct cl_node *nodes;
     int nnodes, nodes_cap;
@@ -123,10 +107,11 @@ struct cl_cluster {
     char models[SL_SCHED_MAX_MODELS][48];
     int nmodels;
 
-    enum cl_policy policy;
-    struct cl_rng rng;
+    enum sl_placement policy;
+    struct sl_rng rng;
 
     /* change log: node indices, positions counted from 0 forever */
+    bool no_log;         /* a scratch copy: no log, no indexes */
     int32_t *log;
     uint64_t log_pos;
     int log_cap;         /* power of two */
@@ -143,18 +128,10 @@ struct cl_cluster {
     double frag_cpu_weight; /* weight of CPU-only typical tasks */
 };
 
-/* One task placed on a node. */
-struct cl_place {
-    int node;
-    int ngpus;
-    int gpu_milli;                  /* taken on each listed GPU */
-    int gpus[SL_SCHED_MAX_GPUS];    /* device indices on the node */
-};
-
-int cl_init(struct cl_cluster *c, enum cl_policy policy, uint64_t seed);
+int cl_init(struct cl_cluster *c, enum sl_placement policy, uint64_t seed);
 void cl_fini(struct cl_cluster *c);
 /* Change the policy; drops every index. */
-void cl_set_policy(struct cl_cluster *c, enum cl_policy policy);
+void cl_set_policy(struct cl_cluster *c, enum sl_placement policy);
 
 /* Model id for 'name' (case-insensitive), adding it when 'add'. Returns
  * 0..SL_SCHED_MAX_MODELS-1, -ENOENT (unknown, !add) or -ENOSPC. */
@@ -195,14 +172,14 @@ int cl_best_among(struct cl_cluster *c, const struct cl_shape *s,
 /* Take one task of 's' off node 'n' ('gpu' as cl_best chose it, or -1 to
  * let the policy choose). The task must fit. Fills 'p'. */
 void cl_take(struct cl_cluster *c, int n, const struct cl_shape *s, int gpu,
-             struct cl_place *p);
+             struct sl_sched_task_place *p);
 /* Give back what 'p' took for shape 's'. */
 void cl_give(struct cl_cluster *c, const struct cl_shape *s,
-             const struct cl_place *p);
+             const struct sl_sched_task_place *p);
 /* Take exactly what 'p' names (adopting a running task). Returns 0, or
  * -EINVAL when it does not fit (nothing taken). */
 int cl_take_exact(struct cl_cluster *c, const struct cl_shape *s,
-                  const struct cl_place *p);
+                  const struct sl_sched_task_place *p);
 
 /* The fragmentation model for fgd: replaces the typical tasks (weights
  * are normalised here). Drops every index. Returns 0 or -ENOMEM. */
@@ -216,12 +193,6 @@ bool cl_score(struct cl_cluster *c, int n, const struct cl_shape *s,
               double *score, int *gpu);
 /* The GPU a fraction of 's' takes on node 'n' under the policy. */
 int cl_choose_gpu(struct cl_cluster *c, int n, const struct cl_shape *s);
-
-/* Random numbers (xoshiro256**). */
-void cl_rng_seed(struct cl_rng *r, uint64_t seed);
-uint64_t cl_rng_next(struct cl_rng *r);
-/* Uniform in [0, n). */
-uint64_t cl_rng_below(struct cl_rng *r, uint64_t n);
 
 /* Mark node 'n' changed (cl_take/cl_give do it). */
 void cl_touch(struct cl_cluster *c, int n);

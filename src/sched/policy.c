@@ -403,16 +403,16 @@ int cl_choose_gpu(struct cl_cluster *c, int ni, const struct cl_shape *s)
     if (!fraction(s))
         return -1;
     switch (c->policy) {
-    case CL_FGD:
+    case SL_PLACE_FGD:
         fgd_score(c, ni, s, &pick);
         return pick;
-    case CL_RANDOM:
+    case SL_PLACE_RANDOM:
         for (int g = 0; g < n->ngpus; g++)
             if (f[g] >= s->gpu_milli && allowed(s->models, m[g]) &&
-                cl_rng_below(&c->rng, (uint64_t)++seen) == 0)
+                sl_rng_below(&c->rng, (uint64_t)++seen) == 0)
                 pick = g;
         return pick;
-    case CL_SPREAD:
+    case SL_PLACE_SPREAD:
         for (int g = 0; g < n->ngpus; g++)
             if (f[g] >= s->gpu_milli && allowed(s->models, m[g]) &&
                 (pick < 0 || f[g] > f[pick]))
@@ -438,25 +438,25 @@ bool cl_score(struct cl_cluster *c, int ni, const struct cl_shape *s,
     if (cl_fit(c, ni, s) != CL_FITS)
         return false;
     switch (c->policy) {
-    case CL_FGD:
+    case SL_PLACE_FGD:
         *score = fgd_score(c, ni, s, gpu);
         break;
-    case CL_BESTFIT:
+    case SL_PLACE_BESTFIT:
         *score = bestfit_score(n, s);
         break;
-    case CL_PACKING:
+    case SL_PLACE_PACKING:
         *score = packing_score(c, n, s);
         break;
-    case CL_CLUSTERING:
+    case SL_PLACE_CLUSTERING:
         *score = clustering_score(n, s);
         break;
-    case CL_DOTPROD:
+    case SL_PLACE_DOTPROD:
         *score = dotprod_score(n, s);
         break;
-    case CL_SPREAD:
+    case SL_PLACE_SPREAD:
         *score = spread_score(n, s);
         break;
-    case CL_RANDOM:
+    case SL_PLACE_RANDOM:
     default:
         *score = 0;
         break;

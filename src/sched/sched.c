@@ -1,571 +1,2054 @@
 /*
- * sched.c - the first scheduler: strict priority order with gang placement.
+ * sched.c - the scheduler's state and its passes. See sched.h for the
+ * contract, schedint.h for the data structures, docs/scheduler.md for the
+ * policies.
  *
- * One pass orders the pending jobs (priority desc, submit time asc, id asc),
- * passes over those still in retry backoff, and tries to place every task of
- * each job (all or none) with a best-fit choice of node and GPUs. Placing
- * takes the amounts off st->nodes at once, so later jobs in the same pass
- * see what is left. A job that does not fit gets a reason naming what is
- * short, and the next job is tried: there is no reservation, so a small job
- * may pass a big one that cannot start yet.
+ * A full pass:
+ *   1. jobs that preempted others and whose victims have all stopped go
+ *      first, so that what the victims freed goes to them;
+ *   2. the queues are taken from a heap, best first: the priority of their
+ *      next job, then their weighted dominant share (usage with decayed
+ *      history over nominal quota), then submit time. Each time a queue is
+ *      taken, its next job is considered and the queue goes back in with
+ *      its new head and share;
+ *   3. a job is admitted by quota (its queue's nominal quota plus what it
+ *      may borrow from the cohort; its user's limit; the per-model quotas
+ *      narrow the GPU models it may use), then placed, all tasks or none,
+ *      by the placement policy (cluster.c); resources held for backfill
+ *      reservations are not available to it unless it ends before they are
+ *      needed;
+ *   4. a job that cannot be placed may preempt: opportunistic jobs, lower
+ *      priority jobs of its own queue, or, when its queue is within its
+ *      nominal quota, jobs of queues that borrow in the cohort. Victims are
+ *      chosen greedily (opportunistic, lowest priority, youngest first),
+ *      then given back where the preemptor still fits without them; a
+ *      preemption is made only when the preemptor fits once the victims are
+ *      gone, and protected jobs (non-preemptible classes, minimum run time)
+ *      are never chosen;
+ *   5. otherwise the first 'reservations' blocked jobs get a reservation:
+ *      the earliest time the running jobs' maxRuntime says enough will be
+ *      free, and the nodes it would use then. What of those is free now is
+ *      held for it, so later jobs cannot delay it (EASY backfill).
  *
- * Best fit: a whole-GPU task goes to the node with the fewest free GPUs of
- * an allowed model that still fit, then the least free CPU, then the lowest
- * index; on that node it takes the lowest-indexed free GPUs. A fractional
- * task takes the GPU with the least free milli that still fits (so shared
- * GPUs fill up before whole ones are broken), preferring nodes with fewer
- * whole free GPUs. A CPU-only task prefers nodes with fewer free GPUs.
- *
- * Quotas, fair share, backfill and preemption come in a later release,
- * behind the same interface (sched.h).
- *
- * Cost: O(jobs x tasks x nodes x gpus per node) at worst, with an early exit
- * when a job needs more than the cluster's total free amount of a resource.
- *
- * Invariant: when sl_sched_run returns, every node's free amounts equal its
- * amounts on entry minus exactly what out->starts holds (nothing on error).
+ * Invariants:
+ *  - a job is in s->jobs exactly while pending, running or terminating;
+ *    pending jobs are in exactly one bucket, others in s->run;
+ *  - queue and user usage equal the sum of the charges of their running and
+ *    terminating jobs; node free amounts equal capacity minus the places of
+ *    those jobs, minus holds during a pass only.
  */
-#include "sched.h"
+#include "schedint.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../core/spec.h"
-#include "../util/util.h"
+#define TYPICAL_COVER 0.95
+#define TYPICAL_EVERY 512          /* submissions between model updates */
+#define TSHAPES_MAX 4096
+#define PREEMPT_ATTEMPTS 16        /* victim searches per pass */
+#define PREEMPT_CANDIDATES 4096
+#define FAILED_MEMO 64
+/* Shares closer than this are equal: submit order decides between them
+ * (decayed history never reaches exactly zero). */
+#define SHARE_EPS 1e-4
 
-#define WHOLE_MILLI 1000
+static const double LN2 = 0.69314718055994530942;
 
-/* Why a node cannot take a task; also the order reasons are listed in. */
-enum reject {
-    R_UNSCHEDULABLE,
-    R_GPUS,
-    R_GPU_MILLI,
-    R_CPU,
-    R_MEM,
-    R_NREASONS,
-    R_OK = R_NREASONS,
-};
+/* ---- small helpers ----------------------------------------------------- */
 
-struct score {      /* lower is a better fit, compared in field order */
-    int64_t gpu_milli_free; /* the chosen GPU's free milli (fractional) */
-    int64_t whole_free;     /* free whole GPUs that would be left to others */
-    int64_t cpu_milli_free;
-    int gpu;                /* not compared: the GPU a fraction would take */
-};
-
-struct totals {     /* free amounts over schedulable nodes */
-    int64_t cpu_milli, mem_bytes, whole_gpus, gpu_milli;
-    int nodes;
-};
-
-struct pass {
-    struct sl_sched_state *st;
-    struct totals free;
-    int *domain_order;  /* node indices grouped by domain, or NULL */
-    struct sl_sched_task_place *places; /* scratch: one job's tasks */
-};
-
-static int node_ngpus(const struct sl_sched_node *n)
+static int grow(void **p, int *cap, int need, size_t elem)
 {
-    if (n->ngpus < 0)
+    int ncap;
+    void *np;
+
+    if (need <= *cap)
         return 0;
-    return n->ngpus > SL_SCHED_MAX_GPUS ? SL_SCHED_MAX_GPUS : n->ngpus;
-}
-
-static bool model_ok(const struct sl_sched_job *j, const char *model)
-{
-    if (!j->gpu_models || !j->gpu_models[0])
-        return true;
-    for (const char *const *m = j->gpu_models; *m; m++)
-        if (strcasecmp(*m, model ? model : "") == 0)
-            return true;
-    return false;
-}
-
-/* Can node 'n' take one task of 'j' now? Fills *sc when it can. */
-static enum reject node_fit(const struct sl_sched_node *n,
-                            const struct sl_sched_job *j, struct score *sc)
-{
-    int ng = node_ngpus(n), whole_any = 0, whole_match = 0, best = -1;
-
-    if (!n->schedulable)
-        return R_UNSCHEDULABLE;
-    for (int g = 0; g < ng; g++) {
-        int m = n->gpus[g].milli_free;
-
-        if (m >= WHOLE_MILLI)
-            whole_any++;
-        if (!model_ok(j, n->gpus[g].model))
-            continue;
-        if (m >= WHOLE_MILLI)
-            whole_match++;
-        if (j->gpu_milli > 0 && m >= j->gpu_milli &&
-            (best < 0 || m < n->gpus[best].milli_free))
-            best = g;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > (1 << 28))
+            return -ENOMEM;
+        ncap *= 2;
     }
-    if (j->gpus > 0 && whole_match < j->gpus)
-        return R_GPUS;
-    if (j->gpus == 0 && j->gpu_milli > 0 && best < 0)
-        return R_GPU_MILLI;
-    if (n->cpu_milli_free < j->cpu_milli)
-        return R_CPU;
-    if (n->mem_bytes_free < j->mem_bytes)
-        return R_MEM;
-    sc->gpu = best;
-    sc->gpu_milli_free = best >= 0 ? n->gpus[best].milli_free : 0;
-    sc->whole_free = j->gpus > 0 ? whole_match : whole_any;
-    sc->cpu_milli_free = n->cpu_milli_free;
-    return R_OK;
-}
-
-static bool better(const struct score *a, const struct score *b)
-{
-    if (a->gpu_milli_free != b->gpu_milli_free)
-        return a->gpu_milli_free < b->gpu_milli_free;
-    if (a->whole_free != b->whole_free)
-        return a->whole_free < b->whole_free;
-    return a->cpu_milli_free < b->cpu_milli_free;
-}
-
-/* Take one task of 'j' off node 'ni', which node_fit() accepted with
- * score 'sc'. */
-static void take(struct pass *p, const struct sl_sched_job *j, int ni,
-                 const struct score *sc, struct sl_sched_task_place *tp)
-{
-    struct sl_sched_node *n = &p->st->nodes[ni];
-    int ng = node_ngpus(n);
-
-    memset(tp, 0, sizeof(*tp));
-    tp->node = ni;
-    n->cpu_milli_free -= j->cpu_milli;
-    n->mem_bytes_free -= j->mem_bytes;
-    p->free.cpu_milli -= j->cpu_milli;
-    p->free.mem_bytes -= j->mem_bytes;
-    if (j->gpus > 0) {
-        tp->gpu_milli = WHOLE_MILLI;
-        for (int g = 0; g < ng && tp->ngpus < j->gpus; g++) {
-            if (n->gpus[g].milli_free < WHOLE_MILLI ||
-                !model_ok(j, n->gpus[g].model))
-                continue;
-            n->gpus[g].milli_free -= WHOLE_MILLI;
-            tp->gpus[tp->ngpus++] = g;
-            p->free.whole_gpus--;
-            p->free.gpu_milli -= WHOLE_MILLI;
-        }
-    } else if (j->gpu_milli > 0 && sc->gpu >= 0 && sc->gpu < ng) {
-        int best = sc->gpu;
-        if (n->gpus[best].milli_free >= WHOLE_MILLI)
-            p->free.whole_gpus--;
-        n->gpus[best].milli_free -= j->gpu_milli;
-        p->free.gpu_milli -= j->gpu_milli;
-        tp->gpu_milli = j->gpu_milli;
-        tp->gpus[tp->ngpus++] = best;
-    }
-}
-
-/* Give back what take() took. */
-static void give(struct pass *p, const struct sl_sched_job *j,
-                 const struct sl_sched_task_place *tp)
-{
-    struct sl_sched_node *n = &p->st->nodes[tp->node];
-
-    n->cpu_milli_free += j->cpu_milli;
-    n->mem_bytes_free += j->mem_bytes;
-    p->free.cpu_milli += j->cpu_milli;
-    p->free.mem_bytes += j->mem_bytes;
-    for (int i = 0; i < tp->ngpus; i++) {
-        struct sl_sched_gpu *g = &n->gpus[tp->gpus[i]];
-        g->milli_free += tp->gpu_milli;
-        p->free.gpu_milli += tp->gpu_milli;
-        if (g->milli_free >= WHOLE_MILLI)
-            p->free.whole_gpus++;
-    }
-}
-
-/* Place all tasks of 'j' on nodes among members[0..nmembers) (NULL: every
- * node) into p->places. Returns -1 when all are placed, else the index of
- * the task that did not fit, with the nodes untouched and rej[] (may be
- * NULL) counting why each member refused that task. */
-static int place_gang(struct pass *p, const struct sl_sched_job *j,
-                      const int *members, int nmembers, int rej[R_NREASONS])
-{
-    int nn = members ? nmembers : p->st->nnodes;
-
-    for (int t = 0; t < j->tasks; t++) {
-        struct score best_sc = {0, 0, 0, -1}, sc;
-        int best = -1;
-
-        for (int k = 0; k < nn; k++) {
-            int ni = members ? members[k] : k;
-            enum reject r = node_fit(&p->st->nodes[ni], j, &sc);
-
-            if (r != R_OK) {
-                if (rej)
-                    rej[r]++;
-                continue;
-            }
-            if (best < 0 || better(&sc, &best_sc)) {
-                best = ni;
-                best_sc = sc;
-            }
-        }
-        if (best < 0) {
-            for (int u = t - 1; u >= 0; u--)
-                give(p, j, &p->places[u]);
-            return t;
-        }
-        if (rej)
-            memset(rej, 0, sizeof(int) * R_NREASONS);
-        take(p, j, best, &best_sc, &p->places[t]);
-    }
-    return -1;
-}
-
-static void give_gang(struct pass *p, const struct sl_sched_job *j)
-{
-    for (int t = j->tasks - 1; t >= 0; t--)
-        give(p, j, &p->places[t]);
-}
-
-/* The first reason counted in rej[], for a single node's refusal. */
-static enum reject first_reason(const int rej[R_NREASONS])
-{
-    for (int r = 0; r < R_NREASONS; r++)
-        if (rej[r])
-            return (enum reject)r;
-    return R_CPU; /* not reached: a refusal always counts a reason */
-}
-
-/* topology same-node: the best-fitting node that holds the whole gang.
- * Returns true when placed; else rej[] counts one reason per node. */
-static bool place_same_node(struct pass *p, const struct sl_sched_job *j,
-                            int rej[R_NREASONS])
-{
-    struct score best_sc = {0, 0, 0, -1}, sc;
-    int best = -1;
-
-    for (int ni = 0; ni < p->st->nnodes; ni++) {
-        int one[R_NREASONS] = {0};
-        enum reject r = node_fit(&p->st->nodes[ni], j, &sc);
-
-        if (r != R_OK) {
-            rej[r]++;
-            continue;
-        }
-        if (place_gang(p, j, &ni, 1, one) >= 0) {
-            rej[first_reason(one)]++;
-            continue;
-        }
-        give_gang(p, j);
-        if (best < 0 || better(&sc, &best_sc)) {
-            best = ni;
-            best_sc = sc;
-        }
-    }
-    /* The nodes are as they were when 'best' held the gang. */
-    return best >= 0 && place_gang(p, j, &best, 1, NULL) < 0;
-}
-
-struct dom_entry {
-    const char *domain;
-    int node;
-};
-
-static int dom_cmp(const void *a, const void *b)
-{
-    const struct dom_entry *x = a, *y = b;
-    bool xe = !*x->domain, ye = !*y->domain;
-    int c;
-
-    if (xe != ye)
-        return xe ? 1 : -1; /* nodes without a domain last */
-    if (!xe && (c = strcmp(x->domain, y->domain)) != 0)
-        return c;
-    return (x->node > y->node) - (x->node < y->node);
-}
-
-static const char *node_domain(const struct sl_sched_node *n)
-{
-    return n->domain ? n->domain : "";
-}
-
-/* Node indices grouped by domain: equal non-empty domains are adjacent, a
- * node without a domain stands alone. */
-static int build_domains(struct pass *p)
-{
-    int nn = p->st->nnodes;
-    struct dom_entry *e = calloc((size_t)nn, sizeof(*e));
-
-    if (!e)
+    if (!(np = realloc(*p, (size_t)ncap * elem)))
         return -ENOMEM;
-    if (!(p->domain_order = calloc((size_t)nn, sizeof(int)))) {
-        free(e);
-        return -ENOMEM;
-    }
-    for (int i = 0; i < nn; i++) {
-        e[i].domain = node_domain(&p->st->nodes[i]);
-        e[i].node = i;
-    }
-    qsort(e, (size_t)nn, sizeof(*e), dom_cmp);
-    for (int i = 0; i < nn; i++)
-        p->domain_order[i] = e[i].node;
-    free(e);
+    *p = np;
+    *cap = ncap;
     return 0;
 }
 
-/* Length of the domain group starting at domain_order[start]. */
-static int group_len(const struct pass *p, int start)
+void sl_sched_res_unset(struct sl_sched_res *r)
 {
-    const char *d = node_domain(&p->st->nodes[p->domain_order[start]]);
-    int k = start + 1;
-
-    if (!*d)
-        return 1;
-    while (k < p->st->nnodes &&
-           strcmp(node_domain(&p->st->nodes[p->domain_order[k]]), d) == 0)
-        k++;
-    return k - start;
+    for (int i = 0; i < NDIMS; i++)
+        r->v[i] = -1;
 }
 
-/* topology same-domain: the best-fitting domain (fewest free GPUs, then
- * least free CPU) that holds the whole gang. Returns true when placed;
- * else rej[] counts, over every domain, why its nodes refused the task
- * that did not fit, and *ndomains how many domains were tried. */
-static bool place_same_domain(struct pass *p, const struct sl_sched_job *j,
-                              int rej[R_NREASONS], int *ndomains)
+void sl_sched_config_init(struct sl_sched_config *cfg)
 {
-    int best = -1, best_len = 0;
-    struct score best_sc = {0, 0, 0, -1};
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->placement = SL_PLACE_FGD;
+    cfg->backfill = true;
+    cfg->reservations = 1;
+    cfg->half_life_ms = 7LL * 86400 * 1000;
+    cfg->preemption = true;
+    cfg->auto_typical = true;
+}
 
-    *ndomains = 0;
-    for (int start = 0; start < p->st->nnodes;) {
-        int len = group_len(p, start), one[R_NREASONS] = {0};
-        const int *members = &p->domain_order[start];
-        struct score sc = {0, 0, 0, -1};
+/* ---- lifecycle --------------------------------------------------------- */
 
-        (*ndomains)++;
-        for (int k = 0; k < len; k++) {
-            const struct sl_sched_node *n = &p->st->nodes[members[k]];
-            if (!n->schedulable)
-                continue;
-            for (int g = 0; g < node_ngpus(n); g++)
-                sc.whole_free += n->gpus[g].milli_free >= WHOLE_MILLI;
-            sc.cpu_milli_free += n->cpu_milli_free;
+struct sl_sched *sl_sched_create(const struct sl_sched_config *cfg)
+{
+    struct sl_sched *s = calloc(1, sizeof(*s));
+
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    s->cfg = *cfg;
+    if (s->cfg.reservations < 0)
+        s->cfg.reservations = 0;
+    if (cl_init(&s->cl, cfg->placement, cfg->seed) < 0) {
+        free(s);
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (int i = 0; i < SL_SCHED_MAX_MODELS; i++)
+        s->model_weight[i] = 1.0;
+    sl_imap_init(&s->jobs);
+    sl_imap_init(&s->qu_index);
+    s->typical_fixed = !cfg->auto_typical;
+    return s;
+}
+
+static void job_free(struct job *j)
+{
+    if (j) {
+        free(j->places);
+        free(j);
+    }
+}
+
+static void resv_clear(struct sl_sched *s)
+{
+    for (int i = 0; i < s->nresv; i++)
+        free(s->resv[i].places);
+    s->nresv = 0;
+}
+
+void sl_sched_destroy(struct sl_sched *s)
+{
+    int saved = errno;
+    size_t pos = 0;
+    int64_t id;
+    void *v;
+
+    if (!s)
+        return;
+    while (sl_imap_next(&s->jobs, &pos, &id, &v))
+        job_free(v);
+    sl_imap_fini(&s->jobs);
+    sl_imap_fini(&s->qu_index);
+    for (int i = 0; i < s->nqueues; i++) {
+        for (int b = 0; b < s->queues[i].nbuckets; b++)
+            free(s->queues[i].buckets[b]);
+        free(s->queues[i].buckets);
+    }
+    free(s->queues);
+    for (int i = 0; i < s->ncohorts; i++)
+        free(s->cohorts[i].queues);
+    free(s->cohorts);
+    for (int i = 0; i < s->nusers; i++)
+        free(s->users[i]);
+    free(s->users);
+    free(s->qus);
+    free(s->run);
+    free(s->fresh);
+    resv_clear(s);
+    free(s->resv);
+    free(s->nominees);
+    free(s->holds);
+    free(s->tshapes);
+    cl_fini(&s->cl);
+    free(s);
+    errno = saved;
+}
+
+void sl_sched_configure(struct sl_sched *s, const struct sl_sched_config *cfg)
+{
+    bool fixed = s->typical_fixed && !s->cfg.auto_typical;
+
+    s->cfg = *cfg;
+    if (s->cfg.reservations < 0)
+        s->cfg.reservations = 0;
+    s->typical_fixed = fixed || !cfg->auto_typical;
+    cl_set_policy(&s->cl, cfg->placement);
+}
+
+const struct sl_sched_config *sl_sched_get_config(const struct sl_sched *s)
+{
+    return &s->cfg;
+}
+
+/* ---- models and nodes ------------------------------------------------- */
+
+int sl_sched_model(struct sl_sched *s, const char *name)
+{
+    if (!name || !*name)
+        return -EINVAL;
+    return cl_model(&s->cl, name, true);
+}
+
+const char *sl_sched_model_name(const struct sl_sched *s, int model)
+{
+    return model >= 0 && model < s->cl.nmodels ? s->cl.models[model] : "";
+}
+
+int sl_sched_model_count(const struct sl_sched *s) { return s->cl.nmodels; }
+
+void sl_sched_model_weight(struct sl_sched *s, int model, double weight)
+{
+    if (model >= 0 && model < SL_SCHED_MAX_MODELS && weight > 0 && isfinite(weight))
+        s->model_weight[model] = weight;
+}
+
+int sl_sched_node_add(struct sl_sched *s, const struct sl_sched_node_spec *n)
+{
+    int models[SL_SCHED_MAX_GPUS], rc;
+
+    if (!n->name || !*n->name || n->ngpus < 0 || n->ngpus > SL_SCHED_MAX_GPUS ||
+        n->cpu_milli < 0 || n->mem_bytes < 0)
+        return -EINVAL;
+    for (int i = 0; i < s->cl.nnodes; i++)
+        if (strcmp(cl_node_name(&s->cl, i), n->name) == 0)
+            return -EEXIST;
+    for (int g = 0; g < n->ngpus; g++)
+        if ((models[g] = sl_sched_model(s, n->gpu_model[g])) < 0)
+            return models[g];
+    if ((rc = cl_node_add(&s->cl, n->name, n->domain, n->cpu_milli, n->mem_bytes,
+                          n->ngpus, models)) < 0)
+        return rc;
+    if (n->ngpus > s->max_node_gpus)
+        s->max_node_gpus = n->ngpus;
+    if (n->cpu_milli > s->max_node_cpu)
+        s->max_node_cpu = n->cpu_milli;
+    if (n->mem_bytes > s->max_node_mem)
+        s->max_node_mem = n->mem_bytes;
+    s->cap[SL_DIM_CPU] += n->cpu_milli;
+    s->cap[SL_DIM_MEM] += n->mem_bytes;
+    s->cap[SL_DIM_GPU] += (int64_t)n->ngpus * CL_WHOLE;
+    for (int g = 0; g < n->ngpus; g++)
+        s->cap[SL_DIM_MODEL0 + models[g]] += CL_WHOLE;
+    return rc;
+}
+
+int sl_sched_node_count(const struct sl_sched *s) { return s->cl.nnodes; }
+
+void sl_sched_node_schedulable(struct sl_sched *s, int node, bool on)
+{
+    if (node >= 0 && node < s->cl.nnodes)
+        cl_node_schedulable(&s->cl, node, on);
+}
+
+int sl_sched_node_view(const struct sl_sched *s, int node,
+                       struct sl_sched_node_view *v)
+{
+    const struct cl_node *n;
+
+    if (node < 0 || node >= s->cl.nnodes)
+        return -ENOENT;
+    n = &s->cl.nodes[node];
+    memset(v, 0, sizeof(*v));
+    v->name = cl_node_name(&s->cl, node);
+    v->domain = cl_node_domain(&s->cl, node);
+    v->schedulable = n->schedulable;
+    v->cpu_total = n->cpu_total;
+    v->cpu_free = n->cpu_free;
+    v->mem_total = n->mem_total;
+    v->mem_free = n->mem_free;
+    v->ngpus = n->ngpus;
+    for (int g = 0; g < n->ngpus; g++) {
+        v->gpu_model[g] = s->cl.gpu_model[n->gpu0 + g];
+        v->gpu_free_milli[g] = s->cl.gpu_free[n->gpu0 + g];
+    }
+    return 0;
+}
+
+/* ---- classes, cohorts, queues, users ----------------------------------- */
+
+int sl_sched_class_find(const struct sl_sched *s, const char *name)
+{
+    for (int i = 0; i < s->nclasses; i++)
+        if (strcmp(s->classes[i].name, name) == 0)
+            return i;
+    return -ENOENT;
+}
+
+int sl_sched_class_set(struct sl_sched *s, const struct sl_sched_class_spec *c)
+{
+    int i;
+
+    if (!c->name || !*c->name || strlen(c->name) >= sizeof(s->classes[0].name) ||
+        c->min_runtime_ms < 0)
+        return -EINVAL;
+    if ((i = sl_sched_class_find(s, c->name)) < 0) {
+        if (s->nclasses == SL_SCHED_MAX_CLASSES)
+            return -ENOSPC;
+        i = s->nclasses++;
+        sl_strlcpy(s->classes[i].name, c->name, sizeof(s->classes[i].name));
+    }
+    s->classes[i].value = c->value;
+    s->classes[i].preemptible = c->preemptible || c->opportunistic;
+    s->classes[i].opportunistic = c->opportunistic;
+    s->classes[i].min_runtime_ms = c->min_runtime_ms;
+    return i;
+}
+
+static int cohort_get(struct sl_sched *s, const char *name)
+{
+    for (int i = 0; i < s->ncohorts; i++)
+        if (strcmp(s->cohorts[i].name, name) == 0)
+            return i;
+    if (s->ncohorts == SL_SCHED_MAX_COHORTS)
+        return -ENOSPC;
+    if (grow((void **)&s->cohorts, &s->cohorts_cap, s->ncohorts + 1,
+             sizeof(*s->cohorts)) < 0)
+        return -ENOMEM;
+    memset(&s->cohorts[s->ncohorts], 0, sizeof(s->cohorts[0]));
+    sl_strlcpy(s->cohorts[s->ncohorts].name, name, sizeof(s->cohorts[0].name));
+    return s->ncohorts++;
+}
+
+static void cohort_drop_queue(struct sl_sched *s, int c, int q)
+{
+    struct cohort *co = &s->cohorts[c];
+
+    for (int i = 0; i < co->nqueues; i++)
+        if (co->queues[i] == q) {
+            co->queues[i] = co->queues[--co->nqueues];
+            return;
         }
-        if (place_gang(p, j, members, len, one) >= 0) {
-            for (int r = 0; r < R_NREASONS; r++)
-                rej[r] += one[r];
+}
+
+int sl_sched_queue_find(const struct sl_sched *s, const char *name)
+{
+    for (int i = 0; i < s->nqueues; i++)
+        if (strcmp(s->queues[i].name, name) == 0)
+            return i;
+    return -ENOENT;
+}
+
+int sl_sched_queue_count(const struct sl_sched *s) { return s->nqueues; }
+
+int sl_sched_queue_set(struct sl_sched *s, const struct sl_sched_queue_spec *qs)
+{
+    int i, cohort = -1;
+    struct queue *q;
+
+    if (!qs->name || !*qs->name || strlen(qs->name) >= sizeof(q->name) ||
+        (qs->team && strlen(qs->team) >= sizeof(q->team)) ||
+        !(qs->weight > 0) || !isfinite(qs->weight))
+        return -EINVAL;
+    if (qs->cohort && *qs->cohort) {
+        if (strlen(qs->cohort) >= sizeof(s->cohorts[0].name))
+            return -EINVAL;
+        if ((cohort = cohort_get(s, qs->cohort)) < 0)
+            return cohort;
+    }
+    if ((i = sl_sched_queue_find(s, qs->name)) < 0) {
+        if (s->nqueues == SL_SCHED_MAX_QUEUES)
+            return -ENOSPC;
+        if (grow((void **)&s->queues, &s->queues_cap, s->nqueues + 1,
+                 sizeof(*s->queues)) < 0)
+            return -ENOMEM;
+        i = s->nqueues;
+        q = &s->queues[i];
+        memset(q, 0, sizeof(*q));
+        sl_strlcpy(q->name, qs->name, sizeof(q->name));
+        q->cohort = -1;
+        q->heap_pos = -1;
+        s->nqueues++;
+    }
+    q = &s->queues[i];
+    if (q->cohort != cohort) {
+        if (cohort >= 0) {
+            struct cohort *co = &s->cohorts[cohort];
+            if (grow((void **)&co->queues, &co->cap, co->nqueues + 1, sizeof(int)) < 0)
+                return -ENOMEM;
+            co->queues[co->nqueues++] = i;
+        }
+        if (q->cohort >= 0)
+            cohort_drop_queue(s, q->cohort, i);
+        q->cohort = cohort;
+    }
+    sl_strlcpy(q->team, qs->team ? qs->team : "", sizeof(q->team));
+    q->weight = qs->weight;
+    q->nominal = qs->nominal;
+    q->borrow = qs->borrowing_limit;
+    q->lend = qs->lending_limit;
+    q->ulimit = qs->user_limit;
+    q->preempt_within = qs->preempt_within;
+    q->reclaim = qs->reclaim;
+    return i;
+}
+
+int sl_sched_user(struct sl_sched *s, const char *name)
+{
+    for (int i = 0; i < s->nusers; i++)
+        if (strcmp(s->users[i], name) == 0)
+            return i;
+    if (s->nusers == INT32_MAX - 1)
+        return -ENOSPC;
+    if (grow((void **)&s->users, &s->users_cap, s->nusers + 1, sizeof(char *)) < 0 ||
+        !(s->users[s->nusers] = strdup(name)))
+        return -ENOMEM;
+    return s->nusers++;
+}
+
+/* The (queue, user) record, made when missing. Returns its index or -ENOMEM. */
+static int qu_get(struct sl_sched *s, int queue, int user)
+{
+    int64_t key = ((int64_t)(queue + 1) << 32) | (int64_t)(user + 1);
+    uintptr_t v = (uintptr_t)sl_imap_get(&s->qu_index, key);
+
+    if (v)
+        return (int)(v - 1);
+    if (grow((void **)&s->qus, &s->qus_cap, s->nqus + 1, sizeof(*s->qus)) < 0)
+        return -ENOMEM;
+    memset(&s->qus[s->nqus], 0, sizeof(s->qus[0]));
+    s->qus[s->nqus].queue = queue;
+    s->qus[s->nqus].user = user;
+    if (sl_imap_put(&s->qu_index, key, (void *)(uintptr_t)(s->nqus + 1)) < 0)
+        return -ENOMEM;
+    return s->nqus++;
+}
+
+/* ---- usage, history, shares -------------------------------------------- */
+
+void sched_job_request(const struct job *j, int64_t req[NDIMS])
+{
+    memset(req, 0, sizeof(int64_t) * NDIMS);
+    req[SL_DIM_CPU] = j->tasks * j->shape.cpu_milli;
+    req[SL_DIM_MEM] = j->tasks * j->shape.mem_bytes;
+    req[SL_DIM_GPU] = (int64_t)j->tasks * j->shape.num_gpu * j->shape.gpu_milli;
+}
+
+/* What a running job holds, per dimension (models from its places). */
+static void job_charge(const struct sl_sched *s, const struct job *j,
+                       int64_t ch[NDIMS])
+{
+    sched_job_request(j, ch);
+    for (int t = 0; t < j->tasks; t++) {
+        const struct sl_sched_task_place *p = &j->places[t];
+        const struct cl_node *n = &s->cl.nodes[p->node];
+        for (int g = 0; g < p->ngpus; g++)
+            ch[SL_DIM_MODEL0 + s->cl.gpu_model[n->gpu0 + p->gpus[g]]] += p->gpu_milli;
+    }
+}
+
+/* The fair-share view of a usage vector: CPU, memory, weighted GPU. */
+static void share_vec(const struct sl_sched *s, const int64_t *a, const int64_t *b,
+                      double out[NSHARE])
+{
+    out[0] = (double)a[SL_DIM_CPU] + (b ? (double)b[SL_DIM_CPU] : 0);
+    out[1] = (double)a[SL_DIM_MEM] + (b ? (double)b[SL_DIM_MEM] : 0);
+    out[2] = 0;
+    for (int m = 0; m < s->cl.nmodels; m++)
+        out[2] += ((double)a[SL_DIM_MODEL0 + m] + (b ? (double)b[SL_DIM_MODEL0 + m] : 0)) *
+                  s->model_weight[m];
+}
+
+/* History brought to 'now' under the allocation 'cur' (held since h->t_ms). */
+static void hist_advance(const struct sl_sched *s, const struct hist *h,
+                         const double cur[NSHARE], int64_t now, double out[NSHARE])
+{
+    double tau = (double)s->cfg.half_life_ms / LN2, f;
+
+    if (s->cfg.half_life_ms <= 0) {
+        for (int d = 0; d < NSHARE; d++)
+            out[d] = 0;
+        return;
+    }
+    f = now > h->t_ms ? exp(-(double)(now - h->t_ms) / tau) : 1.0;
+    for (int d = 0; d < NSHARE; d++)
+        out[d] = cur[d] + (h->h[d] - cur[d]) * f;
+}
+
+void sched_hist_now(const struct sl_sched *s, struct hist *h, const int64_t *used,
+                    int64_t now_ms, double out[NSHARE])
+{
+    double cur[NSHARE];
+
+    share_vec(s, used, NULL, cur);
+    hist_advance(s, h, cur, now_ms, out);
+}
+
+/* Denominators of a queue's shares: its nominal quota where set, else the
+ * cluster's capacity. */
+static void share_denoms(const struct sl_sched *s, const struct queue *q,
+                         double den[NSHARE])
+{
+    double capw = 0, nomw = 0;
+    bool per_model = false;
+
+    for (int m = 0; m < s->cl.nmodels; m++) {
+        capw += (double)s->cap[SL_DIM_MODEL0 + m] * s->model_weight[m];
+        if (q->nominal.v[SL_DIM_MODEL0 + m] >= 0) {
+            per_model = true;
+            nomw += (double)q->nominal.v[SL_DIM_MODEL0 + m] * s->model_weight[m];
+        }
+    }
+    den[0] = q->nominal.v[SL_DIM_CPU] > 0 ? (double)q->nominal.v[SL_DIM_CPU]
+                                          : (double)s->cap[SL_DIM_CPU];
+    den[1] = q->nominal.v[SL_DIM_MEM] > 0 ? (double)q->nominal.v[SL_DIM_MEM]
+                                          : (double)s->cap[SL_DIM_MEM];
+    if (q->nominal.v[SL_DIM_GPU] > 0 && s->cap[SL_DIM_GPU] > 0)
+        den[2] = (double)q->nominal.v[SL_DIM_GPU] * capw / (double)s->cap[SL_DIM_GPU];
+    else if (per_model && nomw > 0)
+        den[2] = nomw;
+    else
+        den[2] = capw;
+}
+
+static double dominant(const double use[NSHARE], const double den[NSHARE], double w)
+{
+    double best = 0;
+
+    for (int d = 0; d < NSHARE; d++)
+        if (den[d] > 0 && use[d] / (w * den[d]) > best)
+            best = use[d] / (w * den[d]);
+    return best;
+}
+
+double sched_queue_share(const struct sl_sched *s, const struct queue *q,
+                         int64_t now_ms)
+{
+    double cur[NSHARE], h[NSHARE], den[NSHARE], use[NSHARE];
+
+    share_vec(s, q->used, q->opp, cur);
+    hist_advance(s, &q->hist, cur, now_ms, h);
+    share_denoms(s, q, den);
+    for (int d = 0; d < NSHARE; d++)
+        use[d] = cur[d] + h[d];
+    return dominant(use, den, q->weight);
+}
+
+double sched_user_share(const struct sl_sched *s, const struct qu *u, int64_t now_ms)
+{
+    const struct queue *q = &s->queues[u->queue];
+    double cur[NSHARE], h[NSHARE], den[NSHARE], use[NSHARE];
+
+    share_vec(s, u->used, NULL, cur);
+    hist_advance(s, &u->hist, cur, now_ms, h);
+    share_denoms(s, q, den);
+    for (int d = 0; d < NSHARE; d++)
+        use[d] = cur[d] + h[d];
+    return dominant(use, den, 1.0);
+}
+
+/* Bring a queue's and a user's history up to 'now' before their usage
+ * changes. */
+static void hist_touch(struct sl_sched *s, struct queue *q, struct qu *u, int64_t now)
+{
+    double cur[NSHARE];
+
+    share_vec(s, q->used, q->opp, cur);
+    hist_advance(s, &q->hist, cur, now, q->hist.h);
+    q->hist.t_ms = now;
+    share_vec(s, u->used, NULL, cur);
+    hist_advance(s, &u->hist, cur, now, u->hist.h);
+    u->hist.t_ms = now;
+}
+
+/* Add (sign 1) or remove (-1) a running job's charge, without history. */
+static void charge_raw(struct sl_sched *s, const struct job *j, int sign)
+{
+    struct queue *q = &s->queues[j->queue];
+    struct qu *u = &s->qus[j->qu];
+    int64_t ch[NDIMS];
+
+    job_charge(s, j, ch);
+    for (int d = 0; d < NDIMS; d++) {
+        if (j->opportunistic) {
+            q->opp[d] += sign * ch[d];
         } else {
-            give_gang(p, j);
-            if (best < 0 || better(&sc, &best_sc)) {
-                best = start;
-                best_len = len;
+            q->used[d] += sign * ch[d];
+            u->used[d] += sign * ch[d];
+        }
+    }
+}
+
+static void charge(struct sl_sched *s, struct job *j, int sign, int64_t now)
+{
+    hist_touch(s, &s->queues[j->queue], &s->qus[j->qu], now);
+    charge_raw(s, j, sign);
+}
+
+/* ---- quota ------------------------------------------------------------- */
+
+static bool quota_set(const struct sl_sched_res *r, int d) { return r->v[d] >= 0; }
+
+/* Whether queue 'q' may hold 'need' of dimension d (its usage with the job
+ * added), counting the cohort; fills *why when not. */
+static bool dim_ok(const struct sl_sched *s, int qi, int d, int64_t need,
+                   struct quota_why *why)
+{
+    const struct queue *q = &s->queues[qi];
+    int64_t nom = q->nominal.v[d];
+
+    if (!quota_set(&q->nominal, d))
+        return true;
+    if (q->cohort < 0) {
+        if (need <= nom)
+            return true;
+        why->what = B_QUOTA;
+        why->limit = nom;
+        goto short_of;
+    }
+    if (quota_set(&q->borrow, d) && need > nom + q->borrow.v[d]) {
+        why->what = B_QUOTA;
+        why->limit = nom + q->borrow.v[d];
+        goto short_of;
+    }
+    {
+        /* The cohort lends what its queues do not guarantee themselves. */
+        const struct cohort *co = &s->cohorts[q->cohort];
+        int64_t lendable = 0, borrowed = 0;
+        for (int k = 0; k < co->nqueues; k++) {
+            const struct queue *o = &s->queues[co->queues[k]];
+            int64_t onom = o->nominal.v[d], olend, guaranteed, used;
+            if (onom < 0)
+                continue;
+            olend = quota_set(&o->lend, d) && o->lend.v[d] < onom ? o->lend.v[d] : onom;
+            guaranteed = onom - olend;
+            used = co->queues[k] == qi ? need : o->used[d];
+            lendable += olend;
+            if (used > guaranteed)
+                borrowed += used - guaranteed;
+        }
+        if (borrowed <= lendable)
+            return true;
+        why->what = B_COHORT;
+        why->limit = lendable;
+        why->dim = d;
+        why->need = borrowed;
+        why->used = borrowed - (need - q->used[d]);
+        return false;
+    }
+short_of:
+    why->dim = d;
+    why->need = need;
+    why->used = q->used[d];
+    return false;
+}
+
+bool sched_quota_ok(const struct sl_sched *s, const struct job *j, uint32_t *models,
+                    struct quota_why *why)
+{
+    const struct queue *q = &s->queues[j->queue];
+    const struct qu *u = &s->qus[j->qu];
+    int64_t req[NDIMS];
+    uint32_t ok = 0, want;
+    struct quota_why tmp;
+
+    sched_job_request(j, req);
+    memset(why, 0, sizeof(*why));
+    for (int d = SL_DIM_CPU; d <= SL_DIM_GPU; d++) {
+        if (req[d] == 0)
+            continue;
+        if (!dim_ok(s, j->queue, d, q->used[d] + req[d], why))
+            return false;
+        if (quota_set(&q->ulimit, d) && u->used[d] + req[d] > q->ulimit.v[d]) {
+            why->what = B_USER;
+            why->dim = d;
+            why->need = u->used[d] + req[d];
+            why->used = u->used[d];
+            why->limit = q->ulimit.v[d];
+            return false;
+        }
+    }
+    want = j->shape.models ? j->shape.models
+                           : (s->cl.nmodels >= 32 ? UINT32_MAX
+                                                  : ((1u << s->cl.nmodels) - 1));
+    *models = want;
+    if (req[SL_DIM_GPU] == 0)
+        return true;
+    /* A model is allowed when the whole GPU demand fits its quota (the
+     * job's GPUs may all land on it). */
+    for (int m = 0; m < s->cl.nmodels; m++) {
+        int d = SL_DIM_MODEL0 + m;
+        if (!(want & (1u << m)))
+            continue;
+        if (!dim_ok(s, j->queue, d, q->used[d] + req[SL_DIM_GPU], &tmp)) {
+            if (!why->what)
+                *why = tmp;
+            continue;
+        }
+        if (quota_set(&q->ulimit, d) && u->used[d] + req[SL_DIM_GPU] > q->ulimit.v[d]) {
+            if (!why->what) {
+                why->what = B_USER;
+                why->dim = d;
+                why->need = u->used[d] + req[SL_DIM_GPU];
+                why->used = u->used[d];
+                why->limit = q->ulimit.v[d];
+            }
+            continue;
+        }
+        ok |= 1u << m;
+    }
+    if (!ok) {
+        if (why->what == B_QUOTA || why->what == B_COHORT)
+            why->what = why->what == B_QUOTA ? B_MODEL_QUOTA : B_COHORT;
+        if (!why->what)
+            why->what = B_MODEL_QUOTA;
+        return false;
+    }
+    memset(why, 0, sizeof(*why));
+    *models = ok;
+    return true;
+}
+
+/* ---- buckets ----------------------------------------------------------- */
+
+static struct bucket *bucket_get(struct sl_sched *s, struct queue *q, int qi,
+                                 int user, int pclass)
+{
+    struct bucket *b;
+
+    for (int i = 0; i < q->nbuckets; i++)
+        if (q->buckets[i]->user == user && q->buckets[i]->pclass == pclass)
+            return q->buckets[i];
+    if (grow((void **)&q->buckets, &q->buckets_cap, q->nbuckets + 1,
+             sizeof(*q->buckets)) < 0 ||
+        !(b = calloc(1, sizeof(*b))))
+        return NULL;
+    b->queue = qi;
+    b->user = user;
+    b->pclass = pclass;
+    q->buckets[q->nbuckets++] = b;
+    (void)s;
+    return b;
+}
+
+static bool before(const struct job *a, const struct job *b)
+{
+    return a->submit_ms < b->submit_ms || (a->submit_ms == b->submit_ms && a->id < b->id);
+}
+
+static void bucket_insert(struct bucket *b, struct job *j)
+{
+    struct job *at = b->tail;
+
+    while (at && before(j, at))
+        at = at->prev;
+    j->prev = at;
+    j->next = at ? at->next : b->head;
+    if (j->next)
+        j->next->prev = j;
+    else
+        b->tail = j;
+    if (at)
+        at->next = j;
+    else
+        b->head = j;
+    j->bucket = b;
+    b->count++;
+}
+
+static void bucket_remove(struct job *j)
+{
+    struct bucket *b = j->bucket;
+
+    if (b->cursor == j)
+        b->cursor = j->next;
+    if (j->prev)
+        j->prev->next = j->next;
+    else
+        b->head = j->next;
+    if (j->next)
+        j->next->prev = j->prev;
+    else
+        b->tail = j->prev;
+    b->count--;
+    j->prev = j->next = NULL;
+    j->bucket = NULL;
+}
+
+/* ---- typical tasks (FGD's model) --------------------------------------- */
+
+static bool shape_same(const struct cl_shape *a, const struct cl_shape *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->num_gpu == b->num_gpu &&
+           a->gpu_milli == b->gpu_milli && a->models == b->models;
+}
+
+static int tshape_cmp(const void *a, const void *b)
+{
+    const struct tshape *x = a, *y = b;
+
+    return (x->weight < y->weight) - (x->weight > y->weight);
+}
+
+/* Recompute the typical tasks from the shapes seen: the most common ones
+ * covering 95 % of the (decayed) submissions. */
+static void typical_update(struct sl_sched *s)
+{
+    struct cl_typical t[256];
+    double cum = 0;
+    int n = 0;
+
+    if (s->ntshapes == 0)
+        return;
+    qsort(s->tshapes, (size_t)s->ntshapes, sizeof(*s->tshapes), tshape_cmp);
+    for (int i = 0; i < s->ntshapes && n < (int)SL_ARRAY_LEN(t) &&
+                    cum < TYPICAL_COVER * s->tshape_total;
+         i++) {
+        t[n].cpu_milli = s->tshapes[i].shape.cpu_milli;
+        t[n].num_gpu = s->tshapes[i].shape.num_gpu;
+        t[n].gpu_milli = s->tshapes[i].shape.gpu_milli;
+        t[n].models = s->tshapes[i].shape.models;
+        t[n].weight = s->tshapes[i].weight;
+        cum += s->tshapes[i].weight;
+        n++;
+    }
+    cl_set_typical(&s->cl, t, n); /* on -ENOMEM the old model stays */
+    s->since_typical = 0;
+}
+
+static void typical_learn(struct sl_sched *s, const struct cl_shape *sh, int tasks)
+{
+    int i;
+
+    if (s->typical_fixed)
+        return;
+    for (i = 0; i < s->ntshapes; i++)
+        if (shape_same(&s->tshapes[i].shape, sh))
+            break;
+    if (i == s->ntshapes) {
+        if (s->ntshapes == TSHAPES_MAX ||
+            grow((void **)&s->tshapes, &s->tshapes_cap, s->ntshapes + 1,
+                 sizeof(*s->tshapes)) < 0)
+            return;
+        s->tshapes[i].shape = *sh;
+        s->tshapes[i].weight = 0;
+        s->ntshapes++;
+    }
+    s->tshapes[i].weight += tasks;
+    s->tshape_total += tasks;
+    if (s->tshape_total > 1e6) {
+        /* decay: halve, and forget shapes that fell to nothing */
+        int keep = 0;
+        s->tshape_total = 0;
+        for (int k = 0; k < s->ntshapes; k++) {
+            s->tshapes[k].weight /= 2;
+            if (s->tshapes[k].weight >= 0.5) {
+                s->tshapes[keep++] = s->tshapes[k];
+                s->tshape_total += s->tshapes[k].weight;
+            }
+        }
+        s->ntshapes = keep;
+    }
+    if (s->cl.ntypical == 0 || ++s->since_typical >= TYPICAL_EVERY)
+        typical_update(s);
+}
+
+int sl_sched_set_typical(struct sl_sched *s, const struct sl_sched_typical *t, int n)
+{
+    struct cl_typical *ct = n > 0 ? calloc((size_t)n, sizeof(*ct)) : NULL;
+    int rc;
+
+    if (n > 0 && !ct)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++) {
+        ct[i].cpu_milli = t[i].cpu_milli;
+        ct[i].num_gpu = t[i].gpus;
+        ct[i].gpu_milli = t[i].gpus ? t[i].gpu_milli : 0;
+        ct[i].models = t[i].models;
+        ct[i].weight = t[i].weight;
+    }
+    rc = cl_set_typical(&s->cl, ct, n);
+    free(ct);
+    if (rc == 0)
+        s->typical_fixed = true;
+    return rc;
+}
+
+void sl_sched_frag(const struct sl_sched *s, double *frag, double *idle)
+{
+    *frag = *idle = 0;
+    for (int i = 0; i < s->cl.nnodes; i++) {
+        *frag += cl_node_frag(&s->cl, i);
+        *idle += s->cl.nodes[i].gpu_free_sum;
+    }
+}
+
+/* ---- jobs -------------------------------------------------------------- */
+
+/* Validate and build a job from its spec. */
+static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                    struct job **out, struct sl_error *why)
+{
+    struct job *j;
+    int qu;
+
+    if (sp->id <= 0)
+        return sl_errorf_field(why, -EINVAL, "id", "job id must be positive");
+    if (sl_imap_get(&s->jobs, sp->id))
+        return sl_errorf_field(why, -EEXIST, "id", "job %lld is already known",
+                               (long long)sp->id);
+    if (sp->queue < 0 || sp->queue >= s->nqueues)
+        return sl_errorf_field(why, -EINVAL, "spec.queue", "unknown queue");
+    if (sp->pclass < 0 || sp->pclass >= s->nclasses)
+        return sl_errorf_field(why, -EINVAL, "spec.priorityClass", "unknown class");
+    if (sp->user < 0 || sp->user >= s->nusers)
+        return sl_errorf_field(why, -EINVAL, "user", "unknown user");
+    if (sp->tasks < 1 || sp->tasks > SL_MAX_TASKS)
+        return sl_errorf_field(why, -EINVAL, "spec.tasks", "must be 1..%d", SL_MAX_TASKS);
+    if (sp->gpus < 0 || sp->gpus > SL_SCHED_MAX_GPUS)
+        return sl_errorf_field(why, -EINVAL, "spec.resources.gpus", "must be 0..%d",
+                               SL_SCHED_MAX_GPUS);
+    if (sp->gpu_milli < 0 || sp->gpu_milli > CL_WHOLE || (sp->gpus && sp->gpu_milli))
+        return sl_errorf_field(why, -EINVAL, "spec.resources.gpuMilli",
+                               "must be 1..1000 and only without gpus");
+    if (sp->cpu_milli < 0 || sp->cpu_milli > INT64_MAX / SL_MAX_TASKS ||
+        sp->mem_bytes < 0 || sp->mem_bytes > INT64_MAX / SL_MAX_TASKS)
+        return sl_errorf_field(why, -EINVAL, "spec.resources", "out of range");
+    if (sp->topology < SL_TOPO_ANY || sp->topology > SL_TOPO_SAME_DOMAIN)
+        return sl_errorf_field(why, -EINVAL, "spec.topology", "unknown topology");
+    if (sp->max_runtime_ms < 0)
+        return sl_errorf_field(why, -EINVAL, "spec.maxRuntime", "negative");
+    if (!(j = calloc(1, sizeof(*j))))
+        return sl_errorf(why, -ENOMEM, "out of memory");
+    j->id = sp->id;
+    j->submit_ms = sp->submit_ms;
+    j->not_before_ms = sp->not_before_ms;
+    j->max_runtime_ms = sp->max_runtime_ms;
+    j->tasks = sp->tasks;
+    j->queue = (int16_t)sp->queue;
+    j->pclass = (int16_t)sp->pclass;
+    j->user = sp->user;
+    j->topology = (uint8_t)sp->topology;
+    j->shape.cpu_milli = sp->cpu_milli;
+    j->shape.mem_bytes = sp->mem_bytes;
+    if (sp->gpus > 0) {
+        j->shape.num_gpu = sp->gpus;
+        j->shape.gpu_milli = CL_WHOLE;
+    } else if (sp->gpu_milli > 0) {
+        j->shape.num_gpu = 1;
+        j->shape.gpu_milli = sp->gpu_milli;
+    }
+    j->shape.models = sp->models;
+    for (int i = 0; sp->gpu_models && sp->gpu_models[i]; i++) {
+        int m = sl_sched_model(s, sp->gpu_models[i]);
+        if (m < 0) {
+            free(j);
+            return sl_errorf_field(why, m == -ENOSPC ? -ENOSPC : -EINVAL,
+                                   "spec.resources.gpuModels",
+                                   m == -ENOSPC ? "more than %d GPU models"
+                                                : "bad GPU model",
+                                   SL_SCHED_MAX_MODELS);
+        }
+        j->shape.models |= 1u << m;
+    }
+    if ((qu = qu_get(s, sp->queue, sp->user)) < 0) {
+        free(j);
+        return sl_errorf(why, -ENOMEM, "out of memory");
+    }
+    j->qu = qu;
+    j->run_idx = -1;
+    *out = j;
+    return 0;
+}
+
+static int fresh_add(struct sl_sched *s, int64_t id)
+{
+    if (grow((void **)&s->fresh, &s->fresh_cap, s->nfresh + 1, sizeof(*s->fresh)) < 0)
+        return -ENOMEM;
+    s->fresh[s->nfresh++] = (struct job *)(intptr_t)id;
+    return 0;
+}
+
+/* Put pending job 'j' in its bucket. */
+static int job_enqueue(struct sl_sched *s, struct job *j)
+{
+    struct queue *q = &s->queues[j->queue];
+    struct bucket *b = bucket_get(s, q, j->queue, j->user, j->pclass);
+
+    if (!b || fresh_add(s, j->id) < 0)
+        return -ENOMEM;
+    j->state = J_PENDING;
+    j->blocker = B_NEW;
+    j->gen = s->passes;
+    bucket_insert(b, j);
+    q->npending++;
+    s->npending++;
+    return 0;
+}
+
+int sl_sched_job_add(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                     struct sl_error *why)
+{
+    struct job *j = NULL;
+    int rc;
+
+    if ((rc = job_make(s, sp, &j, why)) < 0)
+        return rc;
+    if ((rc = sl_imap_put(&s->jobs, j->id, j)) < 0) {
+        job_free(j);
+        return sl_errorf(why, rc, "out of memory");
+    }
+    if ((rc = job_enqueue(s, j)) < 0) {
+        sl_imap_del(&s->jobs, j->id);
+        job_free(j);
+        return sl_errorf(why, rc, "out of memory");
+    }
+    typical_learn(s, &j->shape, j->tasks);
+    return 0;
+}
+
+static int run_add(struct sl_sched *s, struct job *j)
+{
+    if (grow((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof(*s->run)) < 0)
+        return -ENOMEM;
+    j->run_idx = s->nrun;
+    s->run[s->nrun++] = j;
+    return 0;
+}
+
+static void run_del(struct sl_sched *s, struct job *j)
+{
+    int i = j->run_idx;
+
+    if (i < 0 || i >= s->nrun || s->run[i] != j)
+        return;
+    s->run[i] = s->run[--s->nrun];
+    s->run[i]->run_idx = i;
+    j->run_idx = -1;
+}
+
+int sl_sched_job_add_running(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                             const struct sl_sched_task_place *tasks,
+                             int64_t started_ms, struct sl_error *why)
+{
+    struct job *j = NULL;
+    int rc, t;
+
+    if ((rc = job_make(s, sp, &j, why)) < 0)
+        return rc;
+    if (!(j->places = calloc((size_t)j->tasks, sizeof(*j->places)))) {
+        job_free(j);
+        return sl_errorf(why, -ENOMEM, "out of memory");
+    }
+    memcpy(j->places, tasks, sizeof(*tasks) * (size_t)j->tasks);
+    for (t = 0; t < j->tasks; t++)
+        if (cl_take_exact(&s->cl, &j->shape, &j->places[t]) < 0)
+            break;
+    if (t < j->tasks) {
+        for (int u = t - 1; u >= 0; u--)
+            cl_give(&s->cl, &j->shape, &j->places[u]);
+        job_free(j);
+        return sl_errorf_field(why, -EINVAL, "placement",
+                               "task %d's placement does not fit its node", t);
+    }
+    if ((rc = sl_imap_put(&s->jobs, j->id, j)) < 0 || (rc = run_add(s, j)) < 0) {
+        sl_imap_del(&s->jobs, j->id);
+        for (t = j->tasks - 1; t >= 0; t--)
+            cl_give(&s->cl, &j->shape, &j->places[t]);
+        job_free(j);
+        return sl_errorf(why, -ENOMEM, "out of memory");
+    }
+    j->state = J_RUNNING;
+    j->start_ms = started_ms;
+    j->opportunistic = s->classes[j->pclass].opportunistic;
+    charge(s, j, 1, started_ms);
+    s->queues[j->queue].nrunning++;
+    typical_learn(s, &j->shape, j->tasks);
+    return 0;
+}
+
+/* A terminating job stopped: its preemptor has one victim fewer. */
+static void victim_gone(struct sl_sched *s, struct job *j)
+{
+    struct job *p;
+
+    if (j->state != J_TERMINATING || !j->for_job)
+        return;
+    if ((p = sl_imap_get(&s->jobs, j->for_job)) && p->nvictims > 0)
+        p->nvictims--;
+    j->for_job = 0;
+}
+
+/* Stop a running or terminating job: resources and charges back. */
+static void job_stop(struct sl_sched *s, struct job *j, int64_t now)
+{
+    victim_gone(s, j);
+    charge(s, j, -1, now);
+    for (int t = j->tasks - 1; t >= 0; t--)
+        cl_give(&s->cl, &j->shape, &j->places[t]);
+    free(j->places);
+    j->places = NULL;
+    run_del(s, j);
+    s->queues[j->queue].nrunning--;
+}
+
+int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+
+    if (!j)
+        return -ENOENT;
+    if (j->state == J_PENDING) {
+        bucket_remove(j);
+        s->queues[j->queue].npending--;
+        s->npending--;
+        if (j->nvictims > 0) {
+            /* its victims stop anyway; they no longer owe it anything */
+            for (int i = 0; i < s->nrun; i++)
+                if (s->run[i]->for_job == j->id)
+                    s->run[i]->for_job = 0;
+        }
+    } else {
+        job_stop(s, j, now_ms);
+    }
+    sl_imap_del(&s->jobs, id);
+    job_free(j);
+    return 0;
+}
+
+int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,
+                         int64_t not_before_ms)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+
+    if (!j)
+        return -ENOENT;
+    if (j->state == J_PENDING)
+        return sl_sched_job_backoff(s, id, not_before_ms);
+    job_stop(s, j, now_ms);
+    j->not_before_ms = not_before_ms;
+    j->start_ms = 0;
+    j->nvictims = 0;
+    j->resv_at_ms = 0;
+    if (job_enqueue(s, j) < 0) {
+        /* cannot happen without memory; keep the job known as pending in
+         * no bucket rather than lose it */
+        j->state = J_PENDING;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+
+    if (!j)
+        return -ENOENT;
+    if (j->state != J_PENDING)
+        return -EINVAL;
+    j->not_before_ms = not_before_ms;
+    return 0;
+}
+
+enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id)
+{
+    const struct job *j = sl_imap_get(&s->jobs, id);
+
+    if (!j)
+        return SL_SCHED_UNKNOWN;
+    return j->state == J_PENDING   ? SL_SCHED_PENDING
+           : j->state == J_RUNNING ? SL_SCHED_RUNNING
+                                   : SL_SCHED_TERMINATING;
+}
+
+int sl_sched_pending_count(const struct sl_sched *s) { return s->npending; }
+int sl_sched_running_count(const struct sl_sched *s) { return s->nrun; }
+
+/* ---- placement of a whole job ------------------------------------------ */
+
+/* Domains and their nodes, for same-domain gangs. */
+static int domain_members(const struct sl_sched *s, int domain, int *out)
+{
+    int n = 0;
+
+    for (int i = 0; i < s->cl.nnodes; i++)
+        if (s->cl.nodes[i].domain == domain)
+            out[n++] = i;
+    return n;
+}
+
+/* Place every task of 'j' (shape with 'models') on cluster 'c': all tasks
+ * or none. 'scan' uses no index (a scratch cluster). Returns true with the
+ * places taken; else c is unchanged and *fit says how many tasks fitted. */
+static bool place_on(struct sl_sched *s, struct cl_cluster *c, const struct job *j,
+                     uint32_t models, bool scan, struct sl_sched_task_place *pl,
+                     int *fit)
+{
+    struct cl_shape sh = j->shape;
+    int t = 0;
+
+    sh.models = models;
+    *fit = 0;
+    if (j->topology == SL_TOPO_SAME_NODE && j->tasks > 1) {
+        /* the best node (by the first task's score) that takes them all */
+        double best_sc = -INFINITY;
+        int best = -1;
+        for (int n = 0; n < c->nnodes; n++) {
+            double sc;
+            int gpu, k;
+            if (!cl_score(c, n, &sh, &sc, &gpu))
+                continue;
+            for (k = 0; k < j->tasks && cl_fit(c, n, &sh) == CL_FITS; k++)
+                cl_take(c, n, &sh, -1, &pl[k]);
+            if (k > *fit)
+                *fit = k;
+            for (int u = k - 1; u >= 0; u--)
+                cl_give(c, &sh, &pl[u]);
+            if (k == j->tasks && (best < 0 || sc > best_sc)) {
+                best = n;
                 best_sc = sc;
             }
         }
-        start += len;
+        if (best < 0)
+            return false;
+        for (t = 0; t < j->tasks; t++)
+            cl_take(c, best, &sh, -1, &pl[t]);
+        *fit = j->tasks;
+        return true;
     }
-    return best >= 0 &&
-           place_gang(p, j, &p->domain_order[best], best_len, NULL) < 0;
+    if (j->topology == SL_TOPO_SAME_DOMAIN && j->tasks > 1) {
+        /* the fullest domain that holds the gang, so that empty domains
+         * stay whole for the big gangs */
+        int *members = malloc(sizeof(int) * (size_t)(c->nnodes ? c->nnodes : 1));
+        int64_t best_free = INT64_MAX;
+        int best = -1;
+        if (!members)
+            return false;
+        for (int d = 0; d < c->ndomains; d++) {
+            int nm = domain_members(s, d, members), k;
+            int64_t freeg = 0;
+            for (int i = 0; i < nm; i++)
+                freeg += c->nodes[members[i]].gpu_free_sum;
+            for (k = 0; k < j->tasks; k++) {
+                int gpu, n = cl_best_among(c, &sh, members, nm, &gpu);
+                if (n < 0)
+                    break;
+                cl_take(c, n, &sh, gpu, &pl[k]);
+            }
+            if (k > *fit)
+                *fit = k;
+            for (int u = k - 1; u >= 0; u--)
+                cl_give(c, &sh, &pl[u]);
+            if (k == j->tasks && freeg < best_free) {
+                best = d;
+                best_free = freeg;
+            }
+        }
+        if (best >= 0) {
+            int nm = domain_members(s, best, members);
+            for (t = 0; t < j->tasks; t++) {
+                int gpu, n = cl_best_among(c, &sh, members, nm, &gpu);
+                cl_take(c, n, &sh, gpu, &pl[t]);
+            }
+            *fit = j->tasks;
+        }
+        free(members);
+        return best >= 0;
+    }
+    for (t = 0; t < j->tasks; t++) {
+        int gpu, n = scan ? cl_best_among(c, &sh, NULL, c->nnodes, &gpu)
+                          : cl_best(c, &sh, &gpu);
+        if (n < 0)
+            break;
+        cl_take(c, n, &sh, gpu, &pl[t]);
+    }
+    *fit = t;
+    if (t == j->tasks)
+        return true;
+    for (int u = t - 1; u >= 0; u--)
+        cl_give(c, &sh, &pl[u]);
+    return false;
 }
 
-/* ---- reasons ---- */
+/* ---- holds (backfill reservations) ------------------------------------ */
 
-/* Format into a reason buffer; a reason longer than the buffer is cut. */
-static void say(char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t size, const char *fmt, ...)
+static int hold_add(struct sl_sched *s, const struct cl_shape *sh,
+                    const struct sl_sched_task_place *p)
 {
-    va_list ap;
+    struct cl_node *n = &s->cl.nodes[p->node];
+    struct hold h;
 
-    va_start(ap, fmt);
-    if (vsnprintf(buf, size, fmt, ap) < 0)
-        buf[0] = '\0';
-    va_end(ap);
+    memset(&h, 0, sizeof(h));
+    h.place.node = p->node;
+    h.place.gpu_milli = p->gpu_milli;
+    for (int g = 0; g < p->ngpus; g++)
+        if (s->cl.gpu_free[n->gpu0 + p->gpus[g]] >= p->gpu_milli)
+            h.place.gpus[h.place.ngpus++] = p->gpus[g];
+    h.shape.cpu_milli = sh->cpu_milli < n->cpu_free ? sh->cpu_milli : n->cpu_free;
+    h.shape.mem_bytes = sh->mem_bytes < n->mem_free ? sh->mem_bytes : n->mem_free;
+    if (h.shape.cpu_milli < 0)
+        h.shape.cpu_milli = 0;
+    if (h.shape.mem_bytes < 0)
+        h.shape.mem_bytes = 0;
+    if (!h.place.ngpus && !h.shape.cpu_milli && !h.shape.mem_bytes)
+        return 0;
+    if (grow((void **)&s->holds, &s->holds_cap, s->nholds + 1, sizeof(*s->holds)) < 0)
+        return -ENOMEM;
+    if (cl_take_exact(&s->cl, &h.shape, &h.place) < 0)
+        return 0;
+    s->holds[s->nholds++] = h;
+    return 0;
 }
 
-static void fmt_bytes(char *buf, size_t size, int64_t b)
+static void holds_release(struct sl_sched *s)
 {
-    if (b > 0 && b % (1LL << 30) == 0)
-        snprintf(buf, size, "%" PRId64 "Gi", b >> 30);
-    else if (b > 0 && b % (1LL << 20) == 0)
-        snprintf(buf, size, "%" PRId64 "Mi", b >> 20);
-    else
-        snprintf(buf, size, "%" PRId64 " bytes", b);
+    while (s->nholds > 0) {
+        struct hold *h = &s->holds[--s->nholds];
+        cl_give(&s->cl, &h->shape, &h->place);
+    }
 }
 
-/* " of model A100|H100" or "" when any model will do. */
-static void fmt_models(char *buf, size_t size, const struct sl_sched_job *j)
+/* Hold what reservation 'r' needs that is free now. */
+static void holds_apply(struct sl_sched *s, const struct resv *r)
 {
-    size_t used;
+    const struct job *j = sl_imap_get(&s->jobs, r->job_id);
 
-    buf[0] = '\0';
-    if (!j->gpu_models || !j->gpu_models[0])
+    if (!j || j->state != J_PENDING)
         return;
-    used = (size_t)snprintf(buf, size, " of model ");
-    for (int i = 0; j->gpu_models[i] && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%s",
-                                 i ? "|" : "", j->gpu_models[i]);
+    for (int t = 0; t < r->ntasks; t++)
+        hold_add(s, &j->shape, &r->places[t]);
 }
 
-/* "2 insufficient gpus of model H100, 1 insufficient memory" */
-static void fmt_rejections(char *buf, size_t size, const int rej[R_NREASONS],
-                           const struct sl_sched_job *j)
-{
-    char models[64];
-    size_t used = 0;
+/* ---- the pass ---------------------------------------------------------- */
 
-    buf[0] = '\0';
-    fmt_models(models, sizeof(models), j);
-    for (int r = 0; r < R_NREASONS && used < size; r++) {
-        const char *sep = used ? ", " : "";
-        if (!rej[r])
+struct pass {
+    struct sl_sched *s;
+    int64_t now;
+    struct sl_sched_result *out;
+    int starts_cap, preempts_cap;
+    int *heap;                    /* queue indices */
+    int nheap;
+    struct job **head;            /* per queue: its next job this pass */
+    struct cl_shape failed[FAILED_MEMO]; /* shapes that fit nowhere now */
+    int nfailed;
+    int nresv;                    /* reservations made this pass */
+    int64_t resv_min_ms;          /* the earliest reservation's start */
+    int preempts_left;
+    struct cl_cluster scratch;    /* for reservations; nodes owned */
+    bool scratch_ready;
+    struct sl_sched_task_place *pl; /* scratch places, SL_MAX_TASKS */
+    int rc;                       /* -ENOMEM seen */
+};
+
+static void wake_at(struct pass *p, int64_t t)
+{
+    if (t > p->now && (!p->out->wake_ms || t < p->out->wake_ms))
+        p->out->wake_ms = t;
+}
+
+/* The best bucket head of queue 'q' for this pass, or NULL. */
+static struct job *queue_next(struct pass *p, struct queue *q)
+{
+    struct sl_sched *s = p->s;
+    struct job *best = NULL;
+    double best_share = 0;
+
+    for (int i = 0; i < q->nbuckets; i++) {
+        struct bucket *b = q->buckets[i];
+        struct job *j = b->cursor;
+        double sh;
+        int pv;
+        if (!j)
             continue;
-        switch ((enum reject)r) {
-        case R_UNSCHEDULABLE:
-            used += (size_t)snprintf(buf + used, size - used,
-                                     "%s%d unschedulable", sep, rej[r]);
-            break;
-        case R_GPUS:
-            used += (size_t)snprintf(buf + used, size - used,
-                                     "%s%d insufficient gpus%s", sep, rej[r],
-                                     models);
-            break;
-        case R_GPU_MILLI:
-            used += (size_t)snprintf(buf + used, size - used,
-                                     "%s%d no gpu%s with %d milli free", sep,
-                                     rej[r], models, j->gpu_milli);
-            break;
-        case R_CPU:
-            used += (size_t)snprintf(buf + used, size - used,
-                                     "%s%d insufficient cpu", sep, rej[r]);
-            break;
-        default:
-            used += (size_t)snprintf(buf + used, size - used,
-                                     "%s%d insufficient memory", sep, rej[r]);
-            break;
+        pv = s->classes[j->pclass].value;
+        sh = sched_user_share(s, &s->qus[j->qu], p->now);
+        if (!best || pv > s->classes[best->pclass].value ||
+            (pv == s->classes[best->pclass].value &&
+             (sh < best_share - SHARE_EPS ||
+              (sh <= best_share + SHARE_EPS && before(j, best))))) {
+            best = j;
+            best_share = sh;
         }
     }
+    return best;
 }
 
-/* Whether 'j' is a request this scheduler can consider; else a reason. */
-static bool job_valid(const struct sl_sched_job *j, char *why, size_t size)
+/* Heap order: better queue first. */
+static bool heap_less(const struct pass *p, int a, int b)
 {
-    const char *bad = NULL;
+    const struct sl_sched *s = p->s;
+    const struct job *ja = p->head[a], *jb = p->head[b];
+    int va = s->classes[ja->pclass].value, vb = s->classes[jb->pclass].value;
 
-    if (j->tasks < 1 || j->tasks > SL_MAX_TASKS)
-        bad = "tasks must be 1..1024";
-    else if (j->gpus < 0 || j->gpus > SL_SCHED_MAX_GPUS)
-        bad = "gpus must be 0..64";
-    else if (j->gpu_milli < 0 || j->gpu_milli > WHOLE_MILLI)
-        bad = "gpu_milli must be 0..1000";
-    else if (j->gpus > 0 && j->gpu_milli > 0)
-        bad = "gpus and gpu_milli are exclusive";
-    else if (j->cpu_milli < 0 || j->cpu_milli > INT64_MAX / SL_MAX_TASKS)
-        bad = "cpu_milli out of range";
-    else if (j->mem_bytes < 0 || j->mem_bytes > INT64_MAX / SL_MAX_TASKS)
-        bad = "mem_bytes out of range";
-    else if (j->topology < SL_TOPO_ANY || j->topology > SL_TOPO_SAME_DOMAIN)
-        bad = "unknown topology";
-    if (bad)
-        say(why, size, "invalid request: %s", bad);
-    return !bad;
+    if (va != vb)
+        return va > vb;
+    if (fabs(s->queues[a].share - s->queues[b].share) > SHARE_EPS)
+        return s->queues[a].share < s->queues[b].share;
+    if (before(ja, jb))
+        return true;
+    if (before(jb, ja))
+        return false;
+    return a < b;
 }
 
-/* Fail fast when the cluster as a whole lacks what the gang needs. */
-static bool cluster_short(const struct pass *p, const struct sl_sched_job *j,
-                          char *why, size_t size)
+static void heap_push(struct pass *p, int q)
 {
-    int64_t t = j->tasks;
-    char need[32], have[32];
+    int i = p->nheap++;
 
-    if (p->free.nodes == 0) {
-        say(why, size, "no schedulable nodes");
-        return true;
+    p->heap[i] = q;
+    while (i > 0) {
+        int up = (i - 1) / 2;
+        if (!heap_less(p, p->heap[i], p->heap[up]))
+            break;
+        int t = p->heap[i];
+        p->heap[i] = p->heap[up];
+        p->heap[up] = t;
+        i = up;
     }
-    if (t * j->gpus > p->free.whole_gpus) {
-        say(why, size,
-                 "needs %" PRId64 " whole gpus (%d tasks x %d), the cluster "
-                 "has %" PRId64 " free",
-                 t * j->gpus, j->tasks, j->gpus, p->free.whole_gpus);
-        return true;
+}
+
+static int heap_pop(struct pass *p)
+{
+    int top = p->heap[0], i = 0;
+
+    p->heap[0] = p->heap[--p->nheap];
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < p->nheap && heap_less(p, p->heap[l], p->heap[m]))
+            m = l;
+        if (r < p->nheap && heap_less(p, p->heap[r], p->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        int t = p->heap[i];
+        p->heap[i] = p->heap[m];
+        p->heap[m] = t;
+        i = m;
     }
-    if (t * j->gpu_milli > p->free.gpu_milli) {
-        say(why, size,
-                 "needs %" PRId64 " gpu milli (%d tasks x %d), the cluster "
-                 "has %" PRId64 " free",
-                 t * j->gpu_milli, j->tasks, j->gpu_milli, p->free.gpu_milli);
-        return true;
-    }
-    if (t * j->cpu_milli > p->free.cpu_milli) {
-        say(why, size,
-                 "needs %" PRId64 " cpu milli (%d tasks x %" PRId64
-                 "), the cluster has %" PRId64 " free",
-                 t * j->cpu_milli, j->tasks, j->cpu_milli, p->free.cpu_milli);
-        return true;
-    }
-    if (t * j->mem_bytes > p->free.mem_bytes) {
-        fmt_bytes(need, sizeof(need), t * j->mem_bytes);
-        fmt_bytes(have, sizeof(have), p->free.mem_bytes);
-        say(why, size,
-                 "needs %s memory (%d tasks), the cluster has %s free", need,
-                 j->tasks, have);
-        return true;
+    return top;
+}
+
+static bool failed_has(const struct pass *p, const struct cl_shape *sh, uint32_t models,
+                       int tasks)
+{
+    if (tasks != 1)
+        return false;
+    for (int i = 0; i < p->nfailed; i++) {
+        const struct cl_shape *f = &p->failed[i];
+        /* a request no smaller in any way fails too */
+        if (sh->cpu_milli >= f->cpu_milli && sh->mem_bytes >= f->mem_bytes &&
+            sh->num_gpu >= f->num_gpu && sh->gpu_milli >= f->gpu_milli &&
+            (models & ~f->models) == 0 && (f->num_gpu > 0 || sh->num_gpu == 0))
+            return true;
     }
     return false;
 }
 
-/* Place the gang per its topology; else write why into 'why'. */
-static bool place_job(struct pass *p, const struct sl_sched_job *j, char *why,
-                      size_t size)
+static void failed_add(struct pass *p, const struct cl_shape *sh, uint32_t models,
+                       int tasks)
 {
-    int rej[R_NREASONS] = {0}, failed, ndomains = 0;
-    char list[128];
+    if (tasks != 1 || p->nfailed == FAILED_MEMO)
+        return;
+    p->failed[p->nfailed] = *sh;
+    p->failed[p->nfailed].models = models;
+    p->nfailed++;
+}
 
-    switch (j->topology) {
-    case SL_TOPO_SAME_NODE:
-        if (place_same_node(p, j, rej))
-            return true;
-        fmt_rejections(list, sizeof(list), rej, j);
-        say(why, size, "no single node fits all %d tasks: %d nodes "
-                 "rejected (%s)", j->tasks, p->st->nnodes, list);
+static int out_start(struct pass *p, struct job *j)
+{
+    struct sl_sched_result *o = p->out;
+    struct sl_sched_start *st;
+
+    if (grow((void **)&o->starts, &p->starts_cap, o->nstarts + 1, sizeof(*o->starts)) < 0)
+        return -ENOMEM;
+    st = &o->starts[o->nstarts];
+    if (!(st->tasks = malloc(sizeof(*st->tasks) * (size_t)j->tasks)))
+        return -ENOMEM;
+    memcpy(st->tasks, j->places, sizeof(*st->tasks) * (size_t)j->tasks);
+    st->job_id = j->id;
+    st->ntasks = j->tasks;
+    o->nstarts++;
+    return 0;
+}
+
+/* Start pending job 'j' on the places in p->pl (already taken). */
+static int start(struct pass *p, struct job *j)
+{
+    struct sl_sched *s = p->s;
+    struct queue *q = &s->queues[j->queue];
+
+    if (!(j->places = malloc(sizeof(*j->places) * (size_t)j->tasks)) ||
+        run_add(s, j) < 0) {
+        free(j->places);
+        j->places = NULL;
+        for (int t = j->tasks - 1; t >= 0; t--)
+            cl_give(&s->cl, &j->shape, &p->pl[t]);
+        return -ENOMEM;
+    }
+    memcpy(j->places, p->pl, sizeof(*j->places) * (size_t)j->tasks);
+    bucket_remove(j);
+    q->npending--;
+    s->npending--;
+    j->state = J_RUNNING;
+    j->start_ms = p->now;
+    j->resv_at_ms = 0;
+    j->nvictims = 0;
+    j->opportunistic = s->classes[j->pclass].opportunistic;
+    charge(s, j, 1, p->now);
+    q->nrunning++;
+    q->share = sched_queue_share(s, q, p->now);
+    if (out_start(p, j) < 0)
+        return -ENOMEM; /* the job runs; the caller learns it from the state */
+    return 0;
+}
+
+/* The model mask to place with: quota's allowed models, or 0 (any) when
+ * that is no restriction, or the job needs no GPU. */
+static uint32_t placement_models(const struct sl_sched *s, const struct job *j,
+                                 uint32_t quota_models)
+{
+    uint32_t all = s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << s->cl.nmodels) - 1);
+
+    if (j->shape.num_gpu == 0)
+        return j->shape.models;
+    if (!j->shape.models && (quota_models & all) == all)
+        return 0;
+    return quota_models;
+}
+
+/* Can 'j' be admitted and placed right now? Takes nothing. */
+static bool feasible(struct pass *p, struct job *j)
+{
+    struct sl_sched *s = p->s;
+    struct quota_why qw;
+    uint32_t models;
+    int fit;
+
+    if (!s->classes[j->pclass].opportunistic && !sched_quota_ok(s, j, &models, &qw))
         return false;
-    case SL_TOPO_SAME_DOMAIN:
-        if (place_same_domain(p, j, rej, &ndomains))
-            return true;
-        fmt_rejections(list, sizeof(list), rej, j);
-        say(why, size, "no domain fits all %d tasks: %d domains "
-                 "rejected (nodes: %s)", j->tasks, ndomains, list);
+    if (s->classes[j->pclass].opportunistic)
+        models = j->shape.models;
+    models = placement_models(s, j, models);
+    if (!place_on(s, &s->cl, j, models, false, p->pl, &fit))
         return false;
-    default:
-        if ((failed = place_gang(p, j, NULL, 0, rej)) < 0)
+    for (int t = j->tasks - 1; t >= 0; t--)
+        cl_give(&s->cl, &j->shape, &p->pl[t]);
+    return true;
+}
+
+/* Whether queue 'q' stays within its nominal quota with 'req' added. */
+static bool within_nominal(const struct queue *q, const int64_t req[NDIMS])
+{
+    for (int d = SL_DIM_CPU; d <= SL_DIM_GPU; d++)
+        if (req[d] && q->nominal.v[d] >= 0 && q->used[d] + req[d] > q->nominal.v[d])
+            return false;
+    return true;
+}
+
+static bool borrowing(const struct queue *q)
+{
+    for (int d = 0; d < NDIMS; d++)
+        if (q->nominal.v[d] >= 0 && q->used[d] > q->nominal.v[d])
             return true;
-        fmt_rejections(list, sizeof(list), rej, j);
-        say(why, size, "no node fits task %d of %d: %d nodes rejected "
-                 "(%s)", failed + 1, j->tasks, p->st->nnodes, list);
+    return false;
+}
+
+struct cand {
+    struct job *j;
+    enum sl_preempt_why why;
+    int value;                    /* the victim's priority */
+};
+
+/* Victims in the order they are taken: opportunistic first, then the
+ * lowest priority, then the youngest (latest start), then the highest id. */
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    int ox = x->why == SL_PREEMPT_OPPORTUNISTIC, oy = y->why == SL_PREEMPT_OPPORTUNISTIC;
+
+    if (ox != oy)
+        return oy - ox;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    if (x->j->start_ms != y->j->start_ms)
+        return x->j->start_ms > y->j->start_ms ? -1 : 1;
+    return (x->j->id < y->j->id) - (x->j->id > y->j->id);
+}
+
+/* Take a victim's resources away for a trial (or give them back). */
+static void trial_release(struct sl_sched *s, struct job *v)
+{
+    charge_raw(s, v, -1);
+    for (int t = v->tasks - 1; t >= 0; t--)
+        cl_give(&s->cl, &v->shape, &v->places[t]);
+}
+
+static void trial_restore(struct sl_sched *s, struct job *v)
+{
+    for (int t = 0; t < v->tasks; t++)
+        cl_take_exact(&s->cl, &v->shape, &v->places[t]);
+    charge_raw(s, v, 1);
+}
+
+static int out_preempt(struct pass *p, struct job *v, struct job *j,
+                       enum sl_preempt_why why)
+{
+    struct sl_sched_result *o = p->out;
+
+    if (grow((void **)&o->preempts, &p->preempts_cap, o->npreempts + 1,
+             sizeof(*o->preempts)) < 0)
+        return -ENOMEM;
+    o->preempts[o->npreempts].job_id = v->id;
+    o->preempts[o->npreempts].for_job = j->id;
+    o->preempts[o->npreempts].why = why;
+    o->npreempts++;
+    return 0;
+}
+
+/* Find victims whose going would let 'j' run, and preempt them. */
+static bool try_preempt(struct pass *p, struct job *j)
+{
+    struct sl_sched *s = p->s;
+    const struct pclass *jc = &s->classes[j->pclass];
+    struct queue *q = &s->queues[j->queue];
+    struct cand *c = NULL;
+    int nc = 0, chosen = 0, nv = 0;
+    int64_t req[NDIMS];
+    bool entitled, ok = false;
+
+    if (!s->cfg.preemption || p->preempts_left <= 0 || jc->opportunistic || !s->nrun)
         return false;
+    sched_job_request(j, req);
+    entitled = q->cohort >= 0 && q->reclaim != SL_RECLAIM_NEVER && within_nominal(q, req);
+    if (!(c = malloc(sizeof(*c) * (size_t)(s->nrun < PREEMPT_CANDIDATES ? s->nrun
+                                                                       : PREEMPT_CANDIDATES))))
+        return false;
+    for (int i = 0; i < s->nrun && nc < PREEMPT_CANDIDATES; i++) {
+        struct job *v = s->run[i];
+        const struct pclass *vc = &s->classes[v->pclass];
+        const struct queue *vq = &s->queues[v->queue];
+        int64_t minrt = vc->min_runtime_ms ? vc->min_runtime_ms : s->cfg.min_runtime_ms;
+        enum sl_preempt_why why;
+
+        if (v->state != J_RUNNING || !vc->preemptible)
+            continue;
+        if (v->opportunistic)
+            why = SL_PREEMPT_OPPORTUNISTIC;
+        else if (v->queue == j->queue && q->preempt_within == SL_PREEMPT_LOWER_PRIORITY &&
+                 vc->value < jc->value)
+            why = SL_PREEMPT_PRIORITY;
+        else if (entitled && v->queue != j->queue && vq->cohort == q->cohort &&
+                 borrowing(vq) &&
+                 (q->reclaim == SL_RECLAIM_ANY || vc->value < jc->value))
+            why = SL_PREEMPT_RECLAIM;
+        else
+            continue;
+        if (p->now - v->start_ms < minrt) {
+            wake_at(p, v->start_ms + minrt); /* may become a victim then */
+            continue;
+        }
+        c[nc].j = v;
+        c[nc].why = why;
+        c[nc].value = vc->value;
+        nc++;
+    }
+    if (nc == 0)
+        goto out;
+    p->preempts_left--;
+    qsort(c, (size_t)nc, sizeof(*c), cand_cmp);
+    /* Greedy: release candidates in order until j fits. */
+    for (chosen = 0; chosen < nc; chosen++) {
+        trial_release(s, c[chosen].j);
+        if (feasible(p, j)) {
+            chosen++;
+            ok = true;
+            break;
+        }
+    }
+    if (!ok) {
+        for (int i = chosen - 1; i >= 0; i--)
+            trial_restore(s, c[i].j);
+        goto out;
+    }
+    /* Reprieve: give back, most valuable first, whom j does not need. */
+    for (int i = chosen - 1; i >= 0; i--) {
+        trial_restore(s, c[i].j);
+        if (feasible(p, j)) {
+            c[i].j = NULL; /* spared */
+            continue;
+        }
+        trial_release(s, c[i].j);
+    }
+    for (int i = 0; i < chosen; i++)
+        if (c[i].j)
+            trial_restore(s, c[i].j);
+    for (int i = 0; i < chosen; i++) {
+        struct job *v = c[i].j;
+        if (!v)
+            continue;
+        v->state = J_TERMINATING;
+        v->for_job = j->id;
+        nv++;
+        if (out_preempt(p, v, j, c[i].why) < 0)
+            p->rc = -ENOMEM;
+    }
+    j->nvictims = (int16_t)nv;
+    ok = nv > 0;
+    if (ok && grow((void **)&s->nominees, &s->nominees_cap, s->nnominees + 1,
+                   sizeof(*s->nominees)) == 0)
+        s->nominees[s->nnominees++] = j->id;
+out:
+    free(c);
+    return ok;
+}
+
+/* The scratch copy of the cluster for reservations: nodes and GPUs copied
+ * from the live cluster (with its holds), no indexes, no change log. */
+static int scratch_load(struct pass *p)
+{
+    struct cl_cluster *live = &p->s->cl, *sc = &p->scratch;
+
+    if (!p->scratch_ready) {
+        memset(sc, 0, sizeof(*sc));
+        if (!(sc->nodes = malloc(sizeof(*sc->nodes) * (size_t)(live->nnodes + 1))) ||
+            !(sc->gpu_free = malloc(sizeof(*sc->gpu_free) * (size_t)(live->ngpus + 1)))) {
+            free(sc->nodes);
+            sc->nodes = NULL;
+            return -ENOMEM;
+        }
+        p->scratch_ready = true;
+    }
+    {
+        struct cl_node *nodes = sc->nodes;
+        int16_t *gf = sc->gpu_free;
+        *sc = *live;
+        sc->nodes = nodes;
+        sc->gpu_free = gf;
+        sc->no_log = true;
+        sc->trees = NULL;
+        sc->ntrees = sc->trees_cap = sc->trees_max = 0;
+        memcpy(sc->nodes, live->nodes, sizeof(*sc->nodes) * (size_t)live->nnodes);
+        memcpy(sc->gpu_free, live->gpu_free, sizeof(*sc->gpu_free) * (size_t)live->ngpus);
+    }
+    return 0;
+}
+
+struct release {
+    int64_t at_ms;
+    struct job *j;
+};
+
+static int release_cmp(const void *a, const void *b)
+{
+    const struct release *x = a, *y = b;
+
+    if (x->at_ms != y->at_ms)
+        return x->at_ms < y->at_ms ? -1 : 1;
+    return (x->j->id > y->j->id) - (x->j->id < y->j->id);
+}
+
+/* Would 'j' fit once the first k releases are done? On success the
+ * places are in p->pl (on the scratch cluster). */
+static bool fits_after(struct pass *p, struct job *j, uint32_t models,
+                       const struct release *r, int k)
+{
+    int fit;
+
+    if (scratch_load(p) < 0)
+        return false;
+    for (int i = 0; i < k; i++)
+        for (int t = r[i].j->tasks - 1; t >= 0; t--)
+            cl_give(&p->scratch, &r[i].j->shape, &r[i].j->places[t]);
+    return place_on(p->s, &p->scratch, j, models, true, p->pl, &fit);
+}
+
+/* Give 'j' a reservation: when, by the running jobs' maxRuntime, it could
+ * start, and hold now what it will need then. */
+static void reserve(struct pass *p, struct job *j, uint32_t models)
+{
+    struct sl_sched *s = p->s;
+    struct release *r;
+    struct resv *rv;
+    int nr = 0, lo, hi;
+
+    if (!s->cfg.backfill || p->nresv >= s->cfg.reservations || !s->nrun)
+        return;
+    if (!(r = malloc(sizeof(*r) * (size_t)s->nrun)))
+        return;
+    for (int i = 0; i < s->nrun; i++) {
+        struct job *x = s->run[i];
+        int64_t at;
+        if (x->state == J_TERMINATING)
+            at = p->now;
+        else if (x->max_runtime_ms > 0)
+            at = x->start_ms + x->max_runtime_ms;
+        else
+            continue; /* no estimate: it may run for ever */
+        r[nr].at_ms = at < p->now ? p->now : at;
+        r[nr].j = x;
+        nr++;
+    }
+    qsort(r, (size_t)nr, sizeof(*r), release_cmp);
+    /* the fewest releases after which it fits: feasibility only grows */
+    lo = 1;
+    hi = nr;
+    if (nr == 0 || !fits_after(p, j, models, r, nr)) {
+        free(r);
+        return;
+    }
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (fits_after(p, j, models, r, mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    fits_after(p, j, models, r, lo); /* the places for lo */
+    p->nresv++;
+    j->resv_at_ms = r[lo - 1].at_ms;
+    if (j->resv_at_ms < p->resv_min_ms)
+        p->resv_min_ms = j->resv_at_ms;
+    free(r);
+    if (grow((void **)&s->resv, &s->resv_cap, s->nresv + 1, sizeof(*s->resv)) < 0)
+        return;
+    rv = &s->resv[s->nresv];
+    if (!(rv->places = malloc(sizeof(*rv->places) * (size_t)j->tasks)))
+        return;
+    memcpy(rv->places, p->pl, sizeof(*rv->places) * (size_t)j->tasks);
+    rv->job_id = j->id;
+    rv->at_ms = j->resv_at_ms;
+    rv->ntasks = j->tasks;
+    s->nresv++;
+    holds_apply(s, rv);
+}
+
+/* Consider pending job 'j' once. */
+static void consider(struct pass *p, struct job *j)
+{
+    struct sl_sched *s = p->s;
+    const struct pclass *jc = &s->classes[j->pclass];
+    struct quota_why qw;
+    uint32_t models;
+    int fit = 0;
+
+    p->out->examined++;
+    j->seen = s->passes + 1;
+    if (j->not_before_ms > p->now) {
+        j->blocker = B_BACKOFF;
+        wake_at(p, j->not_before_ms);
+        return;
+    }
+    if (j->nvictims > 0) {
+        j->blocker = B_PREEMPTING;
+        return;
+    }
+    if (jc->opportunistic) {
+        models = j->shape.models;
+    } else if (!sched_quota_ok(s, j, &models, &qw)) {
+        j->blocker = qw.what;
+        /* within-queue priority or reclaim may free quota */
+        if (try_preempt(p, j))
+            j->blocker = B_PREEMPTING;
+        return;
+    }
+    models = placement_models(s, j, models);
+    if (!failed_has(p, &j->shape, models, j->tasks)) {
+        if (place_on(s, &s->cl, j, models, false, p->pl, &fit)) {
+            if (start(p, j) < 0)
+                p->rc = -ENOMEM;
+            return;
+        }
+        if (s->nholds > 0) {
+            /* backfill: reserved resources are free again before they are
+             * needed if this job ends first */
+            bool ends_first = j->max_runtime_ms > 0 &&
+                              p->now + j->max_runtime_ms <= p->resv_min_ms;
+            bool placed;
+            int nh = s->nholds;
+            struct hold *saved = malloc(sizeof(*saved) * (size_t)nh);
+            if (saved) {
+                memcpy(saved, s->holds, sizeof(*saved) * (size_t)nh);
+                holds_release(s);
+                placed = place_on(s, &s->cl, j, models, false, p->pl, &fit);
+                if (placed && !ends_first) {
+                    for (int t = j->tasks - 1; t >= 0; t--)
+                        cl_give(&s->cl, &j->shape, &p->pl[t]);
+                    j->blocker = B_RESERVED;
+                }
+                for (int i = 0; i < nh; i++)
+                    hold_add(s, &saved[i].shape, &saved[i].place);
+                free(saved);
+                if (placed && ends_first) {
+                    if (start(p, j) < 0)
+                        p->rc = -ENOMEM;
+                    return;
+                }
+                if (placed)
+                    goto blocked; /* B_RESERVED */
+            }
+        }
+        failed_add(p, &j->shape, models, j->tasks);
+    }
+    j->blocker = B_NODES;
+blocked:
+    j->tasks_fit = (int16_t)fit;
+    if (try_preempt(p, j)) {
+        j->blocker = B_PREEMPTING;
+        return;
+    }
+    if (j->blocker == B_NODES && !j->resv_at_ms)
+        reserve(p, j, models);
+}
+
+static int pass_init(struct pass *p, struct sl_sched *s, int64_t now,
+                     struct sl_sched_result *out)
+{
+    memset(p, 0, sizeof(*p));
+    memset(out, 0, sizeof(*out));
+    p->s = s;
+    p->now = now;
+    p->out = out;
+    p->resv_min_ms = INF_MS;
+    p->preempts_left = PREEMPT_ATTEMPTS;
+    if (!(p->pl = malloc(sizeof(*p->pl) * SL_MAX_TASKS)))
+        return -ENOMEM;
+    return 0;
+}
+
+static void pass_fini(struct pass *p)
+{
+    holds_release(p->s);
+    if (p->scratch_ready) {
+        free(p->scratch.nodes);
+        free(p->scratch.gpu_free);
+    }
+    free(p->pl);
+    free(p->heap);
+    free(p->head);
+}
+
+struct fresh_key {
+    int value;                    /* priority */
+    struct job *j;
+};
+
+static int fresh_cmp(const void *a, const void *b)
+{
+    const struct fresh_key *x = a, *y = b;
+
+    if (x->value != y->value)
+        return x->value > y->value ? -1 : 1;
+    return before(x->j, y->j) ? -1 : before(y->j, x->j) ? 1 : 0;
+}
+
+/* Only the jobs added since the last pass, by priority then submit time,
+ * with the last full pass's reservations held. */
+static void pass_new(struct pass *p)
+{
+    struct sl_sched *s = p->s;
+    struct fresh_key *k;
+    int n = 0;
+
+    for (int i = 0; i < s->nresv; i++) {
+        holds_apply(s, &s->resv[i]);
+        if (s->resv[i].at_ms < p->resv_min_ms)
+            p->resv_min_ms = s->resv[i].at_ms;
+    }
+    p->nresv = s->nresv;
+    if (!(k = malloc(sizeof(*k) * (size_t)(s->nfresh + 1)))) {
+        p->rc = -ENOMEM;
+        return;
+    }
+    for (int i = 0; i < s->nfresh; i++) {
+        struct job *j = sl_imap_get(&s->jobs, (int64_t)(intptr_t)s->fresh[i]);
+        if (j && j->state == J_PENDING && j->seen != s->passes + 1) {
+            j->seen = s->passes + 1; /* listed once even if requeued twice */
+            k[n].value = s->classes[j->pclass].value;
+            k[n].j = j;
+            n++;
+        }
+    }
+    qsort(k, (size_t)n, sizeof(*k), fresh_cmp);
+    for (int i = 0; i < n && p->rc == 0; i++)
+        if (k[i].j->state == J_PENDING)
+            consider(p, k[i].j);
+    free(k);
+}
+
+/* Jobs that preempted others go first once their victims have stopped,
+ * so that what the victims freed is theirs. */
+static void pass_nominees(struct pass *p)
+{
+    struct sl_sched *s = p->s;
+    int keep = 0;
+
+    for (int i = 0; i < s->nnominees; i++) {
+        struct job *j = sl_imap_get(&s->jobs, s->nominees[i]);
+        if (!j || j->state != J_PENDING)
+            continue;
+        if (j->nvictims > 0) {
+            j->blocker = B_PREEMPTING;
+            j->seen = s->passes + 1;
+            s->nominees[keep++] = s->nominees[i];
+            continue;
+        }
+        consider(p, j);
+        if (j->state == J_PENDING && j->nvictims > 0)
+            s->nominees[keep++] = s->nominees[i]; /* preempted again */
+    }
+    s->nnominees = keep;
+}
+
+static void pass_full(struct pass *p)
+{
+    struct sl_sched *s = p->s;
+
+    resv_clear(s);
+    if (!(p->heap = malloc(sizeof(int) * (size_t)(s->nqueues + 1))) ||
+        !(p->head = calloc((size_t)s->nqueues + 1, sizeof(*p->head)))) {
+        p->rc = -ENOMEM;
+        return;
+    }
+    for (int qi = 0; qi < s->nqueues; qi++) {
+        struct queue *q = &s->queues[qi];
+        for (int b = 0; b < q->nbuckets; b++)
+            q->buckets[b]->cursor = q->buckets[b]->head;
+        q->share = sched_queue_share(s, q, p->now);
+    }
+    pass_nominees(p);
+    for (int qi = 0; qi < s->nqueues; qi++) {
+        struct queue *q = &s->queues[qi];
+        if (q->npending && (p->head[qi] = queue_next(p, q)))
+            heap_push(p, qi);
+    }
+    while (p->nheap > 0 && p->rc == 0) {
+        int qi = heap_pop(p);
+        struct job *j = p->head[qi];
+        j->bucket->cursor = j->next;
+        if (j->seen != s->passes + 1)
+            consider(p, j);
+        if ((p->head[qi] = queue_next(p, &s->queues[qi])))
+            heap_push(p, qi);
     }
 }
 
-/* Scheduling order: priority desc, submit time asc, id asc, then input
- * order (so the result never depends on qsort's instability). */
-static int job_cmp(const void *a, const void *b)
+int sl_sched_pass(struct sl_sched *s, int64_t now_ms, bool new_only,
+                  struct sl_sched_result *out)
 {
-    const struct sl_sched_job *x = *(const struct sl_sched_job *const *)a;
-    const struct sl_sched_job *y = *(const struct sl_sched_job *const *)b;
+    struct pass p;
+    int rc;
 
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->submit_ms != y->submit_ms)
-        return x->submit_ms < y->submit_ms ? -1 : 1;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x > y) - (x < y);
+    if ((rc = pass_init(&p, s, now_ms, out)) < 0)
+        return rc;
+    if (new_only)
+        pass_new(&p);
+    else
+        pass_full(&p);
+    pass_fini(&p);
+    s->nfresh = 0;
+    s->passes++;
+    return p.rc;
 }
 
 void sl_sched_result_fini(struct sl_sched_result *out)
@@ -577,100 +2060,36 @@ void sl_sched_result_fini(struct sl_sched_result *out)
     for (int i = 0; i < out->nstarts; i++)
         free(out->starts[i].tasks);
     free(out->starts);
-    free(out->waits);
+    free(out->preempts);
     memset(out, 0, sizeof(*out));
     errno = saved;
 }
 
-int sl_sched_run(struct sl_sched_state *st, int64_t now_ms,
-                 struct sl_sched_result *out)
+/* ---- fill mode --------------------------------------------------------- */
+
+int sl_sched_place_now(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                       struct sl_sched_task_place *tasks)
 {
-    struct pass p = {.st = st};
-    const struct sl_sched_job **order = NULL, **started = NULL;
-    struct sl_sched_result res = {NULL, 0, NULL, 0};
-    int max_tasks = 1, rc = 0;
-    bool domains = false;
+    struct job tmp;
+    int fit;
 
-    memset(out, 0, sizeof(*out));
-    if (st->njobs <= 0)
-        return 0;
-    for (int i = 0; i < st->njobs; i++) {
-        const struct sl_sched_job *j = &st->jobs[i];
-        if (j->tasks > max_tasks && j->tasks <= SL_MAX_TASKS)
-            max_tasks = j->tasks;
-        domains = domains || j->topology == SL_TOPO_SAME_DOMAIN;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.tasks = sp->tasks < 1 ? 1 : sp->tasks;
+    tmp.topology = (uint8_t)sp->topology;
+    tmp.shape.cpu_milli = sp->cpu_milli;
+    tmp.shape.mem_bytes = sp->mem_bytes;
+    if (sp->gpus > 0) {
+        tmp.shape.num_gpu = sp->gpus;
+        tmp.shape.gpu_milli = CL_WHOLE;
+    } else if (sp->gpu_milli > 0) {
+        tmp.shape.num_gpu = 1;
+        tmp.shape.gpu_milli = sp->gpu_milli;
     }
-    if (!(order = calloc((size_t)st->njobs, sizeof(*order))) ||
-        !(started = calloc((size_t)st->njobs, sizeof(*started))) ||
-        !(res.starts = calloc((size_t)st->njobs, sizeof(*res.starts))) ||
-        !(res.waits = calloc((size_t)st->njobs, sizeof(*res.waits))) ||
-        !(p.places = calloc((size_t)max_tasks, sizeof(*p.places))) ||
-        (domains && st->nnodes > 0 && build_domains(&p) < 0)) {
-        rc = -ENOMEM;
-        goto out;
+    tmp.shape.models = sp->models;
+    for (int i = 0; sp->gpu_models && sp->gpu_models[i]; i++) {
+        int m = sl_sched_model(s, sp->gpu_models[i]);
+        if (m >= 0)
+            tmp.shape.models |= 1u << m;
     }
-    for (int i = 0; i < st->nnodes; i++) {
-        const struct sl_sched_node *n = &st->nodes[i];
-        if (!n->schedulable)
-            continue;
-        p.free.nodes++;
-        p.free.cpu_milli += n->cpu_milli_free;
-        p.free.mem_bytes += n->mem_bytes_free;
-        for (int g = 0; g < node_ngpus(n); g++) {
-            p.free.gpu_milli += n->gpus[g].milli_free;
-            p.free.whole_gpus += n->gpus[g].milli_free >= WHOLE_MILLI;
-        }
-    }
-    for (int i = 0; i < st->njobs; i++)
-        order[i] = &st->jobs[i];
-    qsort(order, (size_t)st->njobs, sizeof(*order), job_cmp);
-
-    for (int k = 0; k < st->njobs; k++) {
-        const struct sl_sched_job *j = order[k];
-        struct sl_sched_wait *w = &res.waits[res.nwaits];
-        struct sl_sched_decision *d = &res.starts[res.nstarts];
-
-        if (!job_valid(j, w->reason, sizeof(w->reason))) {
-            /* reason written */
-        } else if (j->not_before_ms > now_ms) {
-            char ts[40];
-            say(w->reason, sizeof(w->reason),
-                     "retry backoff until %s (in %" PRId64 " ms)",
-                     sl_time_rfc3339(j->not_before_ms, ts, sizeof(ts)),
-                     j->not_before_ms - now_ms);
-        } else if (cluster_short(&p, j, w->reason, sizeof(w->reason))) {
-            /* reason written */
-        } else if (place_job(&p, j, w->reason, sizeof(w->reason))) {
-            if (!(d->tasks = calloc((size_t)j->tasks, sizeof(*d->tasks)))) {
-                give_gang(&p, j);
-                rc = -ENOMEM;
-                goto out;
-            }
-            memcpy(d->tasks, p.places, (size_t)j->tasks * sizeof(*d->tasks));
-            d->job_id = j->id;
-            d->ntasks = j->tasks;
-            started[res.nstarts++] = j;
-            continue;
-        }
-        w->job_id = j->id;
-        w->position = res.nwaits + 1;
-        res.nwaits++;
-    }
-    *out = res;
-    memset(&res, 0, sizeof(res));
-out:
-    if (rc < 0 && res.starts) {
-        /* Undo every start so the nodes are as the caller gave them. */
-        for (int i = res.nstarts - 1; i >= 0; i--) {
-            memcpy(p.places, res.starts[i].tasks,
-                   (size_t)res.starts[i].ntasks * sizeof(*p.places));
-            give_gang(&p, started[i]);
-        }
-    }
-    sl_sched_result_fini(&res);
-    free(p.places);
-    free(p.domain_order);
-    free(started);
-    free(order);
-    return rc;
+    return place_on(s, &s->cl, &tmp, tmp.shape.models, false, tasks, &fit) ? 1 : 0;
 }

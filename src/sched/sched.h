@@ -1,15 +1,20 @@
 /*
- * sched.h - the scheduler: takes a snapshot of cluster state and a clock,
- * returns decisions as data. No I/O, no global state, no allocation that
- * outlives the call except the result the caller frees.
+ * sched.h - the scheduler: queues, quotas with borrowing, fair share,
+ * priorities, preemption, gang, backfill, placement and explanations.
  *
- * This release: priority (higher first), then submit time (earlier first),
- * then job id; each pending job is placed when its whole gang fits
- * (all tasks or none), else it gets a reason and the next job is tried.
- * The full policy set (quotas, DRF, preemption, backfill, fgd) comes later
- * behind the same interface.
+ * A struct sl_sched is the scheduler's whole world: nodes, GPU models,
+ * priority classes, queues and cohorts, and the jobs it knows (pending,
+ * running, terminating). The caller tells it what happens (a job was
+ * submitted, ended, was requeued; a node was added) and asks it for a pass
+ * at time 'now': the pass returns decisions as data (start this job with
+ * this placement, preempt that one for this one), which the caller carries
+ * out. The scheduler does no I/O and reads no clock: time comes in as
+ * arguments, randomness from the seed. The daemon (sluiced) and the
+ * simulator (sluice sim) drive the very same code. See docs/scheduler.md
+ * for the policies and docs/decisions/0004 for why the state persists.
  *
- * Thread-safe: touches only its arguments.
+ * Units: cpu_milli, mem_bytes, GPU milli (1000 = one GPU), ms.
+ * Not thread-safe: one thread owns a struct sl_sched.
  */
 #ifndef SL_SCHED_H
 #define SL_SCHED_H
@@ -17,79 +22,273 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SL_SCHED_MAX_GPUS 64
+#include "../core/spec.h"
+#include "../util/buf.h"
 
-struct sl_sched_gpu {
-    const char *model;            /* borrowed */
-    int milli_free;               /* 0..1000 */
+#define SL_SCHED_MAX_GPUS 64      /* per node */
+#define SL_SCHED_MAX_MODELS 32    /* GPU models in a cluster */
+#define SL_SCHED_MAX_QUEUES 4096
+#define SL_SCHED_MAX_CLASSES 64
+#define SL_SCHED_MAX_COHORTS 1024
+
+/* Quota dimensions: CPU, memory, GPUs of any model, then GPUs per model. */
+enum { SL_DIM_CPU, SL_DIM_MEM, SL_DIM_GPU, SL_DIM_MODEL0 };
+#define SL_SCHED_NDIMS (SL_DIM_MODEL0 + SL_SCHED_MAX_MODELS)
+
+struct sl_sched;
+
+struct sl_sched_config {
+    enum sl_placement placement;  /* default fgd */
+    uint64_t seed;                /* the random policy's draws */
+    bool backfill;                /* EASY backfill (default true) */
+    int reservations;             /* blocked jobs given a reservation, 1..64 */
+    int64_t half_life_ms;         /* fair-share usage decay; 0 = current
+                                     usage only */
+    bool preemption;              /* default true */
+    int64_t min_runtime_ms;       /* default protection of a started job */
+    bool auto_typical;            /* learn FGD's typical tasks from the jobs
+                                     submitted (default true; the fill
+                                     simulator sets them itself) */
 };
 
-struct sl_sched_node {
-    const char *name;             /* borrowed */
-    const char *domain;           /* NVLink domain / rack; borrowed; may be "" */
-    bool schedulable;
-    int64_t cpu_milli_free;
-    int64_t mem_bytes_free;
+/* Defaults: fgd, backfill with 1 reservation, 7-day half-life, preemption
+ * on, no minimum run time, typical tasks learnt. */
+void sl_sched_config_init(struct sl_sched_config *cfg);
+
+/* Returns NULL with errno set (ENOMEM). */
+struct sl_sched *sl_sched_create(const struct sl_sched_config *cfg);
+void sl_sched_destroy(struct sl_sched *s);   /* NULL-safe; keeps errno */
+/* Change the settings (kind: Scheduler). A new placement policy drops the
+ * placement indexes; they are rebuilt on use. */
+void sl_sched_configure(struct sl_sched *s, const struct sl_sched_config *cfg);
+const struct sl_sched_config *sl_sched_get_config(const struct sl_sched *s);
+
+/* ---- the cluster ------------------------------------------------------ */
+
+/* GPU model id for 'name' (case-insensitive), added when new. Returns
+ * 0..SL_SCHED_MAX_MODELS-1 or -ENOSPC / -EINVAL. */
+int sl_sched_model(struct sl_sched *s, const char *name);
+const char *sl_sched_model_name(const struct sl_sched *s, int model);
+int sl_sched_model_count(const struct sl_sched *s);
+/* Fair-share weight of a model's GPU-time (default 1; kind: Scheduler
+ * modelWeights). */
+void sl_sched_model_weight(struct sl_sched *s, int model, double weight);
+
+struct sl_sched_node_spec {
+    const char *name;             /* unique */
+    const char *domain;           /* NVLink domain / rack; NULL or "" = none */
+    int64_t cpu_milli;
+    int64_t mem_bytes;
     int ngpus;
-    struct sl_sched_gpu gpus[SL_SCHED_MAX_GPUS];
+    const char *gpu_model[SL_SCHED_MAX_GPUS]; /* model of each GPU */
 };
+/* Returns the node's index (0, 1, ...) or -EEXIST / -EINVAL / -ENOSPC /
+ * -ENOMEM with nothing added. */
+int sl_sched_node_add(struct sl_sched *s, const struct sl_sched_node_spec *n);
+int sl_sched_node_count(const struct sl_sched *s);
+/* A node that is not schedulable takes no new task. */
+void sl_sched_node_schedulable(struct sl_sched *s, int node, bool on);
 
-struct sl_sched_job {
-    int64_t id;
-    int priority;
-    int64_t submit_ms;
+struct sl_sched_node_view {
+    const char *name, *domain;    /* borrowed */
+    bool schedulable;
+    int64_t cpu_total, cpu_free, mem_total, mem_free;
+    int ngpus;
+    int gpu_model[SL_SCHED_MAX_GPUS];
+    int gpu_free_milli[SL_SCHED_MAX_GPUS];
+};
+int sl_sched_node_view(const struct sl_sched *s, int node,
+                       struct sl_sched_node_view *v);
+
+/* ---- classes, cohorts, queues ----------------------------------------- */
+
+struct sl_sched_class_spec {
+    const char *name;
+    int value;                    /* higher is scheduled first */
+    bool preemptible;             /* false: never preempted (SLA) */
+    bool opportunistic;           /* runs on idle capacity beyond quota and
+                                     is preempted first, by anyone */
+    int64_t min_runtime_ms;       /* 0 = the scheduler's default */
+};
+/* Create or update by name. Returns the class index or -ENOSPC/-EINVAL. */
+int sl_sched_class_set(struct sl_sched *s, const struct sl_sched_class_spec *c);
+int sl_sched_class_find(const struct sl_sched *s, const char *name);
+
+/* Resource amounts indexed by SL_DIM_*; -1 = not set. */
+struct sl_sched_res {
+    int64_t v[SL_SCHED_NDIMS];
+};
+void sl_sched_res_unset(struct sl_sched_res *r);
+
+struct sl_sched_queue_spec {
+    const char *name;
+    const char *team;
+    const char *cohort;           /* NULL or "" = none */
+    double weight;                /* fair-share weight, > 0 */
+    struct sl_sched_res nominal;  /* unset dims: no quota on them */
+    struct sl_sched_res borrowing_limit; /* unset: unlimited in the cohort */
+    struct sl_sched_res lending_limit;   /* unset: all of nominal */
+    struct sl_sched_res user_limit;      /* per user; unset: none */
+    enum sl_preempt_within preempt_within;
+    enum sl_reclaim reclaim;
+};
+/* Create or update by name. Returns the queue index or -ENOSPC/-EINVAL.
+ * Running jobs keep running when a quota shrinks; new ones see the new
+ * quota. */
+int sl_sched_queue_set(struct sl_sched *s, const struct sl_sched_queue_spec *q);
+int sl_sched_queue_find(const struct sl_sched *s, const char *name);
+int sl_sched_queue_count(const struct sl_sched *s);
+
+/* Per-user interned ids (the scheduler keeps per-user usage per queue). */
+int sl_sched_user(struct sl_sched *s, const char *name);
+
+/* ---- jobs ------------------------------------------------------------- */
+
+struct sl_sched_job_spec {
+    int64_t id;                   /* > 0, unique */
+    int queue;                    /* sl_sched_queue_set index */
+    int user;                     /* sl_sched_user id */
+    int pclass;                   /* sl_sched_class_set index */
+    int64_t submit_ms;            /* keeps its place in line across requeues */
     int64_t not_before_ms;        /* retry backoff; 0 = now */
-    int tasks;
+    int tasks;                    /* gang size, 1..SL_MAX_TASKS */
     int gpus;                     /* whole GPUs per task */
-    int gpu_milli;                /* fraction of one GPU per task (gpus == 0) */
-    const char *const *gpu_models;/* borrowed; NULL-terminated; NULL = any */
+    int gpu_milli;                /* a fraction of one GPU per task (gpus 0) */
+    const char *const *gpu_models;/* allowed models; NULL-terminated; NULL or
+                                     empty (and models 0) = any */
+    uint32_t models;              /* or allowed model ids (sl_sched_model) as
+                                     bits, OR-ed with gpu_models */
     int64_t cpu_milli;            /* per task */
     int64_t mem_bytes;            /* per task */
     int topology;                 /* enum sl_topology */
+    int64_t max_runtime_ms;       /* 0 = unknown: no backfill estimate */
 };
 
-struct sl_sched_state {
-    struct sl_sched_node *nodes;  /* the scheduler updates free amounts in
-                                     place as it places, so the caller's
-                                     snapshot reflects its decisions */
-    int nnodes;
-    const struct sl_sched_job *jobs; /* pending jobs, any order */
-    int njobs;
-};
-
+/* One task placed. */
 struct sl_sched_task_place {
-    int node;                     /* index into state.nodes */
+    int node;
     int ngpus;
-    int gpus[SL_SCHED_MAX_GPUS];  /* device indices on that node */
+    int gpus[SL_SCHED_MAX_GPUS];  /* device indices on the node */
     int gpu_milli;                /* milli taken on each listed GPU */
 };
 
-struct sl_sched_decision {
+/* Add a pending job. Returns 0, -EEXIST, -ENOMEM, or -EINVAL with 'why'
+ * (may be NULL) naming the bad field; nothing is added on failure. */
+int sl_sched_job_add(struct sl_sched *s, const struct sl_sched_job_spec *j,
+                     struct sl_error *why);
+/* Add a job that is already running with this placement (a daemon that
+ * restarts re-adopts its tasks). Its resources are taken as given. */
+int sl_sched_job_add_running(struct sl_sched *s, const struct sl_sched_job_spec *j,
+                             const struct sl_sched_task_place *tasks,
+                             int64_t started_ms, struct sl_error *why);
+/* A job ended (finished, failed, cancelled, lost): forget it, giving its
+ * resources back. Returns 0 or -ENOENT. */
+int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms);
+/* A running job goes back to pending (preempted, or a failed attempt with
+ * retries left), keeping its submit time; not before 'not_before_ms'. */
+int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,
+                         int64_t not_before_ms);
+/* Change a pending job's backoff. */
+int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms);
+
+enum sl_sched_job_state {
+    SL_SCHED_UNKNOWN,
+    SL_SCHED_PENDING,
+    SL_SCHED_RUNNING,
+    SL_SCHED_TERMINATING,         /* preempted: still holds its resources */
+};
+enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id);
+int sl_sched_pending_count(const struct sl_sched *s);
+int sl_sched_running_count(const struct sl_sched *s);
+
+/* ---- passes ----------------------------------------------------------- */
+
+enum sl_preempt_why {
+    SL_PREEMPT_PRIORITY,          /* a higher-priority job of the same queue */
+    SL_PREEMPT_RECLAIM,           /* the preemptor's queue takes back its
+                                     nominal quota from a borrower */
+    SL_PREEMPT_OPPORTUNISTIC,     /* the victim ran on idle capacity */
+};
+
+struct sl_sched_start {
     int64_t job_id;
     int ntasks;
     struct sl_sched_task_place *tasks; /* ntasks entries, owned by result */
 };
 
-struct sl_sched_wait {
-    int64_t job_id;
-    char reason[160];             /* e.g. "resources: needs 2 GPU(s) of model
-                                     H100 per task, largest free is 1 (3 nodes
-                                     rejected: 2 gpus, 1 memory)" */
-    int position;                 /* 1-based position in scheduling order */
+struct sl_sched_preempt {
+    int64_t job_id;               /* the victim: checkpoint signal, grace, kill,
+                                     then sl_sched_job_requeue */
+    int64_t for_job;              /* the preemptor */
+    enum sl_preempt_why why;
 };
 
 struct sl_sched_result {
-    struct sl_sched_decision *starts;
+    struct sl_sched_start *starts;
     int nstarts;
-    struct sl_sched_wait *waits;   /* one per job left pending */
-    int nwaits;
+    struct sl_sched_preempt *preempts;
+    int npreempts;
+    int64_t wake_ms;              /* when a pass could next change something
+                                     without any event (a backoff ending, a
+                                     victim's protection running out); 0 =
+                                     nothing scheduled */
+    int examined;                 /* jobs looked at */
 };
 
-/* Run one scheduling pass at time 'now_ms'. Returns 0 and fills 'out' (free
- * with sl_sched_result_fini), or -ENOMEM with 'out' empty and the nodes
- * unchanged. */
-int sl_sched_run(struct sl_sched_state *st, int64_t now_ms,
-                 struct sl_sched_result *out);
+/* Run one pass at 'now_ms'. With 'new_only', only the jobs added since the
+ * last pass are considered (nothing was freed; the reservations of the last
+ * full pass hold). Every start is applied to the scheduler's state at once
+ * (the job is running); every preempted job is terminating. Returns 0 and
+ * fills 'out' (sl_sched_result_fini), or -ENOMEM with the state as it was. */
+int sl_sched_pass(struct sl_sched *s, int64_t now_ms, bool new_only,
+                  struct sl_sched_result *out);
 void sl_sched_result_fini(struct sl_sched_result *out);
+
+/* Place job 'j' now, outside any queue and quota, as the fill simulator
+ * does: the job runs at once if it fits (returns 1, 'tasks' filled with
+ * j->tasks entries) or is not added at all (returns 0). */
+int sl_sched_place_now(struct sl_sched *s, const struct sl_sched_job_spec *j,
+                       struct sl_sched_task_place *tasks);
+
+/* FGD's typical tasks, set by the caller (the fill simulator). Turns off
+ * learning them. */
+struct sl_sched_typical {
+    int64_t cpu_milli;
+    int gpus;                     /* per task: whole GPUs, or 1 with milli */
+    int gpu_milli;                /* per GPU */
+    uint32_t models;              /* bit per model id; 0 = any */
+    double weight;
+};
+int sl_sched_set_typical(struct sl_sched *s, const struct sl_sched_typical *t,
+                         int n);
+/* Fragmented and idle GPU milli over the cluster under FGD's model. */
+void sl_sched_frag(const struct sl_sched *s, double *frag_milli,
+                   double *idle_milli);
+
+/* ---- explanations and statistics -------------------------------------- */
+
+/* One line on why pending job 'id' waits ("" when it is not pending).
+ * Returns 0 or -ENOENT. */
+int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms,
+                    char *buf, size_t size);
+/* The structured explanation of job 'id' as a JSON object appended to 'b':
+ * state, queue position, each blocking constraint with its numbers, the
+ * estimated start, and what would make it run (docs/scheduler.md). Returns
+ * 0, -ENOENT, or -ENOMEM. Computed from the current state. */
+int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms,
+                     struct sl_buf *b);
+
+struct sl_sched_queue_stats {
+    const char *name, *team, *cohort; /* borrowed; cohort "" = none */
+    struct sl_sched_res nominal;  /* as set; -1 = none */
+    struct sl_sched_res used;     /* held by running jobs (not opportunistic) */
+    struct sl_sched_res borrowed; /* used beyond nominal */
+    struct sl_sched_res lent;     /* of its unused nominal, in use by others */
+    struct sl_sched_res opportunistic; /* held by opportunistic jobs */
+    int pending, running;
+    double share;                 /* weighted dominant share, with history */
+};
+int sl_sched_queue_stats(struct sl_sched *s, int queue, int64_t now_ms,
+                         struct sl_sched_queue_stats *st);
 
 #endif

@@ -24,7 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../sched/cluster.h"
+#include "../sched/sched.h"
+#include "../util/rng.h"
 #include "simint.h"
 #include "trace.h"
 
@@ -32,7 +33,7 @@
 #define CURVE_MAX 130
 
 struct pod {
-    struct cl_shape shape;
+    struct sl_sched_job_spec spec;
     int64_t demand;      /* num_gpu * gpu_milli */
     const char *name;    /* borrowed from the trace */
 };
@@ -40,7 +41,7 @@ struct pod {
 /* ---- typical tasks ---------------------------------------------------- */
 
 struct tkey {
-    struct cl_typical t;
+    struct sl_sched_typical t;
     long count;
 };
 
@@ -55,17 +56,17 @@ static int tkey_cmp(const void *a, const void *b)
         return x->t.cpu_milli > y->t.cpu_milli ? -1 : 1;
     if (x->t.gpu_milli != y->t.gpu_milli)
         return x->t.gpu_milli > y->t.gpu_milli ? -1 : 1;
-    if (x->t.num_gpu != y->t.num_gpu)
-        return x->t.num_gpu > y->t.num_gpu ? -1 : 1;
+    if (x->t.gpus != y->t.gpus)
+        return x->t.gpus > y->t.gpus ? -1 : 1;
     return (x->t.models < y->t.models) - (x->t.models > y->t.models);
 }
 
 /* Set the fragmentation model from the workload's pods. */
-static int set_typical(struct cl_cluster *c, const struct pod *pods, size_t n,
+static int set_typical(struct sl_sched *s, const struct pod *pods, size_t n,
                        struct sl_error *err)
 {
     struct tkey *k = calloc(n ? n : 1, sizeof(*k));
-    struct cl_typical *t = NULL;
+    struct sl_sched_typical *t = NULL;
     size_t nk = 0, take = 0;
     long cum = 0;
     int rc;
@@ -73,17 +74,19 @@ static int set_typical(struct cl_cluster *c, const struct pod *pods, size_t n,
     if (!k)
         return sl_errorf(err, -ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        const struct cl_shape *s = &pods[i].shape;
+        const struct sl_sched_job_spec *p = &pods[i].spec;
+        int gpus = p->gpus ? p->gpus : p->gpu_milli ? 1 : 0;
+        int milli = p->gpus ? 1000 : p->gpu_milli;
         size_t j;
         for (j = 0; j < nk; j++)
-            if (k[j].t.cpu_milli == s->cpu_milli && k[j].t.num_gpu == s->num_gpu &&
-                k[j].t.gpu_milli == s->gpu_milli && k[j].t.models == s->models)
+            if (k[j].t.cpu_milli == p->cpu_milli && k[j].t.gpus == gpus &&
+                k[j].t.gpu_milli == milli && k[j].t.models == p->models)
                 break;
         if (j == nk) {
-            k[nk].t.cpu_milli = s->cpu_milli;
-            k[nk].t.num_gpu = s->num_gpu;
-            k[nk].t.gpu_milli = s->gpu_milli;
-            k[nk].t.models = s->models;
+            k[nk].t.cpu_milli = p->cpu_milli;
+            k[nk].t.gpus = gpus;
+            k[nk].t.gpu_milli = milli;
+            k[nk].t.models = p->models;
             nk++;
         }
         k[j].count++;
@@ -99,20 +102,10 @@ static int set_typical(struct cl_cluster *c, const struct pod *pods, size_t n,
         t[i] = k[i].t;
         t[i].weight = (double)k[i].count;
     }
-    rc = cl_set_typical(c, t, (int)take);
+    rc = sl_sched_set_typical(s, t, (int)take);
     free(t);
     free(k);
     return rc < 0 ? sl_errorf(err, rc, "out of memory") : 0;
-}
-
-/* Cluster-wide fragmented and idle GPU milli. */
-static void cluster_frag(const struct cl_cluster *c, double *frag, double *idle)
-{
-    *frag = *idle = 0;
-    for (int i = 0; i < c->nnodes; i++) {
-        *frag += cl_node_frag(c, i);
-        *idle += c->nodes[i].gpu_free_sum;
-    }
 }
 
 /* ---- output ----------------------------------------------------------- */
@@ -157,11 +150,12 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
     size_t nn = 0, nt = 0, npods = 0, cap_pods = 0;
     struct pod *pods = NULL;
     size_t *order = NULL;
-    struct cl_cluster c;
-    bool cl_ready = false;
-    enum cl_policy policy;
+    struct sl_sched *s = NULL;
+    struct sl_sched_config cfg;
+    struct sl_rng rng;
+    enum sl_placement policy;
     FILE *csv = NULL;
-    double curve[CURVE_MAX + 1], frag90 = -1;
+    double curve[CURVE_MAX + 1], frag90 = -1, f, idle;
     int next_pct = 0, rc;
     int64_t cap_milli = 0, target_milli, demand = 0, arrived = 0, used = 0;
     size_t failed = 0, placed = 0;
@@ -177,23 +171,27 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
     if ((rc = sl_trace_load_nodes(o->nodes_path, &tn, &nn, err)) < 0 ||
         (rc = sl_trace_load_pods(o->workload_path, &tt, &nt, err)) < 0)
         goto out;
-    if ((rc = cl_init(&c, policy, o->seed)) < 0) {
-        sl_errorf(err, rc, "out of memory");
+    sl_sched_config_init(&cfg);
+    cfg.placement = policy;
+    cfg.seed = o->seed;
+    cfg.auto_typical = false;
+    if (!(s = sl_sched_create(&cfg))) {
+        rc = sl_errorf(err, -ENOMEM, "out of memory");
         goto out;
     }
-    cl_ready = true;
+    sl_rng_seed(&rng, o->seed);
     /* The node order decides ties: shuffle it with the seed, as the
      * reference does by renaming its nodes. */
     for (size_t i = nn; i > 1; i--) {
-        size_t j = (size_t)cl_rng_below(&c.rng, i);
+        size_t j = (size_t)sl_rng_below(&rng, i);
         struct sl_trace_node t = tn[i - 1];
         tn[i - 1] = tn[j];
         tn[j] = t;
     }
-    if ((rc = sl_sim_add_nodes(&c, tn, nn, err)) < 0)
+    if ((rc = sl_sim_add_nodes(s, tn, nn, err)) < 0)
         goto out;
-    for (int i = 0; i < c.nnodes; i++)
-        cap_milli += c.nodes[i].ngpus * CL_WHOLE;
+    for (size_t i = 0; i < nn; i++)
+        cap_milli += (int64_t)tn[i].ngpus * 1000;
     if (cap_milli == 0) {
         rc = sl_errorf(err, -EINVAL, "%s: the nodes have no GPUs", o->nodes_path);
         goto out;
@@ -203,13 +201,13 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
         goto out;
     }
     for (size_t i = 0; i < nt; i++) {
-        if ((rc = sl_sim_shape(&c, &tt[i], &pods[i].shape, err)) < 0)
+        if ((rc = sl_sim_spec(s, &tt[i], &pods[i].spec, err)) < 0)
             goto out;
         pods[i].demand = (int64_t)tt[i].num_gpu * tt[i].gpu_milli;
         pods[i].name = tt[i].name;
         demand += pods[i].demand;
     }
-    if ((rc = set_typical(&c, pods, nt, err)) < 0)
+    if ((rc = set_typical(s, pods, nt, err)) < 0)
         goto out;
 
     /* Shuffle, then resample up or thin down to the target demand. */
@@ -223,14 +221,14 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
         order[i] = i;
     npods = nt;
     for (size_t i = npods; i > 1; i--) {
-        size_t j = (size_t)cl_rng_below(&c.rng, i);
+        size_t j = (size_t)sl_rng_below(&rng, i);
         size_t tmp = order[i - 1];
         order[i - 1] = order[j];
         order[j] = tmp;
     }
     if (demand < target_milli) {
         for (;;) {
-            size_t pick = (size_t)cl_rng_below(&c.rng, nt);
+            size_t pick = (size_t)sl_rng_below(&rng, nt);
             if (demand + pods[pick].demand > target_milli)
                 break;
             if (npods == cap_pods) {
@@ -250,12 +248,10 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
             }
             order[npods++] = pick;
             demand += pods[pick].demand;
-            if (pods[pick].demand == 0 && npods > (size_t)SL_TRACE_MAX_ROWS)
-                break;
         }
     } else {
         while (demand > target_milli && npods > 0) {
-            size_t i = (size_t)cl_rng_below(&c.rng, npods);
+            size_t i = (size_t)sl_rng_below(&rng, npods);
             demand -= pods[order[i]].demand;
             memmove(&order[i], &order[i + 1], sizeof(*order) * (npods - i - 1));
             npods--;
@@ -272,14 +268,13 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
     }
     for (size_t seq = 0; seq < npods; seq++) {
         const struct pod *p = &pods[order[seq]];
-        struct cl_place pl;
-        int gpu, node = cl_best(&c, &p->shape, &gpu);
+        struct sl_sched_task_place pl;
+        int ok = sl_sched_place_now(s, &p->spec, &pl);
 
         arrived += p->demand;
-        if (node < 0) {
+        if (!ok) {
             failed++;
         } else {
-            cl_take(&c, node, &p->shape, gpu, &pl);
             used += p->demand;
             placed++;
         }
@@ -287,8 +282,10 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
             fprintf(csv, "%zu,", seq);
             csv_field(csv, p->name);
             fputc(',', csv);
-            if (node >= 0) {
-                csv_field(csv, cl_node_name(&c, node));
+            if (ok) {
+                struct sl_sched_node_view v;
+                sl_sched_node_view(s, pl.node, &v);
+                csv_field(csv, v.name);
                 fputc(',', csv);
                 for (int g = 0; g < pl.ngpus; g++)
                     fprintf(csv, "%s%d", g ? ";" : "", pl.gpus[g]);
@@ -303,8 +300,7 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
         while (next_pct <= CURVE_MAX && arrived * 100 >= (int64_t)next_pct * cap_milli) {
             curve[next_pct] = (double)used / (double)cap_milli;
             if (next_pct == 90) {
-                double f, idle;
-                cluster_frag(&c, &f, &idle);
+                sl_sched_frag(s, &f, &idle);
                 frag90 = idle > 0 ? f / idle : 0;
             }
             next_pct++;
@@ -323,52 +319,45 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
 
-    {
-        double f, idle;
-        cluster_frag(&c, &f, &idle);
-        sl_buf_printf(out, "{\n  \"mode\": \"fill\",\n  \"policy\": \"%s\",\n",
-                      sl_sim_policy_name(policy));
-        sl_buf_printf(out, "  \"seed\": %" PRIu64 ",\n  \"target\": %.4g,\n", o->seed,
-                      o->target);
-        sl_buf_printf(out, "  \"nodes\": %d,\n  \"gpu_capacity\": %" PRId64 ",\n",
-                      c.nnodes, cap_milli / CL_WHOLE);
-        sl_buf_printf(out, "  \"pods\": %zu,\n  \"placed\": %zu,\n  \"failed_pods\": %zu,\n",
-                      npods, placed, failed);
-        sl_buf_printf(out, "  \"typical_tasks\": %d,\n", c.ntypical);
-        sl_buf_printf(out, "  \"arrived_demand_ratio\": %.6f,\n",
-                      (double)arrived / (double)cap_milli);
-        sl_buf_printf(out, "  \"alloc_ratio_final\": %.6f,\n", (double)used / (double)cap_milli);
-        sl_buf_printf(out, "  \"alloc_at_100\": ");
-        if (curve[100] >= 0)
-            sl_buf_printf(out, "%.6f,\n", curve[100]);
+    sl_sched_frag(s, &f, &idle);
+    sl_buf_printf(out, "{\n  \"mode\": \"fill\",\n  \"policy\": \"%s\",\n",
+                  sl_placement_name(policy));
+    sl_buf_printf(out, "  \"seed\": %" PRIu64 ",\n  \"target\": %.4g,\n", o->seed, o->target);
+    sl_buf_printf(out, "  \"nodes\": %zu,\n  \"gpu_capacity\": %" PRId64 ",\n", nn,
+                  cap_milli / 1000);
+    sl_buf_printf(out, "  \"pods\": %zu,\n  \"placed\": %zu,\n  \"failed_pods\": %zu,\n",
+                  npods, placed, failed);
+    sl_buf_printf(out, "  \"arrived_demand_ratio\": %.6f,\n",
+                  (double)arrived / (double)cap_milli);
+    sl_buf_printf(out, "  \"alloc_ratio_final\": %.6f,\n", (double)used / (double)cap_milli);
+    sl_buf_adds(out, "  \"alloc_at_100\": ");
+    if (curve[100] >= 0)
+        sl_buf_printf(out, "%.6f,\n", curve[100]);
+    else
+        sl_buf_adds(out, "null,\n");
+    sl_buf_printf(out, "  \"unallocated_gpus_final\": %.3f,\n",
+                  (double)(cap_milli - used) / 1000);
+    sl_buf_printf(out, "  \"frag_ratio_final\": %.6f,\n", idle > 0 ? f / idle : 0);
+    sl_buf_adds(out, "  \"frag_ratio_at_90\": ");
+    if (frag90 >= 0)
+        sl_buf_printf(out, "%.6f,\n", frag90);
+    else
+        sl_buf_adds(out, "null,\n");
+    sl_buf_adds(out, "  \"alloc_curve\": [");
+    for (int i = 0; i <= CURVE_MAX; i++) {
+        if (curve[i] >= 0)
+            sl_buf_printf(out, "%s%.6f", i ? ", " : "", curve[i]);
         else
-            sl_buf_adds(out, "null,\n");
-        sl_buf_printf(out, "  \"unallocated_gpus_final\": %.3f,\n",
-                      (double)(cap_milli - used) / CL_WHOLE);
-        sl_buf_printf(out, "  \"frag_ratio_final\": %.6f,\n", idle > 0 ? f / idle : 0);
-        sl_buf_adds(out, "  \"frag_ratio_at_90\": ");
-        if (frag90 >= 0)
-            sl_buf_printf(out, "%.6f,\n", frag90);
-        else
-            sl_buf_adds(out, "null,\n");
-        sl_buf_adds(out, "  \"alloc_curve\": [");
-        for (int i = 0; i <= CURVE_MAX; i++) {
-            if (curve[i] >= 0)
-                sl_buf_printf(out, "%s%.6f", i ? ", " : "", curve[i]);
-            else
-                sl_buf_printf(out, "%snull", i ? ", " : "");
-        }
-        sl_buf_printf(out, "],\n  \"wall_seconds\": %.3f\n}\n",
-                      (double)(t1.tv_sec - t0.tv_sec) +
-                          (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-        if (out->failed)
-            rc = sl_errorf(err, -ENOMEM, "out of memory");
+            sl_buf_printf(out, "%snull", i ? ", " : "");
     }
+    sl_buf_printf(out, "],\n  \"wall_seconds\": %.3f\n}\n",
+                  (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    if (out->failed)
+        rc = sl_errorf(err, -ENOMEM, "out of memory");
 out:
     if (csv)
         fclose(csv);
-    if (cl_ready)
-        cl_fini(&c);
+    sl_sched_destroy(s);
     free(order);
     free(pods);
     free(tn);

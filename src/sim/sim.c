@@ -8,72 +8,52 @@
 
 #include "simint.h"
 
-/* Policy names: {name, policy}. */
-static const struct {
-    const char *name;
-    enum cl_policy policy;
-} policies[] = {
-    {"fgd", CL_FGD},
-    {"bestfit", CL_BESTFIT},
-    {"packing", CL_PACKING},
-    {"clustering", CL_CLUSTERING},
-    {"dotprod", CL_DOTPROD},
-    {"random", CL_RANDOM},
-    {"spread", CL_SPREAD},
-};
-
-int sl_sim_policy(const char *name, enum cl_policy *out, struct sl_error *err)
+int sl_sim_policy(const char *name, enum sl_placement *out, struct sl_error *err)
 {
-    if (!name) {
-        *out = CL_FGD;
-        return 0;
-    }
-    for (size_t i = 0; i < SL_ARRAY_LEN(policies); i++)
-        if (strcmp(policies[i].name, name) == 0) {
-            *out = policies[i].policy;
-            return 0;
-        }
-    return sl_errorf_field(err, -EINVAL, "--policy",
-                           "--policy: must be one of fgd, bestfit, "
-                           "packing, clustering, dotprod, random, spread; got '%s'",
-                           name);
+    int p = name ? sl_placement_parse(name) : SL_PLACE_FGD;
+
+    if (p < 0)
+        return sl_errorf_field(err, -EINVAL, "--policy",
+                               "--policy: must be one of fgd, bestfit, packing, "
+                               "clustering, dotprod, random, spread; got '%.40s'",
+                               name);
+    *out = (enum sl_placement)p;
+    return 0;
 }
 
-const char *sl_sim_policy_name(enum cl_policy p)
-{
-    for (size_t i = 0; i < SL_ARRAY_LEN(policies); i++)
-        if (policies[i].policy == p)
-            return policies[i].name;
-    return "?";
-}
-
-int sl_sim_add_nodes(struct cl_cluster *c, const struct sl_trace_node *n,
-                     size_t count, struct sl_error *err)
+int sl_sim_add_nodes(struct sl_sched *s, const struct sl_trace_node *n, size_t count,
+                     struct sl_error *err)
 {
     for (size_t i = 0; i < count; i++) {
-        int models[SL_SCHED_MAX_GPUS], m = -1, rc;
-        if (n[i].ngpus > 0 && (m = cl_model(c, n[i].model, true)) < 0)
-            return sl_errorf(err, m, "node %s: more than %d GPU models", n[i].name,
-                             SL_SCHED_MAX_MODELS);
+        struct sl_sched_node_spec ns = {0};
+        int rc;
+        ns.name = n[i].name;
+        ns.domain = n[i].domain;
+        ns.cpu_milli = n[i].cpu_milli;
+        ns.mem_bytes = n[i].mem_bytes;
+        ns.ngpus = n[i].ngpus;
         for (int g = 0; g < n[i].ngpus; g++)
-            models[g] = m;
-        if ((rc = cl_node_add(c, n[i].name, n[i].domain, n[i].cpu_milli,
-                              n[i].mem_bytes, n[i].ngpus, models)) < 0)
-            return sl_errorf(err, rc, "node %s: %s", n[i].name, strerror(-rc));
+            ns.gpu_model[g] = n[i].model;
+        if ((rc = sl_sched_node_add(s, &ns)) < 0)
+            return sl_errorf(err, rc, "node %s: %s", n[i].name,
+                             rc == -ENOSPC ? "more than 32 GPU models" : strerror(-rc));
     }
     return 0;
 }
 
-int sl_sim_shape(struct cl_cluster *c, const struct sl_trace_task *t,
-                 struct cl_shape *out, struct sl_error *err)
+int sl_sim_spec(struct sl_sched *s, const struct sl_trace_task *t,
+                struct sl_sched_job_spec *out, struct sl_error *err)
 {
     const char *p = t->gpu_spec;
 
     memset(out, 0, sizeof(*out));
+    out->tasks = t->tasks;
     out->cpu_milli = t->cpu_milli;
     out->mem_bytes = t->mem_bytes;
-    out->num_gpu = t->num_gpu;
-    out->gpu_milli = t->num_gpu ? t->gpu_milli : 0;
+    if (t->num_gpu > 0 && t->gpu_milli >= 1000)
+        out->gpus = t->num_gpu;
+    else if (t->num_gpu > 0)
+        out->gpu_milli = t->gpu_milli;
     while (*p) {
         char model[48];
         const char *bar = strchr(p, '|');
@@ -82,7 +62,7 @@ int sl_sim_shape(struct cl_cluster *c, const struct sl_trace_task *t,
         if (n > 0 && n < sizeof(model)) {
             memcpy(model, p, n);
             model[n] = '\0';
-            if ((m = cl_model(c, model, true)) < 0)
+            if ((m = sl_sched_model(s, model)) < 0)
                 return sl_errorf(err, m, "%s: more than %d GPU models", t->name,
                                  SL_SCHED_MAX_MODELS);
             out->models |= 1u << m;

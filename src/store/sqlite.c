@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -43,6 +44,13 @@ static const char *const migrations[] = {
     "  at INTEGER NOT NULL, type TEXT NOT NULL, from_state TEXT, to_state TEXT,"
     "  message TEXT);"
     "CREATE INDEX job_events_job ON job_events(job_id, id);",
+    /* 0002_scheduler: queue quotas, cohorts, class options, preemptions */
+    "ALTER TABLE queues ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';"
+    "ALTER TABLE priority_classes ADD COLUMN opportunistic INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE priority_classes ADD COLUMN min_runtime_ms INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE cohorts(name TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',"
+    "  created_at INTEGER NOT NULL);"
+    "ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* Prepared statements, by role. */
@@ -53,14 +61,14 @@ enum stmt {
     S_PCLASS_PUT, S_PCLASS_UNDEFAULT, S_USER_GET, S_USER_PUT,
     S_TOKEN_PUT, S_TOKEN_GET,
     S_JOB_INSERT, S_JOB_UPDATE, S_JOB_GET, S_EVENT_ADD, S_EVENTS,
-    S_TEAMS, S_PCLASSES, S_QUEUES,
+    S_TEAMS, S_PCLASSES, S_COHORT_GET, S_COHORT_PUT,
     S_NSTMTS
 };
 
 #define JOB_COLS                                                               \
     "id, name, team, project, user, queue, priority_class, priority, state, "  \
     "exit_code, attempt, retries, submitted_at, started_at, finished_at, "     \
-    "placement, message, limits_enforced, spec, not_before"
+    "placement, message, limits_enforced, spec, not_before, preemptions"
 
 static const char *const stmt_sql[S_NSTMTS] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -76,15 +84,21 @@ static const char *const stmt_sql[S_NSTMTS] = {
     [S_TEAM_PUT] = "INSERT INTO teams(name, default_queue, created_at) "
                    "VALUES(?1, ?2, ?3) ON CONFLICT(name) DO UPDATE SET "
                    "default_queue = excluded.default_queue",
-    [S_QUEUE_GET] = "SELECT team FROM queues WHERE name = ?1",
-    [S_QUEUE_PUT] = "INSERT INTO queues(name, team, created_at) VALUES(?1, ?2, ?3) "
-                    "ON CONFLICT(name) DO UPDATE SET team = excluded.team",
-    [S_PCLASS_GET] = "SELECT value, preemptible, is_default FROM priority_classes "
-                     "WHERE name = ?1",
-    [S_PCLASS_PUT] = "INSERT INTO priority_classes(name, value, preemptible, is_default) "
-                     "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(name) DO UPDATE SET "
-                     "value = excluded.value, preemptible = excluded.preemptible, "
-                     "is_default = excluded.is_default",
+    [S_QUEUE_GET] = "SELECT team, spec FROM queues WHERE name = ?1",
+    [S_QUEUE_PUT] = "INSERT INTO queues(name, team, created_at, spec) VALUES(?1, ?2, ?3, ?4) "
+                    "ON CONFLICT(name) DO UPDATE SET team = excluded.team, "
+                    "spec = excluded.spec",
+    [S_PCLASS_GET] = "SELECT value, preemptible, is_default, opportunistic, "
+                     "min_runtime_ms FROM priority_classes WHERE name = ?1",
+    [S_PCLASS_PUT] = "INSERT INTO priority_classes(name, value, preemptible, is_default, "
+                     "opportunistic, min_runtime_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6) "
+                     "ON CONFLICT(name) DO UPDATE SET value = excluded.value, "
+                     "preemptible = excluded.preemptible, is_default = excluded.is_default, "
+                     "opportunistic = excluded.opportunistic, "
+                     "min_runtime_ms = excluded.min_runtime_ms",
+    [S_COHORT_GET] = "SELECT description FROM cohorts WHERE name = ?1",
+    [S_COHORT_PUT] = "INSERT INTO cohorts(name, description, created_at) VALUES(?1, ?2, ?3) "
+                     "ON CONFLICT(name) DO UPDATE SET description = excluded.description",
     [S_PCLASS_UNDEFAULT] = "UPDATE priority_classes SET is_default = 0 "
                            "WHERE name <> ?1 AND is_default = 1",
     [S_USER_GET] = "SELECT team, role, unix_user FROM users WHERE name = ?1",
@@ -104,20 +118,16 @@ static const char *const stmt_sql[S_NSTMTS] = {
                      "?13, ?14, ?15, ?16, ?17, ?18)",
     [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, exit_code = ?3, attempt = ?4, "
                      "started_at = ?5, finished_at = ?6, placement = ?7, "
-                     "message = ?8, limits_enforced = ?9, not_before = ?10 "
-                     "WHERE id = ?1",
+                     "message = ?8, limits_enforced = ?9, not_before = ?10, "
+                     "preemptions = ?11 WHERE id = ?1",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_EVENT_ADD] = "INSERT INTO job_events(job_id, at, type, from_state, to_state, "
                     "message) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [S_EVENTS] = "SELECT at, type, from_state, to_state, message FROM job_events "
                  "WHERE job_id = ?1 ORDER BY id",
     [S_TEAMS] = "SELECT name, default_queue FROM teams ORDER BY name",
-    [S_PCLASSES] = "SELECT name, value, preemptible, is_default FROM "
-                   "priority_classes ORDER BY value DESC, name",
-    [S_QUEUES] = "SELECT q.name, q.team, "
-                 "(SELECT count(*) FROM jobs j WHERE j.state = 0 AND j.queue = q.name), "
-                 "(SELECT count(*) FROM jobs j WHERE j.state = 1 AND j.queue = q.name) "
-                 "FROM queues q ORDER BY q.name",
+    [S_PCLASSES] = "SELECT name, value, preemptible, is_default, opportunistic, "
+                   "min_runtime_ms FROM priority_classes ORDER BY value DESC, name",
 };
 
 struct sl_store {
@@ -379,7 +389,7 @@ static int upsert_result(struct sl_store *st, sqlite3_stmt *get, bool found,
     return found ? 2 : 1;
 }
 
-/* Upsert of a row keyed by name with one text column (teams, queues). */
+/* Upsert of a row keyed by name with one text column (teams, cohorts). */
 static int upsert_name_text(struct sl_store *st, enum stmt get, enum stmt put,
                             const char *name, const char *value)
 {
@@ -405,13 +415,37 @@ int sl_store_team_upsert(struct sl_store *st, const char *name,
 }
 
 int sl_store_queue_upsert(struct sl_store *st, const char *name,
-                          const char *team)
+                          const char *team, const char *spec_json)
 {
-    return upsert_name_text(st, S_QUEUE_GET, S_QUEUE_PUT, name, team);
+    sqlite3_stmt *g = prep(st, S_QUEUE_GET), *p = prep(st, S_QUEUE_PUT);
+    bool found, same = false;
+
+    if (!g || !p)
+        return -EIO;
+    if (!spec_json)
+        spec_json = "{}";
+    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(g) == SQLITE_ROW;
+    if (found)
+        same = strcmp((const char *)sqlite3_column_text(g, 0), team) == 0 &&
+               strcmp((const char *)sqlite3_column_text(g, 1), spec_json) == 0;
+    sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, team, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(p, 3, sl_now_ms());
+    sqlite3_bind_text(p, 4, spec_json, -1, SQLITE_STATIC);
+    return upsert_result(st, g, found, same, p);
+}
+
+int sl_store_cohort_upsert(struct sl_store *st, const char *name,
+                           const char *description)
+{
+    return upsert_name_text(st, S_COHORT_GET, S_COHORT_PUT, name,
+                            description ? description : "");
 }
 
 int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,
-                           bool preemptible, bool is_default)
+                           bool preemptible, bool is_default, bool opportunistic,
+                           int64_t min_runtime_ms)
 {
     sqlite3_stmt *g = prep(st, S_PCLASS_GET), *p = prep(st, S_PCLASS_PUT);
     sqlite3_stmt *u = prep(st, S_PCLASS_UNDEFAULT);
@@ -425,11 +459,15 @@ int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,
     if (found)
         same = sqlite3_column_int(g, 0) == value &&
                sqlite3_column_int(g, 1) == preemptible &&
-               sqlite3_column_int(g, 2) == is_default;
+               sqlite3_column_int(g, 2) == is_default &&
+               sqlite3_column_int(g, 3) == opportunistic &&
+               sqlite3_column_int64(g, 4) == min_runtime_ms;
     sqlite3_bind_text(p, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_int(p, 2, value);
     sqlite3_bind_int(p, 3, preemptible);
     sqlite3_bind_int(p, 4, is_default);
+    sqlite3_bind_int(p, 5, opportunistic);
+    sqlite3_bind_int64(p, 6, min_runtime_ms);
     rc = upsert_result(st, g, found, same, p);
     if (rc > 0 && is_default) {
         /* Only one class is the default. */
@@ -495,14 +533,17 @@ static void row_to_view(sqlite3_stmt *q, struct sl_job_view *v)
                              ? -1
                              : sqlite3_column_int(q, 17);
     v->spec_json = col_text(q, 18);
+    v->preemptions = sqlite3_column_int(q, 20);
 }
 
 int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld)
 {
     static const char *sql[] = {
         "SELECT name, default_queue FROM teams ORDER BY name",
-        "SELECT name, team FROM queues ORDER BY name",
-        "SELECT name, value, preemptible, is_default FROM priority_classes ORDER BY name",
+        "SELECT name, description FROM cohorts ORDER BY name",
+        "SELECT name, team, spec FROM queues ORDER BY name",
+        "SELECT name, value, preemptible, is_default, opportunistic, min_runtime_ms "
+        "FROM priority_classes ORDER BY name",
         "SELECT name, team, role, unix_user FROM users ORDER BY name",
         "SELECT " JOB_COLS " FROM jobs WHERE state IN (0, 1, 5) ORDER BY id",
     };
@@ -519,13 +560,17 @@ int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld)
                 rc = ld->team(ld->arg, col_text(q, 0), col_text(q, 1));
                 break;
             case 1:
-                rc = ld->queue(ld->arg, col_text(q, 0), col_text(q, 1));
+                rc = ld->cohort(ld->arg, col_text(q, 0), col_text(q, 1));
                 break;
             case 2:
-                rc = ld->pclass(ld->arg, col_text(q, 0), sqlite3_column_int(q, 1),
-                                sqlite3_column_int(q, 2), sqlite3_column_int(q, 3));
+                rc = ld->queue(ld->arg, col_text(q, 0), col_text(q, 1), col_text(q, 2));
                 break;
             case 3:
+                rc = ld->pclass(ld->arg, col_text(q, 0), sqlite3_column_int(q, 1),
+                                sqlite3_column_int(q, 2), sqlite3_column_int(q, 3),
+                                sqlite3_column_int(q, 4), sqlite3_column_int64(q, 5));
+                break;
+            case 4:
                 rc = ld->user(ld->arg, col_text(q, 0), col_text(q, 1),
                               col_text(q, 2), col_text(q, 3));
                 break;
@@ -626,6 +671,7 @@ int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
     if (v->limits_enforced >= 0)
         sqlite3_bind_int(q, 9, v->limits_enforced);
     sqlite3_bind_int64(q, 10, not_before_ms);
+    sqlite3_bind_int(q, 11, v->preemptions);
     return step_done(st, q);
 }
 
@@ -687,8 +733,9 @@ int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
         sl_buf_printf(b, "%d", v->exit_code);
     else
         sl_buf_add(b, "null", 4);
-    sl_buf_printf(b, ",\"attempt\":%d,\"retries\":%d,\"submitted_at\":", v->attempt,
-                  v->retries);
+    sl_buf_printf(b, ",\"attempt\":%d,\"retries\":%d,\"preemptions\":%d,"
+                     "\"submitted_at\":",
+                  v->attempt, v->retries, v->preemptions);
     buf_time(b, v->submitted_ms);
     sl_buf_adds(b, ",\"started_at\":");
     buf_time(b, v->started_ms);
@@ -868,17 +915,14 @@ static json_t *team_row(sqlite3_stmt *q)
 
 static json_t *pclass_row(sqlite3_stmt *q)
 {
-    return json_pack("{s:s, s:i, s:b, s:b}", "name", col_text(q, 0), "value",
-                     sqlite3_column_int(q, 1), "preemptible",
-                     sqlite3_column_int(q, 2), "default", sqlite3_column_int(q, 3));
-}
+    char d[32];
+    int64_t ms = sqlite3_column_int64(q, 5);
 
-static json_t *queue_row(sqlite3_stmt *q)
-{
-    return json_pack("{s:s, s:s, s:I, s:I}", "name", col_text(q, 0), "team",
-                     col_text(q, 1), "pending",
-                     (json_int_t)sqlite3_column_int64(q, 2), "running",
-                     (json_int_t)sqlite3_column_int64(q, 3));
+    snprintf(d, sizeof(d), "%llds", (long long)(ms / 1000));
+    return json_pack("{s:s, s:i, s:b, s:b, s:b, s:s}", "name", col_text(q, 0), "value",
+                     sqlite3_column_int(q, 1), "preemptible", sqlite3_column_int(q, 2),
+                     "default", sqlite3_column_int(q, 3), "opportunistic",
+                     sqlite3_column_int(q, 4), "min_runtime", d);
 }
 
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc)
@@ -896,7 +940,4 @@ json_t *sl_store_pclasses(struct sl_store *st, int *rc)
     return list_rows(st, S_PCLASSES, 0, pclass_row, rc);
 }
 
-json_t *sl_store_queues(struct sl_store *st, int *rc)
-{
-    return list_rows(st, S_QUEUES, 0, queue_row, rc);
-}
+

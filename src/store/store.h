@@ -50,6 +50,7 @@ struct sl_job_view {
     bool has_exit_code;
     int exit_code;
     int attempt, retries;
+    int preemptions;              /* times preempted and requeued */
     int64_t submitted_ms, started_ms, finished_ms; /* 0 = null */
     const char *placement_json;   /* JSON array text, NULL = [] */
     const char *reason;           /* NULL unless pending */
@@ -88,14 +89,18 @@ int sl_store_meta_get(struct sl_store *st, const char *key, char *buf,
                       size_t size);
 int sl_store_meta_set(struct sl_store *st, const char *key, const char *val);
 
-/* Teams, queues, priority classes, users. upsert returns 1 created,
- * 2 updated, 0 unchanged, or -errno. 'doc' is the canonical JSON text. */
+/* Teams, cohorts, queues, priority classes, users. upsert returns 1
+ * created, 2 updated, 0 unchanged, or -errno. A queue's 'spec_json' is the
+ * canonical JSON of its manifest spec (quotas, limits); NULL = "{}". */
 int sl_store_team_upsert(struct sl_store *st, const char *name,
                          const char *default_queue);
+int sl_store_cohort_upsert(struct sl_store *st, const char *name,
+                           const char *description);
 int sl_store_queue_upsert(struct sl_store *st, const char *name,
-                          const char *team);
+                          const char *team, const char *spec_json);
 int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,
-                           bool preemptible, bool is_default);
+                           bool preemptible, bool is_default, bool opportunistic,
+                           int64_t min_runtime_ms);
 int sl_store_user_upsert(struct sl_store *st, const char *name,
                          const char *team, const char *role,
                          const char *unix_user);
@@ -104,9 +109,10 @@ int sl_store_user_upsert(struct sl_store *st, const char *name,
 struct sl_store_loader {
     void *arg;
     int (*team)(void *arg, const char *name, const char *default_queue);
-    int (*queue)(void *arg, const char *name, const char *team);
+    int (*cohort)(void *arg, const char *name, const char *description);
+    int (*queue)(void *arg, const char *name, const char *team, const char *spec_json);
     int (*pclass)(void *arg, const char *name, int value, bool preemptible,
-                  bool is_default);
+                  bool is_default, bool opportunistic, int64_t min_runtime_ms);
     int (*user)(void *arg, const char *name, const char *team,
                 const char *role, const char *unix_user);
     /* jobs not in a final state, by id */
@@ -157,7 +163,5 @@ int sl_store_job_list_render(struct sl_store *st, int64_t after,
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc);
 json_t *sl_store_teams(struct sl_store *st, int *rc);
 json_t *sl_store_pclasses(struct sl_store *st, int *rc);
-/* Queues with counts of pending and running jobs. */
-json_t *sl_store_queues(struct sl_store *st, int *rc);
 
 #endif

@@ -25,7 +25,8 @@ like "$out" 'already finished' "and says the job has already finished"
 # A pending job is cancelled at once.
 idp=$(sluice run --gpus 64 --cpus 0.1 -- true)
 ok "a job that cannot fit stays Pending" wait_state "$idp" Pending 10
-like "$(sluice show "$idp" -o json | json_get reason)" 'gpu' "its reason names the GPUs"
+like "$(sluice show "$idp" -o json | json_get reason)" 'never fits: 64 GPUs per task, the largest node has 4' \
+    "its reason says no node is big enough"
 ok "cancel of a pending job" sluice cancel "$idp"
 ok "it is Cancelled at once" wait_state "$idp" Cancelled 5
 

@@ -477,6 +477,9 @@ def test_submit_and_read():
     tap.ok(isinstance(reason, str) and reason, "a pending job says why (%r)" % reason)
 
     call("GET", "/v1/jobs/%d/events" % jid, want=200, name="events of the job")
+    r = call("GET", "/v1/jobs/%d/explain" % jid, want=200, name="explain a pending job")
+    kinds = [b.get("kind") for b in (r.json or {}).get("blockers", [])]
+    tap.ok(kinds and kinds[0] == "nodes", "its first blocker is the nodes", "kinds: %r" % kinds)
     r = call("GET", "/v1/jobs/%d/logs" % jid, want=200, name="logs of a pending job")
     tap.is_(r.headers.get("x-sluice-job-state"), "Pending",
             "logs say the job is Pending")
@@ -666,6 +669,9 @@ def test_run_to_completion():
         tap.is_(r.headers.get("x-sluice-log-offset"), "5", "offset after them is 5")
     call("GET", "/v1/jobs/%d/logs?task=abc" % jid, want=400, name="logs task=abc")
     call("GET", "/v1/jobs/%d/logs?offset=-1" % jid, want=400, name="logs offset=-1")
+    r = call("GET", "/v1/jobs/%d/explain" % jid, want=200, name="explain a finished job")
+    tap.ok((r.json or {}).get("state") == "Succeeded" and not (r.json or {}).get("blockers"),
+           "a finished job has nothing blocking it", "%r" % r.json)
     r = call("GET", "/v1/jobs/%d/events" % jid, want=200, name="events of the finished job")
     tos = [e.get("to") for e in (r.json or {}).get("events", [])]
     tap.ok("Running" in tos and "Succeeded" in tos,
@@ -679,6 +685,7 @@ def test_unknown_ids():
     call("GET", "/v1/jobs/%d" % big, want=404, code="not_found", name="get an unknown job")
     call("GET", "/v1/jobs/%d/events" % big, want=404, name="events of an unknown job")
     call("GET", "/v1/jobs/%d/logs" % big, want=404, name="logs of an unknown job")
+    call("GET", "/v1/jobs/%d/explain" % big, want=404, name="explain an unknown job")
     call("DELETE", "/v1/jobs/%d" % big, want=404, name="cancel an unknown job")
     call("GET", "/v1/jobs/abc", want=(400, 404), name="get job abc")
     call("GET", "/v1/jobs/0", want=(400, 404), name="get job 0")

@@ -1,66 +1,124 @@
 /*
- * test_sched.c - the first scheduler (src/sched/sched.c): order, gangs,
- * GPU models and fractions, CPU and memory fit, topology, retry backoff,
- * and the reasons given to jobs left pending.
+ * test_sched.c - the scheduler on small hand-built clusters: placement
+ * policies, gang and topology, quotas with borrowing, lending and reclaim,
+ * fair share with history, priorities and preemption, backfill, and the
+ * explanations of pending jobs. Time is an argument; nothing sleeps.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "../../src/core/spec.h"
 #include "../../src/sched/sched.h"
 #include "../tap.h"
 
-#define GiB (1LL << 30)
-#define NOW 1000000
+#define GI (1LL << 30)
+#define H (3600LL * 1000)
+#define T0 (1700000000000LL)
 
-static struct sl_sched_node mknode(const char *name, const char *domain,
-                                   int64_t cpu_milli, int64_t mem_bytes,
-                                   int ngpus, const char *model)
+static int c_prod, c_batch, c_be;
+
+static void like_reason(struct sl_sched *s, int64_t id, int64_t now);
+
+static struct sl_sched *mk(enum sl_placement policy, int64_t half_life_ms)
 {
-    struct sl_sched_node n;
+    struct sl_sched_config cfg;
+    struct sl_sched *s;
+    struct sl_sched_class_spec prod = {"production", 1000, false, false, 0};
+    struct sl_sched_class_spec batch = {"batch", 100, true, false, 0};
+    struct sl_sched_class_spec be = {"best-effort", 0, true, true, 0};
 
-    memset(&n, 0, sizeof(n));
+    sl_sched_config_init(&cfg);
+    cfg.placement = policy;
+    cfg.half_life_ms = half_life_ms;
+    cfg.seed = 7;
+    s = sl_sched_create(&cfg);
+    c_prod = sl_sched_class_set(s, &prod);
+    c_batch = sl_sched_class_set(s, &batch);
+    c_be = sl_sched_class_set(s, &be);
+    return s;
+}
+
+static int node(struct sl_sched *s, const char *name, const char *domain, int cpus,
+                int mem_gi, int ngpus, const char *model)
+{
+    struct sl_sched_node_spec n = {0};
+
     n.name = name;
     n.domain = domain;
-    n.schedulable = true;
-    n.cpu_milli_free = cpu_milli;
-    n.mem_bytes_free = mem_bytes;
+    n.cpu_milli = cpus * 1000LL;
+    n.mem_bytes = mem_gi * GI;
     n.ngpus = ngpus;
-    for (int i = 0; i < ngpus; i++) {
-        n.gpus[i].model = model;
-        n.gpus[i].milli_free = 1000;
-    }
-    return n;
+    for (int g = 0; g < ngpus; g++)
+        n.gpu_model[g] = model;
+    return sl_sched_node_add(s, &n);
 }
 
-/* A job of 'tasks' tasks of 'gpus' whole GPUs, 1 CPU and 1 GiB each. */
-static struct sl_sched_job mkjob(int64_t id, int priority, int64_t submit_ms,
-                                 int tasks, int gpus)
+/* A queue: nominal GPUs (-1 = none), cohort, borrow and lend limits (-1). */
+static int queue(struct sl_sched *s, const char *name, double nominal_gpus,
+                 const char *cohort, double borrow, double lend)
 {
-    struct sl_sched_job j;
+    struct sl_sched_queue_spec q = {0};
 
-    memset(&j, 0, sizeof(j));
+    q.name = name;
+    q.team = name;
+    q.cohort = cohort;
+    q.weight = 1;
+    sl_sched_res_unset(&q.nominal);
+    sl_sched_res_unset(&q.borrowing_limit);
+    sl_sched_res_unset(&q.lending_limit);
+    sl_sched_res_unset(&q.user_limit);
+    if (nominal_gpus >= 0)
+        q.nominal.v[SL_DIM_GPU] = (int64_t)(nominal_gpus * 1000);
+    if (borrow >= 0)
+        q.borrowing_limit.v[SL_DIM_GPU] = (int64_t)(borrow * 1000);
+    if (lend >= 0)
+        q.lending_limit.v[SL_DIM_GPU] = (int64_t)(lend * 1000);
+    return sl_sched_queue_set(s, &q);
+}
+
+struct jspec {
+    int queue, user, pclass, tasks, gpus, milli, topology;
+    int64_t cpu_milli, mem, submit, max_runtime;
+    const char *const *models;
+};
+
+static int add(struct sl_sched *s, int64_t id, struct jspec js)
+{
+    struct sl_sched_job_spec j = {0};
+    struct sl_error err = {{0}, {0}};
+    int rc;
+
     j.id = id;
-    j.priority = priority;
-    j.submit_ms = submit_ms;
-    j.tasks = tasks;
-    j.gpus = gpus;
-    j.cpu_milli = 1000;
-    j.mem_bytes = GiB;
-    j.topology = SL_TOPO_ANY;
-    return j;
+    j.queue = js.queue;
+    j.user = js.user;
+    j.pclass = js.pclass;
+    j.submit_ms = js.submit ? js.submit : T0 + id;
+    j.tasks = js.tasks ? js.tasks : 1;
+    j.gpus = js.gpus;
+    j.gpu_milli = js.milli;
+    j.cpu_milli = js.cpu_milli ? js.cpu_milli : 1000;
+    j.mem_bytes = js.mem ? js.mem : GI;
+    j.topology = js.topology;
+    j.max_runtime_ms = js.max_runtime;
+    j.gpu_models = js.models;
+    rc = sl_sched_job_add(s, &j, &err);
+    if (rc < 0)
+        diag("add job %lld: %s: %s", (long long)id, err.field, err.text);
+    return rc;
 }
 
-static int run(struct sl_sched_node *nodes, int nnodes,
-               const struct sl_sched_job *jobs, int njobs,
-               struct sl_sched_result *res)
+/* Run a full pass; returns the result (caller finis). */
+static struct sl_sched_result pass_at(struct sl_sched *s, int64_t now)
 {
-    struct sl_sched_state st = {nodes, nnodes, jobs, njobs};
-    return sl_sched_run(&st, NOW, res);
+    struct sl_sched_result r;
+
+    if (sl_sched_pass(s, now, false, &r) < 0)
+        diag("pass failed");
+    return r;
 }
 
-static const struct sl_sched_decision *started(const struct sl_sched_result *r,
-                                               int64_t id)
+static const struct sl_sched_start *started(const struct sl_sched_result *r, int64_t id)
 {
     for (int i = 0; i < r->nstarts; i++)
         if (r->starts[i].job_id == id)
@@ -68,467 +126,841 @@ static const struct sl_sched_decision *started(const struct sl_sched_result *r,
     return NULL;
 }
 
-static const struct sl_sched_wait *waiting(const struct sl_sched_result *r,
-                                           int64_t id)
+static const struct sl_sched_preempt *preempted(const struct sl_sched_result *r,
+                                                int64_t id)
 {
-    for (int i = 0; i < r->nwaits; i++)
-        if (r->waits[i].job_id == id)
-            return &r->waits[i];
+    for (int i = 0; i < r->npreempts; i++)
+        if (r->preempts[i].job_id == id)
+            return &r->preempts[i];
     return NULL;
 }
 
-static bool reason_has(const struct sl_sched_result *r, int64_t id,
-                       const char *text)
+static const char *node_name(struct sl_sched *s, int node)
 {
-    const struct sl_sched_wait *w = waiting(r, id);
-    bool found = w && strstr(w->reason, text);
+    struct sl_sched_node_view v;
 
-    if (!found)
-        diag("job %lld reason: \"%s\" (want \"%s\")", (long long)id,
-             w ? w->reason : "(not waiting)", text);
-    return found;
+    return sl_sched_node_view(s, node, &v) == 0 ? v.name : "?";
 }
 
-static void order(void)
+static json_t *explain(struct sl_sched *s, int64_t id, int64_t now)
 {
-    struct sl_sched_node n[1];
-    struct sl_sched_job j[3];
-    struct sl_sched_result r;
+    struct sl_buf b;
+    json_t *doc;
 
-    n[0] = mknode("a", "", 8000, 64 * GiB, 1, "H100");
-    j[0] = mkjob(1, 0, 100, 1, 1);
-    j[1] = mkjob(2, 10, 200, 1, 1);
-    j[2] = mkjob(3, 0, 50, 1, 1);
-    is_int(run(n, 1, j, 3, &r), 0, "a pass over three jobs succeeds");
-    ok(started(&r, 2) && r.nstarts == 1,
-       "the job of higher priority starts first though submitted last");
-    ok(waiting(&r, 3) && waiting(&r, 3)->position == 1 && waiting(&r, 1) &&
-           waiting(&r, 1)->position == 2,
-       "within a priority the earlier submission is ahead (FIFO)");
-    ok(r.waits[0].job_id == 3 && r.waits[1].job_id == 1,
-       "waits are listed in scheduling order");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 8000, 64 * GiB, 1, "H100");
-    j[0] = mkjob(7, 5, 100, 1, 1);
-    j[1] = mkjob(4, 5, 100, 1, 1);
-    run(n, 1, j, 2, &r);
-    ok(started(&r, 4) && waiting(&r, 7),
-       "with equal priority and submit time the lower id goes first");
-    sl_sched_result_fini(&r);
-}
-
-static void gangs(void)
-{
-    struct sl_sched_node n[3];
-    struct sl_sched_job j[2];
-    struct sl_sched_result r;
-
-    n[0] = mknode("a", "", 8000, 16 * GiB, 1, "A100");
-    n[1] = mknode("b", "", 8000, 16 * GiB, 1, "A100");
-    n[2] = mknode("c", "", 8000, 4 * GiB, 1, "A100");
-    j[0] = mkjob(1, 10, 0, 3, 1);
-    j[0].mem_bytes = 10 * GiB;
-    j[1] = mkjob(2, 0, 0, 1, 1);
-    run(n, 3, j, 2, &r);
-    ok(waiting(&r, 1) && !started(&r, 1),
-       "a gang of 3 tasks is not started when only 2 fit");
-    ok(reason_has(&r, 1,
-                  "no node fits task 3 of 3: 3 nodes rejected (2 insufficient "
-                  "gpus, 1 insufficient memory)"),
-       "the reason names the task that did not fit and why each node refused");
-    ok(started(&r, 2), "the gang's tentative GPUs go to the next job");
-    ok(n[0].gpus[0].milli_free + n[1].gpus[0].milli_free +
-               n[2].gpus[0].milli_free == 2000 &&
-           n[0].cpu_milli_free + n[1].cpu_milli_free + n[2].cpu_milli_free ==
-               23000,
-       "the failed gang's tentative placement is rolled back");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 8000, 16 * GiB, 2, "A100");
-    n[1] = mknode("b", "", 8000, 16 * GiB, 2, "A100");
-    j[0] = mkjob(1, 0, 0, 3, 1);
-    run(n, 2, j, 1, &r);
-    ok(started(&r, 1) && started(&r, 1)->ntasks == 3,
-       "a gang of 3 starts when all 3 fit");
-    {
-        const struct sl_sched_decision *d = started(&r, 1);
-        ok(d && d->tasks[0].node == d->tasks[1].node &&
-               d->tasks[0].gpus[0] != d->tasks[1].gpus[0] &&
-               d->tasks[2].node != d->tasks[0].node,
-           "best fit packs the gang's tasks onto one node before the next");
+    sl_buf_init(&b);
+    if (sl_sched_explain(s, id, now, &b) < 0) {
+        sl_buf_fini(&b);
+        return NULL;
     }
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 8000, 16 * GiB, 1, "A100");
-    j[0] = mkjob(1, 0, 0, 3, 1);
-    run(n, 1, j, 1, &r);
-    ok(reason_has(&r, 1, "needs 3 whole gpus (3 tasks x 1), the cluster has 1 "
-                         "free"),
-       "a gang larger than the cluster fails fast with the totals");
-    sl_sched_result_fini(&r);
+    doc = json_loadb(b.data, b.len, 0, NULL);
+    if (!doc)
+        diag("explain is not JSON: %s", b.data);
+    sl_buf_fini(&b);
+    return doc;
 }
 
-static void models(void)
+static const char *reason(struct sl_sched *s, int64_t id, int64_t now)
 {
-    static const char *const h100[] = {"h100", NULL};
-    static const char *const v100[] = {"V100", NULL};
-    static const char *const any[] = {NULL};
-    struct sl_sched_node n[2];
-    struct sl_sched_job j[3];
-    struct sl_sched_result r;
+    static char buf[512];
 
-    n[0] = mknode("a", "", 32000, 256 * GiB, 4, "A100");
-    n[1] = mknode("b", "", 32000, 256 * GiB, 4, "H100");
-    j[0] = mkjob(1, 0, 0, 1, 2);
-    j[0].gpu_models = h100;
-    j[1] = mkjob(2, 0, 1, 1, 1);
-    j[1].gpu_models = v100;
-    j[2] = mkjob(3, 0, 2, 1, 4);
-    j[2].gpu_models = any;
-    run(n, 2, j, 3, &r);
-    {
-        const struct sl_sched_decision *d = started(&r, 1);
-        ok(d && d->tasks[0].node == 1 && d->tasks[0].ngpus == 2 &&
-               d->tasks[0].gpus[0] == 0 && d->tasks[0].gpus[1] == 1 &&
-               d->tasks[0].gpu_milli == 1000,
-           "whole GPUs are taken from a node of the asked model "
-           "(case-insensitive), lowest indices first");
-    }
-    ok(n[1].gpus[0].milli_free == 0 && n[1].gpus[2].milli_free == 1000,
-       "the placed GPUs are taken off the node in place");
-    ok(reason_has(&r, 2, "2 insufficient gpus of model V100"),
-       "a job for a model nobody has says which model is short");
-    ok(started(&r, 3) && started(&r, 3)->tasks[0].node == 0,
-       "an empty model list takes any model");
+    sl_sched_reason(s, id, now, buf, sizeof(buf));
+    return buf;
+}
+
+/* ---- placement and gang ---------------------------------------------- */
+
+static void basics(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "alice");
+    struct sl_sched_result r;
+    const struct sl_sched_start *st;
+    struct sl_sched_node_view v;
+
+    node(s, "n1", NULL, 16, 64, 4, "A100");
+    node(s, "n2", NULL, 16, 64, 2, "A100");
+    is_int(sl_sched_node_add(s, &(struct sl_sched_node_spec){.name = "n1"}), -EEXIST,
+           "a node name can be added only once");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2});
+    r = pass_at(s, T0);
+    st = started(&r, 1);
+    ok(st && st->ntasks == 1, "a job that fits starts in the first pass");
+    ok(st && st->tasks[0].node == 1 && st->tasks[0].ngpus == 2 &&
+           st->tasks[0].gpu_milli == 1000,
+       "bestfit puts 2 GPUs on the node with exactly 2 free");
+    is_int(sl_sched_job_state(s, 1), SL_SCHED_RUNNING, "the started job is running");
+    sl_sched_node_view(s, 1, &v);
+    is_int(v.gpu_free_milli[0] + v.gpu_free_milli[1], 0, "its GPUs are taken");
+    is_int(v.cpu_free, 15000, "and its CPU");
     sl_sched_result_fini(&r);
+    sl_sched_job_remove(s, 1, T0 + 10);
+    sl_sched_node_view(s, 1, &v);
+    is_int(v.gpu_free_milli[0] + v.gpu_free_milli[1], 2000,
+           "removing a running job gives its GPUs back");
+    is_int(sl_sched_job_remove(s, 1, T0), -ENOENT, "a removed job is unknown");
+    sl_sched_destroy(s);
 }
 
 static void fractions(void)
 {
-    struct sl_sched_node n[2];
-    struct sl_sched_job j[4];
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
     struct sl_sched_result r;
+    const struct sl_sched_start *a, *b, *c;
 
-    n[0] = mknode("a", "", 32000, 64 * GiB, 1, "T4");
-    for (int i = 0; i < 3; i++) {
-        j[i] = mkjob(i + 1, 0, i, 1, 0);
-        j[i].gpu_milli = 400;
-    }
-    j[3] = mkjob(4, 0, 9, 1, 0);
-    j[3].gpu_milli = 200;
-    run(n, 1, j, 4, &r);
-    ok(started(&r, 1) && started(&r, 2) &&
-           started(&r, 2)->tasks[0].gpus[0] == 0 &&
-           started(&r, 2)->tasks[0].gpu_milli == 400,
-       "two 400-milli jobs share one GPU");
-    ok(waiting(&r, 3), "a third 400-milli job does not fit the 200 left");
-    ok(reason_has(&r, 3, "gpu milli"), "and its reason names gpu milli");
-    ok(started(&r, 4), "a 200-milli job fills the GPU up to 1000 milli");
-    is_int(n[0].gpus[0].milli_free, 0, "the shared GPU is then full");
+    node(s, "n1", NULL, 16, 64, 2, "T4");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .milli = 500});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .milli = 500});
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .milli = 600});
+    r = pass_at(s, T0);
+    a = started(&r, 1);
+    b = started(&r, 2);
+    c = started(&r, 3);
+    ok(a && b && c, "three fractional tasks start on two GPUs");
+    ok(a && b && a->tasks[0].gpus[0] == b->tasks[0].gpus[0] && a->tasks[0].gpu_milli == 500,
+       "two halves share one GPU");
+    ok(a && c && c->tasks[0].gpus[0] != a->tasks[0].gpus[0],
+       "the 600-milli task takes the other GPU");
     sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 32000, 64 * GiB, 2, "T4");
-    n[0].gpus[1].milli_free = 300;
-    n[1] = mknode("b", "", 32000, 64 * GiB, 1, "T4");
-    n[1].gpus[0].milli_free = 600;
-    j[0] = mkjob(1, 0, 0, 1, 0);
-    j[0].gpu_milli = 250;
-    run(n, 2, j, 1, &r);
-    ok(started(&r, 1) && started(&r, 1)->tasks[0].node == 0 &&
-           started(&r, 1)->tasks[0].gpus[0] == 1,
-       "a fraction goes to the GPU with the least free milli that fits");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 32000, 64 * GiB, 1, "T4");
-    n[0].gpus[0].milli_free = 300;
-    n[1] = mknode("b", "", 32000, 64 * GiB, 1, "T4");
-    n[1].gpus[0].milli_free = 300;
-    j[0] = mkjob(1, 0, 0, 1, 0);
-    j[0].gpu_milli = 500;
-    run(n, 2, j, 1, &r);
-    ok(reason_has(&r, 1, "2 no gpu with 500 milli free"),
-       "a fraction that fits no single GPU says so per node");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 32000, 64 * GiB, 2, "T4");
-    n[0].gpus[0].milli_free = 500;
-    n[1] = mknode("b", "", 32000, 64 * GiB, 1, "T4");
-    j[0] = mkjob(1, 0, 0, 1, 2);
-    run(n, 2, j, 1, &r);
-    ok(waiting(&r, 1) &&
-           reason_has(&r, 1, "no node fits task 1 of 1: 2 nodes rejected (2 "
-                             "insufficient gpus)"),
-       "a partly used GPU does not count as a whole one");
-    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
 }
 
-static void cpu_memory(void)
+static void gangs(void)
 {
-    struct sl_sched_node n[2];
-    struct sl_sched_job j[3];
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
     struct sl_sched_result r;
+    const struct sl_sched_start *st;
+    struct sl_sched_node_view v0, v1;
+    json_t *e;
 
-    n[0] = mknode("a", "", 4000, 8 * GiB, 0, NULL);
-    n[1] = mknode("b", "", 4000, 8 * GiB, 0, NULL);
-    n[1].schedulable = false;
-    j[0] = mkjob(1, 2, 0, 1, 0);
-    j[0].cpu_milli = 3000;
-    j[1] = mkjob(2, 1, 0, 1, 0);
-    j[1].cpu_milli = 2000;
-    j[2] = mkjob(3, 0, 0, 1, 0);
-    j[2].mem_bytes = 8 * GiB;
-    run(n, 2, j, 3, &r);
-    ok(started(&r, 1), "a CPU job that fits starts");
-    is_int(n[0].cpu_milli_free, 1000, "its CPU is taken off the node");
-    ok(waiting(&r, 2) && reason_has(&r, 2, "needs 2000 cpu milli"),
-       "a CPU job that does not fit waits on cpu");
-    ok(waiting(&r, 3) && reason_has(&r, 3, "needs 8Gi memory"),
-       "a job short of memory waits on memory");
-    ok(n[1].cpu_milli_free == 4000, "an unschedulable node is never used");
+    node(s, "n1", NULL, 16, 64, 4, "H100");
+    node(s, "n2", NULL, 16, 64, 4, "H100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .tasks = 3, .gpus = 3});
+    r = pass_at(s, T0);
+    ok(!started(&r, 1), "a gang of 3 x 3 GPUs does not start on 2 x 4 GPUs");
+    sl_sched_node_view(s, 0, &v0);
+    sl_sched_node_view(s, 1, &v1);
+    is_int(v0.gpu_free_milli[0] + v0.gpu_free_milli[1] + v0.gpu_free_milli[2] +
+               v0.gpu_free_milli[3] + v1.gpu_free_milli[0] + v1.gpu_free_milli[1] +
+               v1.gpu_free_milli[2] + v1.gpu_free_milli[3],
+           8000, "and holds no GPU: all or nothing");
+    like_reason(s, 1, T0);
+    e = explain(s, 1, T0);
+    ok(e && !strcmp(json_string_value(json_object_get(
+                        json_array_get(json_object_get(e, "blockers"), 0), "kind")),
+                    "gang"),
+       "explain names the gang as the blocker");
+    is_int(json_integer_value(json_object_get(json_array_get(json_object_get(e, "blockers"), 0),
+                                              "tasks_fit")),
+           2, "and says 2 of the 3 tasks fit");
+    json_decref(e);
     sl_sched_result_fini(&r);
+    sl_sched_job_remove(s, 1, T0);
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .tasks = 3, .gpus = 2});
+    r = pass_at(s, T0);
+    st = started(&r, 2);
+    ok(st && st->ntasks == 3, "a gang of 3 x 2 GPUs starts whole on 2 x 4 GPUs");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
 
-    n[0] = mknode("a", "", 4000, 8 * GiB, 0, NULL);
-    n[1] = mknode("b", "", 4000, 8 * GiB, 0, NULL);
-    j[0] = mkjob(1, 0, 0, 1, 0);
-    j[0].cpu_milli = 3000;
-    j[0].mem_bytes = 4 * GiB;
-    j[1] = mkjob(2, 0, 1, 2, 0);
-    j[1].cpu_milli = 2500;
-    j[1].mem_bytes = 2 * GiB;
-    run(n, 2, j, 2, &r);
-    ok(started(&r, 1) && waiting(&r, 2) &&
-           reason_has(&r, 2, "no node fits task 2 of 2: 2 nodes rejected (2 "
-                             "insufficient cpu)"),
-       "a task short of CPU on every node names cpu for each");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("gpu", "", 64000, 64 * GiB, 8, "H100");
-    n[1] = mknode("cpu", "", 8000, 64 * GiB, 0, NULL);
-    j[0] = mkjob(1, 0, 0, 1, 0);
-    run(n, 2, j, 1, &r);
-    ok(started(&r, 1) && started(&r, 1)->tasks[0].node == 1 &&
-           started(&r, 1)->tasks[0].ngpus == 0,
-       "a CPU-only job prefers a node without free GPUs");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 4000, 8 * GiB, 0, NULL);
-    n[0].schedulable = false;
-    j[0] = mkjob(1, 0, 0, 1, 0);
-    run(n, 1, j, 1, &r);
-    ok(reason_has(&r, 1, "no schedulable nodes"),
-       "with every node unschedulable the reason says so");
-    sl_sched_result_fini(&r);
+/* Defined after gangs() uses it: the reason line of a gang. */
+static void like_reason_impl(struct sl_sched *s, int64_t id, int64_t now)
+{
+    const char *rs = reason(s, id, now);
+    ok(strstr(rs, "2 of 3 tasks fit") != NULL, "the reason says how many tasks fit (%s)", rs);
 }
 
 static void topology(void)
 {
-    struct sl_sched_node n[4];
-    struct sl_sched_job j[2];
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    const struct sl_sched_start *st;
+
+    node(s, "a1", "rack-a", 16, 64, 2, "A100");
+    node(s, "a2", "rack-a", 16, 64, 2, "A100");
+    node(s, "b1", "rack-b", 32, 128, 8, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .tasks = 3, .gpus = 1,
+                             .topology = SL_TOPO_SAME_DOMAIN});
+    r = pass_at(s, T0);
+    st = started(&r, 1);
+    ok(st && st->tasks[0].node <= 1 && st->tasks[1].node <= 1 && st->tasks[2].node <= 1,
+       "same-domain puts the gang in the fuller domain that holds it (rack-a)");
+    sl_sched_result_fini(&r);
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .tasks = 2, .gpus = 2,
+                             .topology = SL_TOPO_SAME_NODE});
+    r = pass_at(s, T0);
+    st = started(&r, 2);
+    ok(st && st->tasks[0].node == 2 && st->tasks[1].node == 2,
+       "same-node puts both tasks on the one node that takes them (%s)",
+       st ? node_name(s, st->tasks[0].node) : "none");
+    sl_sched_result_fini(&r);
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .tasks = 2, .gpus = 3,
+                             .topology = SL_TOPO_SAME_NODE});
+    r = pass_at(s, T0);
+    ok(!started(&r, 3), "same-node refuses a gang no single node holds (4 GPUs left, "
+                        "1 + 4 across nodes)");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+static void models(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    static const char *const h100[] = {"H100", NULL};
+    static const char *const b200[] = {"B200", NULL};
+    struct sl_sched_result r;
+    const struct sl_sched_start *st;
+    json_t *e, *bl;
+
+    node(s, "t4", NULL, 16, 64, 1, "T4");
+    node(s, "h", NULL, 16, 64, 4, "H100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1, .models = h100});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1, .models = b200});
+    r = pass_at(s, T0);
+    st = started(&r, 1);
+    ok(st && st->tasks[0].node == 1, "a job allowed only H100 goes to the H100 node, "
+                                     "though the T4 is the tighter fit");
+    ok(!started(&r, 2), "a job for a model no node has waits");
+    e = explain(s, 2, T0);
+    bl = json_object_get(json_array_get(json_object_get(e, "blockers"), 0), "nodes_rejected");
+    is_int(json_integer_value(json_object_get(bl, "gpu_model")), 2,
+           "explain counts both nodes as rejected for the GPU model");
+    json_decref(e);
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+/* ---- placement policies ---------------------------------------------- */
+
+static int place_one(enum sl_placement p, int gpus, int milli, int *gpu_out,
+                     void (*setup)(struct sl_sched *))
+{
+    struct sl_sched *s = mk(p, 0);
+    struct sl_sched_job_spec j = {.id = 99, .tasks = 1, .gpus = gpus, .gpu_milli = milli,
+                                  .cpu_milli = 1000, .mem_bytes = GI};
+    struct sl_sched_task_place pl[1];
+    int n = -1;
+
+    setup(s);
+    if (sl_sched_place_now(s, &j, pl) == 1) {
+        n = pl[0].node;
+        if (gpu_out)
+            *gpu_out = pl[0].gpus[0];
+    }
+    sl_sched_destroy(s);
+    return n;
+}
+
+/* Node 0: 1 GPU free of 8; node 1: 8 free; node 2: 4 free. */
+static void setup_mixed(struct sl_sched *s)
+{
+    struct sl_sched_job_spec fill = {.tasks = 1, .cpu_milli = 1000, .mem_bytes = GI};
+    struct sl_sched_task_place pl[1];
+
+    node(s, "busy", NULL, 96, 512, 8, "G2");
+    node(s, "empty", NULL, 96, 512, 8, "G2");
+    node(s, "half", NULL, 96, 512, 4, "G2");
+    /* fill node 0 with 7 whole GPUs, one at a time onto it */
+    for (int i = 0; i < 7; i++) {
+        sl_sched_node_schedulable(s, 1, false);
+        sl_sched_node_schedulable(s, 2, false);
+        fill.id = 1000 + i;
+        fill.gpus = 1;
+        sl_sched_place_now(s, &fill, pl);
+    }
+    sl_sched_node_schedulable(s, 1, true);
+    sl_sched_node_schedulable(s, 2, true);
+}
+
+/* Node 0 has a GPU with 500 milli free; node 1 is empty. */
+static void setup_shared(struct sl_sched *s)
+{
+    struct sl_sched_job_spec half = {.id = 1, .tasks = 1, .gpu_milli = 500,
+                                     .cpu_milli = 1000, .mem_bytes = GI};
+    struct sl_sched_task_place pl[1];
+
+    node(s, "shared", NULL, 32, 128, 2, "T4");
+    node(s, "idle", NULL, 32, 128, 2, "T4");
+    sl_sched_node_schedulable(s, 1, false);
+    sl_sched_place_now(s, &half, pl);
+    sl_sched_node_schedulable(s, 1, true);
+}
+
+static void setup_fgd(struct sl_sched *s)
+{
+    /* The workload is all 8-GPU tasks: breaking an idle 8-GPU node into a
+     * 7 leaves 7 GPUs no typical task can use. */
+    struct sl_sched_typical t[] = {{.cpu_milli = 1000, .gpus = 8, .gpu_milli = 1000,
+                                    .weight = 1}};
+    setup_mixed(s);
+    sl_sched_set_typical(s, t, 1);
+}
+
+static void policies(void)
+{
+    int gpu = -1;
+
+    is_int(place_one(SL_PLACE_BESTFIT, 1, 0, NULL, setup_mixed), 0,
+           "bestfit takes the node with the least left over");
+    is_int(place_one(SL_PLACE_SPREAD, 1, 0, NULL, setup_mixed), 1,
+           "spread takes the emptiest node");
+    is_int(place_one(SL_PLACE_PACKING, 1, 0, NULL, setup_mixed), 0,
+           "packing prefers free GPUs on a used node");
+    is_int(place_one(SL_PLACE_FGD, 1, 0, NULL, setup_fgd), 0,
+           "fgd keeps the idle 8-GPU node whole for the typical 8-GPU task");
+    is_int(place_one(SL_PLACE_PACKING, 0, 300, &gpu, setup_shared), 0,
+           "packing puts a fraction on the shared GPU");
+    is_int(gpu, 0, "on the GPU that is already half used");
+    is_int(place_one(SL_PLACE_BESTFIT, 0, 300, &gpu, setup_shared), 0,
+           "bestfit puts a fraction on the tightest GPU too");
+    is_int(place_one(SL_PLACE_CLUSTERING, 0, 300, NULL, setup_shared), 0,
+           "clustering puts a fraction where fractions already run");
+    is_int(place_one(SL_PLACE_DOTPROD, 1, 0, NULL, setup_mixed), 0,
+           "dotprod takes the node whose free vector aligns least with the task");
+    {
+        /* random: uniform over the nodes that fit */
+        int counts[4] = {0};
+        struct sl_sched *s = mk(SL_PLACE_RANDOM, 0);
+        struct sl_sched_task_place pl[1];
+        for (int i = 0; i < 4; i++) {
+            char name[8];
+            snprintf(name, sizeof(name), "r%d", i);
+            node(s, name, NULL, 4000, 4000, 0, NULL);
+        }
+        for (int i = 0; i < 400; i++) {
+            struct sl_sched_job_spec j = {.id = i + 1, .tasks = 1, .cpu_milli = 1,
+                                          .mem_bytes = 1};
+            if (sl_sched_place_now(s, &j, pl) == 1)
+                counts[pl[0].node]++;
+        }
+        ok(counts[0] > 60 && counts[1] > 60 && counts[2] > 60 && counts[3] > 60,
+           "random spreads 400 tasks over 4 equal nodes (%d %d %d %d)", counts[0],
+           counts[1], counts[2], counts[3]);
+        sl_sched_destroy(s);
+    }
+}
+
+/* ---- priorities, quotas, cohorts --------------------------------------- */
+
+static void priority_order(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
     struct sl_sched_result r;
 
-    n[0] = mknode("a", "", 32000, 64 * GiB, 2, "A100");
-    n[1] = mknode("b", "", 32000, 64 * GiB, 2, "A100");
-    j[0] = mkjob(1, 0, 0, 2, 2);
-    j[0].topology = SL_TOPO_SAME_NODE;
-    run(n, 2, j, 1, &r);
-    ok(waiting(&r, 1) &&
-           reason_has(&r, 1, "no single node fits all 2 tasks: 2 nodes "
-                             "rejected (2 insufficient gpus)"),
-       "same-node: a gang that needs two nodes waits and says why");
-    ok(n[0].gpus[0].milli_free == 1000 && n[1].gpus[1].milli_free == 1000,
-       "same-node: the trial placements leave the nodes untouched");
+    node(s, "n", NULL, 16, 64, 1, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_prod, .gpus = 1});
+    r = pass_at(s, T0);
+    ok(started(&r, 2) && !started(&r, 1),
+       "the production job takes the last GPU before an older batch job");
     sl_sched_result_fini(&r);
-
-    j[0].topology = SL_TOPO_ANY;
-    run(n, 2, j, 1, &r);
-    ok(started(&r, 1) && started(&r, 1)->tasks[0].node !=
-                             started(&r, 1)->tasks[1].node,
-       "topology any: the same gang spreads over two nodes");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 32000, 64 * GiB, 1, "A100");
-    n[1] = mknode("b", "", 32000, 64 * GiB, 4, "A100");
-    j[0] = mkjob(1, 0, 0, 3, 1);
-    j[0].topology = SL_TOPO_SAME_NODE;
-    run(n, 2, j, 1, &r);
-    ok(started(&r, 1) && started(&r, 1)->tasks[0].node == 1 &&
-           started(&r, 1)->tasks[2].node == 1,
-       "same-node: the gang goes to the node that holds it all");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "r1", 32000, 64 * GiB, 1, "A100");
-    n[1] = mknode("c", "r2", 32000, 64 * GiB, 1, "A100");
-    n[2] = mknode("b", "r1", 32000, 64 * GiB, 1, "A100");
-    n[3] = mknode("d", "", 32000, 64 * GiB, 3, "A100");
-    j[0] = mkjob(1, 0, 0, 2, 1);
-    j[0].topology = SL_TOPO_SAME_DOMAIN;
-    j[1] = mkjob(2, 0, 1, 3, 1);
-    j[1].topology = SL_TOPO_SAME_DOMAIN;
-    run(n, 4, j, 2, &r);
-    {
-        const struct sl_sched_decision *d = started(&r, 1);
-        ok(d && ((d->tasks[0].node == 0 && d->tasks[1].node == 2) ||
-                 (d->tasks[0].node == 2 && d->tasks[1].node == 0)),
-           "same-domain: two tasks share the smallest domain that fits");
-        d = started(&r, 2);
-        ok(d && d->tasks[0].node == 3 && d->tasks[2].node == 3,
-           "same-domain: a node without a domain is a domain of its own");
-    }
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "r1", 32000, 64 * GiB, 1, "A100");
-    n[1] = mknode("b", "r2", 32000, 64 * GiB, 1, "A100");
-    j[0] = mkjob(1, 0, 0, 2, 1);
-    j[0].topology = SL_TOPO_SAME_DOMAIN;
-    run(n, 2, j, 1, &r);
-    ok(waiting(&r, 1) && reason_has(&r, 1, "no domain fits all 2 tasks"),
-       "same-domain: a gang split over two domains waits and says why");
-    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
 }
 
-static void backoff_and_misc(void)
+static void quotas(void)
 {
-    struct sl_sched_node n[1], copy[1];
-    struct sl_sched_job j[3];
-    struct sl_sched_result r, r2;
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "research", 2, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    json_t *e, *b;
+    const char *rs;
 
-    n[0] = mknode("a", "", 8000, 16 * GiB, 1, "H100");
-    j[0] = mkjob(1, 9, 0, 1, 1);
-    j[0].not_before_ms = NOW + 30000;
-    j[1] = mkjob(2, 0, 0, 1, 1);
-    j[1].not_before_ms = NOW;
-    run(n, 1, j, 2, &r);
-    ok(waiting(&r, 1) && reason_has(&r, 1, "retry backoff until"),
-       "a job in retry backoff is passed over with a reason");
-    ok(started(&r, 2), "a job whose backoff ended at now starts");
+    node(s, "n", NULL, 64, 256, 8, "A100");
+    for (int i = 1; i <= 3; i++)
+        add(s, i, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    ok(started(&r, 1) && started(&r, 2) && !started(&r, 3),
+       "a queue with a nominal quota of 2 GPUs runs 2 one-GPU jobs, though 8 are free");
+    rs = reason(s, 3, T0);
+    ok(strstr(rs, "quota: queue research may hold 2 GPUs; holds 2, this job needs 1 more") != NULL,
+       "the reason names the queue, the resource and the numbers (%s)", rs);
+    e = explain(s, 3, T0);
+    b = json_array_get(json_object_get(e, "blockers"), 0);
+    is_str(json_string_value(json_object_get(b, "kind")), "quota", "explain: kind quota");
+    is_str(json_string_value(json_object_get(b, "resource")), "gpu", "explain: resource gpu");
+    ok(json_number_value(json_object_get(b, "short")) == 1.0, "explain: 1 GPU short");
+    is_int(json_integer_value(json_object_get(e, "position")), 1,
+           "explain: first in its queue");
+    json_decref(e);
     sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 8000, 16 * GiB, 1, "H100");
-    j[0] = mkjob(1, 5, 0, 1, 2);
-    j[1] = mkjob(2, 1, 0, 1, 1);
-    run(n, 1, j, 2, &r);
-    ok(waiting(&r, 1) && started(&r, 2),
-       "a smaller job of lower priority starts when a bigger one cannot");
-    sl_sched_result_fini(&r);
-
-    n[0] = mknode("a", "", 8000, 16 * GiB, 1, "H100");
-    j[0] = mkjob(1, 0, 0, 0, 0);
-    j[1] = mkjob(2, 0, 0, 1, 65);
-    j[2] = mkjob(3, 0, 0, 1, 1);
-    j[2].gpu_milli = 500;
-    run(n, 1, j, 3, &r);
-    ok(reason_has(&r, 1, "invalid request: tasks") &&
-           reason_has(&r, 2, "invalid request: gpus") &&
-           reason_has(&r, 3, "invalid request: gpus and gpu_milli"),
-       "malformed requests wait with an 'invalid request' reason");
-    sl_sched_result_fini(&r);
-
-    ok(run(n, 1, j, 0, &r) == 0 && r.nstarts == 0 && r.nwaits == 0 &&
-           !r.starts && !r.waits,
-       "a pass without jobs returns an empty result");
-    sl_sched_result_fini(&r);
-    sl_sched_result_fini(NULL);
-    ok(1, "result_fini accepts NULL and an empty result");
-
-    n[0] = mknode("a", "", 8000, 16 * GiB, 4, "H100");
-    copy[0] = n[0];
-    j[0] = mkjob(1, 0, 0, 2, 1);
-    j[1] = mkjob(2, 0, 1, 3, 1);
-    run(n, 1, j, 2, &r);
-    run(copy, 1, j, 2, &r2);
-    ok(r.nstarts == r2.nstarts && r.nwaits == r2.nwaits &&
-           !strcmp(r.waits[0].reason, r2.waits[0].reason) &&
-           !memcmp(r.starts[0].tasks, r2.starts[0].tasks,
-                   sizeof(*r.starts[0].tasks) * 2),
-       "the same state gives the same decisions");
-    sl_sched_result_fini(&r);
-    sl_sched_result_fini(&r2);
+    sl_sched_destroy(s);
 }
 
-/* Many random passes: no node ever goes below zero and every start's
- * placement is consistent with its job. */
-static void random_passes(void)
+static void borrowing(void)
 {
-    static const char *const models[] = {"A100", "H100", "T4"};
-    static const char *const want_h100[] = {"H100", NULL};
-    static const char *const domains[] = {"", "r1", "r2"};
-    unsigned seed = 12345;
-    bool sound = true;
-    int nstarts = 0, nwaits = 0;
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", 2, "pool", -1, -1), b = queue(s, "b", 2, "pool", -1, -1);
+    int u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    int n = 0;
 
-    for (int pass = 0; pass < 200 && sound; pass++) {
-        struct sl_sched_node n[8];
-        struct sl_sched_job j[20];
-        struct sl_sched_result r;
-        int nn = 1 + (int)(rand_r(&seed) % 8), nj = (int)(rand_r(&seed) % 20);
-        int64_t gpu_before = 0, gpu_after = 0, gpu_taken = 0;
+    (void)b;
+    node(s, "n", NULL, 64, 256, 4, "A100");
+    for (int i = 1; i <= 5; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    for (int i = 1; i <= 5; i++)
+        n += started(&r, i) != NULL;
+    is_int(n, 4, "queue a borrows b's unused 2 GPUs in the cohort: 4 run");
+    ok(strstr(reason(s, 5, T0), "cohort pool is full: its queues hold 4 of the 4 GPUs") ||
+           strstr(reason(s, 5, T0), "resources"),
+       "the fifth waits for the cohort or the nodes (%s)", reason(s, 5, T0));
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
 
-        for (int i = 0; i < nn; i++) {
-            n[i] = mknode("n", domains[rand_r(&seed) % 3], 16000, 64 * GiB,
-                          (int)(rand_r(&seed) % 9), models[rand_r(&seed) % 3]);
-            n[i].schedulable = rand_r(&seed) % 8 != 0;
-            for (int g = 0; g < n[i].ngpus; g++) {
-                n[i].gpus[g].milli_free = (int)(rand_r(&seed) % 3) * 500;
-                gpu_before += n[i].gpus[g].milli_free;
-            }
-        }
-        for (int i = 0; i < nj; i++) {
-            j[i] = mkjob(i, (int)(rand_r(&seed) % 3), i,
-                         1 + (int)(rand_r(&seed) % 4), 0);
-            if (rand_r(&seed) % 2)
-                j[i].gpus = (int)(rand_r(&seed) % 4);
-            else
-                j[i].gpu_milli = (int)(rand_r(&seed) % 1001);
-            j[i].cpu_milli = (int64_t)(rand_r(&seed) % 8000);
-            j[i].topology = (int)(rand_r(&seed) % 3);
-            j[i].gpu_models = rand_r(&seed) % 3 ? NULL : want_h100;
-        }
-        if (run(n, nn, j, nj, &r) != 0) {
-            sound = false;
-            break;
-        }
-        sound = r.nstarts + r.nwaits == nj;
-        for (int i = 0; i < nn; i++) {
-            sound = sound && n[i].cpu_milli_free >= 0 &&
-                    n[i].mem_bytes_free >= 0;
-            for (int g = 0; g < n[i].ngpus; g++) {
-                sound = sound && n[i].gpus[g].milli_free >= 0;
-                gpu_after += n[i].gpus[g].milli_free;
-            }
-        }
-        for (int s = 0; s < r.nstarts; s++) {
-            const struct sl_sched_decision *d = &r.starts[s];
-            const struct sl_sched_job *job = &j[d->job_id];
-            sound = sound && d->ntasks == job->tasks;
-            for (int t = 0; t < d->ntasks; t++) {
-                const struct sl_sched_task_place *tp = &d->tasks[t];
-                sound = sound && n[tp->node].schedulable;
-                if (job->topology == SL_TOPO_SAME_NODE)
-                    sound = sound && tp->node == d->tasks[0].node;
-                gpu_taken += (int64_t)tp->ngpus * tp->gpu_milli;
-            }
-        }
-        sound = sound && gpu_before - gpu_after == gpu_taken;
-        nstarts += r.nstarts;
-        nwaits += r.nwaits;
+    s = mk(SL_PLACE_BESTFIT, 0);
+    a = queue(s, "a", 2, "pool", 1, -1);
+    queue(s, "b", 2, "pool", -1, -1);
+    u = sl_sched_user(s, "u");
+    node(s, "n", NULL, 64, 256, 8, "A100");
+    for (int i = 1; i <= 4; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    n = 0;
+    for (int i = 1; i <= 4; i++)
+        n += started(&r, i) != NULL;
+    is_int(n, 3, "a borrowingLimit of 1 GPU lets the queue run 3");
+    ok(strstr(reason(s, 4, T0), "may hold 3 GPUs") != NULL,
+       "the reason counts nominal plus borrowing limit (%s)", reason(s, 4, T0));
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+
+    s = mk(SL_PLACE_BESTFIT, 0);
+    a = queue(s, "a", 2, "pool", -1, -1);
+    queue(s, "b", 2, "pool", -1, 1);
+    u = sl_sched_user(s, "u");
+    node(s, "n", NULL, 64, 256, 8, "A100");
+    for (int i = 1; i <= 4; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    n = 0;
+    for (int i = 1; i <= 4; i++)
+        n += started(&r, i) != NULL;
+    is_int(n, 3, "when b lends at most 1 GPU, a runs 3");
+    ok(strstr(reason(s, 4, T0), "cohort pool is full") != NULL,
+       "the reason names the cohort (%s)", reason(s, 4, T0));
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+static void reclaim(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", 2, "pool", -1, -1), b = queue(s, "b", 2, "pool", -1, -1);
+    int u = sl_sched_user(s, "u"), total = 0;
+    struct sl_sched_result r;
+    const struct sl_sched_preempt *p3, *p4;
+
+    node(s, "n", NULL, 64, 256, 4, "A100");
+    for (int i = 1; i <= 4; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1,
+                                 .submit = T0 + i});
+    r = pass_at(s, T0 + 10);
+    is_int(r.nstarts, 4, "a borrows all 4 GPUs while b is idle");
+    sl_sched_result_fini(&r);
+    add(s, 10, (struct jspec){.queue = b, .user = u, .pclass = c_batch, .gpus = 1,
+                              .submit = T0 + 100});
+    add(s, 11, (struct jspec){.queue = b, .user = u, .pclass = c_batch, .gpus = 1,
+                              .submit = T0 + 101});
+    r = pass_at(s, T0 + H);
+    p3 = preempted(&r, 3);
+    p4 = preempted(&r, 4);
+    is_int(r.npreempts, 2, "b reclaims its 2 GPUs: 2 of a's jobs are preempted");
+    ok(p3 && p4, "the victims are a's 2 youngest jobs (3 and 4)");
+    ok(p3 && p3->why == SL_PREEMPT_RECLAIM && (p3->for_job == 10 || p3->for_job == 11),
+       "for reclaim, on behalf of b's jobs");
+    is_int(sl_sched_job_state(s, 3), SL_SCHED_TERMINATING,
+           "a victim is terminating until its caller stops it");
+    ok(!started(&r, 10) && !started(&r, 11), "b's jobs wait for the victims to stop");
+    ok(strstr(reason(s, 10, T0 + H), "preempting") != NULL, "and say so (%s)",
+       reason(s, 10, T0 + H));
+    sl_sched_result_fini(&r);
+    sl_sched_job_requeue(s, 3, T0 + H + 1, 0);
+    sl_sched_job_requeue(s, 4, T0 + H + 1, 0);
+    r = pass_at(s, T0 + H + 2);
+    ok(started(&r, 10) && started(&r, 11), "once they stop, b's jobs start");
+    ok(!started(&r, 3) && !started(&r, 4), "the requeued victims wait");
+    is_int(r.npreempts, 0, "and preempt nothing back: a is at its nominal quota");
+    sl_sched_result_fini(&r);
+    for (int k = 0; k < 5; k++) {
+        r = pass_at(s, T0 + H + 10 + k);
+        total += r.npreempts;
         sl_sched_result_fini(&r);
     }
-    ok(sound, "200 random passes never overcommit and account for every milli");
-    ok(nstarts > 100 && nwaits > 100,
-       "the random passes both start and hold back jobs (%d started, %d "
-       "waiting)", nstarts, nwaits);
+    is_int(total, 0, "five more passes: no preemption loop");
+    ok(strstr(reason(s, 3, T0 + H + 20), "cohort") || strstr(reason(s, 3, T0 + H + 20), "quota") ||
+           strstr(reason(s, 3, T0 + H + 20), "resources"),
+       "a requeued victim explains why it waits (%s)", reason(s, 3, T0 + H + 20));
+    sl_sched_destroy(s);
+}
+
+static void priority_preemption(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_class_spec urgent = {"urgent", 5000, true, false, 0};
+    int c_urgent = sl_sched_class_set(s, &urgent), total = 0;
+    struct sl_sched_result r;
+    const struct sl_sched_preempt *p;
+
+    node(s, "n", NULL, 16, 64, 1, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    ok(started(&r, 1), "a batch job takes the only GPU");
+    sl_sched_result_fini(&r);
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_prod, .gpus = 1});
+    r = pass_at(s, T0 + 1000);
+    p = preempted(&r, 1);
+    ok(p && p->for_job == 2 && p->why == SL_PREEMPT_PRIORITY,
+       "a production job of the same queue preempts it, for priority");
+    sl_sched_result_fini(&r);
+    sl_sched_job_requeue(s, 1, T0 + 2000, 0);
+    r = pass_at(s, T0 + 3000);
+    ok(started(&r, 2), "the production job starts once the victim stopped");
+    sl_sched_result_fini(&r);
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_urgent, .gpus = 1});
+    for (int k = 0; k < 3; k++) {
+        r = pass_at(s, T0 + 4000 + k);
+        total += r.npreempts;
+        sl_sched_result_fini(&r);
+    }
+    is_int(total, 0, "a production job is never preempted, even by a higher class");
+    sl_sched_destroy(s);
+}
+
+static void opportunistic(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", 1, NULL, -1, -1), b = queue(s, "b", 2, NULL, -1, -1);
+    int u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    const struct sl_sched_preempt *p;
+    struct sl_sched_queue_stats st;
+
+    node(s, "n", NULL, 16, 64, 2, "A100");
+    add(s, 1, (struct jspec){.queue = a, .user = u, .pclass = c_be, .gpus = 2});
+    r = pass_at(s, T0);
+    ok(started(&r, 1), "a best-effort job uses 2 idle GPUs beyond its queue's quota of 1");
+    sl_sched_result_fini(&r);
+    sl_sched_queue_stats(s, a, T0, &st);
+    is_int(st.used.v[SL_DIM_GPU], 0, "it is not charged to the quota");
+    is_int(st.opportunistic.v[SL_DIM_GPU], 2000, "it shows as opportunistic use");
+    add(s, 2, (struct jspec){.queue = b, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0 + 1);
+    p = preempted(&r, 1);
+    ok(p && p->why == SL_PREEMPT_OPPORTUNISTIC && p->for_job == 2,
+       "a batch job of another queue preempts it, as opportunistic");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+static void min_runtime(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    struct sl_sched_config cfg = *sl_sched_get_config(s);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+
+    cfg.min_runtime_ms = 10 * 60 * 1000;
+    sl_sched_configure(s, &cfg);
+    node(s, "n", NULL, 16, 64, 1, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_prod, .gpus = 1});
+    r = pass_at(s, T0 + 60 * 1000);
+    is_int(r.npreempts, 0, "a job that has run 1 of its 10 protected minutes is not preempted");
+    is_int(r.wake_ms, T0 + 10 * 60 * 1000, "and the pass says when the protection ends");
+    sl_sched_result_fini(&r);
+    r = pass_at(s, T0 + 10 * 60 * 1000);
+    ok(preempted(&r, 1), "then it is");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+/* ---- fair share ------------------------------------------------------ */
+
+static void fair_share(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", -1, NULL, -1, -1), b = queue(s, "b", -1, NULL, -1, -1);
+    int u = sl_sched_user(s, "u"), v = sl_sched_user(s, "v");
+    struct sl_sched_result r;
+
+    node(s, "n", NULL, 64, 256, 4, "A100");
+    for (int i = 1; i <= 3; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1,
+                                 .submit = T0});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    add(s, 10, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1,
+                              .submit = T0 + 1});
+    add(s, 11, (struct jspec){.queue = b, .user = v, .pclass = c_batch, .gpus = 1,
+                              .submit = T0 + 2});
+    r = pass_at(s, T0 + 3);
+    ok(started(&r, 11) && !started(&r, 10),
+       "DRF: queue b (no usage) gets the last GPU before a (3 GPUs), though a asked first");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+
+    /* within a queue, by user */
+    s = mk(SL_PLACE_BESTFIT, 0);
+    a = queue(s, "a", -1, NULL, -1, -1);
+    u = sl_sched_user(s, "heavy");
+    v = sl_sched_user(s, "light");
+    node(s, "n", NULL, 64, 256, 3, "A100");
+    add(s, 1, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 2});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    add(s, 2, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1,
+                             .submit = T0 + 1});
+    add(s, 3, (struct jspec){.queue = a, .user = v, .pclass = c_batch, .gpus = 1,
+                             .submit = T0 + 2});
+    r = pass_at(s, T0 + 3);
+    ok(started(&r, 3) && !started(&r, 2),
+       "within a queue, the user with less usage goes first");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+static void decay(void)
+{
+    /* a used 4 GPUs for 2 hours and stopped; b used nothing; then a job of
+     * a third queue keeps 2 of the 4 GPUs, and a and b each want 2. */
+    for (int round = 0; round < 2; round++) {
+        int64_t later = T0 + 2 * H + (round == 0 ? 1000 : 40 * H);
+        struct sl_sched *s = mk(SL_PLACE_BESTFIT, H);
+        int a = queue(s, "a", -1, NULL, -1, -1), b = queue(s, "b", -1, NULL, -1, -1);
+        int c = queue(s, "c", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+        struct sl_sched_result r;
+
+        node(s, "n", NULL, 64, 256, 4, "A100");
+        for (int i = 1; i <= 4; i++)
+            add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1});
+        r = pass_at(s, T0);
+        sl_sched_result_fini(&r);
+        for (int i = 1; i <= 4; i++)
+            sl_sched_job_remove(s, i, T0 + 2 * H);
+        add(s, 5, (struct jspec){.queue = c, .user = u, .pclass = c_batch, .gpus = 2});
+        r = pass_at(s, T0 + 2 * H);
+        sl_sched_result_fini(&r);
+        add(s, 10, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 2,
+                                  .submit = T0 + 2 * H + 1});
+        add(s, 11, (struct jspec){.queue = b, .user = u, .pclass = c_batch, .gpus = 2,
+                                  .submit = T0 + 2 * H + 2});
+        r = pass_at(s, later);
+        if (round == 0)
+            ok(started(&r, 11) && !started(&r, 10),
+               "right after, a's decayed usage of 4 GPUs for 2h puts b first");
+        else
+            ok(started(&r, 10) && !started(&r, 11),
+               "40 half-lives later it has decayed: a's older job goes first");
+        sl_sched_result_fini(&r);
+        sl_sched_destroy(s);
+    }
+}
+
+static void user_limit(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    struct sl_sched_queue_spec qs = {0};
+    int q, u = sl_sched_user(s, "alice"), v = sl_sched_user(s, "bob");
+    struct sl_sched_result r;
+
+    qs.name = "q";
+    qs.weight = 1;
+    sl_sched_res_unset(&qs.nominal);
+    sl_sched_res_unset(&qs.borrowing_limit);
+    sl_sched_res_unset(&qs.lending_limit);
+    sl_sched_res_unset(&qs.user_limit);
+    qs.user_limit.v[SL_DIM_GPU] = 1000;
+    q = sl_sched_queue_set(s, &qs);
+    node(s, "n", NULL, 64, 256, 4, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    add(s, 3, (struct jspec){.queue = q, .user = v, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    ok(started(&r, 1) && !started(&r, 2) && started(&r, 3),
+       "a per-user limit of 1 GPU holds alice's second job, not bob's first");
+    ok(strstr(reason(s, 2, T0), "user limit: alice may hold 1 GPU in queue q; holds 1, this job needs 1 more") != NULL,
+       "the reason names the user and the limit (%s)", reason(s, 2, T0));
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+/* ---- backfill ---------------------------------------------------------- */
+
+static void backfill(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    json_t *e;
+
+    node(s, "n", NULL, 64, 256, 4, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2,
+                             .max_runtime = H});
+    r = pass_at(s, T0);
+    ok(started(&r, 1), "a 2-GPU job with maxRuntime 1h runs");
+    sl_sched_result_fini(&r);
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 4,
+                             .submit = T0 + 1});
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2,
+                             .max_runtime = 2 * H, .submit = T0 + 2});
+    add(s, 4, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2,
+                             .max_runtime = H / 2, .submit = T0 + 3});
+    add(s, 5, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2,
+                             .submit = T0 + 4});
+    r = pass_at(s, T0 + 1000);
+    ok(!started(&r, 2), "the 4-GPU job is blocked");
+    ok(!started(&r, 3), "a 2-GPU job of 2h would delay it: it does not backfill");
+    ok(started(&r, 4), "a 2-GPU job of 30 min ends before it: it backfills");
+    ok(!started(&r, 5), "a job without maxRuntime cannot backfill");
+    e = explain(s, 2, T0 + 1000);
+    ok(e && json_string_value(json_object_get(e, "eta")) &&
+           !strcmp(json_string_value(json_object_get(e, "eta_basis")), "reservation"),
+       "the blocked job has a reservation-based ETA (%s)",
+       e ? json_string_value(json_object_get(e, "eta")) : "none");
+    json_decref(e);
+    ok(strstr(reason(s, 2, T0 + 1000), "reserved to start by") != NULL,
+       "its reason carries the reservation (%s)", reason(s, 2, T0 + 1000));
+    ok(strstr(reason(s, 3, T0 + 1000), "held for an earlier job's reservation") != NULL,
+       "the 2h job says it fits only on reserved resources (%s)",
+       reason(s, 3, T0 + 1000));
+    sl_sched_result_fini(&r);
+    /* An hour later both 2-GPU jobs have ended: the reserved job starts
+     * first, not the 2h one submitted after it. */
+    sl_sched_job_remove(s, 4, T0 + H / 2);
+    sl_sched_job_remove(s, 1, T0 + H);
+    r = pass_at(s, T0 + H);
+    ok(started(&r, 2) && !started(&r, 3), "at the reservation time the 4-GPU job starts");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+static void backoff_and_requeue(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_job_spec j = {.id = 1, .queue = q, .user = u, .pclass = c_batch,
+                                  .submit_ms = T0, .not_before_ms = T0 + 5000, .tasks = 1,
+                                  .gpus = 1, .cpu_milli = 1000, .mem_bytes = GI};
+    struct sl_sched_result r;
+
+    node(s, "n", NULL, 16, 64, 1, "A100");
+    sl_sched_job_add(s, &j, NULL);
+    r = pass_at(s, T0);
+    ok(!started(&r, 1), "a job in retry backoff does not start");
+    is_int(r.wake_ms, T0 + 5000, "the pass asks to be woken when the backoff ends");
+    ok(strstr(reason(s, 1, T0), "retry backoff: eligible again in 5s") != NULL,
+       "its reason says when (%s)", reason(s, 1, T0));
+    sl_sched_result_fini(&r);
+    r = pass_at(s, T0 + 5000);
+    ok(started(&r, 1), "it starts when the backoff is over");
+    sl_sched_result_fini(&r);
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .submit = T0 + 10});
+    sl_sched_job_requeue(s, 1, T0 + 6000, 0);
+    r = pass_at(s, T0 + 6001);
+    ok(started(&r, 1) && !started(&r, 2),
+       "a requeued job keeps its submit time: it goes before a later one");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+static void adoption_and_validation(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_job_spec j = {.id = 1, .queue = q, .user = u, .pclass = c_batch,
+                                  .submit_ms = T0, .tasks = 1, .gpus = 1, .cpu_milli = 1000,
+                                  .mem_bytes = GI};
+    struct sl_sched_task_place pl = {.node = 0, .ngpus = 1, .gpus = {1}, .gpu_milli = 1000};
+    struct sl_sched_node_view v;
+    struct sl_error err = {{0}, {0}};
+
+    node(s, "n", NULL, 16, 64, 2, "A100");
+    ok(sl_sched_job_add_running(s, &j, &pl, T0, &err) == 0, "a running job is adopted");
+    sl_sched_node_view(s, 0, &v);
+    ok(v.gpu_free_milli[1] == 0 && v.gpu_free_milli[0] == 1000,
+       "with exactly the GPU its placement names");
+    j.id = 2;
+    is_int(sl_sched_job_add_running(s, &j, &pl, T0, &err), -EINVAL,
+           "a second adoption of the same GPU is refused");
+    is_str(err.field, "placement", "naming the placement");
+    j.id = 3;
+    j.gpus = 65;
+    is_int(sl_sched_job_add(s, &j, &err), -EINVAL, "65 GPUs per task is refused");
+    is_str(err.field, "spec.resources.gpus", "naming the field");
+    j.gpus = 1;
+    j.gpu_milli = 500;
+    is_int(sl_sched_job_add(s, &j, &err), -EINVAL, "gpus with gpuMilli is refused");
+    j.gpu_milli = 0;
+    j.queue = 99;
+    is_int(sl_sched_job_add(s, &j, &err), -EINVAL, "an unknown queue is refused");
+    j.queue = q;
+    j.id = 1;
+    is_int(sl_sched_job_add(s, &j, &err), -EEXIST, "a known id is refused");
+    is_int(sl_sched_pending_count(s), 0, "and none of the refused jobs was added");
+    sl_sched_destroy(s);
+}
+
+static void stats(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", 2, "pool", -1, -1), b = queue(s, "b", 2, "pool", -1, -1);
+    int u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    struct sl_sched_queue_stats sa, sb;
+
+    node(s, "n", NULL, 64, 256, 4, "A100");
+    for (int i = 1; i <= 3; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1});
+    add(s, 9, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 8});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    sl_sched_queue_stats(s, a, T0, &sa);
+    sl_sched_queue_stats(s, b, T0, &sb);
+    is_int(sa.used.v[SL_DIM_GPU], 3000, "queue a uses 3 GPUs");
+    is_int(sa.borrowed.v[SL_DIM_GPU], 1000, "it borrows 1");
+    is_int(sb.lent.v[SL_DIM_GPU], 1000, "b lends 1");
+    is_int(sa.pending, 1, "a has 1 pending job");
+    is_int(sa.running, 3, "and 3 running");
+    ok(sa.share > sb.share, "a's share is above b's");
+    sl_sched_destroy(s);
+}
+
+static void like_reason(struct sl_sched *s, int64_t id, int64_t now)
+{
+    like_reason_impl(s, id, now);
 }
 
 int main(void)
 {
-    order();
-    gangs();
-    models();
+    basics();
     fractions();
-    cpu_memory();
+    gangs();
     topology();
-    backoff_and_misc();
-    random_passes();
+    models();
+    policies();
+    priority_order();
+    quotas();
+    borrowing();
+    reclaim();
+    priority_preemption();
+    opportunistic();
+    min_runtime();
+    fair_share();
+    decay();
+    user_limit();
+    backfill();
+    backoff_and_requeue();
+    adoption_and_validation();
+    stats();
     return done_testing();
 }

@@ -280,39 +280,10 @@ static void job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...)
 
 /* ---- scheduler glue --------------------------------------------------- */
 
-/* A manifest's resource list as scheduler amounts. */
-static void res_from_list(struct sl_sched *s, const struct sl_res_list *l,
-                          struct sl_sched_res *r)
-{
-    sl_sched_res_unset(r);
-    r->v[SL_DIM_GPU] = l->gpu_milli;
-    r->v[SL_DIM_CPU] = l->cpu_milli;
-    r->v[SL_DIM_MEM] = l->mem_bytes;
-    for (int i = 0; i < l->nmodels; i++) {
-        int m = sl_sched_model(s, l->model[i]);
-        if (m >= 0)
-            r->v[SL_DIM_MODEL0 + m] = l->model_milli[i];
-    }
-}
-
 /* Give queue 'm' (a Queue manifest) to the scheduler. Caller holds mu. */
 static int sched_queue(struct sl_engine *e, const struct sl_manifest *m)
 {
-    struct sl_sched_queue_spec qs = {0};
-
-    qs.name = m->name;
-    qs.team = m->u.queue.team;
-    qs.cohort = m->u.queue.cohort;
-    qs.weight = (double)m->u.queue.weight_milli / 1000;
-    if (!(qs.weight > 0))
-        qs.weight = 1;
-    res_from_list(e->sched, &m->u.queue.nominal, &qs.nominal);
-    res_from_list(e->sched, &m->u.queue.borrowing_limit, &qs.borrowing_limit);
-    res_from_list(e->sched, &m->u.queue.lending_limit, &qs.lending_limit);
-    res_from_list(e->sched, &m->u.queue.user_limit, &qs.user_limit);
-    qs.preempt_within = (enum sl_preempt_within)m->u.queue.preempt_within;
-    qs.reclaim = (enum sl_reclaim)m->u.queue.reclaim;
-    return sl_sched_queue_set(e->sched, &qs);
+    return sl_sched_apply_manifest(e->sched, m);
 }
 
 /* A queue without quota (made with a team, or before quotas existed). */
@@ -339,20 +310,7 @@ static int sched_class(struct sl_engine *e, struct pclass *p)
 
 static void sched_settings(struct sl_engine *e, const struct sl_manifest *m)
 {
-    struct sl_sched_config cfg = *sl_sched_get_config(e->sched);
-
-    cfg.placement = (enum sl_placement)m->u.sched.placement;
-    cfg.backfill = m->u.sched.backfill;
-    cfg.reservations = m->u.sched.reservations;
-    cfg.half_life_ms = m->u.sched.half_life_ms;
-    cfg.preemption = m->u.sched.preemption;
-    cfg.min_runtime_ms = m->u.sched.min_runtime_ms;
-    sl_sched_configure(e->sched, &cfg);
-    for (int i = 0; i < m->u.sched.nweights; i++) {
-        int md = sl_sched_model(e->sched, m->u.sched.weight_model[i]);
-        if (md >= 0)
-            sl_sched_model_weight(e->sched, md, (double)m->u.sched.weight_milli[i] / 1000);
-    }
+    sl_sched_apply_manifest(e->sched, m);
 }
 
 /* Parse one stored manifest spec back ({kind, name, spec JSON text}). */

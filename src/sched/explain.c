@@ -31,19 +31,37 @@ const char *sched_dim_name(const struct sl_sched *s, int dim, char *buf, size_t 
     }
 }
 
+/* Memory for people, in the largest binary unit that keeps it readable:
+ * "16Gi", "1.5Gi", "512Mi", "64Ki", "100B". */
+static char *fmt_mem(int64_t v, char *buf, size_t size)
+{
+    static const char *const unit[] = {"B", "Ki", "Mi", "Gi", "Ti"};
+    int u = 0;
+    double x = (double)v;
+
+    while (u < 4 && (x >= 1024 || x <= -1024)) {
+        x /= 1024;
+        u++;
+    }
+    if (x == (double)(int64_t)x)
+        snprintf(buf, size, "%" PRId64 "%s", (int64_t)x, unit[u]);
+    else
+        snprintf(buf, size, "%.1f%s", x, unit[u]);
+    return buf;
+}
+
 /* An amount of dimension 'dim' for people: "2.5 GPUs", "1 GPU of model
- * A100", "4 CPUs", "16Gi". */
+ * A100", "4 CPUs", "16Gi of memory". */
 static char *fmt_amount(const struct sl_sched *s, int dim, int64_t v, char *buf,
                         size_t size)
 {
     double x = (double)v / 1000;
+    char m[32];
 
     if (dim == SL_DIM_CPU)
         snprintf(buf, size, "%g CPU%s", x, x == 1 ? "" : "s");
-    else if (dim == SL_DIM_MEM && v % (1LL << 30) == 0)
-        snprintf(buf, size, "%" PRId64 "Gi of memory", v >> 30);
     else if (dim == SL_DIM_MEM)
-        snprintf(buf, size, "%.1fGi of memory", (double)v / (double)(1LL << 30));
+        snprintf(buf, size, "%s of memory", fmt_mem(v, m, sizeof(m)));
     else if (dim == SL_DIM_GPU)
         snprintf(buf, size, "%g GPU%s", x, x == 1 ? "" : "s");
     else
@@ -56,7 +74,7 @@ static char *fmt_amount(const struct sl_sched *s, int dim, int64_t v, char *buf,
 static char *fmt_bare(int dim, int64_t v, char *buf, size_t size)
 {
     if (dim == SL_DIM_MEM)
-        snprintf(buf, size, "%.1fGi", (double)v / (double)(1LL << 30));
+        fmt_mem(v, buf, size);
     else
         snprintf(buf, size, "%g", (double)v / 1000);
     return buf;
@@ -245,6 +263,10 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
     switch (j->blocker) {
     case B_NEW:
         snprintf(buf, size, "waiting for the scheduler");
+        break;
+    case B_FIFO:
+        snprintf(buf, size, "strict FIFO: behind an earlier job of queue %s that waits",
+                 s->queues[j->queue].name);
         break;
     case B_RESERVED:
         snprintf(buf, size, "fits only on resources held for an earlier job's "

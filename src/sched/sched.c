@@ -5,7 +5,8 @@
  *
  * A full pass:
  *   1. jobs that preempted others and whose victims have all stopped go
- *      first, so that what the victims freed goes to them;
+ *      first, so that what the victims freed goes to them; what the
+ *      victims of those still waiting have freed is held for them;
  *   2. the queues are taken from a heap, best first: the priority of their
  *      next job, then their weighted dominant share (usage with decayed
  *      history over nominal quota), then submit time. Each time a queue is
@@ -18,13 +19,17 @@
  *      reservations are not available to it unless it ends before they are
  *      needed;
  *   4. a job that cannot be placed may preempt: opportunistic jobs, lower
- *      priority jobs of its own queue, or, when its queue is within its
- *      nominal quota, jobs of queues that borrow in the cohort. Victims are
- *      chosen greedily (opportunistic, lowest priority, youngest first),
- *      then given back where the preemptor still fits without them; a
- *      preemption is made only when the preemptor fits once the victims are
- *      gone, and protected jobs (non-preemptible classes, minimum run time)
- *      are never chosen;
+ *      priority jobs of its own queue, or, when its queue stays within its
+ *      nominal quota with it and with what its other preemptors claimed,
+ *      jobs of queues that borrow in the cohort, while they still borrow.
+ *      Victims are taken in order (opportunistic, lowest priority, youngest
+ *      first; a preemptor's age counts from when it was granted its
+ *      victims), the shortest prefix after which the preemptor fits, then
+ *      given back where it still fits without them; a preemption is made
+ *      only when the preemptor fits once the victims are gone, and
+ *      protected jobs (non-preemptible classes, minimum run time) are never
+ *      chosen. These rules are what keep two queues from reclaiming from
+ *      each other for ever (docs/scheduler.md);
  *   5. otherwise the first 'reservations' blocked jobs get a reservation:
  *      the earliest time the running jobs' maxRuntime says enough will be
  *      free, and the nodes it would use then. What of those is free now is
@@ -164,10 +169,14 @@ void sl_sched_destroy(struct sl_sched *s)
     free(s->users);
     free(s->qus);
     free(s->run);
+    free(s->byend);
     free(s->fresh);
     resv_clear(s);
     free(s->resv);
+    for (int i = 0; i < s->nnominees; i++)
+        free(s->nominees[i].places);
     free(s->nominees);
+    free(s->cholds);
     free(s->holds);
     free(s->tshapes);
     cl_fini(&s->cl);
@@ -393,6 +402,65 @@ int sl_sched_queue_set(struct sl_sched *s, const struct sl_sched_queue_spec *qs)
     return i;
 }
 
+/* A manifest's resource list as scheduler amounts. */
+static void res_from_list(struct sl_sched *s, const struct sl_res_list *l,
+                          struct sl_sched_res *r)
+{
+    sl_sched_res_unset(r);
+    r->v[SL_DIM_GPU] = l->gpu_milli;
+    r->v[SL_DIM_CPU] = l->cpu_milli;
+    r->v[SL_DIM_MEM] = l->mem_bytes;
+    for (int i = 0; i < l->nmodels; i++) {
+        int m = sl_sched_model(s, l->model[i]);
+        if (m >= 0)
+            r->v[SL_DIM_MODEL0 + m] = l->model_milli[i];
+    }
+}
+
+int sl_sched_apply_manifest(struct sl_sched *s, const struct sl_manifest *m)
+{
+    switch (m->kind) {
+    case SL_KIND_QUEUE: {
+        struct sl_sched_queue_spec qs = {0};
+        qs.name = m->name;
+        qs.team = m->u.queue.team;
+        qs.cohort = m->u.queue.cohort;
+        qs.weight = m->u.queue.weight_milli > 0 ? (double)m->u.queue.weight_milli / 1000 : 1;
+        res_from_list(s, &m->u.queue.nominal, &qs.nominal);
+        res_from_list(s, &m->u.queue.borrowing_limit, &qs.borrowing_limit);
+        res_from_list(s, &m->u.queue.lending_limit, &qs.lending_limit);
+        res_from_list(s, &m->u.queue.user_limit, &qs.user_limit);
+        qs.preempt_within = (enum sl_preempt_within)m->u.queue.preempt_within;
+        qs.reclaim = (enum sl_reclaim)m->u.queue.reclaim;
+        return sl_sched_queue_set(s, &qs);
+    }
+    case SL_KIND_PRIORITY_CLASS: {
+        struct sl_sched_class_spec cs = {m->name, m->u.pclass.value, m->u.pclass.preemptible,
+                                         m->u.pclass.opportunistic,
+                                         m->u.pclass.min_runtime_ms};
+        return sl_sched_class_set(s, &cs);
+    }
+    case SL_KIND_SCHEDULER: {
+        struct sl_sched_config cfg = s->cfg;
+        cfg.placement = (enum sl_placement)m->u.sched.placement;
+        cfg.backfill = m->u.sched.backfill;
+        cfg.reservations = m->u.sched.reservations;
+        cfg.half_life_ms = m->u.sched.half_life_ms;
+        cfg.preemption = m->u.sched.preemption;
+        cfg.min_runtime_ms = m->u.sched.min_runtime_ms;
+        sl_sched_configure(s, &cfg);
+        for (int i = 0; i < m->u.sched.nweights; i++) {
+            int md = sl_sched_model(s, m->u.sched.weight_model[i]);
+            if (md >= 0)
+                sl_sched_model_weight(s, md, (double)m->u.sched.weight_milli[i] / 1000);
+        }
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
 int sl_sched_user(struct sl_sched *s, const char *name)
 {
     for (int i = 0; i < s->nusers; i++)
@@ -432,6 +500,23 @@ void sched_job_request(const struct job *j, int64_t req[NDIMS])
     req[SL_DIM_CPU] = j->tasks * j->shape.cpu_milli;
     req[SL_DIM_MEM] = j->tasks * j->shape.mem_bytes;
     req[SL_DIM_GPU] = (int64_t)j->tasks * j->shape.num_gpu * j->shape.gpu_milli;
+}
+
+/* A preemptor's claim on its queue's nominal quota, from the moment it
+ * is granted victims until it starts (or gives up): two preemptors of one
+ * queue, each within nominal alone, must not both count on the same room,
+ * or the queue goes over nominal when they start and is reclaimed from. */
+static void claim(struct sl_sched *s, struct job *j, bool on)
+{
+    struct queue *q = &s->queues[j->queue];
+    int64_t req[NDIMS];
+
+    if ((bool)j->claimed == on)
+        return;
+    sched_job_request(j, req);
+    for (int d = 0; d < NDIMS; d++)
+        q->claimed[d] += on ? req[d] : -req[d];
+    j->claimed = on;
 }
 
 /* What a running job holds, per dimension (models from its places). */
@@ -569,6 +654,8 @@ static void charge_raw(struct sl_sched *s, const struct job *j, int sign)
     int64_t ch[NDIMS];
 
     job_charge(s, j, ch);
+    if (j->opportunistic)
+        s->nrun_opp += sign;
     for (int d = 0; d < NDIMS; d++) {
         if (j->opportunistic) {
             q->opp[d] += sign * ch[d];
@@ -1007,12 +1094,47 @@ int sl_sched_job_add(struct sl_sched *s, const struct sl_sched_job_spec *sp,
     return 0;
 }
 
-static int run_add(struct sl_sched *s, struct job *j)
+/* The running jobs with a maxRuntime, by expected end then id: what the
+ * reservations read, kept in order so that no pass sorts them. */
+static bool ends_before(const struct job *a, const struct job *b)
 {
-    if (grow((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof(*s->run)) < 0)
+    int64_t ea = a->start_ms + a->max_runtime_ms, eb = b->start_ms + b->max_runtime_ms;
+
+    return ea != eb ? ea < eb : a->id < b->id;
+}
+
+static int byend_pos(const struct sl_sched *s, const struct job *j)
+{
+    int lo = 0, hi = s->nbyend;
+
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ends_before(s->byend[mid], j))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* 'j' runs from 'start_ms' (its start_ms is set here). */
+static int run_add(struct sl_sched *s, struct job *j, int64_t start_ms)
+{
+    int pos;
+
+    if (grow((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof(*s->run)) < 0 ||
+        grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
         return -ENOMEM;
+    j->start_ms = start_ms;
     j->run_idx = s->nrun;
     s->run[s->nrun++] = j;
+    if (j->max_runtime_ms > 0) {
+        pos = byend_pos(s, j);
+        memmove(&s->byend[pos + 1], &s->byend[pos],
+                sizeof(*s->byend) * (size_t)(s->nbyend - pos));
+        s->byend[pos] = j;
+        s->nbyend++;
+    }
     return 0;
 }
 
@@ -1025,6 +1147,14 @@ static void run_del(struct sl_sched *s, struct job *j)
     s->run[i] = s->run[--s->nrun];
     s->run[i]->run_idx = i;
     j->run_idx = -1;
+    if (j->max_runtime_ms > 0) {
+        int pos = byend_pos(s, j);
+        if (pos < s->nbyend && s->byend[pos] == j) {
+            memmove(&s->byend[pos], &s->byend[pos + 1],
+                    sizeof(*s->byend) * (size_t)(s->nbyend - pos - 1));
+            s->nbyend--;
+        }
+    }
 }
 
 int sl_sched_job_add_running(struct sl_sched *s, const struct sl_sched_job_spec *sp,
@@ -1051,7 +1181,7 @@ int sl_sched_job_add_running(struct sl_sched *s, const struct sl_sched_job_spec 
         return sl_errorf_field(why, -EINVAL, "placement",
                                "task %d's placement does not fit its node", t);
     }
-    if ((rc = sl_imap_put(&s->jobs, j->id, j)) < 0 || (rc = run_add(s, j)) < 0) {
+    if ((rc = sl_imap_put(&s->jobs, j->id, j)) < 0 || (rc = run_add(s, j, started_ms)) < 0) {
         sl_imap_del(&s->jobs, j->id);
         for (t = j->tasks - 1; t >= 0; t--)
             cl_give(&s->cl, &j->shape, &j->places[t]);
@@ -1059,7 +1189,7 @@ int sl_sched_job_add_running(struct sl_sched *s, const struct sl_sched_job_spec 
         return sl_errorf(why, -ENOMEM, "out of memory");
     }
     j->state = J_RUNNING;
-    j->start_ms = started_ms;
+    j->order_ms = started_ms;
     j->opportunistic = s->classes[j->pclass].opportunistic;
     charge(s, j, 1, started_ms);
     s->queues[j->queue].nrunning++;
@@ -1099,6 +1229,7 @@ int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms)
     if (!j)
         return -ENOENT;
     if (j->state == J_PENDING) {
+        claim(s, j, false);
         bucket_remove(j);
         s->queues[j->queue].npending--;
         s->npending--;
@@ -1128,6 +1259,7 @@ int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,
     job_stop(s, j, now_ms);
     j->not_before_ms = not_before_ms;
     j->start_ms = 0;
+    j->order_ms = 0;
     j->nvictims = 0;
     j->resv_at_ms = 0;
     if (job_enqueue(s, j) < 0) {
@@ -1273,9 +1405,11 @@ static bool place_on(struct sl_sched *s, struct cl_cluster *c, const struct job 
 
 /* ---- holds (backfill reservations) ------------------------------------ */
 
-static int hold_add(struct sl_sched *s, const struct cl_shape *sh,
+static int hold_add(struct sl_sched *s, bool claim, const struct cl_shape *sh,
                     const struct sl_sched_task_place *p)
 {
+    struct hold **v = claim ? &s->cholds : &s->holds;
+    int *n_ = claim ? &s->ncholds : &s->nholds, *cap = claim ? &s->cholds_cap : &s->holds_cap;
     struct cl_node *n = &s->cl.nodes[p->node];
     struct hold h;
 
@@ -1293,11 +1427,11 @@ static int hold_add(struct sl_sched *s, const struct cl_shape *sh,
         h.shape.mem_bytes = 0;
     if (!h.place.ngpus && !h.shape.cpu_milli && !h.shape.mem_bytes)
         return 0;
-    if (grow((void **)&s->holds, &s->holds_cap, s->nholds + 1, sizeof(*s->holds)) < 0)
+    if (grow((void **)v, cap, *n_ + 1, sizeof(**v)) < 0)
         return -ENOMEM;
     if (cl_take_exact(&s->cl, &h.shape, &h.place) < 0)
         return 0;
-    s->holds[s->nholds++] = h;
+    (*v)[(*n_)++] = h;
     return 0;
 }
 
@@ -1309,6 +1443,30 @@ static void holds_release(struct sl_sched *s)
     }
 }
 
+static void cholds_release(struct sl_sched *s)
+{
+    while (s->ncholds > 0) {
+        struct hold *h = &s->cholds[--s->ncholds];
+        cl_give(&s->cl, &h->shape, &h->place);
+    }
+}
+
+/* Hold, for each preemptor still waiting for its victims, what they have
+ * freed already, so that no other job takes it meanwhile (else the
+ * preemptor would find its room gone when the last victim stops, and
+ * preempt again: a preemption must make its preemptor run). */
+static void cholds_apply(struct sl_sched *s)
+{
+    for (int i = 0; i < s->nnominees; i++) {
+        const struct resv *r = &s->nominees[i];
+        const struct job *j = sl_imap_get(&s->jobs, r->job_id);
+        if (!j || j->state != J_PENDING || j->nvictims <= 0 || !r->places)
+            continue;
+        for (int t = 0; t < r->ntasks; t++)
+            hold_add(s, true, &j->shape, &r->places[t]);
+    }
+}
+
 /* Hold what reservation 'r' needs that is free now. */
 static void holds_apply(struct sl_sched *s, const struct resv *r)
 {
@@ -1317,7 +1475,7 @@ static void holds_apply(struct sl_sched *s, const struct resv *r)
     if (!j || j->state != J_PENDING)
         return;
     for (int t = 0; t < r->ntasks; t++)
-        hold_add(s, &j->shape, &r->places[t]);
+        hold_add(s, false, &j->shape, &r->places[t]);
 }
 
 /* ---- the pass ---------------------------------------------------------- */
@@ -1332,6 +1490,17 @@ struct pass {
     struct job **head;            /* per queue: its next job this pass */
     struct cl_shape failed[FAILED_MEMO]; /* shapes that fit nowhere now */
     int nfailed;
+    struct pfail {                /* preemption searches that failed */
+        struct cl_shape shape;
+        int tasks, queue, pclass;
+        bool entitled;
+    } pfailed[PREEMPT_ATTEMPTS];
+    int npfailed;
+    struct release *rel;          /* running jobs by expected end */
+    int nrel;
+    bool rel_ready;               /* until a start changes them */
+    struct cl_shape rfailed[FAILED_MEMO]; /* fit after no release */
+    int nrfailed;
     int nresv;                    /* reservations made this pass */
     int64_t resv_min_ms;          /* the earliest reservation's start */
     int preempts_left;
@@ -1479,7 +1648,8 @@ static int start(struct pass *p, struct job *j)
     struct queue *q = &s->queues[j->queue];
 
     if (!(j->places = malloc(sizeof(*j->places) * (size_t)j->tasks)) ||
-        run_add(s, j) < 0) {
+        run_add(s, j, p->now) < 0) {
+        j->start_ms = 0;
         free(j->places);
         j->places = NULL;
         for (int t = j->tasks - 1; t >= 0; t--)
@@ -1490,8 +1660,11 @@ static int start(struct pass *p, struct job *j)
     bucket_remove(j);
     q->npending--;
     s->npending--;
+    claim(s, j, false);
+    p->rel_ready = false;
     j->state = J_RUNNING;
-    j->start_ms = p->now;
+    if (!j->order_ms)
+        j->order_ms = p->now;
     j->resv_at_ms = 0;
     j->nvictims = 0;
     j->opportunistic = s->classes[j->pclass].opportunistic;
@@ -1537,19 +1710,26 @@ static bool feasible(struct pass *p, struct job *j)
     return true;
 }
 
-/* Whether queue 'q' stays within its nominal quota with 'req' added. */
-static bool within_nominal(const struct queue *q, const int64_t req[NDIMS])
+/* Whether queue 'q' stays within its nominal quota with job 'j' added to
+ * what it uses and what its other preemptors have claimed. */
+static bool within_nominal(const struct queue *q, const struct job *j,
+                           const int64_t req[NDIMS])
 {
-    for (int d = SL_DIM_CPU; d <= SL_DIM_GPU; d++)
-        if (req[d] && q->nominal.v[d] >= 0 && q->used[d] + req[d] > q->nominal.v[d])
+    for (int d = SL_DIM_CPU; d <= SL_DIM_GPU; d++) {
+        int64_t others = q->claimed[d] - (j->claimed ? req[d] : 0);
+        if (req[d] && q->nominal.v[d] >= 0 &&
+            q->used[d] + others + req[d] > q->nominal.v[d])
             return false;
+    }
     return true;
 }
 
-static bool borrowing(const struct queue *q)
+/* Whether queue 'q' uses more than its nominal quota of a resource that
+ * 'req' asks for (borrowing CPU is no reason to lose GPUs). */
+static bool borrowing(const struct queue *q, const int64_t req[NDIMS])
 {
     for (int d = 0; d < NDIMS; d++)
-        if (q->nominal.v[d] >= 0 && q->used[d] > q->nominal.v[d])
+        if (req[d] && q->nominal.v[d] >= 0 && q->used[d] > q->nominal.v[d])
             return true;
     return false;
 }
@@ -1561,7 +1741,11 @@ struct cand {
 };
 
 /* Victims in the order they are taken: opportunistic first, then the
- * lowest priority, then the youngest (latest start), then the highest id. */
+ * lowest priority, then the youngest, then the highest id. A preemptor's
+ * age counts from when it was granted its victims, not from its start
+ * after they stopped: else, being the youngest, it would be the first
+ * taken back when its queue goes over nominal through jobs that borrowed
+ * meanwhile, and two queues would reclaim from each other for ever. */
 static int cand_cmp(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
@@ -1571,8 +1755,8 @@ static int cand_cmp(const void *a, const void *b)
         return oy - ox;
     if (x->value != y->value)
         return x->value < y->value ? -1 : 1;
-    if (x->j->start_ms != y->j->start_ms)
-        return x->j->start_ms > y->j->start_ms ? -1 : 1;
+    if (x->j->order_ms != y->j->order_ms)
+        return x->j->order_ms > y->j->order_ms ? -1 : 1;
     return (x->j->id < y->j->id) - (x->j->id > y->j->id);
 }
 
@@ -1606,6 +1790,119 @@ static int out_preempt(struct pass *p, struct job *v, struct job *j,
     return 0;
 }
 
+/* Record 'j' as a preemptor that will run at 'pl' once its victims stop
+ * (one entry per job: a preemptor that preempts again is updated). Without
+ * memory it still goes first, only without its room held. */
+static void nominee_set(struct sl_sched *s, const struct job *j,
+                        const struct sl_sched_task_place *pl)
+{
+    struct resv *r = NULL;
+
+    for (int i = 0; i < s->nnominees && !r; i++)
+        if (s->nominees[i].job_id == j->id)
+            r = &s->nominees[i];
+    if (!r) {
+        if (grow((void **)&s->nominees, &s->nominees_cap, s->nnominees + 1,
+                 sizeof(*s->nominees)) < 0)
+            return;
+        r = &s->nominees[s->nnominees++];
+        memset(r, 0, sizeof(*r));
+        r->job_id = j->id;
+    }
+    free(r->places);
+    r->ntasks = j->tasks;
+    if ((r->places = malloc(sizeof(*r->places) * (size_t)j->tasks)))
+        memcpy(r->places, pl, sizeof(*r->places) * (size_t)j->tasks);
+    /* what is free of it already is held from now on, in this pass too */
+    for (int t = 0; r->places && t < r->ntasks; t++)
+        hold_add(s, true, &j->shape, &r->places[t]);
+}
+
+/* A cheap test before the scan of the running jobs: false when none of
+ * them can be a victim of 'j' (most blocked jobs of a busy cluster). */
+static bool may_have_victims(const struct sl_sched *s, const struct job *j,
+                             const int64_t req[NDIMS], bool entitled)
+{
+    const struct queue *q = &s->queues[j->queue];
+
+    if (s->nrun_opp > 0)
+        return true;
+    if (q->preempt_within == SL_PREEMPT_LOWER_PRIORITY && q->nrunning > 0)
+        for (int c = 0; c < s->nclasses; c++)
+            if (s->classes[c].value < s->classes[j->pclass].value)
+                return true;
+    if (entitled) {
+        const struct cohort *co = &s->cohorts[q->cohort];
+        for (int i = 0; i < co->nqueues; i++)
+            if (co->queues[i] != j->queue && borrowing(&s->queues[co->queues[i]], req))
+                return true;
+    }
+    return false;
+}
+
+/* Whether a search for 'j' is bound to fail as one for a job no bigger
+ * of the same queue and class did in this pass: the candidates are the
+ * same, and what did not make room for less makes none for more. */
+static bool pfailed_has(const struct pass *p, const struct job *j, bool entitled)
+{
+    for (int i = 0; i < p->npfailed; i++) {
+        const struct pfail *f = &p->pfailed[i];
+        const struct cl_shape *sh = &j->shape;
+        if (f->queue == j->queue && f->pclass == j->pclass && f->tasks == j->tasks &&
+            f->entitled == entitled && sh->cpu_milli >= f->shape.cpu_milli &&
+            sh->mem_bytes >= f->shape.mem_bytes && sh->num_gpu >= f->shape.num_gpu &&
+            sh->gpu_milli >= f->shape.gpu_milli && sh->models == f->shape.models &&
+            j->topology == SL_TOPO_ANY)
+            return true;
+    }
+    return false;
+}
+
+static void pfailed_add(struct pass *p, const struct job *j, bool entitled)
+{
+    struct pfail *f;
+
+    if (p->npfailed == PREEMPT_ATTEMPTS || j->topology != SL_TOPO_ANY)
+        return;
+    f = &p->pfailed[p->npfailed++];
+    f->shape = j->shape;
+    f->tasks = j->tasks;
+    f->queue = j->queue;
+    f->pclass = j->pclass;
+    f->entitled = entitled;
+}
+
+static int scratch_load(struct pass *p);
+
+/* Would 'j' fit with every candidate gone? Tried on the scratch copy of
+ * the cluster (no indexes to update), before any trial on the live one:
+ * most searches in a busy cluster fail, and this finds it in one scan. */
+static bool fits_without_all(struct pass *p, const struct job *j, const struct cand *c,
+                             int nc)
+{
+    struct sl_sched *s = p->s;
+    uint32_t all = s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << s->cl.nmodels) - 1);
+    int fit;
+
+    if (scratch_load(p) < 0)
+        return true; /* no memory: let the live trial decide */
+    for (int i = 0; i < nc; i++)
+        for (int t = c[i].j->tasks - 1; t >= 0; t--)
+            cl_give(&p->scratch, &c[i].j->shape, &c[i].j->places[t]);
+    if (j->tasks == 1) {
+        /* any node will do: no scores */
+        struct cl_shape sh = j->shape;
+        sh.models = placement_models(s, j, j->shape.models ? j->shape.models : all);
+        for (int n = 0; n < p->scratch.nnodes; n++)
+            if (cl_fit(&p->scratch, n, &sh) == CL_FITS)
+                return true;
+        return false;
+    }
+    return place_on(s, &p->scratch, j,
+                    placement_models(s, j, j->shape.models ? j->shape.models : all), true,
+                    p->pl, &fit);
+}
+
 /* Find victims whose going would let 'j' run, and preempt them. */
 static bool try_preempt(struct pass *p, struct job *j)
 {
@@ -1620,7 +1917,9 @@ static bool try_preempt(struct pass *p, struct job *j)
     if (!s->cfg.preemption || p->preempts_left <= 0 || jc->opportunistic || !s->nrun)
         return false;
     sched_job_request(j, req);
-    entitled = q->cohort >= 0 && q->reclaim != SL_RECLAIM_NEVER && within_nominal(q, req);
+    entitled = q->cohort >= 0 && q->reclaim != SL_RECLAIM_NEVER && within_nominal(q, j, req);
+    if (!may_have_victims(s, j, req, entitled) || pfailed_has(p, j, entitled))
+        return false;
     if (!(c = malloc(sizeof(*c) * (size_t)(s->nrun < PREEMPT_CANDIDATES ? s->nrun
                                                                        : PREEMPT_CANDIDATES))))
         return false;
@@ -1639,7 +1938,7 @@ static bool try_preempt(struct pass *p, struct job *j)
                  vc->value < jc->value)
             why = SL_PREEMPT_PRIORITY;
         else if (entitled && v->queue != j->queue && vq->cohort == q->cohort &&
-                 borrowing(vq) &&
+                 borrowing(vq, req) &&
                  (q->reclaim == SL_RECLAIM_ANY || vc->value < jc->value))
             why = SL_PREEMPT_RECLAIM;
         else
@@ -1656,23 +1955,66 @@ static bool try_preempt(struct pass *p, struct job *j)
     if (nc == 0)
         goto out;
     p->preempts_left--;
-    qsort(c, (size_t)nc, sizeof(*c), cand_cmp);
-    /* Greedy: release candidates in order until j fits. */
-    for (chosen = 0; chosen < nc; chosen++) {
-        trial_release(s, c[chosen].j);
-        if (feasible(p, j)) {
-            chosen++;
-            ok = true;
-            break;
-        }
-    }
-    if (!ok) {
-        for (int i = chosen - 1; i >= 0; i--)
-            trial_restore(s, c[i].j);
+    if (!fits_without_all(p, j, c, nc)) {
+        pfailed_add(p, j, entitled);
         goto out;
+    }
+    qsort(c, (size_t)nc, sizeof(*c), cand_cmp);
+    /* Release candidates in order until j fits: the shortest such prefix,
+     * found by doubling then bisection (whether j fits only grows with the
+     * prefix), so that a search costs a few dozen fit tests, not one per
+     * candidate. A reclaim takes from a queue only while it still borrows
+     * (Kueue's rule): once it is back within nominal its other jobs are
+     * spared. */
+    {
+        int lo = 0, hi = -1, r = 0;
+
+        for (int next = 1;; next = r * 2 < nc ? r * 2 : nc) {
+            for (; r < next; r++) {
+                if (c[r].why == SL_PREEMPT_RECLAIM &&
+                    !borrowing(&s->queues[c[r].j->queue], req)) {
+                    c[r].j = NULL;
+                    continue;
+                }
+                trial_release(s, c[r].j);
+            }
+            if (feasible(p, j)) {
+                hi = r;
+                break;
+            }
+            lo = r;
+            if (r == nc)
+                break;
+        }
+        chosen = r;
+        if (hi < 0) {
+            pfailed_add(p, j, entitled);
+            for (int i = chosen - 1; i >= 0; i--)
+                if (c[i].j)
+                    trial_restore(s, c[i].j);
+            goto out;
+        }
+        while (hi - lo > 1) {
+            int mid = lo + (hi - lo) / 2;
+            for (int i = hi - 1; i >= mid; i--)
+                if (c[i].j)
+                    trial_restore(s, c[i].j);
+            if (feasible(p, j)) {
+                hi = mid;
+                continue;
+            }
+            for (int i = mid; i < hi; i++)
+                if (c[i].j)
+                    trial_release(s, c[i].j);
+            lo = mid;
+        }
+        chosen = hi;
+        ok = true;
     }
     /* Reprieve: give back, most valuable first, whom j does not need. */
     for (int i = chosen - 1; i >= 0; i--) {
+        if (!c[i].j)
+            continue;
         trial_restore(s, c[i].j);
         if (feasible(p, j)) {
             c[i].j = NULL; /* spared */
@@ -1680,6 +2022,7 @@ static bool try_preempt(struct pass *p, struct job *j)
         }
         trial_release(s, c[i].j);
     }
+    feasible(p, j); /* the places it will take, into p->pl */
     for (int i = 0; i < chosen; i++)
         if (c[i].j)
             trial_restore(s, c[i].j);
@@ -1689,15 +2032,19 @@ static bool try_preempt(struct pass *p, struct job *j)
             continue;
         v->state = J_TERMINATING;
         v->for_job = j->id;
+        p->rel_ready = false; /* it ends now */
         nv++;
         if (out_preempt(p, v, j, c[i].why) < 0)
             p->rc = -ENOMEM;
     }
     j->nvictims = (int16_t)nv;
     ok = nv > 0;
-    if (ok && grow((void **)&s->nominees, &s->nominees_cap, s->nnominees + 1,
-                   sizeof(*s->nominees)) == 0)
-        s->nominees[s->nnominees++] = j->id;
+    if (ok && !j->order_ms)
+        j->order_ms = p->now;
+    if (ok && entitled)
+        claim(s, j, true);
+    if (ok)
+        nominee_set(s, j, p->pl);
 out:
     free(c);
     return ok;
@@ -1739,19 +2086,10 @@ struct release {
     struct job *j;
 };
 
-static int release_cmp(const void *a, const void *b)
-{
-    const struct release *x = a, *y = b;
-
-    if (x->at_ms != y->at_ms)
-        return x->at_ms < y->at_ms ? -1 : 1;
-    return (x->j->id > y->j->id) - (x->j->id < y->j->id);
-}
-
-/* Would 'j' fit once the first k releases are done? On success the
- * places are in p->pl (on the scratch cluster). */
+/* Would 'j' fit once the first k releases are done? With 'places', on
+ * success the places are in p->pl (on the scratch cluster). */
 static bool fits_after(struct pass *p, struct job *j, uint32_t models,
-                       const struct release *r, int k)
+                       const struct release *r, int k, bool places)
 {
     int fit;
 
@@ -1760,6 +2098,15 @@ static bool fits_after(struct pass *p, struct job *j, uint32_t models,
     for (int i = 0; i < k; i++)
         for (int t = r[i].j->tasks - 1; t >= 0; t--)
             cl_give(&p->scratch, &r[i].j->shape, &r[i].j->places[t]);
+    if (!places && j->tasks == 1) {
+        /* whether, not where: any node will do, no scores */
+        struct cl_shape sh = j->shape;
+        sh.models = models;
+        for (int n = 0; n < p->scratch.nnodes; n++)
+            if (cl_fit(&p->scratch, n, &sh) == CL_FITS)
+                return true;
+        return false;
+    }
     return place_on(p->s, &p->scratch, j, models, true, p->pl, &fit);
 }
 
@@ -1774,42 +2121,62 @@ static void reserve(struct pass *p, struct job *j, uint32_t models)
 
     if (!s->cfg.backfill || p->nresv >= s->cfg.reservations || !s->nrun)
         return;
-    if (!(r = malloc(sizeof(*r) * (size_t)s->nrun)))
-        return;
-    for (int i = 0; i < s->nrun; i++) {
-        struct job *x = s->run[i];
-        int64_t at;
-        if (x->state == J_TERMINATING)
-            at = p->now;
-        else if (x->max_runtime_ms > 0)
-            at = x->start_ms + x->max_runtime_ms;
-        else
-            continue; /* no estimate: it may run for ever */
-        r[nr].at_ms = at < p->now ? p->now : at;
-        r[nr].j = x;
-        nr++;
+    /* The running jobs by expected end, kept through the pass until a
+     * start changes them. */
+    if (!p->rel_ready) {
+        if (!(r = realloc(p->rel, sizeof(*r) * (size_t)s->nrun)))
+            return;
+        p->rel = r;
+        /* the terminating ones end now; then the others with an estimate,
+         * in the order s->byend keeps; a job with none may run for ever */
+        for (int i = 0; i < s->nrun; i++)
+            if (s->run[i]->state == J_TERMINATING) {
+                r[nr].at_ms = p->now;
+                r[nr++].j = s->run[i];
+            }
+        for (int i = 0; i < s->nbyend; i++) {
+            struct job *x = s->byend[i];
+            int64_t at = x->start_ms + x->max_runtime_ms;
+            if (x->state == J_TERMINATING)
+                continue;
+            r[nr].at_ms = at < p->now ? p->now : at;
+            r[nr++].j = x;
+        }
+        p->nrel = nr;
+        p->nrfailed = 0;
+        p->rel_ready = true;
     }
-    qsort(r, (size_t)nr, sizeof(*r), release_cmp);
+    r = p->rel;
+    nr = p->nrel;
+    for (int i = 0; i < p->nrfailed; i++) {
+        const struct cl_shape *f = &p->rfailed[i];
+        if (j->tasks == 1 && j->shape.cpu_milli >= f->cpu_milli &&
+            j->shape.mem_bytes >= f->mem_bytes && j->shape.num_gpu >= f->num_gpu &&
+            j->shape.gpu_milli >= f->gpu_milli && models == f->models)
+            return; /* no smaller job fitted even after every release */
+    }
     /* the fewest releases after which it fits: feasibility only grows */
     lo = 1;
     hi = nr;
-    if (nr == 0 || !fits_after(p, j, models, r, nr)) {
-        free(r);
+    if (nr == 0 || !fits_after(p, j, models, r, nr, false)) {
+        if (j->tasks == 1 && p->nrfailed < FAILED_MEMO) {
+            p->rfailed[p->nrfailed] = j->shape;
+            p->rfailed[p->nrfailed++].models = models;
+        }
         return;
     }
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (fits_after(p, j, models, r, mid))
+        if (fits_after(p, j, models, r, mid, false))
             hi = mid;
         else
             lo = mid + 1;
     }
-    fits_after(p, j, models, r, lo); /* the places for lo */
+    fits_after(p, j, models, r, lo, true); /* the places for lo */
     p->nresv++;
     j->resv_at_ms = r[lo - 1].at_ms;
     if (j->resv_at_ms < p->resv_min_ms)
         p->resv_min_ms = j->resv_at_ms;
-    free(r);
     if (grow((void **)&s->resv, &s->resv_cap, s->nresv + 1, sizeof(*s->resv)) < 0)
         return;
     rv = &s->resv[s->nresv];
@@ -1877,7 +2244,7 @@ static void consider(struct pass *p, struct job *j)
                     j->blocker = B_RESERVED;
                 }
                 for (int i = 0; i < nh; i++)
-                    hold_add(s, &saved[i].shape, &saved[i].place);
+                    hold_add(s, false, &saved[i].shape, &saved[i].place);
                 free(saved);
                 if (placed && ends_first) {
                     if (start(p, j) < 0)
@@ -1919,6 +2286,7 @@ static int pass_init(struct pass *p, struct sl_sched *s, int64_t now,
 static void pass_fini(struct pass *p)
 {
     holds_release(p->s);
+    cholds_release(p->s);
     if (p->scratch_ready) {
         free(p->scratch.nodes);
         free(p->scratch.gpu_free);
@@ -1926,6 +2294,7 @@ static void pass_fini(struct pass *p)
     free(p->pl);
     free(p->heap);
     free(p->head);
+    free(p->rel);
 }
 
 struct fresh_key {
@@ -1950,6 +2319,7 @@ static void pass_new(struct pass *p)
     struct fresh_key *k;
     int n = 0;
 
+    cholds_apply(s);
     for (int i = 0; i < s->nresv; i++) {
         holds_apply(s, &s->resv[i]);
         if (s->resv[i].at_ms < p->resv_min_ms)
@@ -1976,26 +2346,46 @@ static void pass_new(struct pass *p)
     free(k);
 }
 
+/* Strict FIFO: the rest of queue 'q' waits behind its blocked head. */
+static void fifo_block(struct pass *p, struct queue *q)
+{
+    for (int b = 0; b < q->nbuckets; b++)
+        for (struct job *k = q->buckets[b]->cursor; k; k = k->next)
+            if (k->seen != p->s->passes + 1) {
+                k->blocker = B_FIFO;
+                k->seen = p->s->passes + 1;
+            }
+}
+
 /* Jobs that preempted others go first once their victims have stopped,
- * so that what the victims freed is theirs. */
+ * so that what the victims freed is theirs; what the victims of those
+ * still waiting have freed is held for them through the pass. */
 static void pass_nominees(struct pass *p)
 {
     struct sl_sched *s = p->s;
     int keep = 0;
 
+    cholds_apply(s);
+    /* s->nominees may grow (a nominee that preempts again is updated in
+     * place) but does not move entries below i */
     for (int i = 0; i < s->nnominees; i++) {
-        struct job *j = sl_imap_get(&s->jobs, s->nominees[i]);
-        if (!j || j->state != J_PENDING)
-            continue;
-        if (j->nvictims > 0) {
+        struct resv r = s->nominees[i];
+        struct job *j = sl_imap_get(&s->jobs, r.job_id);
+        if (j && j->state == J_PENDING && j->nvictims > 0) {
             j->blocker = B_PREEMPTING;
             j->seen = s->passes + 1;
-            s->nominees[keep++] = s->nominees[i];
-            continue;
+        } else if (j && j->state == J_PENDING) {
+            consider(p, j);
+            if (j->state == J_PENDING && j->nvictims == 0) {
+                claim(s, j, false); /* what its victims freed went elsewhere */
+                j->order_ms = 0;
+            }
         }
-        consider(p, j);
-        if (j->state == J_PENDING && j->nvictims > 0)
-            s->nominees[keep++] = s->nominees[i]; /* preempted again */
+        r = s->nominees[i]; /* consider() may have updated it */
+        if (j && j->state == J_PENDING && j->nvictims > 0)
+            s->nominees[keep++] = r;
+        else
+            free(r.places);
     }
     s->nnominees = keep;
 }
@@ -2028,6 +2418,10 @@ static void pass_full(struct pass *p)
         j->bucket->cursor = j->next;
         if (j->seen != s->passes + 1)
             consider(p, j);
+        if (s->cfg.strict_fifo && j->state == J_PENDING && j->blocker != B_BACKOFF) {
+            fifo_block(p, &s->queues[qi]);
+            continue; /* nothing behind it may pass */
+        }
         if ((p->head[qi] = queue_next(p, &s->queues[qi])))
             heap_push(p, qi);
     }
@@ -2041,7 +2435,7 @@ int sl_sched_pass(struct sl_sched *s, int64_t now_ms, bool new_only,
 
     if ((rc = pass_init(&p, s, now_ms, out)) < 0)
         return rc;
-    if (new_only)
+    if (new_only && !s->cfg.strict_fifo) /* strict order needs every job */
         pass_new(&p);
     else
         pass_full(&p);

@@ -46,6 +46,9 @@ struct sl_sched_config {
                                      usage only */
     bool preemption;              /* default true */
     int64_t min_runtime_ms;       /* default protection of a started job */
+    bool strict_fifo;             /* a blocked job blocks the later jobs of
+                                     its queue at its priority or below (no
+                                     passing; the FIFO baseline) */
     bool auto_typical;            /* learn FGD's typical tasks from the jobs
                                      submitted (default true; the fill
                                      simulator sets them itself) */
@@ -138,6 +141,11 @@ struct sl_sched_queue_spec {
 int sl_sched_queue_set(struct sl_sched *s, const struct sl_sched_queue_spec *q);
 int sl_sched_queue_find(const struct sl_sched *s, const char *name);
 int sl_sched_queue_count(const struct sl_sched *s);
+
+/* Apply a manifest of kind Queue, PriorityClass or Scheduler (other kinds
+ * are not the scheduler's: 0, nothing done). A Queue's cohort is made when
+ * new. Returns the queue or class index, 0 for Scheduler, or -errno. */
+int sl_sched_apply_manifest(struct sl_sched *s, const struct sl_manifest *m);
 
 /* Per-user interned ids (the scheduler keeps per-user usage per queue). */
 int sl_sched_user(struct sl_sched *s, const char *name);

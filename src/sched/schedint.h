@@ -34,6 +34,7 @@ enum blocker {
     B_RESERVED,     /* it fits only on resources reserved for another job */
     B_PREEMPTING,   /* waiting for the jobs it preempted to stop */
     B_INVALID,      /* a request no node can ever satisfy */
+    B_FIFO,         /* strict FIFO: behind a blocked job of its queue */
 };
 
 struct hist {       /* decayed usage: exponential average of allocation */
@@ -45,6 +46,9 @@ struct job {
     int64_t id;
     int64_t submit_ms, not_before_ms;
     int64_t start_ms;             /* running: when it started */
+    int64_t order_ms;             /* pending: when it was granted victims
+                                     (0 = never); running: its age for
+                                     victim order, that moment or its start */
     int64_t max_runtime_ms;       /* 0 = unknown */
     int64_t for_job;              /* terminating: the preemptor */
     struct cl_shape shape;        /* one task */
@@ -56,6 +60,8 @@ struct job {
     uint8_t state;                /* enum jstate */
     uint8_t blocker;              /* enum blocker, pending */
     uint8_t opportunistic;        /* running: charged as opportunistic */
+    uint8_t claimed;              /* pending: granted victims; its request
+                                     is in its queue's 'claimed' */
     int16_t nvictims;             /* pending: victims still terminating */
     int16_t tasks_fit;            /* pending: tasks that fitted last time */
     int32_t run_idx;              /* running: index in s->run */
@@ -89,6 +95,8 @@ struct queue {
     enum sl_reclaim reclaim;
     int64_t used[NDIMS];          /* running, quota-charged */
     int64_t opp[NDIMS];           /* running, opportunistic */
+    int64_t claimed[NDIMS];       /* requests of its preemptors waiting for
+                                     their victims to stop */
     struct hist hist;
     struct bucket **buckets;
     int nbuckets, buckets_cap;
@@ -110,7 +118,8 @@ struct pclass {
     int64_t min_runtime_ms;
 };
 
-struct resv {                     /* a backfill reservation */
+struct resv {                     /* a backfill reservation, or a
+                                     preemptor's claim on its victims' room */
     int64_t job_id;
     int64_t at_ms;                /* when the job should start */
     int ntasks;
@@ -148,16 +157,22 @@ struct sl_sched {
     int npending;
     struct job **run;             /* running and terminating jobs */
     int nrun, run_cap;
+    struct job **byend;           /* running with maxRuntime, by end */
+    int nbyend, byend_cap;
+    int nrun_opp;                 /* of those, opportunistic */
     struct job **fresh;           /* added since the last pass */
     int nfresh, fresh_cap;
     uint64_t passes;
 
     struct resv *resv;            /* from the last full pass */
     int nresv, resv_cap;
-    int64_t *nominees;            /* pending jobs that preempted others */
+    struct resv *nominees;        /* pending jobs that preempted others, with
+                                     where they will run (at_ms unused) */
     int nnominees, nominees_cap;
-    struct hold *holds;           /* applied during a pass */
+    struct hold *holds;           /* reservations', applied during a pass */
     int nholds, holds_cap;
+    struct hold *cholds;          /* nominees' claims, applied during a pass */
+    int ncholds, cholds_cap;
 
     struct tshape *tshapes;       /* learnt typical tasks */
     int ntshapes, tshapes_cap;

@@ -599,6 +599,140 @@ static void reclaim(void)
     sl_sched_destroy(s);
 }
 
+/* Two preemptors of one queue, each within its nominal quota alone but not
+ * together: only the first may reclaim, else the queue would go over
+ * nominal when both start and be reclaimed from in turn, for ever. */
+static void reclaim_claims(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", 4, "pool", -1, -1), b = queue(s, "b", 4, "pool", -1, -1);
+    int u = sl_sched_user(s, "u"), total = 0;
+    struct sl_sched_result r;
+
+    node(s, "n1", NULL, 64, 256, 4, "A100");
+    node(s, "n2", NULL, 64, 256, 4, "A100");
+    for (int i = 1; i <= 8; i++)
+        add(s, i, (struct jspec){.queue = b, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    is_int(r.nstarts, 8, "b borrows all 8 GPUs while a is idle");
+    sl_sched_result_fini(&r);
+    add(s, 20, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 4});
+    add(s, 21, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 4});
+    r = pass_at(s, T0 + H);
+    is_int(r.npreempts, 4, "a reclaims its 4 GPUs once: 4 of b's jobs are preempted");
+    for (int i = 0; i < r.npreempts; i++)
+        total += r.preempts[i].for_job == 20;
+    is_int(total, 4, "all for a's first job; the second is not entitled to more");
+    sl_sched_result_fini(&r);
+    for (int i = 1; i <= 8; i++)
+        if (sl_sched_job_state(s, i) == SL_SCHED_TERMINATING)
+            sl_sched_job_requeue(s, i, T0 + H + 1000, 0);
+    r = pass_at(s, T0 + H + 2000);
+    ok(started(&r, 20) && !started(&r, 21), "a's first job starts; the second waits");
+    is_int(r.npreempts, 0, "nothing is preempted back: b is at its nominal quota");
+    sl_sched_result_fini(&r);
+    total = 0;
+    for (int k = 0; k < 5; k++) {
+        r = pass_at(s, T0 + H + 3000 + k * 1000);
+        total += r.npreempts;
+        sl_sched_result_fini(&r);
+    }
+    is_int(total, 0, "five more passes: no preemption either way");
+    sl_sched_destroy(s);
+}
+
+/* A preemptor waiting for several victims keeps what the first ones free:
+ * no other job may take it meanwhile, so that it runs when the last one
+ * stops instead of preempting again. */
+static void reclaim_holds(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+
+    node(s, "n", NULL, 16, 64, 2, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    is_int(r.nstarts, 2, "two batch jobs take both GPUs");
+    sl_sched_result_fini(&r);
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_prod, .gpus = 2});
+    r = pass_at(s, T0 + 1000);
+    is_int(r.npreempts, 2, "a production job needing both preempts both");
+    sl_sched_result_fini(&r);
+    sl_sched_job_requeue(s, 1, T0 + 2000, 0);
+    add(s, 4, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0 + 2000);
+    is_int(r.nstarts, 0, "the GPU the first victim freed is held: neither it nor a new job "
+                          "takes it");
+    is_int(r.npreempts, 0, "and the preemptor does not preempt again");
+    ok(strstr(reason(s, 3, T0 + 2000), "preempting") != NULL, "it is waiting (%s)",
+       reason(s, 3, T0 + 2000));
+    sl_sched_result_fini(&r);
+    sl_sched_job_requeue(s, 2, T0 + 3000, 0);
+    r = pass_at(s, T0 + 3000);
+    ok(started(&r, 3), "when the second victim stops, the preemptor runs");
+    is_int(r.npreempts, 0, "with no further preemption");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+/* A reclaim takes from a queue only while it still borrows: two borrowers
+ * each one GPU over nominal lose one job each, not two from one. */
+static void reclaim_spread(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int a = queue(s, "a", 2, "pool", -1, -1), b = queue(s, "b", 2, "pool", -1, -1);
+    int c = queue(s, "c", 2, "pool", -1, -1), u = sl_sched_user(s, "u");
+    int from_a = 0, from_b = 0;
+    struct sl_sched_result r;
+
+    node(s, "n", NULL, 64, 256, 6, "A100");
+    for (int i = 1; i <= 3; i++)
+        add(s, i, (struct jspec){.queue = b, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    for (int i = 4; i <= 6; i++)
+        add(s, i, (struct jspec){.queue = a, .user = u, .pclass = c_batch, .gpus = 1});
+    r = pass_at(s, T0 + 1000);
+    is_int(r.nstarts, 3, "a and b each borrow one GPU of c's (a's jobs are the youngest)");
+    sl_sched_result_fini(&r);
+    add(s, 10, (struct jspec){.queue = c, .user = u, .pclass = c_batch, .gpus = 2});
+    r = pass_at(s, T0 + H);
+    is_int(r.npreempts, 2, "c reclaims 2 GPUs");
+    for (int i = 0; i < r.npreempts; i++) {
+        from_a += r.preempts[i].job_id >= 4 && r.preempts[i].job_id <= 6;
+        from_b += r.preempts[i].job_id <= 3;
+    }
+    ok(from_a == 1 && from_b == 1, "one from each borrower (a %d, b %d): a is back at its "
+                                   "nominal quota after one", from_a, from_b);
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
+/* Amounts in reasons read as people write them. */
+static void amounts(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+
+    node(s, "n", NULL, 4, 1, 1, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .mem = 512LL << 20});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .mem = 512LL << 20});
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 0,
+                             .mem = 3LL << 29});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    ok(strstr(reason(s, 2, T0), "512Mi of memory") != NULL, "512 MiB reads 512Mi (%s)",
+       reason(s, 2, T0));
+    ok(strstr(reason(s, 3, T0), "1.5Gi of memory per task, the largest node has 1Gi") != NULL,
+       "1.5 GiB against a 1 GiB node (%s)", reason(s, 3, T0));
+    sl_sched_destroy(s);
+}
+
 static void priority_preemption(void)
 {
     struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
@@ -952,6 +1086,9 @@ int main(void)
     quotas();
     borrowing();
     reclaim();
+    reclaim_claims();
+    reclaim_holds();
+    reclaim_spread();
     priority_preemption();
     opportunistic();
     min_runtime();
@@ -962,5 +1099,6 @@ int main(void)
     backoff_and_requeue();
     adoption_and_validation();
     stats();
+    amounts();
     return done_testing();
 }

@@ -135,10 +135,16 @@ static void job_free(struct job *j)
     }
 }
 
+/* Forget the reservations (a full pass makes them anew): their jobs no
+ * longer have one, or none would get one again. */
 static void resv_clear(struct sl_sched *s)
 {
-    for (int i = 0; i < s->nresv; i++)
+    for (int i = 0; i < s->nresv; i++) {
+        struct job *j = sl_imap_get(&s->jobs, s->resv[i].job_id);
+        if (j && j->state == J_PENDING)
+            j->resv_at_ms = 0;
         free(s->resv[i].places);
+    }
     s->nresv = 0;
 }
 

@@ -967,9 +967,18 @@ static void backfill(void)
        "the 2h job says it fits only on reserved resources (%s)",
        reason(s, 3, T0 + 1000));
     sl_sched_result_fini(&r);
+    /* The 30 min job fails early, freeing 2 GPUs; the next full passes
+     * make the reservation again: the 2h job still may not take them. */
+    sl_sched_job_remove(s, 4, T0 + 1500);
+    for (int k = 0; k < 3; k++) {
+        r = pass_at(s, T0 + 2000 + k * 1000);
+        ok(!started(&r, 3), "full pass %d: the 2h job still does not backfill", k + 2);
+        sl_sched_result_fini(&r);
+    }
+    ok(strstr(reason(s, 2, T0 + 4000), "reserved to start by") != NULL,
+       "and the blocked job keeps its reservation (%s)", reason(s, 2, T0 + 4000));
     /* An hour later both 2-GPU jobs have ended: the reserved job starts
      * first, not the 2h one submitted after it. */
-    sl_sched_job_remove(s, 4, T0 + H / 2);
     sl_sched_job_remove(s, 1, T0 + H);
     r = pass_at(s, T0 + H);
     ok(started(&r, 2) && !started(&r, 3), "at the reservation time the 4-GPU job starts");

@@ -203,6 +203,26 @@ struct sl_cli_table *sl_cli_jobs_table(enum sl_cli_output fmt);
 int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
                           const json_t *job, int64_t now_ms);
 
+/* An amount member in units (GPUs, CPUs: integer or decimal) as milli-units,
+ * rounded to the nearest (0.2 sent as 0.20000000000000001 is 200). False
+ * when absent, not a number or beyond +-9e12 units. */
+bool sl_cli_jmilli(const json_t *obj, const char *key, int64_t *out);
+/* A byte count member (integer, or a real rounded to the nearest). */
+bool sl_cli_jbytes(const json_t *obj, const char *key, int64_t *out);
+
+/* One blocker of GET /v1/jobs/{id}/explain in words, into buf (cut to
+ * 'size'): "quota: queue research holds 16 of 16 GPUs; this job needs 2
+ * more", "nodes: 0 of 1 tasks fit; of 4 nodes, 3 lack free GPUs",
+ * "preempting: waiting for jobs 4, 5 to stop". Without 'label' the leading
+ * "quota: " is left out (for the CSV detail column). Server strings are
+ * copied as they are: sanitise before a terminal. Returns buf. */
+char *sl_cli_why_blocker(const json_t *blocker, bool label, char *buf,
+                         size_t size);
+
+/* A queue object's GPUs as used/nominal: "3/4", "0.5/2", "3/-" when the
+ * queue has no GPU quota. Returns buf. */
+char *sl_cli_queue_gpus(const json_t *queue, char *buf, size_t size);
+
 /* ---- jobdoc.c: the document `sluice run` submits ---- */
 
 /* Parse the options of `sluice run` from argv[1..] (argv[0] = "run") and
@@ -258,6 +278,8 @@ int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_whoami(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_why(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_queues(struct sl_cli_ctx *ctx, int argc, char **argv);
 
 /* The handling every command gives -h, --version and bad options: print
  * the usage, the version or the error. Returns 0 for an ordinary option

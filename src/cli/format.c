@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -579,4 +580,302 @@ int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
         };
         return sl_cli_table_add(t, cells);
     }
+}
+
+/* ---- `why` and `queues`: amounts and blockers in words ---------------- */
+
+bool sl_cli_jmilli(const json_t *obj, const char *key, int64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    double d;
+
+    if (json_is_integer(v)) {
+        json_int_t i = json_integer_value(v);
+        if (i < -9000000000000LL || i > 9000000000000LL)
+            return false;
+        *out = (int64_t)i * 1000;
+        return true;
+    }
+    if (!json_is_real(v))
+        return false;
+    d = json_real_value(v) * 1000;
+    /* The API sends decimals of at most three places through a binary
+     * double (0.2 arrives as 0.20000000000000001): round to the nearest. */
+    if (!(d >= -9.0e15 && d <= 9.0e15))
+        return false;
+    *out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+    return true;
+}
+
+bool sl_cli_jbytes(const json_t *obj, const char *key, int64_t *out)
+{
+    const json_t *v = json_object_get(obj, key);
+    double d;
+
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return true;
+    }
+    if (!json_is_real(v))
+        return false;
+    d = json_real_value(v);
+    if (!(d >= -9.0e18 && d <= 9.0e18))
+        return false;
+    *out = (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+    return true;
+}
+
+/* What a resource name of the API is: "gpu", "cpu", "memory", "gpu[A100]". */
+enum res_kind { RES_GPU, RES_CPU, RES_MEM, RES_MODEL, RES_OTHER };
+
+static enum res_kind res_kind(const char *res, const char **model,
+                              size_t *model_len)
+{
+    size_t n = res ? strlen(res) : 0;
+
+    if (!res)
+        return RES_OTHER;
+    if (strcmp(res, "gpu") == 0 || strcmp(res, "gpus") == 0)
+        return RES_GPU;
+    if (strcmp(res, "cpu") == 0 || strcmp(res, "cpus") == 0)
+        return RES_CPU;
+    if (strcmp(res, "memory") == 0)
+        return RES_MEM;
+    if (n > 5 && strncmp(res, "gpu[", 4) == 0 && res[n - 1] == ']') {
+        *model = res + 4;
+        *model_len = n - 5;
+        return RES_MODEL;
+    }
+    return RES_OTHER;
+}
+
+/* An amount member of a blocker as a bare number: "2", "0.5", "16.0Gi".
+ * *value_out (may be NULL) gets it in milli-units (bytes for memory), for
+ * comparisons. False when absent or not a number. */
+static bool res_amount(const json_t *obj, const char *key, enum res_kind k,
+                       char *buf, size_t size, int64_t *value_out)
+{
+    int64_t v;
+
+    if (k == RES_MEM) {
+        if (!sl_cli_jbytes(obj, key, &v))
+            return false;
+        sl_cli_fmt_bytes(v, buf, size);
+    } else {
+        if (!sl_cli_jmilli(obj, key, &v))
+            return false;
+        sl_cli_fmt_milli(v, buf, size);
+    }
+    if (value_out)
+        *value_out = v;
+    return true;
+}
+
+/* The unit words after an amount of 'value': " GPUs", " GPU of model A100",
+ * " CPUs", " of memory", " <resource>". */
+static void res_unit(enum res_kind k, const char *res, const char *model,
+                     size_t model_len, int64_t value, char *buf, size_t size)
+{
+    const char *s = value == 1000 ? "" : "s";
+
+    switch (k) {
+    case RES_GPU:
+        snprintf(buf, size, " GPU%s", s);
+        break;
+    case RES_CPU:
+        snprintf(buf, size, " CPU%s", s);
+        break;
+    case RES_MEM:
+        snprintf(buf, size, " of memory");
+        break;
+    case RES_MODEL:
+        snprintf(buf, size, " GPU%s of model %.*s", s, (int)model_len, model);
+        break;
+    default:
+        snprintf(buf, size, " %s", res ? res : "");
+        break;
+    }
+}
+
+/* Append to buf at *o; output past the end is dropped. */
+static void app(char *buf, size_t size, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void app(char *buf, size_t size, size_t *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*o + 1 >= size)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *o, size - *o, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *o = (size_t)n >= size - *o ? size - 1 : *o + (size_t)n;
+}
+
+/* quota, cohort, user_limit, model_quota: "queue research holds 16 of 16
+ * GPUs; this job needs 2 more". */
+static void quota_words(const json_t *b, const char *kind, char *buf,
+                        size_t size, size_t *o)
+{
+    const char *res = sl_cli_jstr(b, "resource"), *model = NULL;
+    const char *queue = sl_cli_jstr(b, "queue");
+    size_t model_len = 0;
+    enum res_kind k = res_kind(res, &model, &model_len);
+    char used[32], limit[32], shortby[32], need[32], unit[96];
+    int64_t u = 0, l = 0, w = 0, s = 0;
+    bool has_u = res_amount(b, "used", k, used, sizeof(used), &u);
+    bool has_l = res_amount(b, "limit", k, limit, sizeof(limit), &l);
+    bool has_w = res_amount(b, "would_use", k, need, sizeof(need), &w);
+    bool has_s = res_amount(b, "short", k, shortby, sizeof(shortby), &s);
+
+    res_unit(k, res, model, model_len, has_l ? l : s, unit, sizeof(unit));
+    if (strcmp(kind, "cohort") == 0)
+        app(buf, size, o, "the queues of cohort %s hold",
+            sl_cli_jstr(b, "cohort") ? sl_cli_jstr(b, "cohort") : "?");
+    else if (strcmp(kind, "user_limit") == 0)
+        app(buf, size, o, "%s holds",
+            sl_cli_jstr(b, "user") ? sl_cli_jstr(b, "user") : "the user");
+    else
+        app(buf, size, o, "queue %s holds", queue ? queue : "?");
+    if (has_u && has_l)
+        app(buf, size, o, " %s of %s%s", used, limit, unit);
+    else if (has_l)
+        app(buf, size, o, " its limit of %s%s", limit, unit);
+    if (strcmp(kind, "user_limit") == 0 && queue)
+        app(buf, size, o, " in queue %s", queue);
+    if (has_u && has_w && w > u) {
+        /* What the job adds; when part of the limit is still free, also
+         * by how much it is over. */
+        int64_t add = w - u;
+        if (k == RES_MEM)
+            sl_cli_fmt_bytes(add, need, sizeof(need));
+        else
+            sl_cli_fmt_milli(add, need, sizeof(need));
+        app(buf, size, o, "; this job needs %s more", need);
+        if (has_s && s != add)
+            app(buf, size, o, " (%s over the limit)", shortby);
+    } else if (has_s) {
+        app(buf, size, o, "; this job is %s%s short", shortby, unit);
+    }
+}
+
+/* nodes, gang: "0 of 1 tasks fit; of 4 nodes, 3 lack free GPUs, 1 has the
+ * wrong GPU model". */
+static void nodes_words(const json_t *b, const char *kind, char *buf,
+                        size_t size, size_t *o)
+{
+    /* Reasons in the order people look for them: key, one, many. */
+    static const struct {
+        const char *key, *one, *many;
+    } reasons[] = {
+        {"gpus", "lacks free GPUs", "lack free GPUs"},
+        {"gpu_model", "has the wrong GPU model", "have the wrong GPU model"},
+        {"cpu", "lacks free CPUs", "lack free CPUs"},
+        {"memory", "lacks free memory", "lack free memory"},
+        {"unschedulable", "is unschedulable", "are unschedulable"},
+    };
+    const json_t *rej = json_object_get(b, "nodes_rejected");
+    const char *never = sl_cli_jstr(b, "never_fits");
+    const char *topo = sl_cli_jstr(b, "topology");
+    int64_t tasks = 0, fit = 0, nodes = 0, total = 0;
+    bool first = true;
+
+    sl_cli_jint(b, "tasks", &tasks);
+    sl_cli_jint(b, "tasks_fit", &fit);
+    app(buf, size, o, "%lld of %lld tasks fit", (long long)fit,
+        (long long)tasks);
+    if (strcmp(kind, "gang") == 0)
+        app(buf, size, o, " (all %lld start together or none)",
+            (long long)tasks);
+    for (size_t i = 0; i < SL_ARRAY_LEN(reasons); i++) {
+        int64_t n = 0;
+        if (sl_cli_jint(rej, reasons[i].key, &n) && n > 0)
+            total += n;
+    }
+    if (total > 0) {
+        if (sl_cli_jint(b, "nodes", &nodes) && nodes > 0)
+            app(buf, size, o, "; of %lld node%s, ", (long long)nodes,
+                nodes == 1 ? "" : "s");
+        else
+            app(buf, size, o, "; ");
+        for (size_t i = 0; i < SL_ARRAY_LEN(reasons); i++) {
+            int64_t n = 0;
+            if (!sl_cli_jint(rej, reasons[i].key, &n) || n <= 0)
+                continue;
+            app(buf, size, o, "%s%lld %s", first ? "" : ", ", (long long)n,
+                n == 1 ? reasons[i].one : reasons[i].many);
+            first = false;
+        }
+    }
+    if (never)
+        app(buf, size, o, "; %s", never);
+    if (topo && strcmp(topo, "any") != 0)
+        app(buf, size, o, "; topology %s", topo);
+}
+
+char *sl_cli_why_blocker(const json_t *b, bool label, char *buf, size_t size)
+{
+    const char *kind = sl_cli_jstr(b, "kind");
+    size_t o = 0;
+
+    if (!size)
+        return buf;
+    buf[0] = '\0';
+    if (!kind)
+        kind = "unknown";
+    if (strcmp(kind, "quota") == 0 || strcmp(kind, "cohort") == 0 ||
+        strcmp(kind, "user_limit") == 0 || strcmp(kind, "model_quota") == 0) {
+        if (label)
+            app(buf, size, &o, "%s: ",
+                strcmp(kind, "user_limit") == 0    ? "user limit"
+                : strcmp(kind, "model_quota") == 0 ? "model quota"
+                                                   : kind);
+        quota_words(b, kind, buf, size, &o);
+    } else if (strcmp(kind, "nodes") == 0 || strcmp(kind, "gang") == 0) {
+        if (label)
+            app(buf, size, &o, "%s: ", kind);
+        nodes_words(b, kind, buf, size, &o);
+    } else if (strcmp(kind, "backoff") == 0) {
+        const char *until = sl_cli_jstr(b, "until");
+        app(buf, size, &o, "%s%s%s (a retry waits after a failure)",
+            label ? "backoff " : "", until ? "until " : "a retry delay",
+            until ? until : "");
+    } else if (strcmp(kind, "preempting") == 0) {
+        const json_t *victims = json_object_get(b, "victims"), *v;
+        size_t i, n = json_array_size(victims);
+        if (label)
+            app(buf, size, &o, "preempting: ");
+        if (n == 0) {
+            app(buf, size, &o, "waiting for the jobs it preempted to stop");
+            return buf;
+        }
+        app(buf, size, &o, "waiting for job%s ", n == 1 ? "" : "s");
+        json_array_foreach (victims, i, v)
+            app(buf, size, &o, "%s%lld", i ? ", " : "",
+                json_is_integer(v) ? (long long)json_integer_value(v) : 0LL);
+        app(buf, size, &o, " to stop");
+    } else {
+        /* reservation, and kinds this client does not know yet. */
+        const char *detail = sl_cli_jstr(b, "detail");
+        app(buf, size, &o, "%s%s%s", label ? kind : "",
+            label && detail ? ": " : "", detail ? detail : "");
+    }
+    return buf;
+}
+
+char *sl_cli_queue_gpus(const json_t *queue, char *buf, size_t size)
+{
+    const json_t *used = json_object_get(queue, "used");
+    const json_t *nominal = json_object_get(queue, "nominal");
+    char u[32] = "0", n[32] = "-";
+    int64_t v;
+
+    if (sl_cli_jmilli(used, "gpus", &v))
+        sl_cli_fmt_milli(v, u, sizeof(u));
+    if (sl_cli_jmilli(nominal, "gpus", &v))
+        sl_cli_fmt_milli(v, n, sizeof(n));
+    snprintf(buf, size, "%s/%s", u, n);
+    return buf;
 }

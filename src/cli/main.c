@@ -97,6 +97,26 @@ static const struct sl_cli_command commands[] = {
      "one line per object, e.g. \"team/vision created\".\n"
      "\n"
      "  -f, --file FILE   the manifests\n"},
+    {"why", sl_cli_cmd_why, "why a job is pending: blockers, queue position, ETA",
+     "usage: sluice why JOB\n"
+     "\n"
+     "Explain why the job waits: the queue and its place in it, each blocking\n"
+     "constraint with its numbers (quota, cohort, user limit, GPU model quota,\n"
+     "nodes that cannot take a task, gang, reservation, retry backoff, jobs\n"
+     "being preempted for it), the estimated start and what would let it run.\n"
+     "A running or finished job gets one line. -o json prints the server's\n"
+     "explanation; -o csv one row per blocker: job, kind, resource, used,\n"
+     "limit, short, detail (GPUs and CPUs as decimals, memory in bytes).\n"},
+    {"queues", sl_cli_cmd_queues, "list queues: quota, use, borrowing, pending jobs",
+     "usage: sluice queues [--team T]\n"
+     "\n"
+     "One line per queue: QUEUE TEAM COHORT GPUS (used/nominal; '-' when the\n"
+     "queue has no GPU quota) BORROWED and LENT (GPUs) PENDING RUNNING SHARE\n"
+     "(its fair share, lower is served first). -o json prints the array of\n"
+     "queue objects; -o csv one row per queue with gpus, cpus, memory (bytes)\n"
+     "and gpus by model of nominal, used, borrowed, lent and opportunistic.\n"
+     "\n"
+     "  --team T    only this team's queues\n"},
     {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
      "usage: sluice whoami\n"},
     {"token", sl_cli_cmd_token, "create an API token for a user (admin)",
@@ -107,30 +127,35 @@ static const struct sl_cli_command commands[] = {
      "  --user NAME        the user\n"
      "  --expires-in D     lifetime, e.g. 24h, 30d (default: the server's)\n"},
     {"sim", sl_cli_cmd_sim, "simulate the scheduler on a trace; prints a JSON summary",
-     "usage: sluice sim --workload PODS.csv [--nodes NODES.csv] [OPTIONS]\n"
+     "usage: sluice sim --workload FILE [--nodes FILE | --vcs FILE] [OPTIONS]\n"
      "\n"
      "Run the scheduler offline against a trace with a virtual clock and print\n"
      "a JSON summary (progress on stderr when it is a terminal). Needs no server.\n"
      "\n"
      "  --nodes FILE        node list (sn,cpu_milli,memory_mib,gpu,model)\n"
      "  --workload FILE     openb pod list, or a Philly/Helios job list\n"
-     "  --mode M            fill (FGD protocol; default for pod lists) or timed\n"
+     "  --mode M            fill (the FGD protocol; default for a pod list without\n"
+     "                      --time-scale) or timed (default otherwise)\n"
      "  --policy P          fgd (default), bestfit, packing, clustering, dotprod,\n"
      "                      random, spread\n"
      "  --seed N            random seed (default 42)\n"
-     "  --target X          fill: resample to X times the GPU capacity (1.3)\n"
+     "  --target X          resample the pods to X times the GPU capacity\n"
+     "                      (fill: default 1.3; timed: pod lists only, default off)\n"
      "  --placements FILE   fill: write seq,pod,node,gpus,gpu_milli rows\n"
      "  --time-scale F      timed: divide inter-arrival times by F\n"
-     "  --config FILE       timed: queues, quotas, priority classes (YAML)\n"
-     "  --vcs FILE          timed: vc,node num sizes of the teams' quotas\n"
-     "  --scheduler S       timed: sluice (default) or fifo\n"
+     "  --vcs FILE          timed: the teams and their GPU quotas, a 'vc,node num'\n"
+     "                      list (8-GPU nodes) or a 'date,VC...,total' table (its\n"
+     "                      last row); without --nodes, the cluster too\n"
+     "  --config FILE       timed: Queue, Cohort, PriorityClass, Scheduler\n"
+     "                      manifests (YAML) instead of the VCs' queues\n"
+     "  --scheduler S       timed: sluice (default) or fifo (one queue, strict\n"
+     "                      order, no backfill, no preemption)\n"
+     "  --estimate E        timed: exact (maxRuntime = run time, default) or none\n"
      "  --max-jobs N        timed: replay only the first N jobs\n"
      "  --progress, --no-progress   force the progress bar on or off\n"},
     {"help", cmd_help, "show help for sluice or a command",
      "usage: sluice help [COMMAND]\n"},
     /* Reserved for later releases: they say so and exit 1. */
-    {"why", cmd_reserved, "why a job is pending (not in this release)", NULL},
-    {"queues", cmd_reserved, "queues and quotas (not in this release)", NULL},
     {"report", cmd_reserved, "usage and cost reports (not in this release)", NULL},
     {"audit", cmd_reserved, "the audit log (not in this release)", NULL},
     {"lineage", cmd_reserved, "model lineage (not in this release)", NULL},

@@ -527,6 +527,144 @@ static void test_run_doc(void)
     }
 }
 
+static void test_amounts(void)
+{
+    json_t *o = load("{\"a\":2,\"b\":0.5,\"c\":0.20000000000000001,"
+                     "\"d\":\"2\",\"e\":1073741824,\"f\":1e300,"
+                     "\"g\":1073741824.0}");
+    int64_t v = -1;
+
+    ok(sl_cli_jmilli(o, "a", &v) && v == 2000, "an integer amount is 1000x");
+    ok(sl_cli_jmilli(o, "b", &v) && v == 500, "0.5 GPUs is 500 milli");
+    ok(sl_cli_jmilli(o, "c", &v) && v == 200,
+       "a binary double near a decimal rounds to it");
+    ok(!sl_cli_jmilli(o, "d", &v), "a string is not an amount");
+    ok(!sl_cli_jmilli(o, "x", &v), "an absent amount is false");
+    ok(!sl_cli_jmilli(o, "f", &v), "an amount too large for milli is false");
+    ok(sl_cli_jbytes(o, "e", &v) && v == 1073741824LL, "bytes as an integer");
+    ok(sl_cli_jbytes(o, "g", &v) && v == 1073741824LL, "bytes as a real");
+    json_decref(o);
+}
+
+/* Render a blocker given as JSON text, with its label. */
+static char *words(const char *text, bool label, char *buf, size_t size)
+{
+    json_t *b = load(text);
+
+    sl_cli_why_blocker(b, label, buf, size);
+    json_decref(b);
+    return buf;
+}
+
+static void test_why_words(void)
+{
+    char b[512];
+
+    is_str(words("{\"kind\":\"quota\",\"queue\":\"research\",\"resource\":"
+                 "\"gpu\",\"used\":16,\"limit\":16,\"would_use\":18,"
+                 "\"short\":2}",
+                 true, b, sizeof(b)),
+           "quota: queue research holds 16 of 16 GPUs; this job needs 2 more",
+           "a quota blocker names the queue, its use, its limit and the need");
+    is_str(words("{\"kind\":\"quota\",\"queue\":\"q\",\"resource\":"
+                 "\"gpu\",\"used\":1,\"limit\":2,\"would_use\":3,"
+                 "\"short\":1}",
+                 false, b, sizeof(b)),
+           "queue q holds 1 of 2 GPUs; this job needs 2 more (1 over the "
+           "limit)",
+           "without a label, and with room left the overshoot is given");
+    is_str(words("{\"kind\":\"cohort\",\"queue\":\"research\",\"cohort\":"
+                 "\"pool\",\"resource\":\"gpu\",\"used\":20,\"limit\":20,"
+                 "\"would_use\":22,\"short\":2}",
+                 true, b, sizeof(b)),
+           "cohort: the queues of cohort pool hold 20 of 20 GPUs; this job "
+           "needs 2 more",
+           "a cohort blocker names the cohort");
+    is_str(words("{\"kind\":\"user_limit\",\"queue\":\"research\",\"user\":"
+                 "\"alice\",\"resource\":\"gpu\",\"used\":0.5,\"limit\":1,"
+                 "\"would_use\":1.5,\"short\":0.5}",
+                 true, b, sizeof(b)),
+           "user limit: alice holds 0.5 of 1 GPU in queue research; this job "
+           "needs 1 more (0.5 over the limit)",
+           "a user limit names the user, fractions read as decimals");
+    is_str(words("{\"kind\":\"model_quota\",\"queue\":\"r\",\"resource\":"
+                 "\"gpu[A100]\",\"used\":8,\"limit\":8,\"would_use\":10,"
+                 "\"short\":2}",
+                 true, b, sizeof(b)),
+           "model quota: queue r holds 8 of 8 GPUs of model A100; this job "
+           "needs 2 more",
+           "a model quota names the model");
+    is_str(words("{\"kind\":\"quota\",\"queue\":\"r\",\"resource\":"
+                 "\"memory\",\"used\":1073741824,\"limit\":1073741824,"
+                 "\"would_use\":1610612736,\"short\":536870912}",
+                 true, b, sizeof(b)),
+           "quota: queue r holds 1.0Gi of 1.0Gi of memory; this job needs "
+           "512.0Mi more",
+           "memory reads in binary units");
+    is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":4,"
+                 "\"nodes_rejected\":{\"unschedulable\":0,\"gpu_model\":1,"
+                 "\"gpus\":3,\"cpu\":0,\"memory\":0},\"never_fits\":null,"
+                 "\"topology\":\"any\"}",
+                 true, b, sizeof(b)),
+           "nodes: 0 of 1 tasks fit; of 4 nodes, 3 lack free GPUs, 1 has the "
+           "wrong GPU model",
+           "a nodes blocker counts the nodes rejected for each reason");
+    is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":1,"
+                 "\"nodes_rejected\":{\"gpus\":1},\"never_fits\":\"never fits: "
+                 "64 GPUs per task, the largest node has 4\"}",
+                 true, b, sizeof(b)),
+           "nodes: 0 of 1 tasks fit; of 1 node, 1 lacks free GPUs; never "
+           "fits: 64 GPUs per task, the largest node has 4",
+           "a job that can never fit says so");
+    is_str(words("{\"kind\":\"gang\",\"tasks\":3,\"tasks_fit\":1,\"nodes\":1,"
+                 "\"nodes_rejected\":{\"gpus\":0},\"never_fits\":null,"
+                 "\"topology\":\"same-node\"}",
+                 true, b, sizeof(b)),
+           "gang: 1 of 3 tasks fit (all 3 start together or none); topology "
+           "same-node",
+           "a gang says all tasks start together, and a topology shows");
+    is_str(words("{\"kind\":\"preempting\",\"victims\":[4,5]}", true, b,
+                 sizeof(b)),
+           "preempting: waiting for jobs 4, 5 to stop",
+           "preempting lists the victims");
+    is_str(words("{\"kind\":\"preempting\",\"victims\":[4]}", true, b,
+                 sizeof(b)),
+           "preempting: waiting for job 4 to stop", "one victim is one job");
+    is_str(words("{\"kind\":\"backoff\","
+                 "\"until\":\"2026-12-02T11:00:00.000Z\"}",
+                 true, b, sizeof(b)),
+           "backoff until 2026-12-02T11:00:00.000Z (a retry waits after a "
+           "failure)",
+           "backoff gives its end");
+    is_str(words("{\"kind\":\"reservation\",\"detail\":\"held\"}", true, b,
+                 sizeof(b)),
+           "reservation: held", "a reservation prints its detail");
+    is_str(words("{\"kind\":\"future\"}", true, b, sizeof(b)), "future",
+           "a kind this client does not know still prints its name");
+    is_str(words("{\"kind\":\"quota\",\"queue\":\"research\",\"resource\":"
+                 "\"gpu\",\"used\":16,\"limit\":16,\"would_use\":18,"
+                 "\"short\":2}",
+                 true, b, 12),
+           "quota: queu", "a small buffer cuts the text and ends it");
+}
+
+static void test_queue_gpus(void)
+{
+    json_t *a = load("{\"nominal\":{\"gpus\":4.0},\"used\":{\"gpus\":3.0}}");
+    json_t *n = load("{\"nominal\":{},\"used\":{\"gpus\":3}}");
+    json_t *f = load("{\"nominal\":{\"gpus\":2},\"used\":{\"gpus\":0.5}}");
+    char b[64];
+
+    is_str(sl_cli_queue_gpus(a, b, sizeof(b)), "3/4", "GPUS is used/nominal");
+    is_str(sl_cli_queue_gpus(n, b, sizeof(b)), "3/-",
+           "no GPU quota reads as '-'");
+    is_str(sl_cli_queue_gpus(f, b, sizeof(b)), "0.5/2",
+           "fractional use reads as a decimal");
+    json_decref(a);
+    json_decref(n);
+    json_decref(f);
+}
+
 int main(void)
 {
     test_parser();
@@ -537,5 +675,8 @@ int main(void)
     test_table();
     test_shell_join();
     test_run_doc();
+    test_amounts();
+    test_why_words();
+    test_queue_gpus();
     return done_testing();
 }

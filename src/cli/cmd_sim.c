@@ -19,7 +19,7 @@
 enum {
     O_NODES = 1, O_WORKLOAD, O_MODE, O_POLICY, O_SEED, O_TARGET, O_SCALE,
     O_CONFIG, O_VCS, O_PLACEMENTS, O_SCHEDULER, O_MAX_JOBS, O_PROGRESS,
-    O_NO_PROGRESS,
+    O_NO_PROGRESS, O_ESTIMATE,
 };
 
 /* clang-format off */
@@ -39,6 +39,7 @@ static const struct sl_cli_opt sim_opts[] = {
     {"max-jobs", '\0', true, O_MAX_JOBS},
     {"progress", '\0', false, O_PROGRESS},
     {"no-progress", '\0', false, O_NO_PROGRESS},
+    {"estimate", '\0', true, O_ESTIMATE},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -63,7 +64,7 @@ static int real_arg(const char *flag, const char *v, double min, double max,
 int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
     struct sl_error err = {{0}, {0}};
-    struct sl_sim_opts o = {.target = 1.3, .seed = 42};
+    struct sl_sim_opts o = {.seed = 42};
     struct sl_cli_parser p;
     struct sl_buf out;
     const char *v;
@@ -131,6 +132,16 @@ int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv)
         case O_MAX_JOBS:
             if (sl_cli_int_arg("--max-jobs", v, 1, 10000000, &o.max_jobs, &err) < 0)
                 return sl_cli_usage_error(&err);
+            break;
+        case O_ESTIMATE:
+            if (strcmp(v, "exact") == 0) {
+                o.no_estimate = false;
+            } else if (strcmp(v, "none") == 0) {
+                o.no_estimate = true;
+            } else {
+                sl_cli_errorf("--estimate: must be exact or none, got '%.40s'", v);
+                return SL_CLI_USAGE;
+            }
             break;
         case O_PROGRESS:
             o.progress = true;

@@ -125,22 +125,6 @@ static void csv_field(FILE *fp, const char *s)
     }
 }
 
-static void progress(bool on, size_t done, size_t total, bool end)
-{
-    static const char bar[] = "########################################";
-    int width = 40, fill;
-
-    if (!on || total == 0)
-        return;
-    if (!end && done % 256 != 0)
-        return;
-    fill = (int)((double)done / (double)total * width);
-    fprintf(stderr, "\rsim [%-40.*s] %3d%% %zu/%zu", fill, bar,
-            (int)(100.0 * (double)done / (double)total), done, total);
-    if (end)
-        fputc('\n', stderr);
-}
-
 /* ---- the run ---------------------------------------------------------- */
 
 int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error *err)
@@ -159,6 +143,8 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
     int next_pct = 0, rc;
     int64_t cap_milli = 0, target_milli, demand = 0, arrived = 0, used = 0;
     size_t failed = 0, placed = 0;
+    double target = o->target > 0 ? o->target : 1.3;
+    struct sl_sim_bar bar = {o->progress, {0, 0}};
     struct timespec t0, t1;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -211,7 +197,7 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
         goto out;
 
     /* Shuffle, then resample up or thin down to the target demand. */
-    target_milli = (int64_t)llround(o->target * (double)cap_milli);
+    target_milli = (int64_t)llround(target * (double)cap_milli);
     cap_pods = nt * 2 + 16;
     if (!(order = malloc(sizeof(*order) * cap_pods))) {
         rc = sl_errorf(err, -ENOMEM, "out of memory");
@@ -305,7 +291,7 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
             }
             next_pct++;
         }
-        progress(o->progress, seq + 1, npods, seq + 1 == npods);
+        sl_sim_progress(&bar, seq + 1, npods, "pods", NULL, seq + 1 == npods);
     }
     /* The resampling stops just short of the target: the points up to the
      * final demand, rounded, take the final ratio (the reference rounds
@@ -322,7 +308,7 @@ int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error
     sl_sched_frag(s, &f, &idle);
     sl_buf_printf(out, "{\n  \"mode\": \"fill\",\n  \"policy\": \"%s\",\n",
                   sl_placement_name(policy));
-    sl_buf_printf(out, "  \"seed\": %" PRIu64 ",\n  \"target\": %.4g,\n", o->seed, o->target);
+    sl_buf_printf(out, "  \"seed\": %" PRIu64 ",\n  \"target\": %.4g,\n", o->seed, target);
     sl_buf_printf(out, "  \"nodes\": %zu,\n  \"gpu_capacity\": %" PRId64 ",\n", nn,
                   cap_milli / 1000);
     sl_buf_printf(out, "  \"pods\": %zu,\n  \"placed\": %zu,\n  \"failed_pods\": %zu,\n",

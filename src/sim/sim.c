@@ -4,7 +4,9 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "simint.h"
 
@@ -72,6 +74,28 @@ int sl_sim_spec(struct sl_sched *s, const struct sl_trace_task *t,
             p++;
     }
     return 0;
+}
+
+void sl_sim_progress(struct sl_sim_bar *b, size_t done, size_t total, const char *what,
+                     const char *extra, bool end)
+{
+    static const char bar[] = "########################################";
+    struct timespec now;
+    int width = 40, fill;
+
+    if (!b->on || total == 0)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!end && (now.tv_sec - b->last.tv_sec) * 1000000000L + (now.tv_nsec - b->last.tv_nsec) <
+                    100000000L)
+        return;
+    b->last = now;
+    fill = (int)((double)done / (double)total * width);
+    fprintf(stderr, "\rsim [%-40.*s] %3d%% %zu/%zu %s%s%s", fill, bar,
+            (int)(100.0 * (double)done / (double)total), done, total, what,
+            extra ? ", " : "", extra ? extra : "");
+    if (end)
+        fputc('\n', stderr);
 }
 
 int sl_sim_run(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error *err)

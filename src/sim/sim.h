@@ -31,13 +31,17 @@ struct sl_sim_opts {
     enum sl_sim_mode mode;        /* AUTO: fill for pod lists, else timed */
     const char *policy;           /* placement policy name; NULL = fgd */
     uint64_t seed;
-    double target;                /* fill: demand as a multiple of capacity */
+    double target;                /* demand as a multiple of GPU capacity:
+                                     fill mode's (0 = 1.3); timed mode
+                                     resamples pod lists to it (0 = not) */
     double time_scale;            /* timed: inter-arrival times divided by it */
     const char *config_path;      /* timed: queues, quotas, classes (YAML) */
     const char *vc_path;          /* timed: "vc,node num" sizes, optional */
     const char *placements_path;  /* fill: CSV to write, or NULL */
     const char *scheduler;        /* timed: "sluice" (default) or "fifo" */
     int64_t max_jobs;             /* timed: replay at most this many; 0 = all */
+    bool no_estimate;             /* timed: jobs declare no maxRuntime, so
+                                     backfill has no run-time estimates */
     bool progress;                /* a progress bar on stderr */
 };
 

@@ -4,7 +4,9 @@
 #ifndef SL_SIMINT_H
 #define SL_SIMINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "../sched/sched.h"
 #include "sim.h"
@@ -22,6 +24,16 @@ int sl_sim_add_nodes(struct sl_sched *s, const struct sl_trace_node *n, size_t c
  * so such a task fits nowhere). */
 int sl_sim_spec(struct sl_sched *s, const struct sl_trace_task *t,
                 struct sl_sched_job_spec *out, struct sl_error *err);
+
+/* The progress bar on stderr: "sim [####    ] 45% 6750/15000 jobs, day
+ * 3.2" ('extra' may be NULL), redrawn at most ten times a second and at
+ * the end, when b->on. */
+struct sl_sim_bar {
+    bool on;
+    struct timespec last;         /* the last redraw */
+};
+void sl_sim_progress(struct sl_sim_bar *b, size_t done, size_t total, const char *what,
+                     const char *extra, bool end);
 
 int sl_sim_fill(const struct sl_sim_opts *o, struct sl_buf *out,
                 struct sl_error *err);

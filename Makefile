@@ -93,8 +93,14 @@ test: deps check-banned
 check-banned:
 	@scripts/check-banned.sh
 
-bench: deps all
+# The scheduler library's benchmark (bench/sched_bench.c), run by bench/sched.sh.
+$(B)/bench/sched_bench: $(B)/obj/bench/sched_bench.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: deps all $(B)/bench/sched_bench
 	bench/run.sh
+	bench/sched.sh all
 
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard src/util/*.c src/core/*.c)

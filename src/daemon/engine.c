@@ -35,6 +35,7 @@
 #include "../sim/trace.h"
 #include "../store/store.h"
 #include "../util/buf.h"
+#include "../util/heap.h"
 #include "../util/imap.h"
 
 #define MAX_NAMED 1024        /* teams, queues, classes, users, cohorts */
@@ -65,7 +66,7 @@ struct task {
     bool started;                 /* process launched (or adopted) */
     bool done;
     int exit_code;
-    int64_t sim_end_ms;           /* simulated executor: when it ends */
+    int64_t sim_end_ms;           /* simulated executor: when it ends (mono) */
     struct sl_exec_handle h;
 };
 
@@ -85,6 +86,9 @@ struct job {
     int64_t kill_at_ms;           /* send SIGKILL (mono); 0 = none */
     int limits_enforced;          /* -1 unknown */
     char *message;                /* owned; guarded by e->mu; NULL = none */
+    size_t run_idx;               /* index in e->run while Running */
+    struct sl_heap_item due;      /* in e->timers while Running with a timer
+                                     (key: its next one, mono ms) */
 };
 
 /* Interned strings: names that many jobs share, kept for the daemon's life. */
@@ -119,15 +123,19 @@ struct sl_engine {
     struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
     struct sl_imap shims;         /* shim pid -> job id, for exited tasks */
     size_t nfresh;                /* jobs submitted since the last pass */
-    struct job **run;             /* Running jobs */
+    struct job **run;             /* Running jobs; j->run_idx is the index */
     size_t nrun, run_cap;
+    struct sl_heap timers;        /* Running jobs that have a timer: task
+                                     ends (simulated), maxRuntime, kill
+                                     after grace; room for every Running
+                                     job is reserved before it runs */
     struct sl_exec_handle *gone;  /* tasks whose end is recorded in the open
                                      transaction: their pid and exit files
                                      go only once it has committed */
     size_t ngone, gone_cap;
     bool sched_full;              /* something was freed or changed */
     int64_t sched_wake_ms;        /* the scheduler's next timer (wall) */
-    int64_t next_poll_ms;         /* adopted tasks (mono) */
+    int64_t next_poll_ms;         /* adopted tasks of the local executor (mono) */
 
     pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
     struct sl_op *qhead, *qtail;
@@ -448,20 +456,60 @@ static int vec_push(void **vec, size_t *n, size_t *cap, size_t elem, const void 
     return 0;
 }
 
-/* Caller holds e->mu. */
+/* On the run list, with room in the timer heap for it. Caller holds
+ * e->mu. Returns 0 or -ENOMEM (nothing changed). */
 static int run_add(struct sl_engine *e, struct job *j)
 {
-    return vec_push((void **)&e->run, &e->nrun, &e->run_cap, sizeof(j), &j);
+    int rc = sl_heap_reserve(&e->timers, e->nrun + 1);
+
+    if (rc == 0 && (rc = vec_push((void **)&e->run, &e->nrun, &e->run_cap,
+                                  sizeof(j), &j)) == 0)
+        j->run_idx = e->nrun - 1;
+    return rc;
 }
 
-/* Caller holds e->mu. */
+/* Off the run list (the last entry takes its place) and off the timer
+ * heap. Caller holds e->mu. */
 static void run_del(struct sl_engine *e, struct job *j)
 {
-    for (size_t i = 0; i < e->nrun; i++)
-        if (e->run[i] == j) {
-            e->run[i] = e->run[--e->nrun];
-            return;
-        }
+    size_t i = j->run_idx;
+
+    sl_heap_del(&e->timers, &j->due);
+    if (i >= e->nrun || e->run[i] != j)
+        return; /* not on the list */
+    e->run[i] = e->run[--e->nrun];
+    e->run[i]->run_idx = i;
+}
+
+/* When the job's next timer is due (mono ms), or INT64_MAX for none: the
+ * maxRuntime checkpoint, the SIGKILL after a grace period and, with the
+ * simulated executor, the end of a task. */
+static int64_t job_due_ms(const struct sl_engine *e, const struct job *j)
+{
+    int64_t due = INT64_MAX;
+
+    if (j->ckpt_at_ms && !j->timed_out && !j->cancel_requested && !j->preempting)
+        due = j->ckpt_at_ms;
+    if (j->kill_at_ms && j->kill_at_ms < due)
+        due = j->kill_at_ms;
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks)
+        for (int t = 0; t < j->spec->tasks; t++)
+            if (j->tasks[t].started && !j->tasks[t].done && j->tasks[t].sim_end_ms < due)
+                due = j->tasks[t].sim_end_ms;
+    return due;
+}
+
+/* Put a Running job in the timer heap at its next timer, or take it out
+ * when it has none. Call after anything that changes one. Cannot fail:
+ * run_add reserved the room. */
+static void job_timer(struct sl_engine *e, struct job *j)
+{
+    int64_t due = j->tasks ? job_due_ms(e, j) : INT64_MAX;
+
+    if (due == INT64_MAX)
+        sl_heap_del(&e->timers, &j->due);
+    else if (sl_heap_set(&e->timers, &j->due, due) < 0)
+        sl_warn("msg=\"timer heap without room\" job=%lld", (long long)j->id);
 }
 
 /* A Running job stops: off the run list; its task files go once the
@@ -872,6 +920,7 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         }
         job_signal_all(e, j, SIGTERM);
         j->kill_at_ms = sl_mono_ms() + e->cfg.cancel_grace_ms;
+        job_timer(e, j);
     }
     pthread_mutex_lock(&e->mu);
     placement = placement_json(e, j);
@@ -1292,7 +1341,7 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
     const char *note = NULL;
 
     if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-        int64_t end = sl_now_ms() + sim_duration_ms(j);
+        int64_t end = sl_mono_ms() + sim_duration_ms(j);
         for (int t = 0; t < j->spec->tasks; t++) {
             j->tasks[t].started = true;
             j->tasks[t].sim_end_ms = end;
@@ -1419,6 +1468,7 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
         sl_warn("msg=\"cannot record a preemption\" job=%lld", (long long)j->id);
     job_signal_all(e, j, j->spec->ckpt_signal);
     j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+    job_timer(e, j);
     sl_info("msg=\"preempting\" job=%lld for=%lld why=%d", (long long)j->id,
             (long long)for_id, (int)why);
 }
@@ -1466,8 +1516,9 @@ static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
     sl_sched_result_fini(&res);
 }
 
-/* Poll one job's tasks; finish it when all have ended. */
-static void poll_job(struct sl_engine *e, struct job *j, int64_t now_ms)
+/* Poll one job's tasks; finish it when all have ended, else put it at
+ * its next timer. 'mono_ms' is now on the monotonic clock. */
+static void poll_job(struct sl_engine *e, struct job *j, int64_t mono_ms)
 {
     bool all_done = true, lost = j->lost;
 
@@ -1477,7 +1528,7 @@ static void poll_job(struct sl_engine *e, struct job *j, int64_t now_ms)
         if (tk->done || !tk->started)
             continue;
         if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-            if (tk->sim_end_ms > now_ms) {
+            if (tk->sim_end_ms > mono_ms) {
                 all_done = false;
                 continue;
             }
@@ -1504,74 +1555,91 @@ static void poll_job(struct sl_engine *e, struct job *j, int64_t now_ms)
     }
     if (all_done)
         job_finish(e, j, lost);
+    else
+        job_timer(e, j);
 }
 
-/* Poll the tasks whose shim exited (and, on the timer, re-adopted ones and
- * the simulated executor's); finish jobs whose tasks have all ended. */
+/* Poll the tasks whose shim exited and, once a second, the re-adopted
+ * ones (their shims are not our children); finish jobs whose tasks have
+ * all ended. The simulated executor's task ends are timers (run_due). */
 static void poll_tasks(struct sl_engine *e)
 {
     const pid_t *exited = NULL;
     size_t n = e->exec ? sl_exec_reap(e->exec, &exited) : 0;
-    int64_t now = sl_now_ms(), mono = sl_mono_ms();
-    bool sweep = mono >= e->next_poll_ms || e->cfg.executor == SL_EXECUTOR_SIMULATED;
+    int64_t mono = sl_mono_ms();
 
     for (size_t i = 0; i < n; i++) {
         int64_t id = (int64_t)(intptr_t)sl_imap_get(&e->shims, exited[i]);
         struct job *j = id ? sl_imap_get(&e->jobs, id) : NULL;
         if (j && j->state == SL_JOB_RUNNING && j->tasks)
-            poll_job(e, j, now);
+            poll_job(e, j, mono);
     }
-    if (sweep) {
+    if (e->cfg.executor == SL_EXECUTOR_LOCAL && mono >= e->next_poll_ms) {
         /* A copy: finishing a job removes it from e->run. */
-        size_t nj = e->nrun;
-        struct job **run = nj ? malloc(nj * sizeof(*run)) : NULL;
-        if (nj && !run)
+        size_t nj = 0;
+        struct job **run = e->nrun ? malloc(e->nrun * sizeof(*run)) : NULL;
+        if (e->nrun && !run)
             return;
-        if (nj)
-            memcpy(run, e->run, nj * sizeof(*run));
+        for (size_t i = 0; i < e->nrun; i++)
+            if (e->run[i]->adopted)
+                run[nj++] = e->run[i];
         for (size_t i = 0; i < nj; i++)
-            if (run[i]->adopted || e->cfg.executor == SL_EXECUTOR_SIMULATED)
-                poll_job(e, run[i], now);
+            poll_job(e, run[i], mono);
         free(run);
-        if (mono >= e->next_poll_ms)
-            e->next_poll_ms = mono + ADOPTED_POLL_MS;
+        e->next_poll_ms = mono + ADOPTED_POLL_MS;
     }
 }
 
-/* maxRuntime and grace timers. Returns ms until the next timer (or 1000). */
-static int64_t run_timers(struct sl_engine *e)
+/* Fire one job's maxRuntime and grace timers that are due at 'now' (mono). */
+static void fire_timers(struct sl_engine *e, struct job *j, int64_t now)
 {
-    int64_t now = sl_mono_ms(), next = 1000, wall = sl_now_ms();
+    if (j->ckpt_at_ms && now >= j->ckpt_at_ms && !j->timed_out &&
+        !j->cancel_requested && !j->preempting) {
+        j->timed_out = true;
+        job_msg(e, j, "maxRuntime reached: sent %s, SIGKILL in %llds",
+                sl_signal_name(j->spec->ckpt_signal),
+                (long long)(j->spec->ckpt_grace_ms / 1000));
+        sl_store_event_add(e->st, j->id, sl_now_ms(), "timeout", NULL, NULL,
+                           j->message);
+        job_signal_all(e, j, j->spec->ckpt_signal);
+        j->kill_at_ms = now + j->spec->ckpt_grace_ms;
+    }
+    if (j->kill_at_ms && now >= j->kill_at_ms) {
+        job_signal_all(e, j, SIGKILL);
+        j->kill_at_ms = 0;
+    }
+}
+
+/* Everything due by now, and only that: the jobs at the top of the timer
+ * heap. Each firing moves its job on (a timer fired is cleared or made
+ * later, a simulated task due ends), so the loop ends. */
+static void run_due(struct sl_engine *e)
+{
+    int64_t now = sl_mono_ms();
+    struct sl_heap_item *it;
+
+    while ((it = sl_heap_top(&e->timers)) && it->key <= now) {
+        struct job *j = SL_CONTAINER_OF(it, struct job, due);
+        fire_timers(e, j, now);
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED)
+            poll_job(e, j, now); /* may finish j: not touched after */
+        else
+            job_timer(e, j);
+    }
+}
+
+/* How long the loop may sleep (ms): until the next timer or the
+ * scheduler's wake-up, at most a second; 0 when one is due. */
+static int64_t next_wait_ms(struct sl_engine *e)
+{
+    int64_t next = 1000, wall = sl_now_ms();
+    const struct sl_heap_item *it = sl_heap_top(&e->timers);
 
     if (e->sched_wake_ms && e->sched_wake_ms - wall < next)
         next = e->sched_wake_ms - wall;
-    for (size_t i = 0; i < e->nrun; i++) {
-        struct job *j = e->run[i];
-        if (j->ckpt_at_ms && now >= j->ckpt_at_ms && !j->timed_out &&
-            !j->cancel_requested && !j->preempting) {
-            j->timed_out = true;
-            job_msg(e, j, "maxRuntime reached: sent %s, SIGKILL in %llds",
-                    sl_signal_name(j->spec->ckpt_signal),
-                    (long long)(j->spec->ckpt_grace_ms / 1000));
-            sl_store_event_add(e->st, j->id, sl_now_ms(), "timeout", NULL, NULL,
-                               j->message);
-            job_signal_all(e, j, j->spec->ckpt_signal);
-            j->kill_at_ms = now + j->spec->ckpt_grace_ms;
-        }
-        if (j->kill_at_ms && now >= j->kill_at_ms) {
-            job_signal_all(e, j, SIGKILL);
-            j->kill_at_ms = 0;
-        }
-        if (j->ckpt_at_ms && !j->timed_out && j->ckpt_at_ms - now < next)
-            next = j->ckpt_at_ms - now;
-        if (j->kill_at_ms && j->kill_at_ms - now < next)
-            next = j->kill_at_ms - now;
-        if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks)
-            for (int t = 0; t < j->spec->tasks; t++)
-                if (!j->tasks[t].done && j->tasks[t].sim_end_ms - wall < next)
-                    next = j->tasks[t].sim_end_ms - wall;
-    }
-    return next < 1 ? 1 : next;
+    if (it && it->key - sl_mono_ms() < next)
+        next = it->key - sl_mono_ms();
+    return next < 0 ? 0 : next;
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -1670,7 +1738,7 @@ static void *engine_main(void *arg)
         struct sl_op *ops;
         struct job **started = NULL;
         size_t nstarted = 0;
-        bool stopping, committed = true;
+        bool stopping, committed = true, failures = false;
         uint64_t cnt;
 
         if (poll(&pfd, 1, (int)(wait_ms > 1000 ? 1000 : wait_ms)) > 0 &&
@@ -1689,7 +1757,7 @@ static void *engine_main(void *arg)
         for (struct sl_op *op = ops; op; op = op->next)
             apply_op(e, op);
         poll_tasks(e);
-        wait_ms = run_timers(e);
+        run_due(e);
         if (!stopping && (e->nfresh || e->sched_full ||
                           (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms)))
             schedule(e, &started, &nstarted);
@@ -1716,9 +1784,9 @@ static void *engine_main(void *arg)
         if (nstarted && committed) {
             /* Launch after the commit; start failures are written in a
              * small transaction of their own. */
-            bool failures = false;
             for (size_t i = 0; i < nstarted; i++) {
                 job_start_tasks(e, started[i]);
+                job_timer(e, started[i]);
                 failures |= started[i]->gang_failed;
             }
             if (sl_store_begin(e->st) == 0) {
@@ -1726,11 +1794,10 @@ static void *engine_main(void *arg)
                     job_persist(e, started[i], "launched", "Running", -1, 0);
                 sl_store_commit(e->st);
             }
-            if (failures || e->cfg.executor == SL_EXECUTOR_SIMULATED)
-                wait_ms = 0;
         }
         free(started);
-        if (e->sched_full || e->nfresh)
+        wait_ms = next_wait_ms(e);
+        if (failures || e->sched_full || e->nfresh)
             wait_ms = 0;
         if (stopping) {
             bool more;
@@ -2009,6 +2076,8 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         job_free(j);
         return rc;
     }
+    if (j->state == SL_JOB_RUNNING)
+        job_timer(e, j);
     return 0;
 }
 
@@ -2121,6 +2190,7 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     e->wal_fd = -1;
     sl_imap_init(&e->jobs);
     sl_imap_init(&e->shims);
+    sl_heap_init(&e->timers);
     e->cfg = *cfg;
     sl_strlcpy(e->data_dir, cfg->data_dir, sizeof(e->data_dir));
     e->cfg.data_dir = e->data_dir;
@@ -2276,6 +2346,7 @@ void sl_engine_destroy(struct sl_engine *e)
     for (int i = 0; i < e->nqueues; i++)
         free(e->queues[i].spec_json);
     free(e->run);
+    sl_heap_fini(&e->timers);
     free(e->gone);
     if (g_wake_fd == e->wake_fd)
         g_wake_fd = -1;

@@ -22,6 +22,7 @@
 
 #define TREE_BUDGET_BYTES (64u << 20) /* all indexes together */
 #define TREES_MIN 8
+#define TREE_MEMO 1024                /* fgd scores remembered per index */
 
 /* ---- setup ------------------------------------------------------------ */
 
@@ -39,6 +40,8 @@ int cl_init(struct cl_cluster *c, enum sl_placement policy, uint64_t seed)
 
 static void tree_free(struct cl_tree *t)
 {
+    free(t->memo);
+    t->memo = NULL;
     free(t->best);
     free(t->count);
     free(t->stamp);
@@ -63,8 +66,10 @@ void cl_fini(struct cl_cluster *c)
     free(c->gpu_free);
     free(c->gpu_model);
     free(c->names);
-    for (int i = 0; i < c->ndomains; i++)
-        free(c->domains[i]);
+    for (int i = 0; i < c->ndomains; i++) {
+        free(c->domains[i].name);
+        free(c->domains[i].nodes);
+    }
     free(c->domains);
     free(c->log);
     memset(c, 0, sizeof(*c));
@@ -113,18 +118,32 @@ static int grow(void **p, int *cap, int need, size_t elem)
     return 0;
 }
 
+/* The domain named 'domain', made when new, with room for one more
+ * member; -1 for none, or -ENOMEM. */
 static int domain_id(struct cl_cluster *c, const char *domain)
 {
+    struct cl_domain *d;
+    int i;
+
     if (!domain || !*domain)
         return -1;
-    for (int i = 0; i < c->ndomains; i++)
-        if (strcmp(c->domains[i], domain) == 0)
-            return i;
-    if (grow((void **)&c->domains, &c->domains_cap, c->ndomains + 1,
-             sizeof(char *)) < 0 ||
-        !(c->domains[c->ndomains] = strdup(domain)))
+    for (i = c->ndomains - 1; i >= 0; i--) /* nodes come rack by rack */
+        if (strcmp(c->domains[i].name, domain) == 0)
+            break;
+    if (i < 0) {
+        if (grow((void **)&c->domains, &c->domains_cap, c->ndomains + 1,
+                 sizeof(*c->domains)) < 0)
+            return -ENOMEM;
+        d = &c->domains[c->ndomains];
+        memset(d, 0, sizeof(*d));
+        if (!(d->name = strdup(domain)))
+            return -ENOMEM;
+        i = c->ndomains++;
+    }
+    d = &c->domains[i];
+    if (grow((void **)&d->nodes, &d->cap, d->nnodes + 1, sizeof(int)) < 0)
         return -ENOMEM;
-    return c->ndomains++;
+    return i;
 }
 
 int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
@@ -186,6 +205,8 @@ int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
     n->nfull = (int16_t)ngpus;
     n->gpu_free_sum = ngpus * CL_WHOLE;
     n->domain = dom;
+    if (dom >= 0)
+        c->domains[dom].nodes[c->domains[dom].nnodes++] = c->nnodes;
     n->name = (int32_t)c->names_len;
     n->schedulable = true;
     for (int g = 0; g < ngpus; g++) {
@@ -202,7 +223,7 @@ int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
         while (leaves < (size_t)c->nnodes + 1)
             leaves *= 2;
         per = leaves * 2 * (sizeof(double) + sizeof(int32_t)) +
-              ((size_t)c->nnodes + 1) * sizeof(uint32_t);
+              ((size_t)c->nnodes + 1) * sizeof(uint32_t) + TREE_MEMO * sizeof(struct cl_memo);
         c->trees_max = (int)(TREE_BUDGET_BYTES / per);
         if (c->trees_max < TREES_MIN)
             c->trees_max = TREES_MIN;
@@ -237,7 +258,7 @@ const char *cl_node_name(const struct cl_cluster *c, int node)
 const char *cl_node_domain(const struct cl_cluster *c, int node)
 {
     int d = c->nodes[node].domain;
-    return d >= 0 ? c->domains[d] : "";
+    return d >= 0 ? c->domains[d].name : "";
 }
 
 /* ---- fit -------------------------------------------------------------- */
@@ -273,6 +294,34 @@ enum cl_reject cl_fit(const struct cl_cluster *c, int ni, const struct cl_shape 
     if (n->mem_free < s->mem_bytes)
         return CL_MEM;
     return CL_FITS;
+}
+
+int cl_capacity(const struct cl_cluster *c, int ni, const struct cl_shape *s, int max)
+{
+    const struct cl_node *n = &c->nodes[ni];
+    int k = max;
+
+    if (max <= 0 || cl_fit(c, ni, s) != CL_FITS)
+        return 0;
+    if (s->cpu_milli > 0 && n->cpu_free / s->cpu_milli < k)
+        k = (int)(n->cpu_free / s->cpu_milli);
+    if (s->mem_bytes > 0 && n->mem_free / s->mem_bytes < k)
+        k = (int)(n->mem_free / s->mem_bytes);
+    if (s->num_gpu > 0) {
+        /* whole GPUs: free ones by num_gpu; a fraction: how many fit on
+         * each GPU, summed (each task takes from one GPU) */
+        const int16_t *f = &c->gpu_free[n->gpu0];
+        const uint8_t *m = &c->gpu_model[n->gpu0];
+        int slots = 0;
+        for (int g = 0; g < n->ngpus; g++)
+            if (!s->models || (s->models & (1u << m[g])))
+                slots += s->gpu_milli >= CL_WHOLE ? f[g] >= CL_WHOLE : f[g] / s->gpu_milli;
+        if (s->gpu_milli >= CL_WHOLE)
+            slots /= s->num_gpu;
+        if (slots < k)
+            k = slots;
+    }
+    return k;
 }
 
 /* ---- indexes ---------------------------------------------------------- */
@@ -314,13 +363,60 @@ static void tree_pull(struct cl_tree *t, int i)
     }
 }
 
+/* A hash of what an fgd score reads of node 'n': its free CPU and each
+ * GPU's free milli and model, in order. */
+static uint64_t fgd_state_hash(const struct cl_cluster *c, int n)
+{
+    const struct cl_node *nd = &c->nodes[n];
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)nd->cpu_free;
+
+    h *= 0xff51afd7ed558ccdULL;
+    for (int g = 0; g < nd->ngpus; g++) {
+        h ^= (uint64_t)(uint16_t)c->gpu_free[nd->gpu0 + g] |
+             (uint64_t)c->gpu_model[nd->gpu0 + g] << 16 | (uint64_t)(g + 1) << 24;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+    }
+    return h ? h : 1;
+}
+
+/* The node's score for the tree's shape. Under fgd, nodes in the same
+ * state score the same and scoring is costly (the fragmentation model over
+ * every typical task), so the tree remembers scores by state: an empty or
+ * a full node of each kind is scored once, not once per node. Whether the
+ * task fits is always checked on the node itself. */
+static bool tree_score(struct cl_cluster *c, struct cl_tree *t, int n, double *sc)
+{
+    struct cl_memo *e;
+    uint64_t h;
+    int gpu;
+
+    if (c->policy != SL_PLACE_FGD)
+        return cl_score(c, n, &t->shape, sc, &gpu);
+    if (cl_fit(c, n, &t->shape) != CL_FITS)
+        return false;
+    if (!t->memo && !(t->memo = calloc(TREE_MEMO, sizeof(*t->memo))))
+        return cl_score(c, n, &t->shape, sc, &gpu);
+    h = fgd_state_hash(c, n);
+    e = &t->memo[h & (TREE_MEMO - 1)];
+    if (e->hash == h && e->cpu_free == c->nodes[n].cpu_free) {
+        *sc = e->score;
+        return true;
+    }
+    if (!cl_score(c, n, &t->shape, sc, &gpu))
+        return false;
+    e->hash = h;
+    e->cpu_free = c->nodes[n].cpu_free;
+    e->score = *sc;
+    return true;
+}
+
 static void tree_leaf(struct cl_cluster *c, struct cl_tree *t, int n)
 {
     double sc;
-    int gpu;
     int i = t->leaves + n;
 
-    if (cl_score(c, n, &t->shape, &sc, &gpu)) {
+    if (tree_score(c, t, n, &sc)) {
         t->best[i] = sc;
         t->count[i] = 1;
     } else {
@@ -412,6 +508,8 @@ static struct cl_tree *tree_get(struct cl_cluster *c, const struct cl_shape *s)
                 if (c->trees[i].used < t->used)
                     t = &c->trees[i];
             t->nnodes = -1; /* rebuild, reusing the arrays */
+            if (t->memo) /* another shape's scores */
+                memset(t->memo, 0, TREE_MEMO * sizeof(*t->memo));
         }
         t->shape = *s;
         t->key = key;

@@ -82,6 +82,18 @@ struct cl_typical {
 
 struct cl_frag_group;    /* policy.c: typical tasks grouped by GPU demand */
 
+struct cl_domain {       /* a topology domain (NVLink domain, rack) */
+    char *name;          /* owned */
+    int *nodes;          /* its members, by index */
+    int nnodes, cap;
+};
+
+struct cl_memo {         /* an fgd score by node state (cluster.c) */
+    uint64_t hash;
+    int64_t cpu_free;
+    double score;
+};
+
 struct cl_tree {         /* one shape's index; see the file comment */
     struct cl_shape shape;
     uint64_t key;        /* hash of the shape */
@@ -92,6 +104,7 @@ struct cl_tree {         /* one shape's index; see the file comment */
     uint32_t *stamp;     /* per node: version the leaf was scored at */
     int leaves;          /* power of two >= nodes */
     int nnodes;          /* nodes covered when built */
+    struct cl_memo *memo;/* fgd: scores by node state, or NULL */
 };
 
 struct cl_cluster {
@@ -102,7 +115,7 @@ struct cl_cluster {
     int ngpus, gpus_cap;
     char *names;         /* node names, NUL-separated */
     size_t names_len, names_cap;
-    char **domains;      /* owned names */
+    struct cl_domain *domains;
     int ndomains, domains_cap;
     char models[SL_SCHED_MAX_MODELS][48];
     int nmodels;
@@ -145,6 +158,10 @@ int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
 void cl_node_schedulable(struct cl_cluster *c, int node, bool on);
 const char *cl_node_name(const struct cl_cluster *c, int node);
 const char *cl_node_domain(const struct cl_cluster *c, int node);
+
+/* How many tasks of 's' node 'n' could take now, at most 'max' (0 when
+ * one does not fit): no change is made. */
+int cl_capacity(const struct cl_cluster *c, int n, const struct cl_shape *s, int max);
 
 /* Whether one task of 's' fits node 'n' now, and if not, why. */
 enum cl_reject {

@@ -162,8 +162,11 @@ int cl_set_typical(struct cl_cluster *c, const struct cl_typical *t, int n)
     }
     for (int i = 0; i < c->nnodes; i++)
         c->nodes[i].frag_version = 0;
-    for (int i = 0; i < c->ntrees; i++)
+    for (int i = 0; i < c->ntrees; i++) {
         c->trees[i].nnodes = -1; /* scores depend on the model: rebuild */
+        free(c->trees[i].memo);
+        c->trees[i].memo = NULL;
+    }
     return 0;
 oom:
     free(c->typical);

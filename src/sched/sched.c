@@ -52,10 +52,12 @@
 
 #define TYPICAL_COVER 0.95
 #define TYPICAL_EVERY 512          /* submissions between model updates */
+#define TYPICAL_DRIFT 0.05         /* ... which replace it past this change */
 #define TSHAPES_MAX 4096
 #define PREEMPT_ATTEMPTS 16        /* victim searches per pass */
 #define PREEMPT_CANDIDATES 4096
 #define FAILED_MEMO 64
+#define GANG_COUNT_MAX (1 << 20)   /* tasks counted per node, at most */
 /* Shares closer than this are equal: submit order decides between them
  * (decayed history never reaches exactly zero). */
 #define SHARE_EPS 1e-4
@@ -662,7 +664,7 @@ static void charge_raw(struct sl_sched *s, const struct job *j, int sign)
     job_charge(s, j, ch);
     if (j->opportunistic)
         s->nrun_opp += sign;
-    for (int d = 0; d < NDIMS; d++) {
+    for (int d = 0; d < SL_DIM_MODEL0 + s->cl.nmodels; d++) { /* the rest are 0 */
         if (j->opportunistic) {
             q->opp[d] += sign * ch[d];
         } else {
@@ -883,8 +885,36 @@ static int tshape_cmp(const void *a, const void *b)
     return (x->weight < y->weight) - (x->weight > y->weight);
 }
 
+/* Whether the model 't' (weights not normalised) is the cluster's with
+ * the same tasks and weights within TYPICAL_DRIFT in total variation. */
+static bool typical_close(const struct cl_cluster *c, const struct cl_typical *t, int n)
+{
+    double total = 0, tv = 0;
+
+    if (n != c->ntypical || n == 0)
+        return false;
+    for (int i = 0; i < n; i++)
+        total += t[i].weight > 0 ? t[i].weight : 0;
+    if (!(total > 0))
+        return false;
+    for (int i = 0; i < n; i++) {
+        int k;
+        for (k = 0; k < n; k++)
+            if (c->typical[k].cpu_milli == t[i].cpu_milli &&
+                c->typical[k].num_gpu == t[i].num_gpu &&
+                c->typical[k].gpu_milli == t[i].gpu_milli &&
+                c->typical[k].models == t[i].models)
+                break;
+        if (k == n)
+            return false;
+        tv += fabs(c->typical[k].weight - (t[i].weight > 0 ? t[i].weight : 0) / total);
+    }
+    return tv / 2 < TYPICAL_DRIFT;
+}
+
 /* Recompute the typical tasks from the shapes seen: the most common ones
- * covering 95 % of the (decayed) submissions. */
+ * covering 95 % of the (decayed) submissions. A model that barely moved
+ * is kept, since a new one rescores every node for every shape. */
 static void typical_update(struct sl_sched *s)
 {
     struct cl_typical t[256];
@@ -905,8 +935,10 @@ static void typical_update(struct sl_sched *s)
         cum += s->tshapes[i].weight;
         n++;
     }
-    cl_set_typical(&s->cl, t, n); /* on -ENOMEM the old model stays */
     s->since_typical = 0;
+    if (typical_close(&s->cl, t, n))
+        return; /* the indexes stay: rescoring every node is not worth it */
+    cl_set_typical(&s->cl, t, n); /* on -ENOMEM the old model stays */
 }
 
 static void typical_learn(struct sl_sched *s, const struct cl_shape *sh, int tasks)
@@ -1306,20 +1338,11 @@ int sl_sched_running_count(const struct sl_sched *s) { return s->nrun; }
 /* ---- placement of a whole job ------------------------------------------ */
 
 /* Domains and their nodes, for same-domain gangs. */
-static int domain_members(const struct sl_sched *s, int domain, int *out)
-{
-    int n = 0;
-
-    for (int i = 0; i < s->cl.nnodes; i++)
-        if (s->cl.nodes[i].domain == domain)
-            out[n++] = i;
-    return n;
-}
 
 /* Place every task of 'j' (shape with 'models') on cluster 'c': all tasks
  * or none. 'scan' uses no index (a scratch cluster). Returns true with the
  * places taken; else c is unchanged and *fit says how many tasks fitted. */
-static bool place_on(struct sl_sched *s, struct cl_cluster *c, const struct job *j,
+static bool place_on(struct cl_cluster *c, const struct job *j,
                      uint32_t models, bool scan, struct sl_sched_task_place *pl,
                      int *fit)
 {
@@ -1328,22 +1351,21 @@ static bool place_on(struct sl_sched *s, struct cl_cluster *c, const struct job 
 
     sh.models = models;
     *fit = 0;
+    /* A gang bound to a node or a domain: how many of its tasks each node
+     * could take is counted without placing anything (cl_capacity), and
+     * the tasks are placed only where they all fit. */
     if (j->topology == SL_TOPO_SAME_NODE && j->tasks > 1) {
-        /* the best node (by the first task's score) that takes them all */
+        /* the best node (by one task's score) that takes them all */
         double best_sc = -INFINITY;
         int best = -1;
         for (int n = 0; n < c->nnodes; n++) {
             double sc;
-            int gpu, k;
-            if (!cl_score(c, n, &sh, &sc, &gpu))
-                continue;
-            for (k = 0; k < j->tasks && cl_fit(c, n, &sh) == CL_FITS; k++)
-                cl_take(c, n, &sh, -1, &pl[k]);
+            int gpu, k = cl_capacity(c, n, &sh, j->tasks);
             if (k > *fit)
                 *fit = k;
-            for (int u = k - 1; u >= 0; u--)
-                cl_give(c, &sh, &pl[u]);
-            if (k == j->tasks && (best < 0 || sc > best_sc)) {
+            if (k < j->tasks || !cl_score(c, n, &sh, &sc, &gpu))
+                continue;
+            if (best < 0 || sc > best_sc) {
                 best = n;
                 best_sc = sc;
             }
@@ -1358,41 +1380,34 @@ static bool place_on(struct sl_sched *s, struct cl_cluster *c, const struct job 
     if (j->topology == SL_TOPO_SAME_DOMAIN && j->tasks > 1) {
         /* the fullest domain that holds the gang, so that empty domains
          * stay whole for the big gangs */
-        int *members = malloc(sizeof(int) * (size_t)(c->nnodes ? c->nnodes : 1));
         int64_t best_free = INT64_MAX;
         int best = -1;
-        if (!members)
-            return false;
         for (int d = 0; d < c->ndomains; d++) {
-            int nm = domain_members(s, d, members), k;
+            const struct cl_domain *dm = &c->domains[d];
             int64_t freeg = 0;
-            for (int i = 0; i < nm; i++)
-                freeg += c->nodes[members[i]].gpu_free_sum;
-            for (k = 0; k < j->tasks; k++) {
-                int gpu, n = cl_best_among(c, &sh, members, nm, &gpu);
-                if (n < 0)
-                    break;
-                cl_take(c, n, &sh, gpu, &pl[k]);
-            }
+            int k = 0;
+            for (int i = 0; i < dm->nnodes && k < j->tasks; i++)
+                k += cl_capacity(c, dm->nodes[i], &sh, j->tasks - k);
             if (k > *fit)
                 *fit = k;
-            for (int u = k - 1; u >= 0; u--)
-                cl_give(c, &sh, &pl[u]);
-            if (k == j->tasks && freeg < best_free) {
+            if (k < j->tasks)
+                continue;
+            for (int i = 0; i < dm->nnodes; i++)
+                freeg += c->nodes[dm->nodes[i]].gpu_free_sum;
+            if (freeg < best_free) {
                 best = d;
                 best_free = freeg;
             }
         }
-        if (best >= 0) {
-            int nm = domain_members(s, best, members);
-            for (t = 0; t < j->tasks; t++) {
-                int gpu, n = cl_best_among(c, &sh, members, nm, &gpu);
-                cl_take(c, n, &sh, gpu, &pl[t]);
-            }
-            *fit = j->tasks;
+        if (best < 0)
+            return false;
+        for (t = 0; t < j->tasks; t++) {
+            const struct cl_domain *dm = &c->domains[best];
+            int gpu, n = cl_best_among(c, &sh, dm->nodes, dm->nnodes, &gpu);
+            cl_take(c, n, &sh, gpu, &pl[t]); /* n >= 0: the count says so */
         }
-        free(members);
-        return best >= 0;
+        *fit = j->tasks;
+        return true;
     }
     for (t = 0; t < j->tasks; t++) {
         int gpu, n = scan ? cl_best_among(c, &sh, NULL, c->nnodes, &gpu)
@@ -1494,7 +1509,10 @@ struct pass {
     int *heap;                    /* queue indices */
     int nheap;
     struct job **head;            /* per queue: its next job this pass */
-    struct cl_shape failed[FAILED_MEMO]; /* shapes that fit nowhere now */
+    struct nofit {                /* requests that fit nowhere now */
+        struct cl_shape shape;    /* models: the allowed set, 0 = any */
+        int tasks, topology;
+    } failed[FAILED_MEMO];
     int nfailed;
     struct pfail {                /* preemption searches that failed */
         struct cl_shape shape;
@@ -1507,6 +1525,20 @@ struct pass {
     bool rel_ready;               /* until a start changes them */
     struct cl_shape rfailed[FAILED_MEMO]; /* fit after no release */
     int nrfailed;
+    /* a preemption trial's state (trial_begin) */
+    uint32_t *touch_mark;         /* per node: touch_gen when touched */
+    int *touched;                 /* the nodes the released victims ran on */
+    int ntouched, touch_cap;
+    uint32_t touch_gen;
+    bool fits_now;                /* the preemptor fits the cluster as it is */
+    const struct job *tjob;       /* the preemptor */
+    struct cl_shape tshape;       /* its task, with the models it may use */
+    int64_t troom;                /* its tasks the cluster could take */
+    int *touched_cap;             /* ... each touched node, as it is now */
+    int *touch_idx;               /* per node: its index in touched[] */
+    uint32_t *dom_mark;           /* per domain: touch_gen when counted */
+    int64_t *dom_room;            /* per domain: the preemptor's tasks it takes */
+    int *doms, ndoms, dom_cap;    /* the domains counted */
     int nresv;                    /* reservations made this pass */
     int64_t resv_min_ms;          /* the earliest reservation's start */
     int preempts_left;
@@ -1604,30 +1636,40 @@ static int heap_pop(struct pass *p)
     return top;
 }
 
-static bool failed_has(const struct pass *p, const struct cl_shape *sh, uint32_t models,
-                       int tasks)
+/* The memo of requests that could not be placed in this pass (capacity
+ * only shrinks during a pass): a request no smaller in any way, allowed no
+ * more GPU models, with no fewer tasks under the same topology, cannot be
+ * placed either; nor can any gang whose one task could not. */
+static bool failed_has(const struct pass *p, const struct job *j, uint32_t models)
 {
-    if (tasks != 1)
-        return false;
+    uint32_t all = p->s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << p->s->cl.nmodels) - 1);
+    uint32_t want = models ? models : all;
+    const struct cl_shape *sh = &j->shape;
+
     for (int i = 0; i < p->nfailed; i++) {
-        const struct cl_shape *f = &p->failed[i];
-        /* a request no smaller in any way fails too */
-        if (sh->cpu_milli >= f->cpu_milli && sh->mem_bytes >= f->mem_bytes &&
-            sh->num_gpu >= f->num_gpu && sh->gpu_milli >= f->gpu_milli &&
-            (models & ~f->models) == 0 && (f->num_gpu > 0 || sh->num_gpu == 0))
+        const struct nofit *f = &p->failed[i];
+        uint32_t had = f->shape.models ? f->shape.models : all;
+        if (sh->cpu_milli >= f->shape.cpu_milli && sh->mem_bytes >= f->shape.mem_bytes &&
+            sh->num_gpu >= f->shape.num_gpu && sh->gpu_milli >= f->shape.gpu_milli &&
+            (f->shape.num_gpu > 0 || sh->num_gpu == 0) &&
+            (sh->num_gpu == 0 || (want & ~had) == 0) && j->tasks >= f->tasks &&
+            (f->tasks == 1 || f->topology == j->topology))
             return true;
     }
     return false;
 }
 
-static void failed_add(struct pass *p, const struct cl_shape *sh, uint32_t models,
-                       int tasks)
+static void failed_add(struct pass *p, const struct job *j, uint32_t models)
 {
-    if (tasks != 1 || p->nfailed == FAILED_MEMO)
+    struct nofit *f;
+
+    if (p->nfailed == FAILED_MEMO)
         return;
-    p->failed[p->nfailed] = *sh;
-    p->failed[p->nfailed].models = models;
-    p->nfailed++;
+    f = &p->failed[p->nfailed++];
+    f->shape = j->shape;
+    f->shape.models = models;
+    f->tasks = j->tasks;
+    f->topology = j->tasks > 1 ? j->topology : SL_TOPO_ANY;
 }
 
 static int out_start(struct pass *p, struct job *j)
@@ -1696,26 +1738,6 @@ static uint32_t placement_models(const struct sl_sched *s, const struct job *j,
     return quota_models;
 }
 
-/* Can 'j' be admitted and placed right now? Takes nothing. */
-static bool feasible(struct pass *p, struct job *j)
-{
-    struct sl_sched *s = p->s;
-    struct quota_why qw;
-    uint32_t models;
-    int fit;
-
-    if (!s->classes[j->pclass].opportunistic && !sched_quota_ok(s, j, &models, &qw))
-        return false;
-    if (s->classes[j->pclass].opportunistic)
-        models = j->shape.models;
-    models = placement_models(s, j, models);
-    if (!place_on(s, &s->cl, j, models, false, p->pl, &fit))
-        return false;
-    for (int t = j->tasks - 1; t >= 0; t--)
-        cl_give(&s->cl, &j->shape, &p->pl[t]);
-    return true;
-}
-
 /* Whether queue 'q' stays within its nominal quota with job 'j' added to
  * what it uses and what its other preemptors have claimed. */
 static bool within_nominal(const struct queue *q, const struct job *j,
@@ -1766,19 +1788,196 @@ static int cand_cmp(const void *a, const void *b)
     return (x->j->id < y->j->id) - (x->j->id > y->j->id);
 }
 
-/* Take a victim's resources away for a trial (or give them back). */
-static void trial_release(struct sl_sched *s, struct job *v)
+/* ---- preemption trials -------------------------------------------------
+ *
+ * A victim search releases candidates from the live cluster and its
+ * quotas, tests whether the preemptor fits, and restores them. The trial
+ * writes no change log: every change is undone before the search ends, so
+ * the placement indexes stay valid, where logging thousands of releases
+ * and restores would make every index rebuild. The indexes are therefore
+ * not consulted during a trial: trial_fits() tests the nodes the released
+ * victims ran on, or counts capacity, without them. */
+
+static void trial_begin(struct pass *p, const struct job *j, bool placement_failed)
 {
-    charge_raw(s, v, -1);
-    for (int t = v->tasks - 1; t >= 0; t--)
-        cl_give(&s->cl, &v->shape, &v->places[t]);
+    struct sl_sched *s = p->s;
+    uint32_t all = s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << s->cl.nmodels) - 1);
+    int fit;
+
+    p->ntouched = 0;
+    p->ndoms = 0;
+    p->touch_gen++;
+    p->tjob = j;
+    p->tshape = j->shape;
+    p->tshape.models = placement_models(s, j, j->shape.models ? j->shape.models : all);
+    /* A job held back by quota alone may fit as the cluster is: then only
+     * its quota has to be freed. */
+    p->fits_now = false;
+    if (!placement_failed && place_on(&s->cl, j, p->tshape.models, false, p->pl, &fit)) {
+        for (int t = j->tasks - 1; t >= 0; t--)
+            cl_give(&s->cl, &j->shape, &p->pl[t]);
+        p->fits_now = true;
+    }
+    /* How many of its tasks the cluster takes now: nothing outside the
+     * touched nodes changes during the trial, so a test need only recount
+     * those (trial_touch). A job that was not placed fits nowhere now. */
+    p->troom = 0;
+    if (!p->fits_now && !placement_failed)
+        for (int n = 0; n < s->cl.nnodes; n++)
+            p->troom += cl_capacity(&s->cl, n, &p->tshape, GANG_COUNT_MAX);
+    s->cl.no_log = true;
 }
 
-static void trial_restore(struct sl_sched *s, struct job *v)
+static void trial_end(struct pass *p)
 {
-    for (int t = 0; t < v->tasks; t++)
+    p->s->cl.no_log = false;
+}
+
+/* Node 'n' is about to change in the trial: note it; after, recount. */
+static void trial_touch(struct pass *p, int n, bool after)
+{
+    const struct cl_cluster *c = &p->s->cl;
+    int i;
+
+    if (p->touch_mark[n] != p->touch_gen) {
+        int d = c->nodes[n].domain;
+        p->touch_mark[n] = p->touch_gen;
+        i = p->touch_idx[n] = p->ntouched++;
+        p->touched[i] = n;
+        p->touched_cap[i] = cl_capacity(c, n, &p->tshape, GANG_COUNT_MAX);
+        if (p->tjob->topology == SL_TOPO_SAME_DOMAIN && d >= 0 &&
+            p->dom_mark[d] != p->touch_gen) {
+            /* its domain's room, counted before anything in it changed */
+            const struct cl_domain *dm = &c->domains[d];
+            p->dom_mark[d] = p->touch_gen;
+            p->dom_room[d] = 0;
+            for (int m = 0; m < dm->nnodes; m++)
+                p->dom_room[d] += cl_capacity(c, dm->nodes[m], &p->tshape, GANG_COUNT_MAX);
+            p->doms[p->ndoms++] = d;
+        }
+    }
+    if (after) {
+        int k = cl_capacity(c, n, &p->tshape, GANG_COUNT_MAX), d = c->nodes[n].domain;
+        i = p->touch_idx[n];
+        p->troom += k - p->touched_cap[i];
+        if (p->tjob->topology == SL_TOPO_SAME_DOMAIN && d >= 0)
+            p->dom_room[d] += k - p->touched_cap[i];
+        p->touched_cap[i] = k;
+    }
+}
+
+/* Take a victim's resources away for a trial. */
+static void trial_release(struct pass *p, struct job *v)
+{
+    struct sl_sched *s = p->s;
+
+    charge_raw(s, v, -1);
+    for (int t = v->tasks - 1; t >= 0; t--) {
+        trial_touch(p, v->places[t].node, false);
+        cl_give(&s->cl, &v->shape, &v->places[t]);
+        trial_touch(p, v->places[t].node, true);
+    }
+}
+
+static void trial_restore(struct pass *p, struct job *v)
+{
+    struct sl_sched *s = p->s;
+
+    for (int t = 0; t < v->tasks; t++) {
         cl_take_exact(&s->cl, &v->shape, &v->places[t]);
+        trial_touch(p, v->places[t].node, true);
+    }
     charge_raw(s, v, 1);
+}
+
+/* Would 'j' be admitted and placed with the released victims gone? With
+ * 'places', leaves a placement in p->pl (unless it fitted before the
+ * trial: then the caller places it after). Takes nothing. */
+static bool trial_fits(struct pass *p, struct job *j, bool places)
+{
+    struct sl_sched *s = p->s;
+    struct cl_cluster *c = &s->cl;
+    struct quota_why qw;
+    struct cl_shape sh = j->shape;
+    uint32_t models;
+    int fit, k = 0;
+
+    if (!s->classes[j->pclass].opportunistic && !sched_quota_ok(s, j, &models, &qw))
+        return false;
+    if (s->classes[j->pclass].opportunistic)
+        models = j->shape.models;
+    models = placement_models(s, j, models);
+    if (p->fits_now && models == p->tshape.models)
+        return true;
+    sh.models = models;
+    if (models != p->tshape.models) {
+        /* the quota narrowed the models: no counts for these, place */
+        if (!place_on(c, j, models, true, p->pl, &fit))
+            return false;
+        for (int t = j->tasks - 1; t >= 0; t--)
+            cl_give(c, &j->shape, &p->pl[t]);
+        return true;
+    }
+    if (j->tasks > 1 && j->topology == SL_TOPO_SAME_NODE) {
+        /* only a touched node can take them all now */
+        for (int i = 0; i < p->ntouched && k < j->tasks; i++)
+            if (p->touched_cap[i] >= j->tasks)
+                k = j->tasks;
+        if (k < j->tasks)
+            return false;
+    } else if (j->tasks > 1 && j->topology == SL_TOPO_SAME_DOMAIN) {
+        /* only a domain with a touched node can hold them now */
+        bool any = false;
+        for (int i = 0; i < p->ndoms && !any; i++)
+            any = p->dom_room[p->doms[i]] >= j->tasks;
+        if (!any)
+            return false;
+    } else if (p->troom < j->tasks) {
+        return false;
+    }
+    if (!places)
+        return true;
+    if (j->tasks > 1 && j->topology != SL_TOPO_ANY) {
+        /* place_on counts capacity for these and uses no index */
+        if (!place_on(c, j, models, true, p->pl, &fit))
+            return false;
+        for (int t = j->tasks - 1; t >= 0; t--)
+            cl_give(c, &j->shape, &p->pl[t]);
+        return true;
+    }
+    if (j->tasks == 1) {
+        /* the best touched node by the policy (ties to the lowest index,
+         * as everywhere) */
+        int gpu = -1, best = -1;
+        double best_sc = -INFINITY;
+        for (int i = 0; i < p->ntouched; i++) {
+            int n = p->touched[i], g;
+            double sc;
+            if (p->touched_cap[i] > 0 && cl_score(c, n, &sh, &sc, &g) &&
+                (best < 0 || sc > best_sc || (sc == best_sc && n < best))) {
+                best = n;
+                best_sc = sc;
+                gpu = g;
+            }
+        }
+        if (best < 0)
+            return false;
+        cl_take(c, best, &sh, gpu, &p->pl[0]);
+        cl_give(c, &sh, &p->pl[0]);
+        return true;
+    }
+    /* a gang that may go anywhere: first where the victims ran (the room
+     * to hold for it), then wherever else there is room */
+    k = 0;
+    for (int i = 0; i < p->ntouched && k < j->tasks; i++)
+        while (k < j->tasks && cl_fit(c, p->touched[i], &sh) == CL_FITS)
+            cl_take(c, p->touched[i], &sh, -1, &p->pl[k++]);
+    for (int n = 0; n < c->nnodes && k < j->tasks; n++)
+        while (k < j->tasks && cl_fit(c, n, &sh) == CL_FITS)
+            cl_take(c, n, &sh, -1, &p->pl[k++]);
+    for (int t = k - 1; t >= 0; t--)
+        cl_give(c, &sh, &p->pl[t]);
+    return k == j->tasks;
 }
 
 static int out_preempt(struct pass *p, struct job *v, struct job *j,
@@ -1822,6 +2021,49 @@ static void nominee_set(struct sl_sched *s, const struct job *j,
     /* what is free of it already is held from now on, in this pass too */
     for (int t = 0; r->places && t < r->ntasks; t++)
         hold_add(s, true, &j->shape, &r->places[t]);
+}
+
+/* Room for a trial's notes of touched nodes (one mark per cluster node). */
+static int trial_room(struct pass *p)
+{
+    int n = p->s->cl.nnodes, nd = p->s->cl.ndomains;
+
+    if (p->dom_cap < nd) {
+        uint32_t *m = realloc(p->dom_mark, sizeof(*m) * (size_t)nd);
+        int64_t *r;
+        int *d;
+        if (!m)
+            return -ENOMEM;
+        p->dom_mark = m;
+        memset(p->dom_mark + p->dom_cap, 0, sizeof(*m) * (size_t)(nd - p->dom_cap));
+        if (!(r = realloc(p->dom_room, sizeof(*r) * (size_t)nd)))
+            return -ENOMEM;
+        p->dom_room = r;
+        if (!(d = realloc(p->doms, sizeof(*d) * (size_t)nd)))
+            return -ENOMEM;
+        p->doms = d;
+        p->dom_cap = nd;
+    }
+
+    if (p->touch_cap < n) {
+        uint32_t *m = realloc(p->touch_mark, sizeof(*m) * (size_t)n);
+        int *t;
+        if (!m)
+            return -ENOMEM;
+        p->touch_mark = m;
+        if (!(t = realloc(p->touched, sizeof(*t) * (size_t)n)))
+            return -ENOMEM;
+        p->touched = t;
+        if (!(t = realloc(p->touched_cap, sizeof(*t) * (size_t)n)))
+            return -ENOMEM;
+        p->touched_cap = t;
+        if (!(t = realloc(p->touch_idx, sizeof(*t) * (size_t)n)))
+            return -ENOMEM;
+        p->touch_idx = t;
+        memset(p->touch_mark + p->touch_cap, 0, sizeof(*m) * (size_t)(n - p->touch_cap));
+        p->touch_cap = n;
+    }
+    return 0;
 }
 
 /* A cheap test before the scan of the running jobs: false when none of
@@ -1904,13 +2146,13 @@ static bool fits_without_all(struct pass *p, const struct job *j, const struct c
                 return true;
         return false;
     }
-    return place_on(s, &p->scratch, j,
+    return place_on(&p->scratch, j,
                     placement_models(s, j, j->shape.models ? j->shape.models : all), true,
                     p->pl, &fit);
 }
 
 /* Find victims whose going would let 'j' run, and preempt them. */
-static bool try_preempt(struct pass *p, struct job *j)
+static bool try_preempt(struct pass *p, struct job *j, bool placement_failed)
 {
     struct sl_sched *s = p->s;
     const struct pclass *jc = &s->classes[j->pclass];
@@ -1966,6 +2208,9 @@ static bool try_preempt(struct pass *p, struct job *j)
         goto out;
     }
     qsort(c, (size_t)nc, sizeof(*c), cand_cmp);
+    if (trial_room(p) < 0)
+        goto out;
+    trial_begin(p, j, placement_failed);
     /* Release candidates in order until j fits: the shortest such prefix,
      * found by doubling then bisection (whether j fits only grows with the
      * prefix), so that a search costs a few dozen fit tests, not one per
@@ -1982,9 +2227,9 @@ static bool try_preempt(struct pass *p, struct job *j)
                     c[r].j = NULL;
                     continue;
                 }
-                trial_release(s, c[r].j);
+                trial_release(p, c[r].j);
             }
-            if (feasible(p, j)) {
+            if (trial_fits(p, j, false)) {
                 hi = r;
                 break;
             }
@@ -1997,21 +2242,22 @@ static bool try_preempt(struct pass *p, struct job *j)
             pfailed_add(p, j, entitled);
             for (int i = chosen - 1; i >= 0; i--)
                 if (c[i].j)
-                    trial_restore(s, c[i].j);
+                    trial_restore(p, c[i].j);
+            trial_end(p);
             goto out;
         }
         while (hi - lo > 1) {
             int mid = lo + (hi - lo) / 2;
             for (int i = hi - 1; i >= mid; i--)
                 if (c[i].j)
-                    trial_restore(s, c[i].j);
-            if (feasible(p, j)) {
+                    trial_restore(p, c[i].j);
+            if (trial_fits(p, j, false)) {
                 hi = mid;
                 continue;
             }
             for (int i = mid; i < hi; i++)
                 if (c[i].j)
-                    trial_release(s, c[i].j);
+                    trial_release(p, c[i].j);
             lo = mid;
         }
         chosen = hi;
@@ -2021,17 +2267,26 @@ static bool try_preempt(struct pass *p, struct job *j)
     for (int i = chosen - 1; i >= 0; i--) {
         if (!c[i].j)
             continue;
-        trial_restore(s, c[i].j);
-        if (feasible(p, j)) {
+        trial_restore(p, c[i].j);
+        if (trial_fits(p, j, false)) {
             c[i].j = NULL; /* spared */
             continue;
         }
-        trial_release(s, c[i].j);
+        trial_release(p, c[i].j);
     }
-    feasible(p, j); /* the places it will take, into p->pl */
+    trial_fits(p, j, true); /* the places it will take, into p->pl */
     for (int i = 0; i < chosen; i++)
         if (c[i].j)
-            trial_restore(s, c[i].j);
+            trial_restore(p, c[i].j);
+    trial_end(p);
+    if (p->fits_now) {
+        /* it needs no victim's room: where it would go, by the policy */
+        int fit;
+        uint32_t models = p->tshape.models;
+        if (place_on(&s->cl, j, models, false, p->pl, &fit))
+            for (int t = j->tasks - 1; t >= 0; t--)
+                cl_give(&s->cl, &j->shape, &p->pl[t]);
+    }
     for (int i = 0; i < chosen; i++) {
         struct job *v = c[i].j;
         if (!v)
@@ -2092,28 +2347,67 @@ struct release {
     struct job *j;
 };
 
-/* Would 'j' fit once the first k releases are done? With 'places', on
- * success the places are in p->pl (on the scratch cluster). */
-static bool fits_after(struct pass *p, struct job *j, uint32_t models,
-                       const struct release *r, int k, bool places)
+/* Bring the scratch cluster from the first *at releases done to the
+ * first k, noting the nodes that change (p->touched). */
+static void rel_move(struct pass *p, const struct release *r, int *at, int k)
 {
+    struct cl_cluster *sc = &p->scratch;
+
+    for (; *at < k; (*at)++)
+        for (int t = r[*at].j->tasks - 1; t >= 0; t--) {
+            int n = r[*at].j->places[t].node;
+            if (p->touch_mark[n] != p->touch_gen) {
+                p->touch_mark[n] = p->touch_gen;
+                p->touched[p->ntouched++] = n;
+            }
+            cl_give(sc, &r[*at].j->shape, &r[*at].j->places[t]);
+        }
+    while (*at > k) {
+        (*at)--;
+        for (int t = 0; t < r[*at].j->tasks; t++)
+            cl_take_exact(sc, &r[*at].j->shape, &r[*at].j->places[t]);
+    }
+}
+
+/* Would 'j' (placed nowhere now) fit the scratch cluster as it is? With
+ * 'places', where (p->pl). A single task can only fit where a release
+ * changed something, the best of those by the policy. */
+static bool rel_fits(struct pass *p, struct job *j, uint32_t models, bool places)
+{
+    struct cl_cluster *sc = &p->scratch;
+    struct cl_shape sh = j->shape;
     int fit;
 
-    if (scratch_load(p) < 0)
-        return false;
-    for (int i = 0; i < k; i++)
-        for (int t = r[i].j->tasks - 1; t >= 0; t--)
-            cl_give(&p->scratch, &r[i].j->shape, &r[i].j->places[t]);
-    if (!places && j->tasks == 1) {
-        /* whether, not where: any node will do, no scores */
-        struct cl_shape sh = j->shape;
-        sh.models = models;
-        for (int n = 0; n < p->scratch.nnodes; n++)
-            if (cl_fit(&p->scratch, n, &sh) == CL_FITS)
-                return true;
-        return false;
+    sh.models = models;
+    if (j->tasks == 1) {
+        int best = -1, gpu = -1;
+        double best_sc = -INFINITY;
+        for (int i = 0; i < p->ntouched; i++) {
+            int n = p->touched[i], g;
+            double score;
+            if (!places) {
+                if (cl_fit(sc, n, &sh) == CL_FITS)
+                    return true;
+                continue;
+            }
+            if (cl_score(sc, n, &sh, &score, &g) &&
+                (best < 0 || score > best_sc || (score == best_sc && n < best))) {
+                best = n;
+                best_sc = score;
+                gpu = g;
+            }
+        }
+        if (best < 0)
+            return false;
+        cl_take(sc, best, &sh, gpu, &p->pl[0]);
+        cl_give(sc, &sh, &p->pl[0]);
+        return true;
     }
-    return place_on(p->s, &p->scratch, j, models, true, p->pl, &fit);
+    if (!place_on(sc, j, models, true, p->pl, &fit))
+        return false;
+    for (int t = j->tasks - 1; t >= 0; t--)
+        cl_give(sc, &j->shape, &p->pl[t]);
+    return true;
 }
 
 /* Give 'j' a reservation: when, by the running jobs' maxRuntime, it could
@@ -2123,7 +2417,7 @@ static void reserve(struct pass *p, struct job *j, uint32_t models)
     struct sl_sched *s = p->s;
     struct release *r;
     struct resv *rv;
-    int nr = 0, lo, hi;
+    int nr = 0, lo, hi, at = 0;
 
     if (!s->cfg.backfill || p->nresv >= s->cfg.reservations || !s->nrun)
         return;
@@ -2142,10 +2436,10 @@ static void reserve(struct pass *p, struct job *j, uint32_t models)
             }
         for (int i = 0; i < s->nbyend; i++) {
             struct job *x = s->byend[i];
-            int64_t at = x->start_ms + x->max_runtime_ms;
+            int64_t end = x->start_ms + x->max_runtime_ms;
             if (x->state == J_TERMINATING)
                 continue;
-            r[nr].at_ms = at < p->now ? p->now : at;
+            r[nr].at_ms = end < p->now ? p->now : end;
             r[nr++].j = x;
         }
         p->nrel = nr;
@@ -2161,24 +2455,45 @@ static void reserve(struct pass *p, struct job *j, uint32_t models)
             j->shape.gpu_milli >= f->gpu_milli && models == f->models)
             return; /* no smaller job fitted even after every release */
     }
-    /* the fewest releases after which it fits: feasibility only grows */
-    lo = 1;
-    hi = nr;
-    if (nr == 0 || !fits_after(p, j, models, r, nr, false)) {
+    /* The fewest releases after which it fits (feasibility only grows):
+     * doubling, then bisection, moving the scratch cluster by the
+     * difference each time, so that a search costs about as many
+     * releases as its answer. */
+    if (nr == 0 || scratch_load(p) < 0 || trial_room(p) < 0)
+        return;
+    p->ntouched = 0;
+    p->touch_gen++;
+    lo = 0;
+    hi = -1;
+    for (int next = 1;; next = 2 * next < nr ? 2 * next : nr) {
+        rel_move(p, r, &at, next);
+        if (rel_fits(p, j, models, false)) {
+            hi = next;
+            break;
+        }
+        lo = next;
+        if (next == nr)
+            break;
+    }
+    if (hi < 0) {
         if (j->tasks == 1 && p->nrfailed < FAILED_MEMO) {
             p->rfailed[p->nrfailed] = j->shape;
             p->rfailed[p->nrfailed++].models = models;
         }
         return;
     }
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (fits_after(p, j, models, r, mid, false))
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        rel_move(p, r, &at, mid);
+        if (rel_fits(p, j, models, false))
             hi = mid;
         else
-            lo = mid + 1;
+            lo = mid;
     }
-    fits_after(p, j, models, r, lo, true); /* the places for lo */
+    rel_move(p, r, &at, hi);
+    if (!rel_fits(p, j, models, true)) /* the places for hi */
+        return;
+    lo = hi;
     p->nresv++;
     j->resv_at_ms = r[lo - 1].at_ms;
     if (j->resv_at_ms < p->resv_min_ms)
@@ -2221,13 +2536,13 @@ static void consider(struct pass *p, struct job *j)
     } else if (!sched_quota_ok(s, j, &models, &qw)) {
         j->blocker = qw.what;
         /* within-queue priority or reclaim may free quota */
-        if (try_preempt(p, j))
+        if (try_preempt(p, j, false))
             j->blocker = B_PREEMPTING;
         return;
     }
     models = placement_models(s, j, models);
-    if (!failed_has(p, &j->shape, models, j->tasks)) {
-        if (place_on(s, &s->cl, j, models, false, p->pl, &fit)) {
+    if (!failed_has(p, j, models)) {
+        if (place_on(&s->cl, j, models, false, p->pl, &fit)) {
             if (start(p, j) < 0)
                 p->rc = -ENOMEM;
             return;
@@ -2243,7 +2558,7 @@ static void consider(struct pass *p, struct job *j)
             if (saved) {
                 memcpy(saved, s->holds, sizeof(*saved) * (size_t)nh);
                 holds_release(s);
-                placed = place_on(s, &s->cl, j, models, false, p->pl, &fit);
+                placed = place_on(&s->cl, j, models, false, p->pl, &fit);
                 if (placed && !ends_first) {
                     for (int t = j->tasks - 1; t >= 0; t--)
                         cl_give(&s->cl, &j->shape, &p->pl[t]);
@@ -2261,12 +2576,12 @@ static void consider(struct pass *p, struct job *j)
                     goto blocked; /* B_RESERVED */
             }
         }
-        failed_add(p, &j->shape, models, j->tasks);
+        failed_add(p, j, models);
     }
     j->blocker = B_NODES;
 blocked:
     j->tasks_fit = (int16_t)fit;
-    if (try_preempt(p, j)) {
+    if (try_preempt(p, j, true)) {
         j->blocker = B_PREEMPTING;
         return;
     }
@@ -2301,6 +2616,13 @@ static void pass_fini(struct pass *p)
     free(p->heap);
     free(p->head);
     free(p->rel);
+    free(p->touch_mark);
+    free(p->touched);
+    free(p->touched_cap);
+    free(p->touch_idx);
+    free(p->dom_mark);
+    free(p->dom_room);
+    free(p->doms);
 }
 
 struct fresh_key {
@@ -2491,5 +2813,5 @@ int sl_sched_place_now(struct sl_sched *s, const struct sl_sched_job_spec *sp,
         if (m >= 0)
             tmp.shape.models |= 1u << m;
     }
-    return place_on(s, &s->cl, &tmp, tmp.shape.models, false, tasks, &fit) ? 1 : 0;
+    return place_on(&s->cl, &tmp, tmp.shape.models, false, tasks, &fit) ? 1 : 0;
 }

@@ -331,6 +331,25 @@ static void models(void)
            "explain counts both nodes as rejected for the GPU model");
     json_decref(e);
     sl_sched_result_fini(&r);
+    /* With the H100s full, a job for H100 only fits nowhere; one for any
+     * model still goes to the T4 in the same pass (what failed for a
+     * narrower set of models says nothing of a wider one). */
+    for (int i = 3; i <= 5; i++)
+        add(s, i, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                                 .models = h100, .submit = T0 + 10 + i});
+    add(s, 6, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .submit = T0 + 20});
+    add(s, 7, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .models = h100, .submit = T0 + 16});
+    add(s, 8, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .submit = T0 + 22});
+    r = pass_at(s, T0 + 1000);
+    ok(started(&r, 3) && started(&r, 4) && started(&r, 5), "three H100 jobs fill the H100s");
+    ok(!started(&r, 7), "the fourth H100 job finds none");
+    st = started(&r, 6);
+    ok(st && st->tasks[0].node == 0, "a job for any model takes the T4");
+    ok(!started(&r, 8), "and the next finds the T4 taken too");
+    sl_sched_result_fini(&r);
     sl_sched_destroy(s);
 }
 

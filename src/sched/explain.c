@@ -446,45 +446,33 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
         sl_buf_json_str(&ifs, "the jobs it preempted stop (checkpoint signal, grace, kill)");
     }
     {
-        struct quota_why qw;
+        struct quota_why qw, all_qw[8];
         uint32_t models = j->shape.models;
         bool quota_ok = s->classes[j->pclass].opportunistic ||
                         sched_quota_ok(s, j, &models, &qw);
         if (!quota_ok) {
-            BLOCKER_SEP();
-            quota_blocker(s, j, &qw, b, &ifs);
+            /* every quota constraint that blocks, each with its numbers */
+            int nq = sched_quota_blockers(s, j, all_qw, (int)SL_ARRAY_LEN(all_qw));
+            if (nq == 0)
+                all_qw[nq++] = qw;
+            for (int i = 0; i < nq; i++) {
+                BLOCKER_SEP();
+                quota_blocker(s, j, &all_qw[i], b, &ifs);
+            }
         } else if (j->nvictims == 0) {
             /* placement: one task's node rejections, then the gang */
             int rej[CL_NREJECT], fit = 0, all = 0;
-            struct sl_sched_task_place *pl = malloc(sizeof(*pl) * (size_t)j->tasks);
             uint32_t pm = j->shape.num_gpu == 0 ? j->shape.models : models;
             bool placed = false, held;
-            struct cl_shape sh = j->shape;
 
             if (pm == (s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << s->cl.nmodels) - 1)) &&
                 !j->shape.models)
                 pm = 0;
-            sh.models = pm;
             count_rejects(s, j, pm, rej);
             for (int r = 1; r < CL_NREJECT; r++)
                 all += rej[r];
-            if (pl) {
-                /* the same search the pass makes, given back at once */
-                struct job tmp = *j;
-                int t = 0;
-                for (t = 0; t < j->tasks; t++) {
-                    int gpu, n = cl_best(&s->cl, &sh, &gpu);
-                    if (n < 0)
-                        break;
-                    cl_take(&s->cl, n, &sh, gpu, &pl[t]);
-                }
-                fit = t;
-                placed = t == j->tasks;
-                for (int u = t - 1; u >= 0; u--)
-                    cl_give(&s->cl, &sh, &pl[u]);
-                (void)tmp;
-                free(pl);
-            }
+            /* the same search the pass makes (topology too), given back */
+            placed = sched_place_try(s, j, pm, &fit);
             held = placed && j->blocker == B_RESERVED;
             if (!placed || held) {
                 BLOCKER_SEP();

@@ -738,6 +738,38 @@ short_of:
     return false;
 }
 
+int sched_quota_blockers(const struct sl_sched *s, const struct job *j,
+                         struct quota_why *out, int max)
+{
+    const struct queue *q = &s->queues[j->queue];
+    const struct qu *u = &s->qus[j->qu];
+    int64_t req[NDIMS];
+    uint32_t models;
+    struct quota_why w;
+    int n = 0;
+
+    sched_job_request(j, req);
+    for (int d = SL_DIM_CPU; d <= SL_DIM_GPU && n < max; d++) {
+        if (req[d] == 0)
+            continue;
+        memset(&w, 0, sizeof(w));
+        if (!dim_ok(s, j->queue, d, q->used[d] + req[d], &w))
+            out[n++] = w;
+        if (n < max && quota_set(&q->ulimit, d) && u->used[d] + req[d] > q->ulimit.v[d]) {
+            out[n].what = B_USER;
+            out[n].dim = d;
+            out[n].need = u->used[d] + req[d];
+            out[n].used = u->used[d];
+            out[n].limit = q->ulimit.v[d];
+            n++;
+        }
+    }
+    /* the per-model quotas, when nothing above blocks: they only narrow */
+    if (n == 0 && !sched_quota_ok(s, j, &models, &w))
+        out[n++] = w;
+    return n;
+}
+
 bool sched_quota_ok(const struct sl_sched *s, const struct job *j, uint32_t *models,
                     struct quota_why *why)
 {
@@ -1422,6 +1454,22 @@ static bool place_on(struct cl_cluster *c, const struct job *j,
     for (int u = t - 1; u >= 0; u--)
         cl_give(c, &sh, &pl[u]);
     return false;
+}
+
+bool sched_place_try(struct sl_sched *s, const struct job *j, uint32_t models, int *fit)
+{
+    struct sl_sched_task_place *pl = malloc(sizeof(*pl) * (size_t)j->tasks);
+    bool placed;
+
+    *fit = 0;
+    if (!pl)
+        return false;
+    placed = place_on(&s->cl, j, models, false, pl, fit);
+    if (placed)
+        for (int t = j->tasks - 1; t >= 0; t--)
+            cl_give(&s->cl, &j->shape, &pl[t]);
+    free(pl);
+    return placed;
 }
 
 /* ---- holds (backfill reservations) ------------------------------------ */

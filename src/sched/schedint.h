@@ -205,6 +205,16 @@ struct quota_why {
 bool sched_quota_ok(const struct sl_sched *s, const struct job *j,
                     uint32_t *models, struct quota_why *why);
 
+/* Every quota constraint that blocks 'j' (queue, cohort and user limit of
+ * each resource; the GPU model quotas when none of those does), at most
+ * 'max' in 'out'. Returns how many: 0 when it is admitted. */
+int sched_quota_blockers(const struct sl_sched *s, const struct job *j,
+                         struct quota_why *out, int max);
+
+/* Whether 'j' could be placed now with 'models' (the pass's own search,
+ * topology included), and how many of its tasks fit; nothing is taken. */
+bool sched_place_try(struct sl_sched *s, const struct job *j, uint32_t models, int *fit);
+
 /* explain.c */
 const char *sched_dim_name(const struct sl_sched *s, int dim, char *buf,
                            size_t size);

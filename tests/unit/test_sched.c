@@ -303,6 +303,27 @@ static void topology(void)
     ok(!started(&r, 3), "same-node refuses a gang no single node holds (4 GPUs left, "
                         "1 + 4 across nodes)");
     sl_sched_result_fini(&r);
+    {
+        json_t *e = explain(s, 3, T0), *b = json_array_get(json_object_get(e, "blockers"), 0);
+        ok(b && !strcmp(json_string_value(json_object_get(b, "kind")), "gang") &&
+               !strcmp(json_string_value(json_object_get(b, "topology")), "same-node"),
+           "explain blames the gang's topology, though its GPUs are free across nodes");
+        json_decref(e);
+    }
+    /* 5 GPUs free: 1 in rack-a, 4 in rack-b; a 5-task gang in one rack
+     * fits neither. */
+    add(s, 4, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .tasks = 5, .gpus = 1,
+                             .topology = SL_TOPO_SAME_DOMAIN});
+    r = pass_at(s, T0);
+    ok(!started(&r, 4), "same-domain refuses a gang no domain holds (5 free GPUs: 1 + 4)");
+    sl_sched_result_fini(&r);
+    {
+        json_t *e = explain(s, 4, T0), *b = json_array_get(json_object_get(e, "blockers"), 0);
+        ok(b && !strcmp(json_string_value(json_object_get(b, "kind")), "gang") &&
+               json_integer_value(json_object_get(b, "tasks_fit")) == 4,
+           "explain: a gang, 4 of its 5 tasks fit in the best domain");
+        json_decref(e);
+    }
     sl_sched_destroy(s);
 }
 
@@ -943,6 +964,25 @@ static void user_limit(void)
     ok(strstr(reason(s, 2, T0), "user limit: alice may hold 1 GPU in queue q; holds 1, this job needs 1 more") != NULL,
        "the reason names the user and the limit (%s)", reason(s, 2, T0));
     sl_sched_result_fini(&r);
+    /* With a queue quota of 2 GPUs, now full, alice's next job is blocked
+     * twice: the explanation lists both constraints, each with numbers. */
+    qs.nominal.v[SL_DIM_GPU] = 2000;
+    sl_sched_queue_set(s, &qs);
+    {
+        json_t *e = explain(s, 2, T0 + 1), *b = json_object_get(e, "blockers");
+        ok(json_array_size(b) == 2 &&
+               !strcmp(json_string_value(json_object_get(json_array_get(b, 0), "kind")),
+                       "quota") &&
+               !strcmp(json_string_value(json_object_get(json_array_get(b, 1), "kind")),
+                       "user_limit"),
+           "explain lists the queue quota and the user limit");
+        ok(json_number_value(json_object_get(json_array_get(b, 0), "limit")) == 2 &&
+               json_number_value(json_object_get(json_array_get(b, 1), "limit")) == 1,
+           "with their limits, 2 and 1 GPUs");
+        is_int((int)json_array_size(json_object_get(e, "would_run_if")), 2,
+               "and what would lift each");
+        json_decref(e);
+    }
     sl_sched_destroy(s);
 }
 

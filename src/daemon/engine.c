@@ -66,7 +66,8 @@ struct task {
     bool started;                 /* process launched (or adopted) */
     bool done;
     int exit_code;
-    int64_t sim_end_ms;           /* simulated executor: when it ends (mono) */
+    int64_t sim_end_ms;           /* simulated executor: when it ends (wall:
+                                     the job's started_ms + its duration) */
     struct sl_exec_handle h;
 };
 
@@ -86,6 +87,8 @@ struct job {
     int64_t kill_at_ms;           /* send SIGKILL (mono); 0 = none */
     int limits_enforced;          /* -1 unknown */
     char *message;                /* owned; guarded by e->mu; NULL = none */
+    char *placement;              /* owned: the tasks' placement as the
+                                     API's JSON text, while Running */
     size_t run_idx;               /* index in e->run while Running */
     struct sl_heap_item due;      /* in e->timers while Running with a timer
                                      (key: its next one, mono ms) */
@@ -354,29 +357,50 @@ static int manifest_from_store(const char *kind, const char *name, const char *s
 
 /* ---- job views and transitions ---------------------------------------- */
 
-static char *placement_json(const struct sl_engine *e, const struct job *j)
+/* Append the decimal form of 'v'. */
+static void buf_int(struct sl_buf *b, int v)
 {
-    json_t *arr = json_array();
-    char *out;
+    char t[16];
+    int n = snprintf(t, sizeof(t), "%d", v);
 
-    if (!arr)
-        return NULL;
-    if (j->tasks) {
-        for (int t = 0; t < j->spec->tasks; t++) {
-            const struct task *tk = &j->tasks[t];
-            struct sl_sched_node_view nv;
-            json_t *gpus = json_array();
-            for (int g = 0; g < tk->ngpus; g++)
-                json_array_append_new(gpus, json_integer(tk->gpus[g]));
-            sl_sched_node_view(e->sched, tk->node, &nv);
-            json_array_append_new(
-                arr, json_pack("{s:s, s:i, s:o, s:i}", "node", nv.name, "task", t,
-                               "gpus", gpus, "gpu_milli", tk->gpu_milli));
+    sl_buf_add(b, t, (size_t)n);
+}
+
+/* The placement of a job's tasks as the API's JSON text (the array of
+ * {node, task, gpus, gpu_milli} objects, compact), written once when the
+ * job is placed and kept while it runs. Returns NULL on -ENOMEM. */
+static char *placement_text(struct sl_engine *e, const struct job *j)
+{
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    sl_buf_add(&b, "[", 1);
+    pthread_mutex_lock(&e->mu); /* node names live in the scheduler */
+    for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
+        const struct task *tk = &j->tasks[t];
+        struct sl_sched_node_view nv;
+        sl_sched_node_view(e->sched, tk->node, &nv);
+        sl_buf_adds(&b, t ? ",{\"node\":" : "{\"node\":");
+        sl_buf_json_str(&b, nv.name);
+        sl_buf_adds(&b, ",\"task\":");
+        buf_int(&b, t);
+        sl_buf_adds(&b, ",\"gpus\":[");
+        for (int g = 0; g < tk->ngpus; g++) {
+            if (g)
+                sl_buf_add(&b, ",", 1);
+            buf_int(&b, tk->gpus[g]);
         }
+        sl_buf_adds(&b, "],\"gpu_milli\":");
+        buf_int(&b, tk->gpu_milli);
+        sl_buf_add(&b, "}", 1);
     }
-    out = json_dumps(arr, JSON_COMPACT);
-    json_decref(arr);
-    return out;
+    pthread_mutex_unlock(&e->mu);
+    sl_buf_add(&b, "]", 1);
+    if (b.failed) {
+        sl_buf_fini(&b);
+        return NULL;
+    }
+    return b.data;
 }
 
 static void job_view(const struct job *j, struct sl_job_view *v,
@@ -403,29 +427,30 @@ static void job_view(const struct job *j, struct sl_job_view *v,
     v->spec_json = spec_json;
 }
 
-/* Write the job row for its current state, plus one event. With
- * 'exit_code' >= 0 the job is finished with that code. */
-static int job_persist(struct sl_engine *e, struct job *j, const char *type,
-                       const char *from, int exit_code, int64_t finished_ms)
+/* Write the job row for its current state. With 'exit_code' >= 0 the job
+ * is finished with that code. */
+static int job_row(struct sl_engine *e, struct job *j, int exit_code, int64_t finished_ms)
 {
     struct sl_job_view v;
-    char *placement;
-    int rc;
 
-    pthread_mutex_lock(&e->mu);
-    placement = placement_json(e, j);
-    pthread_mutex_unlock(&e->mu);
-    job_view(j, &v, placement, NULL);
+    job_view(j, &v, j->placement ? j->placement : "[]", NULL);
     if (exit_code >= 0) {
         v.has_exit_code = true;
         v.exit_code = exit_code;
     }
     v.finished_ms = finished_ms;
-    rc = sl_store_job_update(e->st, &v, j->not_before_ms);
+    return sl_store_job_update(e->st, &v, j->not_before_ms);
+}
+
+/* Write the job row for its current state, plus one event. */
+static int job_persist(struct sl_engine *e, struct job *j, const char *type,
+                       const char *from, int exit_code, int64_t finished_ms)
+{
+    int rc = job_row(e, j, exit_code, finished_ms);
+
     if (rc == 0)
         rc = sl_store_event_add(e->st, j->id, sl_now_ms(), type, from,
                                 sl_job_state_name(j->state), j->message);
-    free(placement);
     return rc;
 }
 
@@ -435,6 +460,7 @@ static void job_free(struct job *j)
         return;
     sl_job_spec_destroy(j->spec);
     free(j->tasks);
+    free(j->placement);
     free(j->name);
     free(j->message);
     free(j);
@@ -483,19 +509,28 @@ static void run_del(struct sl_engine *e, struct job *j)
 
 /* When the job's next timer is due (mono ms), or INT64_MAX for none: the
  * maxRuntime checkpoint, the SIGKILL after a grace period and, with the
- * simulated executor, the end of a task. */
+ * simulated executor, the end of a task. A task's end is on the wall clock
+ * (so that finished_at - started_at is never below its duration) and is
+ * put on the monotonic one here; should the clocks drift apart, the task
+ * is found not yet ended and put back. */
 static int64_t job_due_ms(const struct sl_engine *e, const struct job *j)
 {
-    int64_t due = INT64_MAX;
+    int64_t due = INT64_MAX, mono = 0, wall = 0;
 
     if (j->ckpt_at_ms && !j->timed_out && !j->cancel_requested && !j->preempting)
         due = j->ckpt_at_ms;
     if (j->kill_at_ms && j->kill_at_ms < due)
         due = j->kill_at_ms;
-    if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks)
-        for (int t = 0; t < j->spec->tasks; t++)
-            if (j->tasks[t].started && !j->tasks[t].done && j->tasks[t].sim_end_ms < due)
-                due = j->tasks[t].sim_end_ms;
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks) {
+        mono = sl_mono_ms();
+        wall = sl_now_ms();
+        for (int t = 0; t < j->spec->tasks; t++) {
+            const struct task *tk = &j->tasks[t];
+            int64_t at = tk->sim_end_ms <= wall ? mono : mono + (tk->sim_end_ms - wall);
+            if (tk->started && !tk->done && at < due)
+                due = at;
+        }
+    }
     return due;
 }
 
@@ -532,6 +567,8 @@ static void job_release(struct sl_engine *e, struct job *j)
     }
     free(j->tasks);
     j->tasks = NULL;
+    free(j->placement);
+    j->placement = NULL;
     e->sched_full = true;
 }
 
@@ -861,7 +898,6 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
 {
     struct job *j = sl_imap_get(&e->jobs, op->job_id);
     struct sl_job_view v;
-    char *placement;
     int rc;
 
     if (!j) {
@@ -922,14 +958,10 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
         j->kill_at_ms = sl_mono_ms() + e->cfg.cancel_grace_ms;
         job_timer(e, j);
     }
-    pthread_mutex_lock(&e->mu);
-    placement = placement_json(e, j);
-    pthread_mutex_unlock(&e->mu);
-    job_view(j, &v, placement, NULL);
+    job_view(j, &v, j->placement, NULL);
     v.spec_doc = sl_job_spec_to_json(j->spec);
     rc = op_job_body(op, &v);
     json_decref(v.spec_doc);
-    free(placement);
     if (rc < 0)
         return rc;
     op->status = 202;
@@ -1341,7 +1373,7 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
     const char *note = NULL;
 
     if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-        int64_t end = sl_mono_ms() + sim_duration_ms(j);
+        int64_t end = j->started_ms + sim_duration_ms(j);
         for (int t = 0; t < j->spec->tasks; t++) {
             j->tasks[t].started = true;
             j->tasks[t].sim_end_ms = end;
@@ -1402,8 +1434,35 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
     return 0;
 }
 
-/* Mark a placed job Running (before its processes start). On failure the
- * job is Pending again, in the scheduler too. */
+/* The writes of a placement, in a savepoint of their own so that a failed
+ * one leaves the row as it was: the row Running with its placement and the
+ * event Pending -> Running; with the simulated executor, which has nothing
+ * to wait for, also the "launched" event (the row then carries its note). */
+static int job_place_write(struct sl_engine *e, struct job *j)
+{
+    bool simulated = e->cfg.executor == SL_EXECUTOR_SIMULATED;
+    int64_t now = sl_now_ms();
+    int rc;
+
+    if ((rc = sl_store_savepoint(e->st)) < 0)
+        return rc;
+    if ((rc = job_row(e, j, -1, 0)) == 0)
+        rc = sl_store_event_add(e->st, j->id, now, "state", "Pending", "Running",
+                                simulated ? NULL : j->message);
+    if (rc == 0 && simulated)
+        rc = sl_store_event_add(e->st, j->id, now, "launched", "Running", "Running",
+                                j->message);
+    if (rc < 0)
+        sl_store_rollback_to(e->st);
+    else
+        rc = sl_store_release(e->st);
+    return rc;
+}
+
+/* Mark a placed job Running: with the local executor before its processes
+ * start (they start once this has committed), with the simulated one
+ * started at once. On failure the job is Pending again, in the scheduler
+ * too. */
 static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_start *d)
 {
     struct task *tasks = calloc((size_t)j->spec->tasks, sizeof(*tasks));
@@ -1424,26 +1483,37 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
     j->started_ms = sl_now_ms();
     j->not_before_ms = 0;
     job_msg(e, j, NULL);
-    pthread_mutex_lock(&e->mu);
-    rc = run_add(e, j);
-    pthread_mutex_unlock(&e->mu);
-    if (rc == 0 && (rc = job_persist(e, j, "state", "Pending", -1, 0)) < 0) {
+    rc = (j->placement = placement_text(e, j)) ? 0 : -ENOMEM;
+    if (rc == 0) {
         pthread_mutex_lock(&e->mu);
-        run_del(e, j);
+        rc = run_add(e, j);
         pthread_mutex_unlock(&e->mu);
+    }
+    if (rc == 0) {
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED)
+            job_start_tasks(e, j);
+        if ((rc = job_place_write(e, j)) < 0) {
+            pthread_mutex_lock(&e->mu);
+            run_del(e, j);
+            pthread_mutex_unlock(&e->mu);
+        }
     }
     if (rc < 0) {
         /* The row is unchanged: still Pending; give the scheduler's
          * allocation back and retry on the next pass. */
         j->tasks = NULL;
         free(tasks);
+        free(j->placement);
+        j->placement = NULL;
         j->state = SL_JOB_PENDING;
         j->started_ms = 0;
+        job_msg(e, j, NULL);
         job_requeue_sched(e, j, 0);
         return rc;
     }
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
+    job_timer(e, j);
     return 0;
 }
 
@@ -1506,7 +1576,8 @@ static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
             e->sched_full = true; /* still Pending: next pass */
             continue;
         }
-        (*started)[(*nstarted)++] = j;
+        if (e->cfg.executor == SL_EXECUTOR_LOCAL)
+            (*started)[(*nstarted)++] = j; /* launched after the commit */
     }
     for (int i = 0; i < res.npreempts; i++) {
         struct job *j = sl_imap_get(&e->jobs, res.preempts[i].job_id);
@@ -1517,10 +1588,11 @@ static void schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
 }
 
 /* Poll one job's tasks; finish it when all have ended, else put it at
- * its next timer. 'mono_ms' is now on the monotonic clock. */
-static void poll_job(struct sl_engine *e, struct job *j, int64_t mono_ms)
+ * its next timer. */
+static void poll_job(struct sl_engine *e, struct job *j)
 {
     bool all_done = true, lost = j->lost;
+    int64_t wall = e->cfg.executor == SL_EXECUTOR_SIMULATED ? sl_now_ms() : 0;
 
     for (int t = 0; t < j->spec->tasks; t++) {
         struct task *tk = &j->tasks[t];
@@ -1528,7 +1600,7 @@ static void poll_job(struct sl_engine *e, struct job *j, int64_t mono_ms)
         if (tk->done || !tk->started)
             continue;
         if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-            if (tk->sim_end_ms > mono_ms) {
+            if (tk->sim_end_ms > wall) {
                 all_done = false;
                 continue;
             }
@@ -1572,7 +1644,7 @@ static void poll_tasks(struct sl_engine *e)
         int64_t id = (int64_t)(intptr_t)sl_imap_get(&e->shims, exited[i]);
         struct job *j = id ? sl_imap_get(&e->jobs, id) : NULL;
         if (j && j->state == SL_JOB_RUNNING && j->tasks)
-            poll_job(e, j, mono);
+            poll_job(e, j);
     }
     if (e->cfg.executor == SL_EXECUTOR_LOCAL && mono >= e->next_poll_ms) {
         /* A copy: finishing a job removes it from e->run. */
@@ -1584,7 +1656,7 @@ static void poll_tasks(struct sl_engine *e)
             if (e->run[i]->adopted)
                 run[nj++] = e->run[i];
         for (size_t i = 0; i < nj; i++)
-            poll_job(e, run[i], mono);
+            poll_job(e, run[i]);
         free(run);
         e->next_poll_ms = mono + ADOPTED_POLL_MS;
     }
@@ -1622,7 +1694,7 @@ static void run_due(struct sl_engine *e)
         struct job *j = SL_CONTAINER_OF(it, struct job, due);
         fire_timers(e, j, now);
         if (e->cfg.executor == SL_EXECUTOR_SIMULATED)
-            poll_job(e, j, now); /* may finish j: not touched after */
+            poll_job(e, j); /* may finish j: not touched after */
         else
             job_timer(e, j);
     }
@@ -1964,6 +2036,8 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
             lost = true;
         }
     }
+    if (!(j->placement = placement_text(e, j)))
+        return -ENOMEM;
     j->adopted = true;
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms -
@@ -2047,6 +2121,8 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             job_signal_all(e, j, SIGKILL);
             free(j->tasks);
             j->tasks = NULL;
+            free(j->placement);
+            j->placement = NULL;
             j->state = SL_JOB_PENDING;
             j->started_ms = 0;
             sched_spec(e, j, q, pc, user, &sj);

@@ -124,6 +124,7 @@ struct sl_sched *sl_sched_create(const struct sl_sched_config *cfg)
     for (int i = 0; i < SL_SCHED_MAX_MODELS; i++)
         s->model_weight[i] = 1.0;
     sl_imap_init(&s->jobs);
+    sl_imap_init(&s->node_names);
     sl_imap_init(&s->qu_index);
     s->typical_fixed = !cfg->auto_typical;
     return s;
@@ -162,6 +163,7 @@ void sl_sched_destroy(struct sl_sched *s)
     while (sl_imap_next(&s->jobs, &pos, &id, &v))
         job_free(v);
     sl_imap_fini(&s->jobs);
+    sl_imap_fini(&s->node_names);
     sl_imap_fini(&s->qu_index);
     for (int i = 0; i < s->nqueues; i++) {
         for (int b = 0; b < s->queues[i].nbuckets; b++)
@@ -230,22 +232,47 @@ void sl_sched_model_weight(struct sl_sched *s, int model, double weight)
         s->model_weight[model] = weight;
 }
 
+/* A positive 64-bit FNV-1a hash of a node name (the map's key). */
+static int64_t name_key(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    h &= (uint64_t)INT64_MAX;
+    return h ? (int64_t)h : 1;
+}
+
 int sl_sched_node_add(struct sl_sched *s, const struct sl_sched_node_spec *n)
 {
     int models[SL_SCHED_MAX_GPUS], rc;
+    int64_t key;
+    intptr_t hit;
 
     if (!n->name || !*n->name || n->ngpus < 0 || n->ngpus > SL_SCHED_MAX_GPUS ||
         n->cpu_milli < 0 || n->mem_bytes < 0)
         return -EINVAL;
-    for (int i = 0; i < s->cl.nnodes; i++)
-        if (strcmp(cl_node_name(&s->cl, i), n->name) == 0)
+    key = name_key(n->name);
+    if ((hit = (intptr_t)sl_imap_get(&s->node_names, key)) > 0) {
+        if (strcmp(cl_node_name(&s->cl, (int)hit - 1), n->name) == 0)
             return -EEXIST;
+        for (int i = 0; i < s->cl.nnodes; i++) /* two names, one hash */
+            if (strcmp(cl_node_name(&s->cl, i), n->name) == 0)
+                return -EEXIST;
+    }
     for (int g = 0; g < n->ngpus; g++)
         if ((models[g] = sl_sched_model(s, n->gpu_model[g])) < 0)
             return models[g];
+    if (!hit && sl_imap_put(&s->node_names, key, (void *)(intptr_t)(s->cl.nnodes + 1)) < 0)
+        return -ENOMEM;
     if ((rc = cl_node_add(&s->cl, n->name, n->domain, n->cpu_milli, n->mem_bytes,
-                          n->ngpus, models)) < 0)
+                          n->ngpus, models)) < 0) {
+        if (!hit)
+            sl_imap_del(&s->node_names, key);
         return rc;
+    }
     if (n->ngpus > s->max_node_gpus)
         s->max_node_gpus = n->ngpus;
     if (n->cpu_milli > s->max_node_cpu)

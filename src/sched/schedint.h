@@ -154,6 +154,7 @@ struct sl_sched {
     struct sl_imap qu_index;      /* (queue+1)<<32 | (user+1) -> index+1 */
 
     struct sl_imap jobs;          /* id -> struct job * */
+    struct sl_imap node_names;    /* hash of a node's name -> index + 1 */
     int npending;
     struct job **run;             /* running and terminating jobs */
     int nrun, run_cap;

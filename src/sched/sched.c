@@ -689,6 +689,7 @@ static void charge_raw(struct sl_sched *s, const struct job *j, int sign)
     int64_t ch[NDIMS];
 
     job_charge(s, j, ch);
+    u->share_pass = 0;
     if (j->opportunistic)
         s->nrun_opp += sign;
     for (int d = 0; d < SL_DIM_MODEL0 + s->cl.nmodels; d++) { /* the rest are 0 */
@@ -1644,7 +1645,15 @@ static struct job *queue_next(struct pass *p, struct queue *q)
         if (!j)
             continue;
         pv = s->classes[j->pclass].value;
-        sh = sched_user_share(s, &s->qus[j->qu], p->now);
+        {
+            /* a user's share changes in a pass only when its usage does */
+            struct qu *u = &s->qus[j->qu];
+            if (u->share_pass != s->passes + 1) {
+                u->share = sched_user_share(s, u, p->now);
+                u->share_pass = s->passes + 1;
+            }
+            sh = u->share;
+        }
         if (!best || pv > s->classes[best->pclass].value ||
             (pv == s->classes[best->pclass].value &&
              (sh < best_share - SHARE_EPS ||
@@ -2233,6 +2242,7 @@ static bool try_preempt(struct pass *p, struct job *j, bool placement_failed)
     const struct pclass *jc = &s->classes[j->pclass];
     struct queue *q = &s->queues[j->queue];
     struct cand *c = NULL;
+    uint8_t *borrows = NULL;      /* per queue: it borrows in the cohort */
     int nc = 0, chosen = 0, nv = 0;
     int64_t req[NDIMS];
     bool entitled, ok = false;
@@ -2246,10 +2256,22 @@ static bool try_preempt(struct pass *p, struct job *j, bool placement_failed)
     if (!(c = malloc(sizeof(*c) * (size_t)(s->nrun < PREEMPT_CANDIDATES ? s->nrun
                                                                        : PREEMPT_CANDIDATES))))
         return false;
+    /* which queues of the cohort borrow, once, not once per running job */
+    if (entitled && !(borrows = calloc((size_t)s->nqueues, 1))) {
+        free(c);
+        return false;
+    }
+    if (entitled) {
+        const struct cohort *co = &s->cohorts[q->cohort];
+        for (int i = 0; i < co->nqueues; i++) {
+            int k = co->queues[i];
+            borrows[k] = k != j->queue && borrowing(&s->queues[k], req) &&
+                       s->queues[k].cohort == q->cohort;
+        }
+    }
     for (int i = 0; i < s->nrun && nc < PREEMPT_CANDIDATES; i++) {
         struct job *v = s->run[i];
         const struct pclass *vc = &s->classes[v->pclass];
-        const struct queue *vq = &s->queues[v->queue];
         int64_t minrt = vc->min_runtime_ms ? vc->min_runtime_ms : s->cfg.min_runtime_ms;
         enum sl_preempt_why why;
 
@@ -2260,8 +2282,7 @@ static bool try_preempt(struct pass *p, struct job *j, bool placement_failed)
         else if (v->queue == j->queue && q->preempt_within == SL_PREEMPT_LOWER_PRIORITY &&
                  vc->value < jc->value)
             why = SL_PREEMPT_PRIORITY;
-        else if (entitled && v->queue != j->queue && vq->cohort == q->cohort &&
-                 borrowing(vq, req) &&
+        else if (entitled && borrows[v->queue] &&
                  (q->reclaim == SL_RECLAIM_ANY || vc->value < jc->value))
             why = SL_PREEMPT_RECLAIM;
         else
@@ -2383,6 +2404,7 @@ static bool try_preempt(struct pass *p, struct job *j, bool placement_failed)
         nominee_set(s, j, p->pl);
 out:
     free(c);
+    free(borrows);
     return ok;
 }
 

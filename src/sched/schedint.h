@@ -84,6 +84,8 @@ struct qu {                       /* one user in one queue */
     int queue, user;
     int64_t used[NDIMS];          /* running, quota-charged */
     struct hist hist;
+    double share;                 /* its share in the pass share_pass - 1 */
+    uint64_t share_pass;          /* 0: not computed since its usage changed */
 };
 
 struct queue {

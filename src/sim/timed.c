@@ -23,7 +23,8 @@
  * so that idle quota can be borrowed and reclaimed; the trace's users are
  * dealt to the virtual clusters greedily (biggest GPU-time first, to the
  * one least loaded relative to its quota), because the job lists carry no
- * VC. Without --vcs there is one queue. For openb pods the team is the QoS
+ * VC (each to the VC least loaded for its quota once it has the user).
+ * Without --vcs there is one queue. For openb pods the team is the QoS
  * (LS, Burstable, Guaranteed, BE), LS jobs are production, BE ones
  * best-effort. --config replaces the queues and classes with manifests.
  * --scheduler fifo is the baseline: one queue, strict FIFO (no job passes
@@ -637,7 +638,8 @@ int sl_sim_timed(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_erro
         }
     }
     if (nusers > 0) {
-        /* Deal users, biggest first, to the team least loaded for its quota. */
+        /* Deal users, biggest first, each to the team that is then least
+         * loaded for its quota (the biggest to the biggest quota). */
         struct udemand *sorted = malloc(sizeof(*sorted) * nusers);
         if (!sorted) {
             rc = sl_errorf(err, -ENOMEM, "out of memory");
@@ -650,7 +652,7 @@ int sl_sim_timed(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_erro
             double best_load = INFINITY;
             for (int tm = 0; tm < nteams; tm++) {
                 double q = teams[tm].nominal_milli > 0 ? (double)teams[tm].nominal_milli : 1000;
-                double load = teams[tm].demand / q;
+                double load = (teams[tm].demand + sorted[k].gpu_s) / q;
                 if (load < best_load) {
                     best_load = load;
                     best = tm;

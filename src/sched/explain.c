@@ -461,7 +461,7 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
             }
         } else if (j->nvictims == 0) {
             /* placement: one task's node rejections, then the gang */
-            int rej[CL_NREJECT], fit = 0, all = 0;
+            int rej[CL_NREJECT], fit = 0;
             uint32_t pm = j->shape.num_gpu == 0 ? j->shape.models : models;
             bool placed = false, held;
 
@@ -469,8 +469,6 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
                 !j->shape.models)
                 pm = 0;
             count_rejects(s, j, pm, rej);
-            for (int r = 1; r < CL_NREJECT; r++)
-                all += rej[r];
             /* the same search the pass makes (topology too), given back */
             placed = sched_place_try(s, j, pm, &fit);
             held = placed && j->blocker == B_RESERVED;

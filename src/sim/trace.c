@@ -521,7 +521,7 @@ int sl_trace_load_jobs(const char *path, struct sl_trace_task **out, size_t *n,
     struct csv *c = malloc(sizeof(*c));
     struct sl_trace_task *v = NULL;
     size_t cnt = 0, cap = 0;
-    int idx[7], rc;
+    int idx[7] = {0}, rc;
     int64_t clock_s = 0;
 
     if (!c)

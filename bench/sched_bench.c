@@ -196,14 +196,8 @@ static int setup(struct bench *b, const struct opts *o)
             snprintf(name, sizeof(name), "q%d", q);
         else
             snprintf(name, sizeof(name), "scratch");
-        qs.name = name;
-        qs.team = name;
+        sl_sched_queue_spec_init(&qs, name);
         qs.cohort = q < NQUEUES ? (q < NQUEUES / 2 ? "c0" : "c1") : NULL;
-        qs.weight = 1.0;
-        sl_sched_res_unset(&qs.nominal);
-        sl_sched_res_unset(&qs.borrowing_limit);
-        sl_sched_res_unset(&qs.lending_limit);
-        sl_sched_res_unset(&qs.user_limit);
         if (q < NQUEUES)
             qs.nominal.v[SL_DIM_GPU] = cap_gpu_milli / NQUEUES;
         qs.preempt_within = SL_PREEMPT_LOWER_PRIORITY;

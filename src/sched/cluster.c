@@ -98,26 +98,6 @@ int cl_model(struct cl_cluster *c, const char *name, bool add)
     return c->nmodels++;
 }
 
-static int grow(void **p, int *cap, int need, size_t elem)
-{
-    int ncap;
-    void *np;
-
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > (1 << 28))
-            return -ENOMEM;
-        ncap *= 2;
-    }
-    if (!(np = realloc(*p, (size_t)ncap * elem)))
-        return -ENOMEM;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 /* The domain named 'domain', made when new, with room for one more
  * member; -1 for none, or -ENOMEM. */
 static int domain_id(struct cl_cluster *c, const char *domain)
@@ -131,7 +111,7 @@ static int domain_id(struct cl_cluster *c, const char *domain)
         if (strcmp(c->domains[i].name, domain) == 0)
             break;
     if (i < 0) {
-        if (grow((void **)&c->domains, &c->domains_cap, c->ndomains + 1,
+        if (sl_grow((void **)&c->domains, &c->domains_cap, c->ndomains + 1,
                  sizeof(*c->domains)) < 0)
             return -ENOMEM;
         d = &c->domains[c->ndomains];
@@ -141,7 +121,7 @@ static int domain_id(struct cl_cluster *c, const char *domain)
         i = c->ndomains++;
     }
     d = &c->domains[i];
-    if (grow((void **)&d->nodes, &d->cap, d->nnodes + 1, sizeof(int)) < 0)
+    if (sl_grow((void **)&d->nodes, &d->cap, d->nnodes + 1, sizeof(int)) < 0)
         return -ENOMEM;
     return i;
 }
@@ -159,16 +139,16 @@ int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
     for (int g = 0; g < ngpus; g++)
         if (gpu_models[g] < 0 || gpu_models[g] >= c->nmodels)
             return -EINVAL;
-    if ((rc = grow((void **)&c->nodes, &c->nodes_cap, c->nnodes + 1,
+    if ((rc = sl_grow((void **)&c->nodes, &c->nodes_cap, c->nnodes + 1,
                    sizeof(*c->nodes))) < 0)
         return rc;
     {
         int gcap = c->gpus_cap;
-        if ((rc = grow((void **)&c->gpu_free, &gcap, c->ngpus + ngpus,
+        if ((rc = sl_grow((void **)&c->gpu_free, &gcap, c->ngpus + ngpus,
                        sizeof(*c->gpu_free))) < 0)
             return rc;
         gcap = c->gpus_cap;
-        if ((rc = grow((void **)&c->gpu_model, &gcap, c->ngpus + ngpus,
+        if ((rc = sl_grow((void **)&c->gpu_model, &gcap, c->ngpus + ngpus,
                        sizeof(*c->gpu_model))) < 0)
             return rc;
         c->gpus_cap = gcap;
@@ -497,7 +477,7 @@ static struct cl_tree *tree_get(struct cl_cluster *c, const struct cl_shape *s)
         }
     if (!t) {
         if (c->ntrees < c->trees_max) {
-            if (grow((void **)&c->trees, &c->trees_cap, c->ntrees + 1,
+            if (sl_grow((void **)&c->trees, &c->trees_cap, c->ntrees + 1,
                      sizeof(*c->trees)) < 0)
                 return NULL;
             t = &c->trees[c->ntrees++];

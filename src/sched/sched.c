@@ -66,30 +66,24 @@ static const double LN2 = 0.69314718055994530942;
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static int grow(void **p, int *cap, int need, size_t elem)
-{
-    int ncap;
-    void *np;
-
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > (1 << 28))
-            return -ENOMEM;
-        ncap *= 2;
-    }
-    if (!(np = realloc(*p, (size_t)ncap * elem)))
-        return -ENOMEM;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
-
 void sl_sched_res_unset(struct sl_sched_res *r)
 {
     for (int i = 0; i < NDIMS; i++)
         r->v[i] = -1;
+}
+
+void sl_sched_queue_spec_init(struct sl_sched_queue_spec *q, const char *name)
+{
+    memset(q, 0, sizeof(*q));
+    q->name = name;
+    q->team = name;
+    q->weight = 1;
+    sl_sched_res_unset(&q->nominal);
+    sl_sched_res_unset(&q->borrowing_limit);
+    sl_sched_res_unset(&q->lending_limit);
+    sl_sched_res_unset(&q->user_limit);
+    q->preempt_within = SL_PREEMPT_LOWER_PRIORITY;
+    q->reclaim = SL_RECLAIM_ANY;
 }
 
 void sl_sched_config_init(struct sl_sched_config *cfg)
@@ -356,7 +350,7 @@ static int cohort_get(struct sl_sched *s, const char *name)
             return i;
     if (s->ncohorts == SL_SCHED_MAX_COHORTS)
         return -ENOSPC;
-    if (grow((void **)&s->cohorts, &s->cohorts_cap, s->ncohorts + 1,
+    if (sl_grow((void **)&s->cohorts, &s->cohorts_cap, s->ncohorts + 1,
              sizeof(*s->cohorts)) < 0)
         return -ENOMEM;
     memset(&s->cohorts[s->ncohorts], 0, sizeof(s->cohorts[0]));
@@ -403,7 +397,7 @@ int sl_sched_queue_set(struct sl_sched *s, const struct sl_sched_queue_spec *qs)
     if ((i = sl_sched_queue_find(s, qs->name)) < 0) {
         if (s->nqueues == SL_SCHED_MAX_QUEUES)
             return -ENOSPC;
-        if (grow((void **)&s->queues, &s->queues_cap, s->nqueues + 1,
+        if (sl_grow((void **)&s->queues, &s->queues_cap, s->nqueues + 1,
                  sizeof(*s->queues)) < 0)
             return -ENOMEM;
         i = s->nqueues;
@@ -418,7 +412,7 @@ int sl_sched_queue_set(struct sl_sched *s, const struct sl_sched_queue_spec *qs)
     if (q->cohort != cohort) {
         if (cohort >= 0) {
             struct cohort *co = &s->cohorts[cohort];
-            if (grow((void **)&co->queues, &co->cap, co->nqueues + 1, sizeof(int)) < 0)
+            if (sl_grow((void **)&co->queues, &co->cap, co->nqueues + 1, sizeof(int)) < 0)
                 return -ENOMEM;
             co->queues[co->nqueues++] = i;
         }
@@ -503,7 +497,7 @@ int sl_sched_user(struct sl_sched *s, const char *name)
             return i;
     if (s->nusers == INT32_MAX - 1)
         return -ENOSPC;
-    if (grow((void **)&s->users, &s->users_cap, s->nusers + 1, sizeof(char *)) < 0 ||
+    if (sl_grow((void **)&s->users, &s->users_cap, s->nusers + 1, sizeof(char *)) < 0 ||
         !(s->users[s->nusers] = strdup(name)))
         return -ENOMEM;
     return s->nusers++;
@@ -517,7 +511,7 @@ static int qu_get(struct sl_sched *s, int queue, int user)
 
     if (v)
         return (int)(v - 1);
-    if (grow((void **)&s->qus, &s->qus_cap, s->nqus + 1, sizeof(*s->qus)) < 0)
+    if (sl_grow((void **)&s->qus, &s->qus_cap, s->nqus + 1, sizeof(*s->qus)) < 0)
         return -ENOMEM;
     memset(&s->qus[s->nqus], 0, sizeof(s->qus[0]));
     s->qus[s->nqus].queue = queue;
@@ -874,7 +868,7 @@ static struct bucket *bucket_get(struct sl_sched *s, struct queue *q, int qi,
     for (int i = 0; i < q->nbuckets; i++)
         if (q->buckets[i]->user == user && q->buckets[i]->pclass == pclass)
             return q->buckets[i];
-    if (grow((void **)&q->buckets, &q->buckets_cap, q->nbuckets + 1,
+    if (sl_grow((void **)&q->buckets, &q->buckets_cap, q->nbuckets + 1,
              sizeof(*q->buckets)) < 0 ||
         !(b = calloc(1, sizeof(*b))))
         return NULL;
@@ -1012,7 +1006,7 @@ static void typical_learn(struct sl_sched *s, const struct cl_shape *sh, int tas
             break;
     if (i == s->ntshapes) {
         if (s->ntshapes == TSHAPES_MAX ||
-            grow((void **)&s->tshapes, &s->tshapes_cap, s->ntshapes + 1,
+            sl_grow((void **)&s->tshapes, &s->tshapes_cap, s->ntshapes + 1,
                  sizeof(*s->tshapes)) < 0)
             return;
         s->tshapes[i].shape = *sh;
@@ -1148,7 +1142,7 @@ static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
 
 static int fresh_add(struct sl_sched *s, int64_t id)
 {
-    if (grow((void **)&s->fresh, &s->fresh_cap, s->nfresh + 1, sizeof(*s->fresh)) < 0)
+    if (sl_grow((void **)&s->fresh, &s->fresh_cap, s->nfresh + 1, sizeof(*s->fresh)) < 0)
         return -ENOMEM;
     s->fresh[s->nfresh++] = (struct job *)(intptr_t)id;
     return 0;
@@ -1220,8 +1214,8 @@ static int run_add(struct sl_sched *s, struct job *j, int64_t start_ms)
 {
     int pos;
 
-    if (grow((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof(*s->run)) < 0 ||
-        grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
+    if (sl_grow((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof(*s->run)) < 0 ||
+        sl_grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
         return -ENOMEM;
     j->start_ms = start_ms;
     j->run_idx = s->nrun;
@@ -1524,7 +1518,7 @@ static int hold_add(struct sl_sched *s, bool claim, const struct cl_shape *sh,
         h.shape.mem_bytes = 0;
     if (!h.place.ngpus && !h.shape.cpu_milli && !h.shape.mem_bytes)
         return 0;
-    if (grow((void **)v, cap, *n_ + 1, sizeof(**v)) < 0)
+    if (sl_grow((void **)v, cap, *n_ + 1, sizeof(**v)) < 0)
         return -ENOMEM;
     if (cl_take_exact(&s->cl, &h.shape, &h.place) < 0)
         return 0;
@@ -1761,7 +1755,7 @@ static int out_start(struct pass *p, struct job *j)
     struct sl_sched_result *o = p->out;
     struct sl_sched_start *st;
 
-    if (grow((void **)&o->starts, &p->starts_cap, o->nstarts + 1, sizeof(*o->starts)) < 0)
+    if (sl_grow((void **)&o->starts, &p->starts_cap, o->nstarts + 1, sizeof(*o->starts)) < 0)
         return -ENOMEM;
     st = &o->starts[o->nstarts];
     if (!(st->tasks = malloc(sizeof(*st->tasks) * (size_t)j->tasks)))
@@ -2069,7 +2063,7 @@ static int out_preempt(struct pass *p, struct job *v, struct job *j,
 {
     struct sl_sched_result *o = p->out;
 
-    if (grow((void **)&o->preempts, &p->preempts_cap, o->npreempts + 1,
+    if (sl_grow((void **)&o->preempts, &p->preempts_cap, o->npreempts + 1,
              sizeof(*o->preempts)) < 0)
         return -ENOMEM;
     o->preempts[o->npreempts].job_id = v->id;
@@ -2091,7 +2085,7 @@ static void nominee_set(struct sl_sched *s, const struct job *j,
         if (s->nominees[i].job_id == j->id)
             r = &s->nominees[i];
     if (!r) {
-        if (grow((void **)&s->nominees, &s->nominees_cap, s->nnominees + 1,
+        if (sl_grow((void **)&s->nominees, &s->nominees_cap, s->nnominees + 1,
                  sizeof(*s->nominees)) < 0)
             return;
         r = &s->nominees[s->nnominees++];
@@ -2595,7 +2589,7 @@ static void reserve(struct pass *p, struct job *j, uint32_t models)
     j->resv_at_ms = r[lo - 1].at_ms;
     if (j->resv_at_ms < p->resv_min_ms)
         p->resv_min_ms = j->resv_at_ms;
-    if (grow((void **)&s->resv, &s->resv_cap, s->nresv + 1, sizeof(*s->resv)) < 0)
+    if (sl_grow((void **)&s->resv, &s->resv_cap, s->nresv + 1, sizeof(*s->resv)) < 0)
         return;
     rv = &s->resv[s->nresv];
     if (!(rv->places = malloc(sizeof(*rv->places) * (size_t)j->tasks)))

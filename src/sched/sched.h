@@ -135,6 +135,9 @@ struct sl_sched_queue_spec {
     enum sl_preempt_within preempt_within;
     enum sl_reclaim reclaim;
 };
+/* A spec for queue 'name' of team 'name' with no quota and no limits,
+ * weight 1, the default preemption settings. */
+void sl_sched_queue_spec_init(struct sl_sched_queue_spec *q, const char *name);
 /* Create or update by name. Returns the queue index or -ENOSPC/-EINVAL.
  * Running jobs keep running when a quota shrinks; new ones see the new
  * quota. */

@@ -193,16 +193,10 @@ static int team_index(struct team *teams, int *nteams, const char *name)
 static int add_queue(struct sl_sched *s, const char *name, const char *cohort,
                      int64_t nominal_milli)
 {
-    struct sl_sched_queue_spec q = {0};
+    struct sl_sched_queue_spec q;
 
-    q.name = name;
-    q.team = name;
+    sl_sched_queue_spec_init(&q, name);
     q.cohort = cohort;
-    q.weight = 1;
-    sl_sched_res_unset(&q.nominal);
-    sl_sched_res_unset(&q.borrowing_limit);
-    sl_sched_res_unset(&q.lending_limit);
-    sl_sched_res_unset(&q.user_limit);
     q.nominal.v[SL_DIM_GPU] = nominal_milli;
     return sl_sched_queue_set(s, &q);
 }
@@ -816,14 +810,11 @@ int sl_sim_timed(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_erro
         double makespan = (double)(last_finish - first_submit) / 1000, xs = 0, xs2 = 0;
         int nx = 0;
 
+        void *mem[] = {jct, wait, tsum, twait, tjct, tgpu, tcount};
+
         if (!jct || !wait || !tsum || !twait || !tjct || !tgpu || !tcount) {
-            free(jct);
-            free(wait);
-            free(tsum);
-            free(twait);
-            free(tjct);
-            free(tgpu);
-            free(tcount);
+            for (size_t i = 0; i < SL_ARRAY_LEN(mem); i++)
+                free(mem[i]);
             rc = sl_errorf(err, -ENOMEM, "out of memory");
             goto out;
         }
@@ -901,13 +892,8 @@ int sl_sim_timed(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_erro
         sl_buf_printf(out, "\n  ],\n  \"wall_seconds\": %.3f\n}\n",
                       (double)(t1.tv_sec - t0.tv_sec) +
                           (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-        free(jct);
-        free(wait);
-        free(tsum);
-        free(twait);
-        free(tjct);
-        free(tgpu);
-        free(tcount);
+        for (size_t i = 0; i < SL_ARRAY_LEN(mem); i++)
+            free(mem[i]);
         if (out->failed)
             rc = sl_errorf(err, -ENOMEM, "out of memory");
     }

@@ -270,6 +270,19 @@ static int name_cmp(const void *a, const void *b)
 /* Refuse a duplicate name among 'n' records of 'size' bytes that start
  * with their name. */
 static int unique_names(const void *recs, size_t n, size_t size, const char *file,
+                        const char *colname, struct sl_error *err);
+
+/* The end of a loader: at least one row, and the names in column
+ * 'namecol' (the records' first field; NULL: not checked) unique. */
+static int rows_end(const struct csv *c, const void *recs, size_t n, size_t size,
+                    const char *what, const char *namecol, struct sl_error *err)
+{
+    if (n == 0)
+        return sl_errorf(err, -EINVAL, "%s: no %s", c->base, what);
+    return namecol ? unique_names(recs, n, size, c->base, namecol, err) : 0;
+}
+
+static int unique_names(const void *recs, size_t n, size_t size, const char *file,
                         const char *colname, struct sl_error *err)
 {
     const char **v = malloc(sizeof(*v) * n);
@@ -354,18 +367,13 @@ int sl_trace_load_nodes(const char *path, struct sl_trace_node **out, size_t *n,
         nd->mem_bytes = mib * MIB;
         cnt++;
     }
-    if (rc < 0)
-        goto out;
-    if (cnt == 0) {
-        rc = sl_errorf(err, -EINVAL, "%s: no nodes", c->base);
-        goto out;
+    if (rc == 0)
+        rc = rows_end(c, v, cnt, sizeof(*v), "nodes", "sn", err);
+    if (rc == 0) {
+        *out = v;
+        *n = cnt;
+        v = NULL;
     }
-    if ((rc = unique_names(v, cnt, sizeof(*v), c->base, "sn", err)) < 0)
-        goto out;
-    *out = v;
-    *n = cnt;
-    v = NULL;
-    rc = 0;
 out:
     free(v);
     csv_close(c);
@@ -492,18 +500,13 @@ int sl_trace_load_pods(const char *path, struct sl_trace_task **out, size_t *n,
         t->duration_ms = del < 0 ? -1 : (del - (sch >= 0 ? sch : cre >= 0 ? cre : del)) * 1000;
         cnt++;
     }
-    if (rc < 0)
-        goto out;
-    if (cnt == 0) {
-        rc = sl_errorf(err, -EINVAL, "%s: no pods", c->base);
-        goto out;
+    if (rc == 0)
+        rc = rows_end(c, v, cnt, sizeof(*v), "pods", "name", err);
+    if (rc == 0) {
+        *out = v;
+        *n = cnt;
+        v = NULL;
     }
-    if ((rc = unique_names(v, cnt, sizeof(*v), c->base, "name", err)) < 0)
-        goto out;
-    *out = v;
-    *n = cnt;
-    v = NULL;
-    rc = 0;
 out:
     free(v);
     csv_close(c);
@@ -574,16 +577,13 @@ int sl_trace_load_jobs(const char *path, struct sl_trace_task **out, size_t *n,
         t->duration_ms = run * 1000;
         cnt++;
     }
-    if (rc < 0)
-        goto out;
-    if (cnt == 0) {
-        rc = sl_errorf(err, -EINVAL, "%s: no jobs", c->base);
-        goto out;
+    if (rc == 0)
+        rc = rows_end(c, v, cnt, sizeof(*v), "jobs", NULL, err);
+    if (rc == 0) {
+        *out = v;
+        *n = cnt;
+        v = NULL;
     }
-    *out = v;
-    *n = cnt;
-    v = NULL;
-    rc = 0;
 out:
     free(v);
     csv_close(c);
@@ -622,16 +622,13 @@ int sl_trace_load_vcs(const char *path, struct sl_trace_vc **out, size_t *n,
             goto out;
         v[cnt++].nodes = (int)nodes;
     }
-    if (rc < 0)
-        goto out;
-    if (cnt == 0) {
-        rc = sl_errorf(err, -EINVAL, "%s: no virtual clusters", c->base);
-        goto out;
+    if (rc == 0)
+        rc = rows_end(c, v, cnt, sizeof(*v), "virtual clusters", "vc", err);
+    if (rc == 0) {
+        *out = v;
+        *n = cnt;
+        v = NULL;
     }
-    *out = v;
-    *n = cnt;
-    v = NULL;
-    rc = 0;
 out:
     free(v);
     csv_close(c);

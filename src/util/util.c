@@ -476,3 +476,23 @@ void sl_text_show(char *dst, size_t size, const char *s, size_t len, size_t max)
     }
     dst[o] = '\0';
 }
+
+int sl_grow(void **p, int *cap, int need, size_t elem)
+{
+    int ncap;
+    void *np;
+
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > (1 << 28))
+            return -ENOMEM;
+        ncap *= 2;
+    }
+    if (!(np = realloc(*p, (size_t)ncap * elem)))
+        return -ENOMEM;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}

@@ -85,6 +85,11 @@ int sl_write_file_atomic(const char *path, const void *buf, size_t len,
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int sl_mkdir_p(const char *path, unsigned mode);
 
+/* Make room for 'need' elements of 'elem' bytes in the array *p of *cap:
+ * doubles from 16, at most 2^28 elements. Returns 0 or -ENOMEM (the array
+ * as it was). */
+int sl_grow(void **p, int *cap, int need, size_t elem);
+
 /* Whether s[0..len) is well-formed UTF-8 (no overlongs, no surrogates,
  * nothing past U+10FFFF). */
 bool sl_utf8_valid(const unsigned char *s, size_t len);

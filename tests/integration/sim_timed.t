@@ -137,6 +137,9 @@ like "$out" "--vcs .*none.csv: No such file or directory" "a missing VC file is 
 printf 'vc,node num\nx,-1\n' >"$D/neg.csv"
 out=$(sluice sim --workload "$PH/philly_data_training.csv" --vcs "$D/neg.csv" 2>&1 >/dev/null)
 like "$out" "neg.csv:2: node num: must be an integer" "a negative VC size names the line and column"
+printf 'vc,node num\nx,2\nx,3\n' >"$D/dupvc.csv"
+out=$(sluice sim --workload "$PH/philly_data_training.csv" --vcs "$D/dupvc.csv" 2>&1 >/dev/null)
+like "$out" "dupvc.csv: vc: 'x' appears twice" "a VC named twice is refused"
 printf 'date,a,b,total\n2020-01-01,8,x,16\n' >"$D/tab.csv"
 out=$(sluice sim --workload "$PH/philly_data_training.csv" --vcs "$D/tab.csv" 2>&1 >/dev/null)
 like "$out" "column 'b': not a GPU count: 'x'" "a bad daily-table cell names its column"

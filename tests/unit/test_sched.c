@@ -58,16 +58,10 @@ static int node(struct sl_sched *s, const char *name, const char *domain, int cp
 static int queue(struct sl_sched *s, const char *name, double nominal_gpus,
                  const char *cohort, double borrow, double lend)
 {
-    struct sl_sched_queue_spec q = {0};
+    struct sl_sched_queue_spec q;
 
-    q.name = name;
-    q.team = name;
+    sl_sched_queue_spec_init(&q, name);
     q.cohort = cohort;
-    q.weight = 1;
-    sl_sched_res_unset(&q.nominal);
-    sl_sched_res_unset(&q.borrowing_limit);
-    sl_sched_res_unset(&q.lending_limit);
-    sl_sched_res_unset(&q.user_limit);
     if (nominal_gpus >= 0)
         q.nominal.v[SL_DIM_GPU] = (int64_t)(nominal_gpus * 1000);
     if (borrow >= 0)
@@ -942,16 +936,11 @@ static void decay(void)
 static void user_limit(void)
 {
     struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
-    struct sl_sched_queue_spec qs = {0};
+    struct sl_sched_queue_spec qs;
     int q, u = sl_sched_user(s, "alice"), v = sl_sched_user(s, "bob");
     struct sl_sched_result r;
 
-    qs.name = "q";
-    qs.weight = 1;
-    sl_sched_res_unset(&qs.nominal);
-    sl_sched_res_unset(&qs.borrowing_limit);
-    sl_sched_res_unset(&qs.lending_limit);
-    sl_sched_res_unset(&qs.user_limit);
+    sl_sched_queue_spec_init(&qs, "q");
     qs.user_limit.v[SL_DIM_GPU] = 1000;
     q = sl_sched_queue_set(s, &qs);
     node(s, "n", NULL, 64, 256, 4, "A100");

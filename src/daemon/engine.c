@@ -41,6 +41,7 @@
 #define MAX_NAMED 1024        /* teams, queues, classes, users, cohorts */
 #define ADOPTED_POLL_MS 1000  /* tasks re-adopted after a restart */
 #define SIM_DURATION_LABEL "sim-duration"
+#define CHECKPOINT_PAGES 1000 /* WAL frames that wake the checkpointer */
 
 struct team { char name[64]; char default_queue[64]; };
 struct queue {
@@ -2304,6 +2305,13 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
      * before answering, overlapping the flush with the next group. */
     if (!(e->st = sl_store_open(e->store_path, true, false, err)))
         goto fail;
+    {
+        /* The WAL checkpoint (page copies and two fsyncs every ~4 MiB of
+         * WAL) on a thread of its own rather than inside our commits. */
+        struct sl_error cerr = {0};
+        if (sl_store_checkpointer_start(e->st, CHECKPOINT_PAGES, &cerr) < 0)
+            sl_warn("msg=\"checkpoints stay on the engine thread\" err=\"%s\"", cerr.text);
+    }
     if (cfg->executor == SL_EXECUTOR_LOCAL && !(e->exec = sl_exec_create(e->run_dir))) {
         sl_errorf(err, -errno, "executor: %s", strerror(errno));
         goto fail;

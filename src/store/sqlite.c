@@ -4,6 +4,10 @@
  * Statements are prepared once per connection and reset after each use.
  * Every function that writes expects the caller to hold a transaction
  * (sl_store_begin) so that a group of requests commits with one fsync.
+ *
+ * Connections are opened with SQLITE_OPEN_NOMUTEX (multi-thread mode):
+ * each is used by one thread only. The writer's checkpointer thread has a
+ * connection of its own; it shares with the writer only 'ck', under ck.mu.
  */
 #include "store.h"
 
@@ -130,10 +134,26 @@ static const char *const stmt_sql[S_NSTMTS] = {
                    "min_runtime_ms FROM priority_classes ORDER BY value DESC, name",
 };
 
+/* The writer's checkpointer (sl_store_checkpointer_start). */
+struct checkpointer {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;          /* want or stop was set */
+    pthread_cond_t idle;          /* busy was cleared */
+    bool want, stop;              /* guarded by mu */
+    bool busy;                    /* guarded by mu: a checkpoint runs */
+    int done;                     /* guarded by mu: WAL frames copied to the
+                                     database by the last checkpoint */
+    bool running;                 /* thread started; writer thread only */
+    int pages;                    /* wake it at this many new WAL frames */
+    sqlite3 *db;                  /* its own connection; its thread only */
+    pthread_t thread;
+};
+
 struct sl_store {
     sqlite3 *db;
     sqlite3_stmt *stmt[S_NSTMTS];
     bool writer;
+    struct checkpointer *ck;      /* owned; NULL = checkpoints in COMMIT */
 };
 
 static const char *const state_names[SL_JOB_NSTATES] = {
@@ -331,16 +351,168 @@ fail:
     return NULL;
 }
 
+static void checkpointer_stop(struct sl_store *st);
+
 void sl_store_close(struct sl_store *st)
 {
     int saved = errno;
     if (!st)
         return;
+    checkpointer_stop(st);
     for (int i = 0; i < S_NSTMTS; i++)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
     free(st);
     errno = saved;
+}
+
+/* ---- the checkpointer --------------------------------------------------- */
+
+static void *checkpointer_main(void *arg)
+{
+    struct checkpointer *ck = arg;
+
+    pthread_setname_np(pthread_self(), "checkpoint");
+    for (;;) {
+        int rc, nlog = 0, ncopied = 0;
+        pthread_mutex_lock(&ck->mu);
+        while (!ck->want && !ck->stop)
+            pthread_cond_wait(&ck->cond, &ck->mu);
+        if (ck->stop) {
+            pthread_mutex_unlock(&ck->mu);
+            break;
+        }
+        ck->want = false;
+        ck->busy = true;
+        pthread_mutex_unlock(&ck->mu);
+        /* PASSIVE: copies what no reader still needs, takes no lock that
+         * the writer waits for, and calls no busy handler. */
+        rc = sqlite3_wal_checkpoint_v2(ck->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog,
+                                       &ncopied);
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            sl_warn("msg=\"wal checkpoint failed\" err=\"%s\"", sqlite3_errmsg(ck->db));
+        pthread_mutex_lock(&ck->mu);
+        ck->busy = false;
+        if (rc == SQLITE_OK && ncopied > 0)
+            ck->done = ncopied;
+        pthread_cond_broadcast(&ck->idle);
+        pthread_mutex_unlock(&ck->mu);
+    }
+    return NULL;
+}
+
+/* Called by SQLite on the writer's thread after each commit, with the
+ * frames now in the WAL ('pages'). Replaces the automatic checkpoint.
+ *
+ * The thread copies frames to the database once 'ck->pages' new ones have
+ * come since its last checkpoint. It rarely finds the WAL wholly copied
+ * between two of our commits, and only a wholly copied WAL is reused from
+ * its start by the next commit; so once the WAL is 4 times the threshold
+ * and the thread has copied all but a few frames, this thread copies the
+ * rest itself (little work, two fsyncs) and the WAL starts over. At 16
+ * times (the thread is far behind) it waits for the thread's checkpoint to
+ * end and checkpoints itself, as SQLite would have: the WAL stays within
+ * 16 times the threshold plus one commit, as long as no reader holds an
+ * old snapshot. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    struct checkpointer *ck = arg;
+    bool idle, inline_ckpt;
+    int behind, ncopied = 0;
+
+    pthread_mutex_lock(&ck->mu);
+    if (pages < ck->done)
+        ck->done = 0; /* the WAL started over */
+    behind = pages - ck->done;
+    idle = !ck->want && !ck->busy;
+    if (pages >= 16 * ck->pages) {
+        while (ck->busy) /* a PASSIVE checkpoint beside it would give up */
+            pthread_cond_wait(&ck->idle, &ck->mu);
+        inline_ckpt = true;
+    } else {
+        inline_ckpt = idle && pages >= 4 * ck->pages && behind < ck->pages;
+        if (idle && behind >= ck->pages) {
+            ck->want = true;
+            pthread_cond_signal(&ck->cond);
+        }
+    }
+    pthread_mutex_unlock(&ck->mu);
+    if (inline_ckpt &&
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, &ncopied) ==
+            SQLITE_OK) {
+        pthread_mutex_lock(&ck->mu);
+        if (ncopied > ck->done)
+            ck->done = ncopied;
+        pthread_mutex_unlock(&ck->mu);
+    }
+    return SQLITE_OK;
+}
+
+int sl_store_checkpointer_start(struct sl_store *st, int pages, struct sl_error *err)
+{
+    struct checkpointer *ck = NULL;
+    const char *path;
+    char *msg = NULL;
+    int rc;
+
+    if (!st->writer || st->ck || pages < 1)
+        return sl_errorf(err, -EINVAL, "store: checkpointer: writer only, once");
+    if (!sqlite3_threadsafe())
+        return sl_errorf(err, -ENOTSUP, "store: checkpointer: SQLite built without threads");
+    if (!(path = sqlite3_db_filename(st->db, "main")) || !*path)
+        return sl_errorf(err, -EINVAL, "store: checkpointer: no database file");
+    if (!(ck = calloc(1, sizeof(*ck))))
+        return sl_errorf(err, -ENOMEM, "store: out of memory");
+    pthread_mutex_init(&ck->mu, NULL);
+    pthread_cond_init(&ck->cond, NULL);
+    pthread_cond_init(&ck->idle, NULL);
+    ck->pages = pages;
+    if (sqlite3_open_v2(path, &ck->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        sqlite3_exec(ck->db, "PRAGMA synchronous=NORMAL", NULL, NULL, &msg) != SQLITE_OK) {
+        rc = sl_errorf(err, -EIO, "store: checkpointer: %s",
+                       msg ? msg : ck->db ? sqlite3_errmsg(ck->db) : "out of memory");
+        sqlite3_free(msg);
+        goto fail;
+    }
+    if ((rc = pthread_create(&ck->thread, NULL, checkpointer_main, ck)) != 0) {
+        rc = sl_errorf(err, -rc, "store: checkpointer: %s", strerror(rc));
+        goto fail;
+    }
+    ck->running = true;
+    st->ck = ck;
+    /* Replaces SQLite's automatic checkpoint (which is itself a WAL hook). */
+    sqlite3_wal_hook(st->db, wal_hook, ck);
+    return 0;
+fail:
+    sqlite3_close(ck->db);
+    pthread_cond_destroy(&ck->idle);
+    pthread_cond_destroy(&ck->cond);
+    pthread_mutex_destroy(&ck->mu);
+    free(ck);
+    return rc;
+}
+
+static void checkpointer_stop(struct sl_store *st)
+{
+    struct checkpointer *ck = st->ck;
+
+    if (!ck)
+        return;
+    /* Commits checkpoint themselves again from here on. */
+    sqlite3_wal_autocheckpoint(st->db, 1000); /* SQLite's default */
+    pthread_mutex_lock(&ck->mu);
+    ck->stop = true;
+    pthread_cond_signal(&ck->cond);
+    pthread_mutex_unlock(&ck->mu);
+    if (ck->running)
+        pthread_join(ck->thread, NULL);
+    sqlite3_close(ck->db);
+    pthread_cond_destroy(&ck->idle);
+    pthread_cond_destroy(&ck->cond);
+    pthread_mutex_destroy(&ck->mu);
+    free(ck);
+    st->ck = NULL;
 }
 
 int sl_store_meta_get(struct sl_store *st, const char *key, char *buf,

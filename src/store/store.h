@@ -75,6 +75,18 @@ struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
                                struct sl_error *err);
 void sl_store_close(struct sl_store *st); /* NULL-safe */
 
+/* Writer: checkpoint the WAL on a thread of the store's own, with its own
+ * connection, instead of in the thread that commits (SQLite's automatic
+ * checkpoint runs inside COMMIT: copying pages and two fsyncs). After a
+ * commit leaves at least 'pages' frames in the WAL the thread is woken and
+ * runs a PASSIVE checkpoint, which never blocks the writer or readers;
+ * should it fall behind by 16 times that, the committing thread
+ * checkpoints itself, as before. Durability is unchanged: a checkpoint
+ * syncs the WAL before it writes the database and the database before the
+ * WAL is reused. Stopped by sl_store_close. Returns 0, or -errno with 'err'
+ * filled (then commits checkpoint as before). */
+int sl_store_checkpointer_start(struct sl_store *st, int pages, struct sl_error *err);
+
 /* Transactions (writer). Savepoints nest inside a transaction so that one
  * refused request in a group commit changes nothing. */
 int sl_store_begin(struct sl_store *st);

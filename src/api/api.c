@@ -107,6 +107,7 @@ static void op_state_free(void *p)
     if (!s)
         return;
     sl_job_spec_destroy(s->op.spec);
+    free(s->op.spec_json);
     free(s->op.manifests);
     json_decref(s->op.result);
     free(s->op.body);
@@ -249,6 +250,14 @@ static void h_job_submit(struct ctx *c)
         return;
     }
     s->op.spec = spec;
+    {
+        /* The stored text of the spec, made here rather than on the
+         * engine thread, which every submission waits for; on -ENOMEM the
+         * engine makes it. */
+        json_t *doc = sl_job_spec_to_json(spec);
+        s->op.spec_json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+    }
     op_send(c, s);
 }
 

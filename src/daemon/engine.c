@@ -843,14 +843,17 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
     j->submitted_ms = sl_now_ms();
     j->limits_enforced = -1;
 
-    if (!(doc = sl_job_spec_to_json(s)) ||
-        !(spec_json = json_dumps(doc, JSON_COMPACT))) {
+    /* The normalised spec as text: the HTTP thread's (made beside the
+     * parse, off this thread), else made here. */
+    spec_json = op->spec_json;
+    op->spec_json = NULL;
+    if (!spec_json && (!(doc = sl_job_spec_to_json(s)) ||
+                       !(spec_json = json_dumps(doc, JSON_COMPACT)))) {
         op_fail(op, 503, "unavailable");
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
         goto out;
     }
     job_view(j, &v, NULL, spec_json);
-    v.spec_doc = doc; /* the response reuses it rather than re-parse */
     if ((rc = sl_store_job_insert(e->st, &v)) < 0 ||
         (rc = sl_store_event_add(e->st, v.id, j->submitted_ms, "state", NULL,
                                  "Pending", NULL)) < 0) {

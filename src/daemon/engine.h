@@ -42,6 +42,11 @@ struct sl_op {
     struct sl_principal who;
     /* inputs (owned by the op; the engine frees them) */
     struct sl_job_spec *spec;         /* SUBMIT */
+    char *spec_json;                  /* SUBMIT, optional: the spec as
+                                         sl_job_spec_to_json + json_dumps
+                                         (JSON_COMPACT) write it, made by the
+                                         caller so that the engine thread
+                                         need not; NULL = the engine does */
     int64_t job_id;                   /* CANCEL */
     struct sl_manifest *manifests;    /* APPLY */
     size_t nmanifests;

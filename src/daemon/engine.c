@@ -14,6 +14,13 @@
  *  - Processes are started only after the transaction that marked the job
  *    Running has committed; a crash in between leaves a Running job with no
  *    pid file, which the next start marks Lost (and retries per policy).
+ *  - A submission writes nothing at once: the job is 'fresh' and its row
+ *    and Pending event are inserted with its first write (most often its
+ *    placement in the same group) or, at the latest, just before the group
+ *    commits; its 201 follows that commit, as every answer does. Nothing
+ *    that a savepoint may undo holds a fresh job's only insert.
+ *  - Running jobs sit in e->timers at their next timer; a loop iteration
+ *    looks only at those that are due.
  */
 #include "engine.h"
 
@@ -90,6 +97,10 @@ struct job {
     char *message;                /* owned; guarded by e->mu; NULL = none */
     char *placement;              /* owned: the tasks' placement as the
                                      API's JSON text, while Running */
+    bool fresh;                   /* submitted in the open transaction and
+                                     not yet stored: its first write inserts
+                                     the row (see job_row) */
+    char *spec_json;              /* owned while fresh: the spec's text */
     size_t run_idx;               /* index in e->run while Running */
     struct sl_heap_item due;      /* in e->timers while Running with a timer
                                      (key: its next one, mono ms) */
@@ -127,6 +138,12 @@ struct sl_engine {
     struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
     struct sl_imap shims;         /* shim pid -> job id, for exited tasks */
     size_t nfresh;                /* jobs submitted since the last pass */
+    int64_t *unstored;            /* ids of the fresh jobs of the open
+                                     transaction, stored before it commits */
+    size_t nunstored, unstored_cap;
+    int64_t next_id;              /* the id of the next job submitted */
+    bool write_failed;            /* a write the open transaction needs
+                                     failed: it must not commit */
     struct job **run;             /* Running jobs; j->run_idx is the index */
     size_t nrun, run_cap;
     struct sl_heap timers;        /* Running jobs that have a timer: task
@@ -429,18 +446,52 @@ static void job_view(const struct job *j, struct sl_job_view *v,
 }
 
 /* Write the job row for its current state. With 'exit_code' >= 0 the job
- * is finished with that code. */
+ * is finished with that code.
+ *
+ * A job submitted in the open transaction has no row yet ('fresh'): the
+ * submission writes nothing, and the job's first write inserts its row as
+ * it is then, with the Pending event of its submission first. A job placed
+ * in the group that submitted it is thus written once, Running, instead of
+ * inserted Pending and updated; the events are the same. The caller undoes
+ * a failed write with a savepoint and must then set 'fresh' back. */
 static int job_row(struct sl_engine *e, struct job *j, int exit_code, int64_t finished_ms)
 {
     struct sl_job_view v;
+    int rc;
 
-    job_view(j, &v, j->placement ? j->placement : "[]", NULL);
+    job_view(j, &v, j->fresh ? j->placement : j->placement ? j->placement : "[]",
+             j->spec_json);
     if (exit_code >= 0) {
         v.has_exit_code = true;
         v.exit_code = exit_code;
     }
     v.finished_ms = finished_ms;
-    return sl_store_job_update(e->st, &v, j->not_before_ms);
+    if (!j->fresh)
+        return sl_store_job_update(e->st, &v, j->not_before_ms);
+    if ((rc = sl_store_job_insert(e->st, &v, j->not_before_ms)) == 0 &&
+        (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "state", NULL, "Pending",
+                                 NULL)) == 0)
+        j->fresh = false;
+    return rc;
+}
+
+/* Store the fresh job 'id' if it still is: before a commit, and before an
+ * operation on it takes a savepoint (which could undo the insert). A
+ * failure fails the whole open transaction. */
+static void job_store_fresh(struct sl_engine *e, int64_t id)
+{
+    struct job *j = sl_imap_get(&e->jobs, id);
+
+    if (!j || !j->fresh)
+        return;
+    if (job_row(e, j, -1, 0) < 0) {
+        sl_error("msg=\"store: cannot write a new job; the group fails\" job=%lld",
+                 (long long)id);
+        e->write_failed = true;
+    } else {
+        free(j->spec_json);
+        j->spec_json = NULL;
+    }
 }
 
 /* Write the job row for its current state, plus one event. */
@@ -462,6 +513,7 @@ static void job_free(struct job *j)
     sl_job_spec_destroy(j->spec);
     free(j->tasks);
     free(j->placement);
+    free(j->spec_json);
     free(j->name);
     free(j->message);
     free(j);
@@ -853,17 +905,21 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
         goto out;
     }
+    /* Nothing is written here: the row and the Pending event go with the
+     * job's first write (job_row), at the latest just before this
+     * transaction commits, and the answer waits for that commit. */
+    j->id = e->next_id;
     job_view(j, &v, NULL, spec_json);
-    if ((rc = sl_store_job_insert(e->st, &v)) < 0 ||
-        (rc = sl_store_event_add(e->st, v.id, j->submitted_ms, "state", NULL,
-                                 "Pending", NULL)) < 0) {
+    if ((rc = vec_push((void **)&e->unstored, &e->nunstored, &e->unstored_cap,
+                       sizeof(j->id), &j->id)) < 0) {
         op_fail(op, 503, "unavailable");
-        sl_errorf(&op->err, rc, "store: write failed");
+        sl_errorf(&op->err, rc, "out of memory");
         goto out;
     }
-    j->id = v.id;
-    if ((rc = op_job_body(op, &v)) < 0)
+    if ((rc = op_job_body(op, &v)) < 0) {
+        e->nunstored--;
         goto out;
+    }
     pthread_mutex_lock(&e->mu);
     user = sl_sched_user(e->sched, j->user);
     if (user < 0) {
@@ -876,6 +932,7 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         sl_sched_job_remove(e->sched, j->id, j->submitted_ms);
     pthread_mutex_unlock(&e->mu);
     if (rc < 0) {
+        e->nunstored--;
         free(op->body);
         op->body = NULL;
         if (rc == -ENOMEM) {
@@ -888,6 +945,10 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         }
         goto out;
     }
+    e->next_id++;
+    j->fresh = true;
+    j->spec_json = spec_json;
+    spec_json = NULL;
     e->nfresh++;
     j = NULL;
     op->status = 201;
@@ -1323,6 +1384,11 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
 {
     int rc;
 
+    /* A cancel of a job submitted in this very group (its id guessed, as
+     * it is not answered yet) must not hold the job's only insert in a
+     * savepoint that a refusal would undo. */
+    if (op->kind == SL_OP_CANCEL)
+        job_store_fresh(e, op->job_id);
     if (sl_store_savepoint(e->st) < 0) {
         op_fail(op, 503, "unavailable");
         sl_errorf(&op->err, -EIO, "store: cannot start a savepoint");
@@ -1444,7 +1510,7 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
  * to wait for, also the "launched" event (the row then carries its note). */
 static int job_place_write(struct sl_engine *e, struct job *j)
 {
-    bool simulated = e->cfg.executor == SL_EXECUTOR_SIMULATED;
+    bool simulated = e->cfg.executor == SL_EXECUTOR_SIMULATED, fresh = j->fresh;
     int64_t now = sl_now_ms();
     int rc;
 
@@ -1456,10 +1522,13 @@ static int job_place_write(struct sl_engine *e, struct job *j)
     if (rc == 0 && simulated)
         rc = sl_store_event_add(e->st, j->id, now, "launched", "Running", "Running",
                                 j->message);
-    if (rc < 0)
+    if (rc < 0) {
         sl_store_rollback_to(e->st);
-    else
-        rc = sl_store_release(e->st);
+        j->fresh = fresh; /* its insert, if it was this, is undone */
+    } else if ((rc = sl_store_release(e->st)) == 0 && fresh) {
+        free(j->spec_json);
+        j->spec_json = NULL;
+    }
     return rc;
 }
 
@@ -1837,13 +1906,17 @@ static void *engine_main(void *arg)
         if (!stopping && (e->nfresh || e->sched_full ||
                           (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms)))
             schedule(e, &started, &nstarted);
-        if (sl_store_commit(e->st) < 0) {
+        /* The jobs of this group that nothing has written yet. */
+        for (size_t i = 0; i < e->nunstored; i++)
+            job_store_fresh(e, e->unstored[i]);
+        e->nunstored = 0;
+        if (e->write_failed || sl_store_commit(e->st) < 0) {
             /* Memory now holds changes the store does not: stop changing
              * anything and have sluiced shut down; the next start loads
              * the last committed state. Nothing of this group was
              * acknowledged. */
-            sl_error("msg=\"store commit failed; refusing changes and shutting "
-                     "down\"");
+            sl_error("msg=\"store %s failed; refusing changes and shutting down\"",
+                     e->write_failed ? "write" : "commit");
             sl_store_rollback(e->st);
             committed = false;
             e->broken = true;
@@ -2345,10 +2418,12 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     ld = (struct sl_store_loader){.arg = e, .team = ld_team, .cohort = ld_cohort,
                                   .queue = ld_queue, .pclass = ld_pclass,
                                   .user = ld_user, .job = ld_job};
-    if ((rc = sl_store_load(e->st, &ld)) < 0) {
+    if ((rc = sl_store_load(e->st, &ld)) < 0 ||
+        (rc = sl_store_job_max_id(e->st, &e->next_id)) < 0) {
         sl_errorf(err, rc, "store: cannot load state: %s", strerror(-rc));
         goto fail;
     }
+    e->next_id++; /* ids as SQLite would give them: the largest + 1 */
     e->sched_full = true;
     if ((e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
@@ -2433,6 +2508,7 @@ void sl_engine_destroy(struct sl_engine *e)
     for (int i = 0; i < e->nqueues; i++)
         free(e->queues[i].spec_json);
     free(e->run);
+    free(e->unstored);
     sl_heap_fini(&e->timers);
     free(e->gone);
     if (g_wake_fd == e->wake_fd)

@@ -65,7 +65,7 @@ enum stmt {
     S_PCLASS_PUT, S_PCLASS_UNDEFAULT, S_USER_GET, S_USER_PUT,
     S_TOKEN_PUT, S_TOKEN_GET,
     S_JOB_INSERT, S_JOB_UPDATE, S_JOB_GET, S_EVENT_ADD, S_EVENTS,
-    S_TEAMS, S_PCLASSES, S_COHORT_GET, S_COHORT_PUT,
+    S_TEAMS, S_PCLASSES, S_COHORT_GET, S_COHORT_PUT, S_JOB_MAX_ID,
     S_NSTMTS
 };
 
@@ -118,8 +118,10 @@ static const char *const stmt_sql[S_NSTMTS] = {
     [S_JOB_INSERT] = "INSERT INTO jobs(name, team, project, user, queue, priority_class, "
                      "priority, state, exit_code, attempt, retries, submitted_at, "
                      "started_at, finished_at, placement, message, limits_enforced, "
-                     "spec) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                     "?13, ?14, ?15, ?16, ?17, ?18)",
+                     "spec, id, not_before, preemptions) VALUES(?1, ?2, ?3, ?4, ?5, ?6, "
+                     "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+                     "?20, ?21)",
+    [S_JOB_MAX_ID] = "SELECT coalesce(max(id), 0) FROM jobs",
     [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, exit_code = ?3, attempt = ?4, "
                      "started_at = ?5, finished_at = ?6, placement = ?7, "
                      "message = ?8, limits_enforced = ?9, not_before = ?10, "
@@ -793,13 +795,18 @@ int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
     return rc;
 }
 
-int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v)
+int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v,
+                        int64_t not_before_ms)
 {
     sqlite3_stmt *q = prep(st, S_JOB_INSERT);
     int rc;
 
     if (!q)
         return -EIO;
+    if (v->id > 0)
+        sqlite3_bind_int64(q, 19, v->id); /* else NULL: SQLite picks max + 1 */
+    sqlite3_bind_int64(q, 20, not_before_ms);
+    sqlite3_bind_int(q, 21, v->preemptions);
     sqlite3_bind_text(q, 1, v->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, v->team, -1, SQLITE_STATIC);
     bind_text_or_null(q, 3, v->project);
@@ -823,6 +830,19 @@ int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v)
     if ((rc = step_done(st, q)) == 0)
         v->id = sqlite3_last_insert_rowid(st->db);
     return rc;
+}
+
+int sl_store_job_max_id(struct sl_store *st, int64_t *id)
+{
+    sqlite3_stmt *q = prep(st, S_JOB_MAX_ID);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        *id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    return rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,

@@ -141,8 +141,13 @@ int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
                           int64_t now_ms, char *user, char *team, char *role,
                           char *unix_user);
 
-/* Jobs (writer). insert assigns the id. */
-int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v);
+/* Jobs (writer). insert writes every column of 'v' (and 'not_before_ms')
+ * under id v->id, or under the next free id (max + 1) when v->id is 0,
+ * and sets v->id. Returns 0, -EEXIST when the id is taken, or -errno. */
+int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v,
+                        int64_t not_before_ms);
+/* The largest job id stored (0 when there is none). */
+int sl_store_job_max_id(struct sl_store *st, int64_t *id);
 /* Update the mutable columns of job v->id from 'v'. */
 int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
                         int64_t not_before_ms);

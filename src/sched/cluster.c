@@ -202,7 +202,8 @@ int cl_node_add(struct cl_cluster *c, const char *name, const char *domain,
         size_t leaves = 1, per;
         while (leaves < (size_t)c->nnodes + 1)
             leaves *= 2;
-        per = leaves * 2 * (sizeof(double) + sizeof(int32_t)) +
+        size_t node = sizeof(double) + (c->policy == SL_PLACE_RANDOM ? sizeof(int32_t) : 0);
+        per = leaves * 2 * node +
               ((size_t)c->nnodes + 1) * sizeof(uint32_t) + TREE_MEMO * sizeof(struct cl_memo);
         c->trees_max = (int)(TREE_BUDGET_BYTES / per);
         if (c->trees_max < TREES_MIN)
@@ -331,6 +332,10 @@ static void tree_pull(struct cl_tree *t, int i)
 {
     int l = 2 * i, r = l + 1;
 
+    if (!t->count) {
+        t->best[i] = t->best[l] >= t->best[r] ? t->best[l] : t->best[r];
+        return;
+    }
     if (t->best[l] > t->best[r]) {
         t->best[i] = t->best[l];
         t->count[i] = t->count[l];
@@ -398,10 +403,12 @@ static void tree_leaf(struct cl_cluster *c, struct cl_tree *t, int n)
 
     if (tree_score(c, t, n, &sc)) {
         t->best[i] = sc;
-        t->count[i] = 1;
+        if (t->count)
+            t->count[i] = 1;
     } else {
         t->best[i] = -INFINITY;
-        t->count[i] = 0;
+        if (t->count)
+            t->count[i] = 0;
     }
     t->stamp[n] = c->nodes[n].version;
 }
@@ -412,14 +419,18 @@ static int tree_build(struct cl_cluster *c, struct cl_tree *t)
 
     while (leaves < c->nnodes)
         leaves *= 2;
-    if (leaves != t->leaves || !t->best) {
+    if (leaves != t->leaves || !t->best ||
+        !t->count != (c->policy != SL_PLACE_RANDOM)) { /* counts: random only */
         double *best = realloc(t->best, sizeof(double) * 2 * (size_t)leaves);
-        int32_t *count;
+        int32_t *count = NULL;
         if (!best)
             return -ENOMEM;
         t->best = best;
-        if (!(count = realloc(t->count, sizeof(int32_t) * 2 * (size_t)leaves)))
+        if (c->policy != SL_PLACE_RANDOM) {
+            free(t->count);
+        } else if (!(count = realloc(t->count, sizeof(int32_t) * 2 * (size_t)leaves))) {
             return -ENOMEM;
+        }
         t->count = count;
         t->leaves = leaves;
     }
@@ -435,7 +446,8 @@ static int tree_build(struct cl_cluster *c, struct cl_tree *t)
         tree_leaf(c, t, n);
     for (int i = t->leaves + c->nnodes; i < 2 * t->leaves; i++) {
         t->best[i] = -INFINITY;
-        t->count[i] = 0;
+        if (t->count)
+            t->count[i] = 0;
     }
     for (int i = t->leaves - 1; i >= 1; i--)
         tree_pull(t, i);
@@ -456,8 +468,14 @@ static int tree_sync(struct cl_cluster *c, struct cl_tree *t)
         if (t->stamp[n] == c->nodes[n].version)
             continue;
         tree_leaf(c, t, n);
-        for (int i = (t->leaves + n) / 2; i >= 1; i /= 2)
+        for (int i = (t->leaves + n) / 2; i >= 1; i /= 2) {
+            double was = t->best[i];
+            int32_t had = t->count ? t->count[i] : 0;
             tree_pull(t, i);
+            /* Nothing above changes when this node did not. */
+            if (t->best[i] == was && (!t->count || t->count[i] == had))
+                break;
+        }
     }
     t->synced = c->log_pos;
     return 0;

@@ -9,9 +9,9 @@
  *
  *   - a tournament tree over the nodes holds each node's score for the
  *     shape (-inf where the task does not fit); its root is the best node,
- *     the lowest-indexed one among equal scores. The tree also counts the
- *     leaves that share the best score, so that the random policy draws
- *     one of the fitting nodes uniformly in O(log n);
+ *     the lowest-indexed one among equal scores. Under the random policy
+ *     the tree also counts the leaves that share the best score, so that
+ *     it draws one of the fitting nodes uniformly in O(log n);
  *   - every change to a node bumps its version and appends it to a change
  *     log; a tree replays the log since it last looked, rescoring only the
  *     nodes that changed (or rebuilds when it is far behind). A decision
@@ -100,7 +100,8 @@ struct cl_tree {         /* one shape's index; see the file comment */
     uint64_t synced;     /* change-log position replayed so far */
     uint64_t used;       /* last use, for eviction */
     double *best;        /* 2 * leaves: best score in each subtree */
-    int32_t *count;      /* 2 * leaves: leaves sharing that score */
+    int32_t *count;      /* random only (else NULL): 2 * leaves, leaves
+                            sharing that score */
     uint32_t *stamp;     /* per node: version the leaf was scored at */
     int leaves;          /* power of two >= nodes */
     int nnodes;          /* nodes covered when built */

@@ -1576,6 +1576,7 @@ struct pass {
     int64_t now;
     struct sl_sched_result *out;
     int starts_cap, preempts_cap;
+    int pool_len, pool_cap;       /* out->task_pool */
     int *heap;                    /* queue indices */
     int nheap;
     struct job **head;            /* per queue: its next job this pass */
@@ -1757,10 +1758,13 @@ static int out_start(struct pass *p, struct job *j)
 
     if (sl_grow((void **)&o->starts, &p->starts_cap, o->nstarts + 1, sizeof(*o->starts)) < 0)
         return -ENOMEM;
-    st = &o->starts[o->nstarts];
-    if (!(st->tasks = malloc(sizeof(*st->tasks) * (size_t)j->tasks)))
+    if (sl_grow((void **)&o->task_pool, &p->pool_cap, p->pool_len + j->tasks,
+                sizeof(*o->task_pool)) < 0)
         return -ENOMEM;
-    memcpy(st->tasks, j->places, sizeof(*st->tasks) * (size_t)j->tasks);
+    st = &o->starts[o->nstarts];
+    memcpy(o->task_pool + p->pool_len, j->places, sizeof(*st->tasks) * (size_t)j->tasks);
+    p->pool_len += j->tasks;
+    st->tasks = NULL; /* the pool may still move: pointed at by pass_fini */
     st->job_id = j->id;
     st->ntasks = j->tasks;
     o->nstarts++;
@@ -2697,6 +2701,10 @@ static int pass_init(struct pass *p, struct sl_sched *s, int64_t now,
 
 static void pass_fini(struct pass *p)
 {
+    struct sl_sched_result *o = p->out;
+
+    for (int i = 0, off = 0; i < o->nstarts; off += o->starts[i++].ntasks)
+        o->starts[i].tasks = o->task_pool + off;
     holds_release(p->s);
     cholds_release(p->s);
     if (p->scratch_ready) {
@@ -2870,8 +2878,7 @@ void sl_sched_result_fini(struct sl_sched_result *out)
 
     if (!out)
         return;
-    for (int i = 0; i < out->nstarts; i++)
-        free(out->starts[i].tasks);
+    free(out->task_pool);
     free(out->starts);
     free(out->preempts);
     memset(out, 0, sizeof(*out));

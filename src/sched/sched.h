@@ -224,7 +224,8 @@ enum sl_preempt_why {
 struct sl_sched_start {
     int64_t job_id;
     int ntasks;
-    struct sl_sched_task_place *tasks; /* ntasks entries, owned by result */
+    struct sl_sched_task_place *tasks; /* ntasks entries, in the result's
+                                          task_pool */
 };
 
 struct sl_sched_preempt {
@@ -244,6 +245,7 @@ struct sl_sched_result {
                                      victim's protection running out); 0 =
                                      nothing scheduled */
     int examined;                 /* jobs looked at */
+    struct sl_sched_task_place *task_pool; /* where the starts' tasks lie */
 };
 
 /* Run one pass at 'now_ms'. With 'new_only', only the jobs added since the

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/sched/cluster.h"
 #include "../../src/sched/sched.h"
+#include "../../src/util/rng.h"
 #include "../tap.h"
 
 #define GI (1LL << 30)
@@ -1131,6 +1133,93 @@ static void like_reason(struct sl_sched *s, int64_t id, int64_t now)
     like_reason_impl(s, id, now);
 }
 
+/* The per-shape indexes answer what a scan of every node answers, for
+ * each policy, through thousands of takes and gives (each index replays
+ * the change log, stopping early where a subtree's best did not change,
+ * or rebuilds when far behind). Random's pick must score the best. */
+static void index_agrees_with_scan(void)
+{
+    static const enum sl_placement pols[] = {SL_PLACE_FGD,     SL_PLACE_BESTFIT,
+                                             SL_PLACE_PACKING, SL_PLACE_CLUSTERING,
+                                             SL_PLACE_DOTPROD, SL_PLACE_SPREAD,
+                                             SL_PLACE_RANDOM};
+    static const struct cl_shape shapes[] = {
+        {4000, 8 * GI, 1, 500, 0},  {4000, 8 * GI, 1, 250, 0},
+        {8000, 16 * GI, 1, 1000, 0}, {16000, 32 * GI, 2, 1000, 0},
+        {32000, 64 * GI, 4, 1000, 0}, {2000, 4 * GI, 0, 0, 0},
+        {4000, 8 * GI, 1, 1000, 2},  {8000, 8 * GI, 8, 1000, 0},
+    };
+    static const struct cl_typical mix[] = {
+        {4000, 1, 500, 0, 0.3}, {8000, 1, 1000, 0, 0.4}, {32000, 4, 1000, 0, 0.2},
+        {2000, 0, 0, 0, 0.1},
+    };
+
+    for (size_t pi = 0; pi < SL_ARRAY_LEN(pols); pi++) {
+        struct cl_cluster c;
+        struct sl_rng rng;
+        struct held {
+            int shape;
+            struct sl_sched_task_place p;
+        } *held = calloc(4096, sizeof(*held));
+        int nheld = 0, mismatches = 0, picks = 0, placed = 0, models[8];
+        bool full = false;
+
+        sl_rng_seed(&rng, 11 + pi);
+        cl_init(&c, pols[pi], 5);
+        cl_model(&c, "A100", true);
+        cl_model(&c, "V100", true);
+        cl_set_typical(&c, mix, (int)SL_ARRAY_LEN(mix));
+        for (int n = 0; n < 300; n++) {
+            char name[16];
+            int ng = (int[]){0, 2, 4, 8}[n % 4];
+            for (int g = 0; g < ng; g++)
+                models[g] = n % 3 == 0;
+            snprintf(name, sizeof(name), "n%d", n);
+            cl_node_add(&c, name, NULL, 96000, 512 * GI, ng, models);
+        }
+        for (int step = 0; step < 6000; step++) {
+            /* more gives than takes once a shape stops fitting: the
+             * cluster stays part full, where the choice matters */
+            bool give = nheld > 0 && (nheld >= 4096 ||
+                                      sl_rng_below(&rng, 100) < (full ? 70u : 40u));
+            if (give) {
+                int k = (int)sl_rng_below(&rng, (uint64_t)nheld);
+                cl_give(&c, &shapes[held[k].shape], &held[k].p);
+                held[k] = held[--nheld];
+                continue;
+            }
+            int si = (int)sl_rng_below(&rng, SL_ARRAY_LEN(shapes)), gpu, sgpu;
+            const struct cl_shape *sh = &shapes[si];
+            int n = cl_best(&c, sh, &gpu);
+            int m = cl_best_among(&c, sh, NULL, c.nnodes, &sgpu);
+            double a = 0, b = 0;
+            picks++;
+            if ((n < 0) != (m < 0)) {
+                mismatches++;
+                continue;
+            }
+            full = n < 0;
+            if (n < 0)
+                continue;
+            if (cl_fit(&c, n, sh) != CL_FITS) { /* a stale index */
+                mismatches++;
+                continue;
+            }
+            placed++;
+            cl_score(&c, n, sh, &a, &gpu);
+            cl_score(&c, m, sh, &b, &sgpu);
+            if (pols[pi] == SL_PLACE_RANDOM ? a != b : n != m)
+                mismatches++;
+            cl_take(&c, n, sh, gpu, &held[nheld].p);
+            held[nheld++].shape = si;
+        }
+        is_int(mismatches, 0, "%s: the index picks what a scan picks (%d picks, %d placed)",
+               sl_placement_name(pols[pi]), picks, placed);
+        cl_fini(&c);
+        free(held);
+    }
+}
+
 int main(void)
 {
     basics();
@@ -1157,5 +1246,6 @@ int main(void)
     adoption_and_validation();
     stats();
     amounts();
+    index_agrees_with_scan();
     return done_testing();
 }

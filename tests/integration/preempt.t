@@ -51,7 +51,10 @@ submitted=$(sluice show "$victim" -o json | json_get submitted_at)
 sleep 0.5
 
 t0=$(date +%s.%N)
-prod=$(sluice run --name urgent --priority production --gpus 2 --cpus 0.1 --memory 16Mi -- sh -c 'echo preemptor; sleep 2')
+# The preemptor runs until the checks below are done (at most 60 s), so
+# that a loaded machine cannot let it end, and the victim run again, first.
+prod=$(sluice run --name urgent --priority production --gpus 2 --cpus 0.1 --memory 16Mi -- \
+    sh -c "echo preemptor; i=0; while [ ! -e '$D/release' ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done")
 like "$prod" '^[0-9]+$' "a production job asking for both GPUs is submitted"
 i=0
 while [ ! -s "$D/ckpt.0" ] && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -76,6 +79,8 @@ is "$(printf '%s' "$vj" | json_get submitted_at)" "$submitted" "and its submit t
 ev=$(curl -sf -H "Authorization: Bearer $SLUICE_TOKEN" "$SLUICE_SERVER/v1/jobs/$victim/events")
 like "$ev" '"from": ?"Preempted", ?"to": ?"Pending"' "and the requeue from Preempted to Pending"
 like "$(sluice logs "$victim")" 'checkpoint' "its output shows the trap ran"
+is "$(sluice show "$prod" -o json | json_get state)" Running "while the preemptor still runs"
+touch "$D/release"
 ok "the preemptor succeeds" wait_state "$prod" Succeeded 20
 ok "then the victim runs again" wait_state "$victim" Running 20
 sleep 0.5

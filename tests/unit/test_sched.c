@@ -1206,7 +1206,7 @@ static void index_agrees_with_scan(void)
                 continue;
             }
             placed++;
-            cl_score(&c, n, sh, &a, &gpu);
+            cl_score(&c, n, sh, &a, &sgpu); /* the GPUs: not used */
             cl_score(&c, m, sh, &b, &sgpu);
             if (pols[pi] == SL_PLACE_RANDOM ? a != b : n != m)
                 mismatches++;

@@ -415,18 +415,18 @@ static void tree_leaf(struct cl_cluster *c, struct cl_tree *t, int n)
 
 static int tree_build(struct cl_cluster *c, struct cl_tree *t)
 {
+    bool counts = c->policy == SL_PLACE_RANDOM; /* only random draws among ties */
     int leaves = 1;
 
     while (leaves < c->nnodes)
         leaves *= 2;
-    if (leaves != t->leaves || !t->best ||
-        !t->count != (c->policy != SL_PLACE_RANDOM)) { /* counts: random only */
+    if (leaves != t->leaves || !t->best || (t->count != NULL) != counts) {
         double *best = realloc(t->best, sizeof(double) * 2 * (size_t)leaves);
         int32_t *count = NULL;
         if (!best)
             return -ENOMEM;
         t->best = best;
-        if (c->policy != SL_PLACE_RANDOM) {
+        if (!counts) {
             free(t->count);
         } else if (!(count = realloc(t->count, sizeof(int32_t) * 2 * (size_t)leaves))) {
             return -ENOMEM;

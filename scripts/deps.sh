@@ -17,7 +17,8 @@ REQUIRED="gcc make pkg-config libc6-dev
 libjansson-dev libyaml-dev libsqlite3-dev
 libsodium-dev libjemalloc-dev
 clang libclang-rt-14-dev
-perl python3 python3-yaml sqlite3 curl procps wrk"
+perl python3 python3-yaml sqlite3 curl procps wrk
+prometheus"
 
 # Needed only by bench/run.sh's side-by-side comparison with Slurm.
 OPTIONAL="slurm-wlm munge"

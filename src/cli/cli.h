@@ -280,6 +280,9 @@ int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_why(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_queues(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_report(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_budgets(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_carbon(struct sl_cli_ctx *ctx, int argc, char **argv);
 
 /* The handling every command gives -h, --version and bad options: print
  * the usage, the version or the error. Returns 0 for an ordinary option

@@ -90,68 +90,9 @@ char *sl_cli_fmt_milli(int64_t milli, char *buf, size_t size)
     return buf;
 }
 
-static int digits(const char **pp, int n, int *out)
-{
-    int v = 0;
-
-    for (int i = 0; i < n; i++) {
-        char ch = (*pp)[i];
-        if (ch < '0' || ch > '9')
-            return -EINVAL;
-        v = v * 10 + (ch - '0');
-    }
-    *pp += n;
-    *out = v;
-    return 0;
-}
-
 int sl_cli_parse_time(const char *s, int64_t *out_ms)
 {
-    const char *p = s;
-    struct tm tm = {0};
-    int year, mon, day, hour, min, sec, ms = 0, off_min = 0;
-    time_t t;
-
-    if (!s || digits(&p, 4, &year) || *p++ != '-' || digits(&p, 2, &mon) ||
-        *p++ != '-' || digits(&p, 2, &day) ||
-        (*p != 'T' && *p != 't' && *p != ' '))
-        return -EINVAL;
-    p++;
-    if (digits(&p, 2, &hour) || *p++ != ':' || digits(&p, 2, &min) ||
-        *p++ != ':' || digits(&p, 2, &sec))
-        return -EINVAL;
-    if (*p == '.') {
-        int scale = 100;
-        p++;
-        if (*p < '0' || *p > '9')
-            return -EINVAL;
-        for (; *p >= '0' && *p <= '9'; p++) {
-            ms += (*p - '0') * scale;
-            scale /= 10;
-        }
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int sign = *p++ == '-' ? -1 : 1, oh, om;
-        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
-            return -EINVAL;
-        off_min = sign * (oh * 60 + om);
-    } else {
-        return -EINVAL;
-    }
-    if (*p || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 ||
-        min > 59 || sec > 60)
-        return -EINVAL;
-    tm.tm_year = year - 1900;
-    tm.tm_mon = mon - 1;
-    tm.tm_mday = day;
-    tm.tm_hour = hour;
-    tm.tm_min = min;
-    tm.tm_sec = sec;
-    t = timegm(&tm);
-    *out_ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + ms;
-    return 0;
+    return sl_parse_rfc3339_ms(s, out_ms);
 }
 
 const char *sl_cli_jstr(const json_t *obj, const char *key)

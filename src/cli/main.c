@@ -117,6 +117,43 @@ static const struct sl_cli_command commands[] = {
      "and gpus by model of nominal, used, borrowed, lent and opportunistic.\n"
      "\n"
      "  --team T    only this team's queues\n"},
+    {"report", sl_cli_cmd_report, "usage, compute units, energy, cost and carbon",
+     "usage: sluice report [--by K] [--from D] [--to D] [--period P] [--team T]\n"
+     "                     [--chargeback]\n"
+     "       sluice report --utilisation [--from D] [--to D]\n"
+     "\n"
+     "One line per key (and period): JOBS GPU-HOURS CU ENERGY-KWH, whether the\n"
+     "energy was measured (NVML, RAPL) or estimated, COST and CO2-KG, from the\n"
+     "usage ledger and the Pricing in force. Members and viewers see their\n"
+     "team only. -o json prints the array of row objects (key, jobs, gpu_hours,\n"
+     "cu, energy_kwh, energy_measured, cost, co2_kg, ...); -o csv every figure\n"
+     "in full.\n"
+     "\n"
+     "  --by K          team (default), project, user, queue, gpu-model, node, job\n"
+     "  --from D        start: 2026-12-01, 2026-12-01T08:00:00Z or epoch ms\n"
+     "                  (default: the start of this month, UTC)\n"
+     "  --to D          end (default: now); running jobs count up to now\n"
+     "  --period P      one line per day, week (from Monday) or month, UTC\n"
+     "  --team T        only this team's usage\n"
+     "  --chargeback    also spread the cost of unallocated GPUs over the keys\n"
+     "                  in proportion to their cost (IDLE-SHARE, CHARGEBACK)\n"
+     "  --utilisation   allocated against idle GPU-hours per node, GPU model and\n"
+     "                  in total, with the idle cost and GPU-hours of jobs\n"
+     "                  flagged idle-but-allocated; CONSERVED says allocated +\n"
+     "                  idle = capacity x time\n"},
+    {"budgets", sl_cli_cmd_budgets, "budgets: limit, use this period, action",
+     "usage: sluice budgets\n"
+     "\n"
+     "One line per budget (kind: Budget): BUDGET TEAM PERIOD UNIT LIMIT USED\n"
+     "PERCENT ACTION (block or demote at 100 %) EXCEEDED. -o json also lists\n"
+     "the 80 % and 100 % events.\n"},
+    {"carbon", sl_cli_cmd_carbon, "import hourly carbon intensity of a site",
+     "usage: sluice carbon import --site SITE FILE.csv\n"
+     "\n"
+     "Send the hourly grid carbon intensity of SITE (a site of the Pricing's\n"
+     "carbon.sites): CSV lines hour,gco2_per_kwh, the hour as RFC 3339 or epoch\n"
+     "ms on the hour, an optional header line. Hours given replace the site's\n"
+     "fixed intensity in reports; at most 1 MiB per file.\n"},
     {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
      "usage: sluice whoami\n"},
     {"token", sl_cli_cmd_token, "create an API token for a user (admin)",

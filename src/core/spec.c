@@ -100,6 +100,8 @@ static const struct enum_row manifest_kinds[] = {
     {"User", SL_KIND_USER},
     {"Cohort", SL_KIND_COHORT},
     {"Scheduler", SL_KIND_SCHEDULER},
+    {"Pricing", SL_KIND_PRICING},
+    {"Budget", SL_KIND_BUDGET},
     {NULL, 0},
 };
 
@@ -1675,6 +1677,21 @@ static int sched_spec(const json_t *spec, const char *P, struct sl_manifest *m,
                          &m->u.sched.nweights, err);
 }
 
+static int pricing_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                        struct sl_error *err)
+{
+    return sl_pricing_parse(spec, P, &m->u.pricing, err);
+}
+
+static int budget_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                       struct sl_error *err)
+{
+    int rc = sl_budget_parse(spec, P, &m->u.budget, err);
+
+    sl_strlcpy(m->u.budget.name, m->name, sizeof(m->u.budget.name));
+    return rc;
+}
+
 /* The spec of one manifest, by kind: {kind, parse its spec (NULL when
  * absent) at path P}. */
 static const struct {
@@ -1685,6 +1702,7 @@ static const struct {
     {SL_KIND_TEAM, team_spec},     {SL_KIND_QUEUE, queue_spec},
     {SL_KIND_PRIORITY_CLASS, pclass_spec}, {SL_KIND_USER, user_spec},
     {SL_KIND_COHORT, cohort_spec}, {SL_KIND_SCHEDULER, sched_spec},
+    {SL_KIND_PRICING, pricing_spec}, {SL_KIND_BUDGET, budget_spec},
 };
 
 /* The spec of one manifest, its kind and name already known. */
@@ -1724,8 +1742,8 @@ static int manifest_one(const json_t *doc, const char *prefix,
             break;
     if (!manifest_kinds[i].name)
         return fail_got(err, p,
-                        "one of Team, Queue, PriorityClass, User, Cohort or "
-                        "Scheduler",
+                        "one of Team, Queue, PriorityClass, User, Cohort, "
+                        "Scheduler, Pricing or Budget",
                         member(doc, "kind"));
     m->kind = (enum sl_manifest_kind)manifest_kinds[i].value;
     path_key(p, prefix, "metadata");
@@ -1739,6 +1757,12 @@ static int manifest_one(const json_t *doc, const char *prefix,
         return fail(err, np,
                     "must be \"" SCHEDULER_NAME "\" (there is one scheduler), "
                     "got \"%s\"",
+                    m->name);
+    }
+    if (m->kind == SL_KIND_PRICING && strcmp(m->name, SCHEDULER_NAME) != 0) {
+        path_key(np, p, "name");
+        return fail(err, np,
+                    "must be \"default\" (one Pricing is in force), got \"%s\"",
                     m->name);
     }
     return manifest_spec(doc, prefix, m, err);
@@ -1956,6 +1980,16 @@ json_t *sl_manifest_spec_json(const struct sl_manifest *m)
                    model_map_json(m->u.sched.weight_model,
                                   m->u.sched.weight_milli,
                                   m->u.sched.nweights));
+        break;
+    case SL_KIND_PRICING:
+        json_decref(spec);
+        spec = sl_pricing_json(&m->u.pricing);
+        good = spec != NULL;
+        break;
+    case SL_KIND_BUDGET:
+        json_decref(spec);
+        spec = sl_budget_json(&m->u.budget);
+        good = spec != NULL;
         break;
     }
 out:

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../meter/meter.h"
 #include "../util/util.h"
 
 #define SL_SPEC_MAX_BYTES (1 << 20)
@@ -93,6 +94,8 @@ enum sl_manifest_kind {
     SL_KIND_USER,
     SL_KIND_COHORT,
     SL_KIND_SCHEDULER,
+    SL_KIND_PRICING,
+    SL_KIND_BUDGET,
 };
 
 /* How a queue's pending job may preempt jobs of the same queue. */
@@ -195,6 +198,9 @@ struct sl_manifest {
             char weight_model[SL_MAX_MODELS][48]; /* as res_list.model */
             int64_t weight_milli[SL_MAX_MODELS];  /* 1..10^6 (0.001..1000) */
         } sched;
+        struct sl_pricing pricing; /* kind: Pricing, name "default"
+                                      (src/meter/meter.h) */
+        struct sl_budget budget;   /* kind: Budget */
     } u;
 };
 

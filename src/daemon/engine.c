@@ -49,6 +49,9 @@
 #define ADOPTED_POLL_MS 1000  /* tasks re-adopted after a restart */
 #define SIM_DURATION_LABEL "sim-duration"
 #define CHECKPOINT_PAGES 1000 /* WAL frames that wake the checkpointer */
+#define MAX_BUDGETS 256
+#define METER_TICK_MS 1000    /* budget thresholds, idle flags */
+#define PRICING_TEXT_MAX 65536
 
 struct team { char name[64]; char default_queue[64]; };
 struct queue {
@@ -65,6 +68,17 @@ struct pclass {
     int sc;                       /* scheduler index */
 };
 struct user { char name[64]; char team[64]; char role[16]; char unix_user[64]; };
+
+/* A budget and its use in the current period: closed intervals summed,
+ * running ones as sums of their rates, so that the use at any time is
+ * closed + rsum * now - rstart (see budget_used). */
+struct budget {
+    struct sl_budget b;
+    int64_t period_start;         /* of the period the sums are for */
+    double closed;                /* unit */
+    double rsum, rstart;          /* unit per ms; unit */
+    unsigned warned;              /* 1: 80 % event written, 2: 100 % */
+};
 
 struct task {
     int node;                     /* scheduler node index */
@@ -104,6 +118,10 @@ struct job {
     size_t run_idx;               /* index in e->run while Running */
     struct sl_heap_item due;      /* in e->timers while Running with a timer
                                      (key: its next one, mono ms) */
+    double rate[3];               /* while Running: gpu-hours, CU and cost
+                                     per ms at the estimate (budgets) */
+    char *demoted;                /* owned while fresh: why a spent budget
+                                     demoted it (its "budget" event) */
 };
 
 /* Interned strings: names that many jobs share, kept for the daemon's life. */
@@ -133,6 +151,11 @@ struct sl_engine {
     int npclasses;
     struct user users[MAX_NAMED];
     int nusers;
+    struct sl_pricing pricing;    /* in force; guarded by mu for readers */
+    struct budget budgets[MAX_BUDGETS];
+    int nbudgets;                 /* guarded by mu for readers */
+    int64_t next_meter_ms;        /* next meter tick (mono) */
+    int64_t meter_since;          /* the meter's first start (wall) */
 
     pthread_mutex_t mu;           /* see invariants */
     struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
@@ -470,7 +493,9 @@ static int job_row(struct sl_engine *e, struct job *j, int exit_code, int64_t fi
         return sl_store_job_update(e->st, &v, j->not_before_ms);
     if ((rc = sl_store_job_insert(e->st, &v, j->not_before_ms)) == 0 &&
         (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "state", NULL, "Pending",
-                                 NULL)) == 0)
+                                 NULL)) == 0 &&
+        (!j->demoted || (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "budget",
+                                                 "Pending", "Pending", j->demoted)) == 0))
         j->fresh = false;
     return rc;
 }
@@ -491,6 +516,8 @@ static void job_store_fresh(struct sl_engine *e, int64_t id)
     } else {
         free(j->spec_json);
         j->spec_json = NULL;
+        free(j->demoted);
+        j->demoted = NULL;
     }
 }
 
@@ -516,6 +543,7 @@ static void job_free(struct job *j)
     free(j->spec_json);
     free(j->name);
     free(j->message);
+    free(j->demoted);
     free(j);
 }
 
@@ -642,6 +670,322 @@ static void job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_be
     pthread_mutex_unlock(&e->mu);
 }
 
+/* ---- the meter: ledger intervals and budgets ---------------------------- */
+
+/* The ledger row of task 't' of Running job 'j' (open, from its start).
+ * Node name and GPU model are copied into 'node'/'model'; gpus into
+ * 'gpus' ("0;1"). */
+static void usage_row(struct sl_engine *e, const struct job *j, int t,
+                      struct sl_usage_row *r, char node[64], char model[48],
+                      char gpus[128])
+{
+    const struct task *tk = &j->tasks[t];
+    struct sl_sched_node_view nv;
+    size_t o = 0;
+
+    memset(r, 0, sizeof(*r));
+    node[0] = model[0] = gpus[0] = '\0';
+    pthread_mutex_lock(&e->mu);
+    if (sl_sched_node_view(e->sched, tk->node, &nv) == 0) {
+        sl_strlcpy(node, nv.name, 64);
+        if (tk->ngpus > 0 && tk->gpus[0] >= 0 && tk->gpus[0] < nv.ngpus)
+            sl_strlcpy(model, sl_sched_model_name(e->sched, nv.gpu_model[tk->gpus[0]]),
+                       48);
+    }
+    pthread_mutex_unlock(&e->mu);
+    for (int g = 0; g < tk->ngpus && o + 8 < 128; g++)
+        o += (size_t)snprintf(gpus + o, 128 - o, g ? ";%d" : "%d", tk->gpus[g]);
+    r->job_id = j->id;
+    r->attempt = j->attempt;
+    r->task = t;
+    r->team = j->team;
+    r->project = j->project ? j->project : "";
+    r->user = j->user;
+    r->queue = j->queue;
+    r->node = node;
+    r->gpu_model = model;
+    r->gpus = gpus;
+    r->ngpus = tk->ngpus;
+    r->gpu_milli = tk->ngpus ? tk->gpu_milli : 0;
+    r->cpu_milli = j->spec->cpu_milli;
+    r->mem_bytes = j->spec->mem_bytes;
+    r->start_ms = j->started_ms;
+}
+
+/* A budget's measure of figures 'f'. */
+static double budget_measure(const struct sl_budget *b, const struct sl_usage_fig *f)
+{
+    return b->unit == SL_BUDGET_GPU_HOURS ? f->gpu_hours
+           : b->unit == SL_BUDGET_CU      ? f->cu
+                                          : f->cost;
+}
+
+/* Use of budget 'b' at wall time 'now'. */
+static double budget_used(const struct budget *b, int64_t now)
+{
+    double used = b->closed + b->rsum * (double)now - b->rstart;
+    return used > 0 ? used : 0;
+}
+
+/* Add (sign 1) or take out (-1) Running job 'j''s rates in its team's
+ * budgets. */
+static void budgets_running(struct sl_engine *e, const struct job *j, int sign)
+{
+    for (int i = 0; i < e->nbudgets; i++) {
+        struct budget *b = &e->budgets[i];
+        double rate = j->rate[b->b.unit];
+        int64_t from = j->started_ms > b->period_start ? j->started_ms : b->period_start;
+        if (strcmp(b->b.team, j->team) != 0)
+            continue;
+        b->rsum += sign * rate;
+        b->rstart += sign * rate * (double)from;
+    }
+}
+
+/* The estimate rates of Running job 'j' under the Pricing in force: its
+ * figures over one hour of running, per ms. */
+static void job_rates(struct sl_engine *e, struct job *j)
+{
+    memset(j->rate, 0, sizeof(j->rate));
+    for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
+        struct sl_usage_row r;
+        struct sl_usage_fig f;
+        char node[64], model[48], gpus[128];
+        usage_row(e, j, t, &r, node, model, gpus);
+        r.start_ms = 0;
+        r.end_ms = 3600000;
+        sl_usage_figures(&e->pricing, &r, 0, 3600000, 3600000, NULL, 0, &f);
+        j->rate[SL_BUDGET_GPU_HOURS] += f.gpu_hours / 3600000.0;
+        j->rate[SL_BUDGET_CU] += f.cu / 3600000.0;
+        j->rate[SL_BUDGET_COST] += f.cost / 3600000.0;
+    }
+}
+
+/* Open the ledger intervals of a job just placed (in the placement's
+ * savepoint). */
+static int ledger_open(struct sl_engine *e, struct job *j)
+{
+    int rc = 0;
+
+    for (int t = 0; t < j->spec->tasks && rc == 0; t++) {
+        struct sl_usage_row r;
+        char node[64], model[48], gpus[128];
+        usage_row(e, j, t, &r, node, model, gpus);
+        rc = sl_store_usage_open(e->st, &r);
+    }
+    return rc;
+}
+
+/* After ledger_open has been written: count the job in its budgets. Also
+ * for a Running job re-adopted at start (its intervals are open). */
+static void ledger_running(struct sl_engine *e, struct job *j)
+{
+    job_rates(e, j);
+    pthread_mutex_lock(&e->mu);
+    budgets_running(e, j, 1);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Close the intervals of a Running job at 'end' and move its use into its
+ * budgets' closed sums. A failed write fails the group: no change without
+ * its record. */
+static void ledger_close(struct sl_engine *e, struct job *j, int64_t end)
+{
+    pthread_mutex_lock(&e->mu);
+    budgets_running(e, j, -1);
+    pthread_mutex_unlock(&e->mu);
+    for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
+        struct sl_usage_row r;
+        char node[64], model[48], gpus[128];
+        usage_row(e, j, t, &r, node, model, gpus);
+        r.end_ms = end > r.start_ms ? end : r.start_ms;
+        if (sl_store_usage_close(e->st, &r) < 0) {
+            sl_error("msg=\"store: cannot close a usage interval; the group fails\" "
+                     "job=%lld", (long long)j->id);
+            e->write_failed = true;
+        }
+        for (int i = 0; i < e->nbudgets; i++) {
+            struct budget *b = &e->budgets[i];
+            struct sl_usage_fig f;
+            if (strcmp(b->b.team, j->team) != 0)
+                continue;
+            sl_usage_figures(&e->pricing, &r, b->period_start, INT64_MAX, end, NULL, 0,
+                             &f);
+            pthread_mutex_lock(&e->mu);
+            b->closed += budget_measure(&b->b, &f);
+            pthread_mutex_unlock(&e->mu);
+        }
+    }
+    memset(j->rate, 0, sizeof(j->rate));
+}
+
+struct budget_scan {
+    struct sl_engine *e;
+    struct budget *b;
+    int64_t now;
+};
+
+static int budget_scan_row(void *arg, const struct sl_usage_row *r)
+{
+    struct budget_scan *bs = arg;
+    struct sl_usage_fig f;
+
+    if (!r->end_ms)
+        return 0; /* running: counted by its rate */
+    sl_usage_figures(&bs->e->pricing, r, bs->b->period_start, bs->now, bs->now, NULL, 0,
+                     &f);
+    bs->b->closed += budget_measure(&bs->b->b, &f);
+    return 0;
+}
+
+/* Recount budget 'b' for the period holding 'now': closed intervals from
+ * the ledger, running jobs from their rates. */
+static void budget_recount(struct sl_engine *e, struct budget *b, int64_t now)
+{
+    struct budget nb = *b;
+    struct budget_scan bs = {e, &nb, now};
+    int64_t ps = sl_period_start(b->b.period, now);
+
+    if (ps != nb.period_start)
+        nb.warned = 0;
+    nb.period_start = ps;
+    nb.closed = nb.rsum = nb.rstart = 0;
+    if (sl_store_usage_scan(e->st, ps, now + 1, nb.b.team, 0, budget_scan_row, &bs) < 0)
+        sl_warn("msg=\"cannot read the ledger for a budget\" budget=%s", nb.b.name);
+    for (size_t i = 0; i < e->nrun; i++) {
+        const struct job *j = e->run[i];
+        int64_t from = j->started_ms > ps ? j->started_ms : ps;
+        if (strcmp(j->team, nb.b.team) != 0)
+            continue;
+        nb.rsum += j->rate[nb.b.unit];
+        nb.rstart += j->rate[nb.b.unit] * (double)from;
+    }
+    pthread_mutex_lock(&e->mu);
+    *b = nb;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Add or replace a budget (caller holds e->mu); meter_recount counts it. */
+static void budget_set(struct sl_engine *e, const struct sl_budget *nb)
+{
+    struct budget *b = NULL;
+
+    for (int i = 0; i < e->nbudgets && !b; i++)
+        if (strcmp(e->budgets[i].b.name, nb->name) == 0)
+            b = &e->budgets[i];
+    if (!b && e->nbudgets < MAX_BUDGETS) {
+        b = &e->budgets[e->nbudgets++];
+        memset(b, 0, sizeof(*b));
+        b->period_start = -1;
+    }
+    if (!b)
+        return;
+    if (b->b.period != nb->period || b->b.unit != nb->unit || b->b.limit != nb->limit ||
+        strcmp(b->b.team, nb->team) != 0)
+        b->warned = 0;
+    b->b = *nb;
+}
+
+/* Every Running job's rates again (the Pricing changed) and every budget
+ * recounted. */
+static void meter_recount(struct sl_engine *e)
+{
+    int64_t now = sl_now_ms();
+
+    for (size_t i = 0; i < e->nrun; i++)
+        job_rates(e, e->run[i]);
+    for (int i = 0; i < e->nbudgets; i++)
+        budget_recount(e, &e->budgets[i], now);
+}
+
+/* The 80 % and 100 % events of every budget, once per period each; and a
+ * new period's recount. In the open transaction. */
+static void meter_tick(struct sl_engine *e)
+{
+    int64_t now = sl_now_ms();
+
+    for (int i = 0; i < e->nbudgets; i++) {
+        struct budget *b = &e->budgets[i];
+        double used, pct;
+        if (sl_period_start(b->b.period, now) != b->period_start)
+            budget_recount(e, b, now);
+        used = budget_used(b, now);
+        pct = used / b->b.limit * 100;
+        for (int k = 0; k < 2; k++) {
+            static const int thresholds[] = {80, 100};
+            unsigned bit = 1u << k;
+            int added;
+            if (pct < thresholds[k] || (b->warned & bit))
+                continue;
+            if ((added = sl_store_budget_event_add(e->st, b->b.name, b->period_start,
+                                                   thresholds[k], now, used,
+                                                   b->b.limit)) < 0) {
+                e->write_failed = true;
+                return;
+            }
+            pthread_mutex_lock(&e->mu);
+            b->warned |= bit;
+            pthread_mutex_unlock(&e->mu);
+            if (added)
+                sl_warn("msg=\"budget %s at %d %%\" budget=%s team=%s used=%.6f limit=%.6f "
+                    "unit=%s action=%s",
+                    b->b.name, thresholds[k], b->b.name, b->b.team, used, b->b.limit,
+                    sl_budget_unit_name(b->b.unit),
+                    thresholds[k] == 100 ? sl_budget_action_name(b->b.action) : "none");
+        }
+    }
+}
+
+/* The budget of 'team' that is spent, the one that blocks before one that
+ * demotes; NULL when none is. */
+static const struct budget *budget_spent(struct sl_engine *e, const char *team,
+                                         int64_t now)
+{
+    const struct budget *found = NULL;
+
+    for (int i = 0; i < e->nbudgets; i++) {
+        const struct budget *b = &e->budgets[i];
+        if (strcmp(b->b.team, team) != 0 || b->period_start != sl_period_start(b->b.period, now) ||
+            budget_used(b, now) < b->b.limit)
+            continue;
+        if (!found || b->b.action == SL_BUDGET_BLOCK)
+            found = b;
+        if (b->b.action == SL_BUDGET_BLOCK)
+            break;
+    }
+    return found;
+}
+
+/* The class a demoted job gets: "best-effort" when it exists, else the
+ * preemptible class of lowest value; NULL when there is none. */
+static struct pclass *demote_class(struct sl_engine *e)
+{
+    struct pclass *low = pclass_find(e, "best-effort");
+
+    for (int i = 0; !pclass_find(e, "best-effort") && i < e->npclasses; i++)
+        if (e->pclasses[i].preemptible && (!low || e->pclasses[i].value < low->value))
+            low = &e->pclasses[i];
+    return low;
+}
+
+static void budget_text(struct sl_engine *e, const struct budget *b, int64_t now,
+                        char *buf, size_t size)
+{
+    char from[40], until[40];
+
+    sl_time_rfc3339(b->period_start, from, sizeof(from));
+    sl_time_rfc3339(sl_period_next(b->b.period, b->period_start), until, sizeof(until));
+    from[10] = until[10] = '\0';
+    snprintf(buf, size,
+             "team '%s' has used %.2f of the %.2f %s of its budget '%s' for the %s "
+             "from %s (it resets on %s)",
+             b->b.team, budget_used(b, now), b->b.limit,
+             b->b.unit == SL_BUDGET_GPU_HOURS ? "GPU-hours"
+             : b->b.unit == SL_BUDGET_CU      ? "CU"
+                                              : e->pricing.currency,
+             b->b.name, sl_budget_period_name(b->b.period), from, until);
+}
+
 /* A Running job whose every task has ended: decide its outcome. The row is
  * written while the placement is still known, then the resources go back. */
 static int job_finish(struct sl_engine *e, struct job *j, bool lost)
@@ -649,6 +993,7 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
     int code = 0, rc, failures = j->attempt - j->preemptions;
     int64_t now = sl_now_ms();
 
+    ledger_close(e, j, now);
     for (int t = 0; t < j->spec->tasks; t++)
         if (j->tasks[t].exit_code != 0 && code == 0)
             code = j->tasks[t].exit_code;
@@ -835,7 +1180,8 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
     struct job *j = NULL;
     struct sl_job_view v;
     json_t *doc = NULL;
-    char *spec_json = NULL, name[SL_NAME_MAX + 1];
+    char *spec_json = NULL, name[SL_NAME_MAX + 1], btext[256];
+    const struct budget *spent;
     int rc, user;
 
     if (strcmp(op->who.role, "viewer") == 0) {
@@ -870,9 +1216,32 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
                                "priority class '%s' does not exist",
                                s->priority_class);
     }
+    if ((spent = budget_spent(e, tm->name, sl_now_ms()))) {
+        struct pclass *low = demote_class(e);
+        budget_text(e, spent, sl_now_ms(), btext, sizeof(btext));
+        if (spent->b.action == SL_BUDGET_BLOCK || !low) {
+            op_fail(op, 403, "budget_exceeded");
+            return sl_errorf_field(&op->err, -EPERM, "metadata.team",
+                                   "%s; new jobs are blocked", btext);
+        }
+        if (low != pc && low->value < pc->value)
+            pc = low;
+        else
+            spent = NULL; /* already as low as demotion goes */
+    }
     if (!(j = calloc(1, sizeof(*j)))) {
         op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    if (spent) {
+        char note[384];
+        snprintf(note, sizeof(note), "demoted to %s: %s", pc->name, btext);
+        if (!(j->demoted = strdup(note))) {
+            free(j);
+            op_fail(op, 503, "unavailable");
+            return sl_errorf(&op->err, -ENOMEM, "out of memory");
+        }
+        job_msg(e, j, "%s", note);
     }
     if (s->name[0])
         sl_strlcpy(name, s->name, sizeof(name));
@@ -1087,6 +1456,7 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
     char **texts = calloc(op->nmanifests ? op->nmanifests : 1, sizeof(char *));
     int nteams = e->nteams, nqueues = e->nqueues, ncohorts = e->ncohorts,
         npcs = e->npclasses, nusers = e->nusers, rc = 0;
+    bool meter = false;
     char msg[160];
 
     if (!applied || !teams || !queues || !cohorts || !pcs || !users || !texts) {
@@ -1260,6 +1630,54 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                 act = -EIO;
             break;
         }
+        case SL_KIND_PRICING: {
+            char *old = malloc(PRICING_TEXT_MAX);
+            kind = "Pricing";
+            if (!old || !(texts[i] = manifest_text(m))) {
+                free(old);
+                op_fail(op, 503, "unavailable");
+                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+                break;
+            }
+            if (strlen(texts[i]) >= PRICING_TEXT_MAX) {
+                free(old);
+                rc = manifest_error(op, i, op->nmanifests, "spec", "is too large");
+                break;
+            }
+            if (sl_store_meta_get(e->st, "pricing", old, PRICING_TEXT_MAX) == 0)
+                act = strcmp(old, texts[i]) == 0 ? 0 : 2;
+            else
+                act = 1;
+            free(old);
+            if (act && sl_store_meta_set(e->st, "pricing", texts[i]) < 0)
+                act = -EIO;
+            break;
+        }
+        case SL_KIND_BUDGET: {
+            int known = 0, fresh = 0;
+            kind = "Budget";
+            if (!team_find(e, m->u.budget.team)) {
+                snprintf(msg, sizeof(msg), "team '%s' does not exist", m->u.budget.team);
+                rc = manifest_error(op, i, op->nmanifests, "spec.team", msg);
+                break;
+            }
+            for (int k = 0; k < e->nbudgets; k++)
+                known += strcmp(e->budgets[k].b.name, m->name) == 0;
+            for (size_t k = 0; k < i; k++)
+                fresh += op->manifests[k].kind == SL_KIND_BUDGET; /* at most new */
+            if (!known && e->nbudgets + fresh >= MAX_BUDGETS) {
+                rc = manifest_error(op, i, op->nmanifests, "metadata.name",
+                                    "too many budgets");
+                break;
+            }
+            if (!(texts[i] = manifest_text(m))) {
+                op_fail(op, 503, "unavailable");
+                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+                break;
+            }
+            act = sl_store_budget_upsert(e->st, m->name, m->u.budget.team, texts[i]);
+            break;
+        }
         }
         if (rc == 0 && act < 0) {
             op_fail(op, 503, "unavailable");
@@ -1311,6 +1729,12 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
             sched_class(e, pclass_find(e, m->name));
         } else if (m->kind == SL_KIND_SCHEDULER) {
             sched_settings(e, m);
+        } else if (m->kind == SL_KIND_PRICING) {
+            e->pricing = m->u.pricing;
+            meter = true;
+        } else if (m->kind == SL_KIND_BUDGET) {
+            budget_set(e, &m->u.budget);
+            meter = true;
         }
     }
     for (int i = 0; i < e->nqueues; i++)
@@ -1319,6 +1743,8 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
     for (int i = 0; i < e->npclasses; i++)
         e->pclasses[i].sc = sched_class(e, &e->pclasses[i]);
     pthread_mutex_unlock(&e->mu);
+    if (meter)
+        meter_recount(e);
     e->sched_full = true;
     op->result = json_pack("{s:O}", "applied", applied);
     op->status = 200;
@@ -1380,6 +1806,28 @@ static int do_token(struct sl_engine *e, struct sl_op *op)
     return 0;
 }
 
+/* Hourly carbon intensity of a site (admin): every hour or none. */
+static int do_carbon(struct sl_engine *e, struct sl_op *op)
+{
+    int rc = 0;
+
+    if (!is_admin(&op->who)) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "only admin may set carbon intensity");
+    }
+    for (size_t i = 0; i < op->ncarbon && rc == 0; i++)
+        rc = sl_store_carbon_put(e->st, op->carbon_site, op->carbon_hour_ms[i],
+                                 op->carbon_g[i]);
+    if (rc < 0) {
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    op->result = json_pack("{s:s, s:I}", "site", op->carbon_site, "hours",
+                           (json_int_t)op->ncarbon);
+    op->status = 200;
+    return 0;
+}
+
 static void apply_op(struct sl_engine *e, struct sl_op *op)
 {
     int rc;
@@ -1406,6 +1854,9 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
         break;
     case SL_OP_TOKEN:
         rc = do_token(e, op);
+        break;
+    case SL_OP_CARBON:
+        rc = do_carbon(e, op);
         break;
     default:
         rc = -EINVAL;
@@ -1516,7 +1967,7 @@ static int job_place_write(struct sl_engine *e, struct job *j)
 
     if ((rc = sl_store_savepoint(e->st)) < 0)
         return rc;
-    if ((rc = job_row(e, j, -1, 0)) == 0)
+    if ((rc = job_row(e, j, -1, 0)) == 0 && (rc = ledger_open(e, j)) == 0)
         rc = sl_store_event_add(e->st, j->id, now, "state", "Pending", "Running",
                                 simulated ? NULL : j->message);
     if (rc == 0 && simulated)
@@ -1528,6 +1979,8 @@ static int job_place_write(struct sl_engine *e, struct job *j)
     } else if ((rc = sl_store_release(e->st)) == 0 && fresh) {
         free(j->spec_json);
         j->spec_json = NULL;
+        free(j->demoted);
+        j->demoted = NULL;
     }
     return rc;
 }
@@ -1587,6 +2040,7 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
     job_timer(e, j);
+    ledger_running(e, j);
     return 0;
 }
 
@@ -1903,6 +2357,10 @@ static void *engine_main(void *arg)
             apply_op(e, op);
         poll_tasks(e);
         run_due(e);
+        if (sl_mono_ms() >= e->next_meter_ms) {
+            meter_tick(e);
+            e->next_meter_ms = sl_mono_ms() + METER_TICK_MS;
+        }
         if (!stopping && (e->nfresh || e->sched_full ||
                           (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms)))
             schedule(e, &started, &nstarted);
@@ -2234,6 +2692,86 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
     return 0;
 }
 
+static int ld_budget(void *arg, const char *name, const char *spec_json)
+{
+    struct sl_engine *e = arg;
+    struct sl_manifest *m = NULL;
+
+    if (manifest_from_store("Budget", name, spec_json, &m) == 0) {
+        budget_set(e, &m->u.budget);
+        free(m);
+    }
+    return 0;
+}
+
+struct orphans {
+    struct sl_engine *e;
+    struct sl_usage_row *rows;    /* strings not kept: only ids are used */
+    size_t n, cap;
+};
+
+static int ld_orphan(void *arg, const struct sl_usage_row *r)
+{
+    struct orphans *o = arg;
+    const struct job *j = sl_imap_get(&o->e->jobs, r->job_id);
+    struct sl_usage_row c;
+
+    if (j && j->state == SL_JOB_RUNNING && j->attempt == r->attempt)
+        return 0;
+    memset(&c, 0, sizeof(c));
+    c.job_id = r->job_id;
+    c.attempt = r->attempt;
+    c.task = r->task;
+    c.start_ms = r->start_ms;
+    return vec_push((void **)&o->rows, &o->n, &o->cap, sizeof(c), &c);
+}
+/* The Pricing, the budgets and their counts; intervals left open by jobs
+ * that no longer run are closed. After the jobs are loaded. */
+static int meter_load(struct sl_engine *e)
+{
+    char *text = malloc(PRICING_TEXT_MAX);
+    int rc;
+
+    if (!text)
+        return -ENOMEM;
+    if (sl_store_meta_get(e->st, "pricing", text, PRICING_TEXT_MAX) == 0) {
+        struct sl_manifest *m = NULL;
+        if (manifest_from_store("Pricing", "default", text, &m) == 0) {
+            e->pricing = m->u.pricing;
+            free(m);
+        }
+    }
+    free(text);
+    if ((rc = sl_store_budgets_load(e->st, ld_budget, e)) < 0)
+        return rc;
+    if ((rc = sl_store_begin(e->st)) < 0)
+        return rc;
+    {
+        /* Open intervals whose job does not run: it ended while sluiced
+         * was down, or could not be re-adopted. They are counted up to now,
+         * as the resources were held as far as anyone could tell. */
+        struct orphans o = {e, NULL, 0, 0};
+        int64_t now = sl_now_ms();
+        rc = sl_store_usage_scan(e->st, INT64_MAX - 1, INT64_MAX, NULL, 0, ld_orphan, &o);
+        for (size_t i = 0; rc == 0 && i < o.n; i++) {
+            o.rows[i].end_ms = now > o.rows[i].start_ms ? now : o.rows[i].start_ms;
+            sl_warn("msg=\"closed the usage interval of a job that no longer runs\" "
+                    "job=%lld attempt=%d task=%d", (long long)o.rows[i].job_id,
+                    o.rows[i].attempt, o.rows[i].task);
+            rc = sl_store_usage_close(e->st, &o.rows[i]);
+        }
+        free(o.rows);
+    }
+    if (rc < 0) {
+        sl_store_rollback(e->st);
+        return rc;
+    }
+    if ((rc = sl_store_commit(e->st)) < 0)
+        return rc;
+    meter_recount(e);
+    return 0;
+}
+
 static int bootstrap(struct sl_engine *e, char **admin_token)
 {
     static const struct {
@@ -2415,6 +2953,16 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
             free(m);
         }
     }
+    sl_pricing_init(&e->pricing);
+    if (sl_store_meta_get(e->st, "meter_since", stored, sizeof(stored)) < 0 ||
+        sl_parse_int64(stored, 0, INT64_MAX, &e->meter_since) < 0) {
+        e->meter_since = sl_now_ms();
+        snprintf(stored, sizeof(stored), "%lld", (long long)e->meter_since);
+        if (sl_store_meta_set(e->st, "meter_since", stored) < 0) {
+            sl_errorf(err, -EIO, "store: cannot write");
+            goto fail;
+        }
+    }
     ld = (struct sl_store_loader){.arg = e, .team = ld_team, .cohort = ld_cohort,
                                   .queue = ld_queue, .pclass = ld_pclass,
                                   .user = ld_user, .job = ld_job};
@@ -2424,6 +2972,10 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         goto fail;
     }
     e->next_id++; /* ids as SQLite would give them: the largest + 1 */
+    if ((rc = meter_load(e)) < 0) {
+        sl_errorf(err, rc, "store: cannot load the meter's state: %s", strerror(-rc));
+        goto fail;
+    }
     e->sched_full = true;
     if ((e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
@@ -2702,3 +3254,65 @@ int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
 
 const char *sl_engine_store_path(struct sl_engine *e) { return e->store_path; }
 bool sl_engine_sync_full(struct sl_engine *e) { return e->cfg.sync_full; }
+
+/* ---- the meter's readers ---------------------------------------------- */
+
+void sl_engine_pricing(struct sl_engine *e, struct sl_pricing *out)
+{
+    pthread_mutex_lock(&e->mu);
+    *out = e->pricing;
+    pthread_mutex_unlock(&e->mu);
+}
+
+int sl_engine_gpus_each(struct sl_engine *e,
+                        int (*fn)(void *arg, const char *node, const char *model,
+                                  int index),
+                        void *arg)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; rc == 0 && i < sl_sched_node_count(e->sched); i++) {
+        struct sl_sched_node_view nv;
+        if (sl_sched_node_view(e->sched, i, &nv) < 0)
+            continue;
+        for (int g = 0; rc == 0 && g < nv.ngpus; g++)
+            rc = fn(arg, nv.name, sl_sched_model_name(e->sched, nv.gpu_model[g]), g);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+int64_t sl_engine_meter_since(struct sl_engine *e) { return e->meter_since; }
+
+json_t *sl_engine_budgets_json(struct sl_engine *e, const char *team)
+{
+    json_t *arr = json_array();
+    int64_t now = sl_now_ms();
+
+    if (!arr)
+        return NULL;
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < e->nbudgets; i++) {
+        const struct budget *b = &e->budgets[i];
+        char from[40], until[40];
+        double used = b->period_start == sl_period_start(b->b.period, now)
+                          ? budget_used(b, now)
+                          : 0;
+        int64_t ps = sl_period_start(b->b.period, now);
+        if (team && strcmp(team, b->b.team) != 0)
+            continue;
+        sl_time_rfc3339(ps, from, sizeof(from));
+        sl_time_rfc3339(sl_period_next(b->b.period, ps), until, sizeof(until));
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:s, s:s, s:s, s:b}", "name",
+                           b->b.name, "team", b->b.team, "period",
+                           sl_budget_period_name(b->b.period), "unit",
+                           sl_budget_unit_name(b->b.unit), "limit", b->b.limit, "used",
+                           used, "percent", used / b->b.limit * 100, "action",
+                           sl_budget_action_name(b->b.action), "period_start", from,
+                           "period_end", until, "exceeded", used >= b->b.limit));
+    }
+    pthread_mutex_unlock(&e->mu);
+    return arr;
+}

@@ -35,7 +35,7 @@ struct sl_principal {
     char unix_user[64];  /* "" = not mapped */
 };
 
-enum sl_op_kind { SL_OP_SUBMIT, SL_OP_CANCEL, SL_OP_APPLY, SL_OP_TOKEN };
+enum sl_op_kind { SL_OP_SUBMIT, SL_OP_CANCEL, SL_OP_APPLY, SL_OP_TOKEN, SL_OP_CARBON };
 
 struct sl_op {
     enum sl_op_kind kind;
@@ -52,6 +52,10 @@ struct sl_op {
     size_t nmanifests;
     char token_user[64];              /* TOKEN */
     int64_t token_expires_ms;         /* TOKEN; 0 = never */
+    char carbon_site[64];             /* CARBON: hourly intensity of a site */
+    int64_t *carbon_hour_ms;          /* CARBON: hour starts (owned) */
+    double *carbon_g;                 /* CARBON: gCO2e/kWh (owned) */
+    size_t ncarbon;
     /* outputs, valid in done() */
     int status;                       /* HTTP status */
     json_t *result;                   /* success body; owned by the op */
@@ -122,6 +126,18 @@ int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b);
 int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
                        size_t size);
 const char *sl_engine_store_path(struct sl_engine *e);
+
+/* The meter, for reports on the HTTP thread: a copy of the Pricing in
+ * force; every GPU of the cluster (its node's name, its model, its index)
+ * through fn; since when the meter has counted (its first start); the
+ * budgets of 'team' (NULL = all) with their use now. */
+void sl_engine_pricing(struct sl_engine *e, struct sl_pricing *out);
+int sl_engine_gpus_each(struct sl_engine *e,
+                        int (*fn)(void *arg, const char *node, const char *model,
+                                  int index),
+                        void *arg);
+int64_t sl_engine_meter_since(struct sl_engine *e);
+json_t *sl_engine_budgets_json(struct sl_engine *e, const char *team);
 bool sl_engine_sync_full(struct sl_engine *e);
 
 #endif

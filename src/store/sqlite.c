@@ -14,6 +14,7 @@
 #include "../util/buf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -55,6 +56,26 @@ static const char *const migrations[] = {
     "CREATE TABLE cohorts(name TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',"
     "  created_at INTEGER NOT NULL);"
     "ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;",
+    /* 0003_meter: the usage ledger, budgets and their events, hourly
+     * carbon intensity */
+    "CREATE TABLE usage(id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    "  attempt INTEGER NOT NULL, task INTEGER NOT NULL, team TEXT NOT NULL,"
+    "  project TEXT NOT NULL DEFAULT '', user TEXT NOT NULL, queue TEXT NOT NULL,"
+    "  node TEXT NOT NULL, gpu_model TEXT NOT NULL DEFAULT '', gpus TEXT NOT NULL,"
+    "  ngpus INTEGER NOT NULL, gpu_milli INTEGER NOT NULL, cpu_milli INTEGER NOT NULL,"
+    "  mem_bytes INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER,"
+    "  gpu_energy_j REAL, cpu_energy_j REAL, util REAL,"
+    "  idle INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX usage_start ON usage(start_ms);"
+    "CREATE INDEX usage_open ON usage(job_id) WHERE end_ms IS NULL;"
+    "CREATE TABLE budgets(name TEXT PRIMARY KEY, team TEXT NOT NULL,"
+    "  spec TEXT NOT NULL, created_at INTEGER NOT NULL);"
+    "CREATE TABLE budget_events(id INTEGER PRIMARY KEY, budget TEXT NOT NULL,"
+    "  period_start INTEGER NOT NULL, threshold INTEGER NOT NULL, at INTEGER NOT NULL,"
+    "  used REAL NOT NULL, limit_value REAL NOT NULL,"
+    "  UNIQUE(budget, period_start, threshold));"
+    "CREATE TABLE carbon_hourly(site TEXT NOT NULL, hour INTEGER NOT NULL,"
+    "  g REAL NOT NULL, PRIMARY KEY(site, hour));",
 };
 
 /* Prepared statements, by role. */
@@ -66,6 +87,8 @@ enum stmt {
     S_TOKEN_PUT, S_TOKEN_GET,
     S_JOB_INSERT, S_JOB_UPDATE, S_JOB_GET, S_EVENT_ADD, S_EVENTS,
     S_TEAMS, S_PCLASSES, S_COHORT_GET, S_COHORT_PUT, S_JOB_MAX_ID,
+    S_USAGE_OPEN, S_USAGE_CLOSE, S_USAGE_IDLE, S_BUDGET_GET, S_BUDGET_PUT,
+    S_BUDGET_EVENT, S_CARBON_PUT,
     S_NSTMTS
 };
 
@@ -134,6 +157,22 @@ static const char *const stmt_sql[S_NSTMTS] = {
     [S_TEAMS] = "SELECT name, default_queue FROM teams ORDER BY name",
     [S_PCLASSES] = "SELECT name, value, preemptible, is_default, opportunistic, "
                    "min_runtime_ms FROM priority_classes ORDER BY value DESC, name",
+    [S_USAGE_OPEN] = "INSERT INTO usage(job_id, attempt, task, team, project, user, queue, "
+                     "node, gpu_model, gpus, ngpus, gpu_milli, cpu_milli, mem_bytes, "
+                     "start_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+                     "?13, ?14, ?15)",
+    [S_USAGE_CLOSE] = "UPDATE usage SET end_ms = ?4, gpu_energy_j = ?5, cpu_energy_j = ?6, "
+                      "util = ?7 WHERE job_id = ?1 AND attempt = ?2 AND task = ?3 AND "
+                      "end_ms IS NULL",
+    [S_USAGE_IDLE] = "UPDATE usage SET idle = 1 WHERE job_id = ?1 AND end_ms IS NULL",
+    [S_BUDGET_GET] = "SELECT spec FROM budgets WHERE name = ?1",
+    [S_BUDGET_PUT] = "INSERT INTO budgets(name, team, spec, created_at) VALUES(?1, ?2, ?3, ?4) "
+                     "ON CONFLICT(name) DO UPDATE SET team = excluded.team, "
+                     "spec = excluded.spec",
+    [S_BUDGET_EVENT] = "INSERT OR IGNORE INTO budget_events(budget, period_start, threshold, "
+                       "at, used, limit_value) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_CARBON_PUT] = "INSERT INTO carbon_hourly(site, hour, g) VALUES(?1, ?2, ?3) "
+                     "ON CONFLICT(site, hour) DO UPDATE SET g = excluded.g",
 };
 
 /* The writer's checkpointer (sl_store_checkpointer_start). */
@@ -1133,3 +1172,305 @@ json_t *sl_store_pclasses(struct sl_store *st, int *rc)
 }
 
 
+
+/* ---- the usage ledger, budgets, carbon ---------------------------------- */
+
+int sl_store_usage_open(struct sl_store *st, const struct sl_usage_row *r)
+{
+    sqlite3_stmt *q = prep(st, S_USAGE_OPEN);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, r->job_id);
+    sqlite3_bind_int(q, 2, r->attempt);
+    sqlite3_bind_int(q, 3, r->task);
+    sqlite3_bind_text(q, 4, r->team, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, r->project ? r->project : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 6, r->user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 7, r->queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 8, r->node, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 9, r->gpu_model ? r->gpu_model : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 10, r->gpus ? r->gpus : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 11, r->ngpus);
+    sqlite3_bind_int(q, 12, r->gpu_milli);
+    sqlite3_bind_int64(q, 13, r->cpu_milli);
+    sqlite3_bind_int64(q, 14, r->mem_bytes);
+    sqlite3_bind_int64(q, 15, r->start_ms);
+    return step_done(st, q);
+}
+
+int sl_store_usage_close(struct sl_store *st, const struct sl_usage_row *r)
+{
+    sqlite3_stmt *q = prep(st, S_USAGE_CLOSE);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, r->job_id);
+    sqlite3_bind_int(q, 2, r->attempt);
+    sqlite3_bind_int(q, 3, r->task);
+    sqlite3_bind_int64(q, 4, r->end_ms);
+    if (r->gpu_energy_measured)
+        sqlite3_bind_double(q, 5, r->gpu_energy_j);
+    else
+        sqlite3_bind_null(q, 5);
+    if (r->cpu_energy_measured)
+        sqlite3_bind_double(q, 6, r->cpu_energy_j);
+    else
+        sqlite3_bind_null(q, 6);
+    if (r->has_util)
+        sqlite3_bind_double(q, 7, r->util);
+    else
+        sqlite3_bind_null(q, 7);
+    return step_done(st, q);
+}
+
+int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id)
+{
+    sqlite3_stmt *q = prep(st, S_USAGE_IDLE);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, job_id);
+    return step_done(st, q);
+}
+
+/* A text column, "" for NULL. */
+static const char *col_str(sqlite3_stmt *q, int i)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    return t ? (const char *)t : "";
+}
+
+int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                        const char *team, int64_t job_id,
+                        int (*fn)(void *arg, const struct sl_usage_row *r), void *arg)
+{
+    static const char sql[] =
+        "SELECT id, job_id, attempt, task, team, project, user, queue, node, "
+        "gpu_model, gpus, ngpus, gpu_milli, cpu_milli, mem_bytes, start_ms, "
+        "coalesce(end_ms, 0), gpu_energy_j, cpu_energy_j, util, idle FROM usage "
+        "WHERE start_ms < ?2 AND (end_ms IS NULL OR end_ms > ?1) "
+        "AND (?3 IS NULL OR team = ?3) AND (?4 = 0 OR job_id = ?4) "
+        "ORDER BY job_id, id";
+    sqlite3_stmt *q = NULL;
+    int rc = 0, s;
+
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, from_ms);
+    sqlite3_bind_int64(q, 2, to_ms);
+    bind_text_or_null(q, 3, team);
+    sqlite3_bind_int64(q, 4, job_id);
+    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        struct sl_usage_row r;
+        memset(&r, 0, sizeof(r));
+        r.id = sqlite3_column_int64(q, 0);
+        r.job_id = sqlite3_column_int64(q, 1);
+        r.attempt = sqlite3_column_int(q, 2);
+        r.task = sqlite3_column_int(q, 3);
+        r.team = col_str(q, 4);
+        r.project = col_str(q, 5);
+        r.user = col_str(q, 6);
+        r.queue = col_str(q, 7);
+        r.node = col_str(q, 8);
+        r.gpu_model = col_str(q, 9);
+        r.gpus = col_str(q, 10);
+        r.ngpus = sqlite3_column_int(q, 11);
+        r.gpu_milli = sqlite3_column_int(q, 12);
+        r.cpu_milli = sqlite3_column_int64(q, 13);
+        r.mem_bytes = sqlite3_column_int64(q, 14);
+        r.start_ms = sqlite3_column_int64(q, 15);
+        r.end_ms = sqlite3_column_int64(q, 16);
+        if ((r.gpu_energy_measured = sqlite3_column_type(q, 17) != SQLITE_NULL))
+            r.gpu_energy_j = sqlite3_column_double(q, 17);
+        if ((r.cpu_energy_measured = sqlite3_column_type(q, 18) != SQLITE_NULL))
+            r.cpu_energy_j = sqlite3_column_double(q, 18);
+        if ((r.has_util = sqlite3_column_type(q, 19) != SQLITE_NULL))
+            r.util = sqlite3_column_double(q, 19);
+        r.idle = sqlite3_column_int(q, 20) != 0;
+        if ((rc = fn(arg, &r)) < 0)
+            break;
+    }
+    if (rc == 0 && s != SQLITE_DONE)
+        rc = -EIO;
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int sl_store_budget_upsert(struct sl_store *st, const char *name, const char *team,
+                           const char *spec_json)
+{
+    sqlite3_stmt *g = prep(st, S_BUDGET_GET), *q = prep(st, S_BUDGET_PUT);
+    int act = 1, rc;
+
+    if (!g || !q)
+        return -EIO;
+    sqlite3_bind_text(g, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(g) == SQLITE_ROW)
+        act = strcmp(col_str(g, 0), spec_json) == 0 ? 0 : 2;
+    sqlite3_reset(g);
+    sqlite3_clear_bindings(g);
+    if (act == 0)
+        return 0;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, team, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, spec_json, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 4, sl_now_ms());
+    rc = step_done(st, q);
+    return rc < 0 ? rc : act;
+}
+
+int sl_store_budgets_load(struct sl_store *st,
+                          int (*fn)(void *arg, const char *name, const char *spec_json),
+                          void *arg)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = 0, s;
+
+    if (sqlite3_prepare_v2(st->db, "SELECT name, spec FROM budgets ORDER BY name", -1, &q,
+                           NULL) != SQLITE_OK)
+        return -EIO;
+    while ((s = sqlite3_step(q)) == SQLITE_ROW)
+        if ((rc = fn(arg, col_str(q, 0), col_str(q, 1))) < 0)
+            break;
+    if (rc == 0 && s != SQLITE_DONE)
+        rc = -EIO;
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int sl_store_budget_event_add(struct sl_store *st, const char *budget,
+                              int64_t period_start, int threshold, int64_t at_ms,
+                              double used, double limit)
+{
+    sqlite3_stmt *q = prep(st, S_BUDGET_EVENT);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, budget, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, period_start);
+    sqlite3_bind_int(q, 3, threshold);
+    sqlite3_bind_int64(q, 4, at_ms);
+    sqlite3_bind_double(q, 5, used);
+    sqlite3_bind_double(q, 6, limit);
+    if ((rc = step_done(st, q)) < 0)
+        return rc;
+    return sqlite3_changes(st->db) > 0 ? 1 : 0;
+}
+
+json_t *sl_store_budget_events(struct sl_store *st, const char *budget, int *rc)
+{
+    static const char sql[] = "SELECT budget, period_start, threshold, at, used, limit_value "
+                              "FROM budget_events WHERE ?1 IS NULL OR budget = ?1 "
+                              "ORDER BY id";
+    sqlite3_stmt *q = NULL;
+    json_t *arr = json_array();
+    int s;
+
+    *rc = 0;
+    if (!arr || sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        json_decref(arr);
+        *rc = -EIO;
+        return NULL;
+    }
+    bind_text_or_null(q, 1, budget);
+    while ((s = sqlite3_step(q)) == SQLITE_ROW)
+        json_array_append_new(
+            arr, json_pack("{s:s, s:o, s:i, s:o, s:f, s:f}", "budget", col_str(q, 0),
+                           "period_start", time_or_null(sqlite3_column_int64(q, 1)),
+                           "threshold_percent", sqlite3_column_int(q, 2), "at",
+                           time_or_null(sqlite3_column_int64(q, 3)), "used",
+                           sqlite3_column_double(q, 4), "limit",
+                           sqlite3_column_double(q, 5)));
+    if (s != SQLITE_DONE) {
+        json_decref(arr);
+        arr = NULL;
+        *rc = -EIO;
+    }
+    sqlite3_finalize(q);
+    return arr;
+}
+
+int sl_store_carbon_put(struct sl_store *st, const char *site, int64_t hour_ms, double g)
+{
+    sqlite3_stmt *q = prep(st, S_CARBON_PUT);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, site, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, hour_ms);
+    sqlite3_bind_double(q, 3, g);
+    return step_done(st, q);
+}
+
+int sl_store_carbon_load(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                         struct sl_carbon_hours **out, size_t *n)
+{
+    static const char sql[] = "SELECT site, min(hour), max(hour) FROM carbon_hourly "
+                              "WHERE hour >= ?1 AND hour < ?2 GROUP BY site ORDER BY site";
+    static const char rows[] = "SELECT hour, g FROM carbon_hourly WHERE site = ?1 AND "
+                               "hour >= ?2 AND hour <= ?3";
+    sqlite3_stmt *q = NULL, *r = NULL;
+    struct sl_carbon_hours *h = NULL;
+    size_t count = 0;
+    int rc = 0;
+
+    *out = NULL;
+    *n = 0;
+    from_ms -= from_ms % 3600000;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db, rows, -1, &r, NULL) != SQLITE_OK) {
+        rc = -EIO;
+        goto out;
+    }
+    sqlite3_bind_int64(q, 1, from_ms);
+    sqlite3_bind_int64(q, 2, to_ms);
+    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+        int64_t lo = sqlite3_column_int64(q, 1), hi = sqlite3_column_int64(q, 2);
+        size_t len = (size_t)((hi - lo) / 3600000 + 1);
+        struct sl_carbon_hours *nh = realloc(h, (count + 1) * sizeof(*h));
+        if (!nh) {
+            rc = -ENOMEM;
+            break;
+        }
+        h = nh;
+        memset(&h[count], 0, sizeof(h[count]));
+        sl_strlcpy(h[count].site, col_str(q, 0), sizeof(h[count].site));
+        h[count].start_ms = lo;
+        if (!(h[count].g = malloc(len * sizeof(double)))) {
+            rc = -ENOMEM;
+            break;
+        }
+        h[count].n = len;
+        for (size_t i = 0; i < len; i++)
+            h[count].g[i] = NAN;
+        count++;
+        sqlite3_bind_text(r, 1, h[count - 1].site, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(r, 2, lo);
+        sqlite3_bind_int64(r, 3, hi);
+        while (sqlite3_step(r) == SQLITE_ROW) {
+            int64_t at = sqlite3_column_int64(r, 0);
+            if (at % 3600000 == 0)
+                h[count - 1].g[(at - lo) / 3600000] = sqlite3_column_double(r, 1);
+        }
+        sqlite3_reset(r);
+    }
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(r);
+    if (rc < 0) {
+        sl_carbon_hours_free(h, count);
+        return rc;
+    }
+    *out = h;
+    *n = count;
+    return 0;
+}
+
+void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n)
+{
+    for (size_t i = 0; h && i < n; i++)
+        free(h[i].g);
+    free(h);
+}

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../meter/meter.h"
 #include "../util/buf.h"
 #include "../util/util.h"
 
@@ -180,5 +181,42 @@ int sl_store_job_list_render(struct sl_store *st, int64_t after,
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc);
 json_t *sl_store_teams(struct sl_store *st, int *rc);
 json_t *sl_store_pclasses(struct sl_store *st, int *rc);
+
+/* The usage ledger (writer, in the transaction of the change it records):
+ * open inserts one interval of task r->task of attempt r->attempt from
+ * r->start_ms; close ends that open interval at r->end_ms with its
+ * measured energy and utilisation (the has_ and _measured flags; NULL
+ * otherwise); mark_idle flags a job's open intervals idle-but-allocated. */
+int sl_store_usage_open(struct sl_store *st, const struct sl_usage_row *r);
+int sl_store_usage_close(struct sl_store *st, const struct sl_usage_row *r);
+int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id);
+/* Call fn for each interval overlapping [from_ms, to_ms), of 'team' (NULL =
+ * any) and job 'job_id' (0 = any), in job then interval order; the row's
+ * strings live until fn returns. Stops at fn's first negative return. */
+int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                        const char *team, int64_t job_id,
+                        int (*fn)(void *arg, const struct sl_usage_row *r), void *arg);
+
+/* Budgets: upsert as the other objects; load calls fn per budget. */
+int sl_store_budget_upsert(struct sl_store *st, const char *name, const char *team,
+                           const char *spec_json);
+int sl_store_budgets_load(struct sl_store *st,
+                          int (*fn)(void *arg, const char *name, const char *spec_json),
+                          void *arg);
+/* A threshold event (80, 100) of a budget's period; once per period and
+ * threshold. Returns 1 when added, 0 when it was there already, or -errno. */
+int sl_store_budget_event_add(struct sl_store *st, const char *budget,
+                              int64_t period_start, int threshold, int64_t at_ms,
+                              double used, double limit);
+/* Events of 'budget' (NULL = all) as a JSON array. */
+json_t *sl_store_budget_events(struct sl_store *st, const char *budget, int *rc);
+
+/* Hourly carbon intensity per site: put one hour (hour_ms a multiple of
+ * 3600000); load every site's hours in [from_ms, to_ms) (free with
+ * sl_carbon_hours_free). */
+int sl_store_carbon_put(struct sl_store *st, const char *site, int64_t hour_ms, double g);
+int sl_store_carbon_load(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                         struct sl_carbon_hours **out, size_t *n);
+void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n);
 
 #endif

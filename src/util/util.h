@@ -50,6 +50,13 @@ int64_t sl_mono_ms(void);
  * 'buf' (>= 32 bytes). Returns buf. */
 char *sl_time_rfc3339(int64_t ms, char *buf, size_t size);
 
+/* Parse RFC 3339 ("2026-12-02T10:00:00Z", "...T10:00:00.250+01:00") into
+ * epoch ms. Returns 0 or -EINVAL. */
+int sl_parse_rfc3339_ms(const char *s, int64_t *out_ms);
+/* As above, and also a date ("2026-12-02": midnight UTC) or epoch ms (more
+ * than 10 digits). */
+int sl_parse_when_ms(const char *s, int64_t *out_ms);
+
 /* Copy at most size-1 bytes of 'src' into 'dst' and NUL-terminate.
  * Returns the length of src (truncation happened when >= size). */
 size_t sl_strlcpy(char *dst, const char *src, size_t size);

@@ -846,6 +846,50 @@ def test_keepalive():
         c.close()
 
 
+def test_meter():
+    body = [{"apiVersion": "sluice/v1", "kind": "Pricing", "metadata": {"name": "default"},
+             "spec": {"currency": "EUR", "overhead": 2,
+                      "electricity": {"pricePerKWh": 0.2, "pue": 1.3},
+                      "gpuModels": {"H100": {"cu": 4, "price": 30000}},
+                      "carbon": {"intensity": 300,
+                                 "sites": {"lab": {"intensity": 200, "nodes": ["*"]}}}}},
+            {"apiVersion": "sluice/v1", "kind": "Budget", "metadata": {"name": "oa-budget"},
+             "spec": {"team": "default", "period": "week", "cu": 1000, "action": "demote"}}]
+    errs = validate(request_schema("POST", "/v1/apply"), body)
+    tap.ok(not errs, "the document accepts a Pricing and a Budget", *errs[:5])
+    call("POST", "/v1/apply", body, want=200, name="apply a Pricing and a Budget")
+    bad = {"apiVersion": "sluice/v1", "kind": "Budget", "metadata": {"name": "oa-b2"},
+           "spec": {"team": "default", "cu": 1, "cost": 2}}
+    call("POST", "/v1/apply", bad, want=400, code="invalid", field="spec",
+         name="apply a budget with two limits")
+    bad = {"apiVersion": "sluice/v1", "kind": "Pricing", "metadata": {"name": "default"},
+           "spec": {"electricity": {"pue": 0.5}}}
+    tap.ok(validate(request_schema("POST", "/v1/apply"), bad),
+           "the document refuses a PUE below 1 too")
+    call("POST", "/v1/apply", bad, want=400, field="spec.electricity.pue",
+         name="apply a PUE below 1")
+    r = call("GET", "/v1/report", want=200, name="report by team")
+    tap.is_((r.json or {}).get("currency"), "EUR", "in the Pricing's currency")
+    call("GET", "/v1/report?by=job&period=day&from=2026-01-01&share_idle=true", want=200,
+         name="report by job and day, chargeback")
+    call("GET", "/v1/report?by=gpu-model&from=2026-01-01T00:00:00Z&to=%d"
+         % (int(time.time() * 1000)), want=200, name="report by model to epoch ms")
+    call("GET", "/v1/report?by=colour", want=400, field="by", name="report by colour")
+    call("GET", "/v1/report?from=soon", want=400, field="from", name="report from soon")
+    call("GET", "/v1/report/utilisation", want=200, name="utilisation")
+    call("GET", "/v1/report/utilisation?to=2000-01-01", want=400, field="to",
+         name="utilisation ending before it starts")
+    r = call("GET", "/v1/budgets", want=200, name="budgets")
+    tap.ok(any(b.get("name") == "oa-budget" for b in (r.json or {}).get("budgets", [])),
+           "the budget is listed")
+    call("POST", "/v1/carbon/lab", "hour,g\n2026-12-01T10:00:00Z,120\n", ctype="text/csv",
+         want=200, name="hourly carbon")
+    call("POST", "/v1/carbon/lab", "2026-12-01T10:00:00Z,-5\n", ctype="text/csv",
+         want=400, field="line 1", name="a negative intensity")
+    call("POST", "/v1/carbon/Lab_1", "2026-12-01T10:00:00Z,5\n", ctype="text/csv",
+         want=404, name="a site name that is not a name")
+
+
 def test_coverage():
     missing = sorted(k for k in OPS if k not in CALLED)
     tap.ok(not missing, "every operation in the document was called",
@@ -876,6 +920,7 @@ def main():
     test_tokens()
     test_unlisted()
     test_keepalive()
+    test_meter()
     test_coverage()
     r = D.request("GET", "/healthz")
     tap.is_(r.status, 200, "sluiced is still healthy after all of that")

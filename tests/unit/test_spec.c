@@ -904,8 +904,8 @@ static void manifests(void)
              "sluice submit", "a lone Job manifest is refused without index");
     mrefused("apiVersion: sluice/v1\nkind: Policy\nmetadata: {name: c}\n",
              "kind",
-             "one of Team, Queue, PriorityClass, User, Cohort or Scheduler, "
-             "got \"Policy\"",
+             "one of Team, Queue, PriorityClass, User, Cohort, Scheduler, "
+             "Pricing or Budget, got \"Policy\"",
              "a kind of a later release is refused");
     mrefused("apiVersion: sluice/v1\nkind: Team\n", "metadata", "is required",
              "metadata is required");

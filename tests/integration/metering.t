@@ -240,6 +240,24 @@ tap.ok(rc == 0 and "vision" in out and "PERIOD" in out and "MEASURED" in out,
        "the table by day names the teams", out)
 tap.diag("sample report:\n" + out)
 
+# --- who sees what ---------------------------------------------------------------
+st, _ = d.json_req("POST", "/v1/apply", "apiVersion: sluice/v1\nkind: User\n"
+                   "metadata: {name: vera}\nspec: {team: vision, role: member}\n",
+                   ctype="application/yaml")
+st, tok = d.json_req("POST", "/v1/users/vera/tokens", {})
+vera = tok.get("token") if isinstance(tok, dict) else None
+r = d.request("GET", "/v1/report?by=team&from=%d" % T0, token=vera)
+keys = [x["key"] for x in (r.json or {}).get("rows", [])]
+tap.ok(r.status == 200 and keys == ["vision"], "a member sees only her team's usage", keys)
+r = d.request("GET", "/v1/report?team=nlp", token=vera)
+tap.ok(r.status == 403 and r.error_field() == "team",
+       "and is refused another team's, naming team", r)
+r = d.request("GET", "/v1/budgets", token=vera)
+tap.ok(r.status == 200, "a member may read budgets")
+r = d.request("POST", "/v1/carbon/here", "2026-12-02T10:00:00Z,1\n", ctype="text/csv",
+              token=vera)
+tap.is_(r.status, 403, "only an admin imports carbon intensity")
+
 # --- conservation --------------------------------------------------------------
 now = int(time.time() * 1000)
 rc, out, _ = cli(d, "report", "--utilisation", "-o", "json", "--to", str(now))

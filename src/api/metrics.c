@@ -446,10 +446,15 @@ static void render_http(struct sl_api_metrics *m, struct sl_buf *b)
         uint32_t key = counters[i].key - 1;
         int slot = (int)(key >> 16), method = (int)((key >> 10) & 63), code = (int)(key & 1023);
         char code_s[8];
-        const char *kv[] = {"method", methods[method], "route", m->slot_name[slot],
-                            "code", code_s};
+        const char *kv[6];
         if (!counters[i].key || slot >= m->nslots || method > METHOD_OTHER)
             continue;
+        kv[0] = "method";
+        kv[1] = methods[method];
+        kv[2] = "route";
+        kv[3] = m->slot_name[slot];
+        kv[4] = "code";
+        kv[5] = code_s;
         if (code)
             snprintf(code_s, sizeof(code_s), "%d", code);
         else

@@ -4,6 +4,9 @@
  * Reads are answered on the server thread from the store's reader
  * connection (committed data only). Changes become engine operations; the
  * request is suspended until the engine has committed and answered it.
+ * Every answer is counted for /metrics (metrics.c) by its route pattern,
+ * once it is known: here for answers given at once, in op_done for the
+ * suspended ones.
  */
 #include "api.h"
 
@@ -20,8 +23,13 @@
 #include "../meter/meter.h"
 #include "../store/store.h"
 #include "../util/buf.h"
+#include "metrics.h"
 
 #define LOG_READ_MAX (1 << 20)
+
+#ifndef SLUICE_VERSION
+#define SLUICE_VERSION "0.1.0" /* as in src/daemon/main.c */
+#endif
 
 /* Resolved tokens are cached briefly so that a busy client does not cost a
  * store read per request; a change to a token or user is seen within
@@ -37,6 +45,7 @@ struct token_slot {
 
 struct sl_api {
     struct sl_engine *e;
+    struct sl_api_metrics *metrics;
     struct sl_store *rd;          /* reader; server thread only */
     struct token_slot cache[TOKEN_CACHE_SLOTS]; /* server thread only */
 };
@@ -60,6 +69,9 @@ struct ctx {
     struct sl_principal who;
     int64_t id;                   /* {id} in the path */
     char name[128];               /* {name} in the path */
+    int row;                      /* route table row; -1 = none matched */
+    int64_t start_ns;             /* when handling began (mono) */
+    bool suspended;               /* answered later, by op_done */
 };
 
 typedef void (*route_fn)(struct ctx *c);
@@ -100,6 +112,9 @@ static void reply_errno(struct ctx *c, int rc, const struct sl_error *err)
 struct op_state {
     struct sl_op op;
     struct sl_http_req *r;
+    struct sl_api_metrics *metrics;
+    int row;                      /* for the request counters */
+    int64_t start_ns;
 };
 
 static void op_state_free(void *p)
@@ -132,6 +147,8 @@ static void op_done(struct sl_op *op, void *arg)
         sl_http_reply_error(s->r, op->status, op->code ? op->code : "internal",
                             op->err.field, "%s", op->err.text);
     }
+    sl_api_metrics_count(s->metrics, s->row, sl_http_method(s->r), sl_http_status(s->r),
+                         sl_mono_ns() - s->start_ns);
     sl_http_resume(s->r);
 }
 
@@ -147,12 +164,16 @@ static struct op_state *op_new(struct ctx *c, enum sl_op_kind kind)
     s->op.done = op_done;
     s->op.arg = s;
     s->r = c->r;
+    s->metrics = c->a->metrics;
+    s->row = c->row;
+    s->start_ns = c->start_ns;
     sl_http_set_state(c->r, s, op_state_free);
     return s;
 }
 
 static void op_send(struct ctx *c, struct op_state *s)
 {
+    c->suspended = true;
     sl_http_suspend(c->r);
     sl_engine_submit(c->a->e, &s->op);
 }
@@ -224,6 +245,20 @@ static void reply_text(struct ctx *c, struct sl_buf *b)
 static void h_healthz(struct ctx *c)
 {
     sl_http_reply_json(c->r, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+/* Unauthenticated, as node exporters are: the figures name nodes, queues
+ * and teams but no job, user or secret. */
+static void h_metrics(struct ctx *c)
+{
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    if (sl_api_metrics_render(c->a->metrics, c->a->e, &b) < 0)
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+    else
+        sl_http_reply(c->r, 200, SL_METRICS_CTYPE, b.data, b.len);
+    sl_buf_fini(&b);
 }
 
 static void h_whoami(struct ctx *c)
@@ -931,6 +966,7 @@ static const struct route {
     enum role min_role;
 } routes[] = {
     {"GET", "/healthz", h_healthz, ROLE_NONE},
+    {"GET", "/metrics", h_metrics, ROLE_NONE},
     {"GET", "/v1/whoami", h_whoami, ROLE_VIEWER},
     {"POST", "/v1/jobs", h_job_submit, ROLE_MEMBER},
     {"GET", "/v1/jobs", h_job_list, ROLE_VIEWER},
@@ -1016,24 +1052,39 @@ static int authenticate(struct ctx *c)
     return 0;
 }
 
+static void dispatch(struct ctx *c);
+
 void sl_api_handle(struct sl_http_req *r, void *arg)
 {
-    struct ctx c = {.a = arg, .r = r};
+    struct ctx c = {.a = arg, .r = r, .row = -1, .start_ns = sl_mono_ns()};
+
+    dispatch(&c);
+    /* A suspended request may be answered, counted and freed already. */
+    if (!c.suspended)
+        sl_api_metrics_count(c.a->metrics, c.row, sl_http_method(r), sl_http_status(r),
+                             sl_mono_ns() - c.start_ns);
+}
+
+/* Find the route, check the caller, call the handler. */
+static void dispatch(struct ctx *c)
+{
+    struct sl_http_req *r = c->r;
     const char *method = sl_http_method(r), *path = sl_http_path(r);
     const struct route *rt = NULL;
-    bool path_known = false;
 
     for (size_t i = 0; i < SL_ARRAY_LEN(routes); i++) {
-        if (!match(routes[i].pattern, path, &c))
+        if (!match(routes[i].pattern, path, c))
             continue;
-        path_known = true;
+        if (c->row < 0)
+            c->row = (int)i; /* a 405 is counted under the path's pattern */
         if (strcmp(routes[i].method, method) == 0) {
             rt = &routes[i];
+            c->row = (int)i;
             break;
         }
     }
     if (!rt) {
-        if (path_known)
+        if (c->row >= 0)
             sl_http_reply_error(r, 405, "method_not_allowed", NULL,
                                 "%s is not allowed on %s", method, path);
         else
@@ -1042,20 +1093,20 @@ void sl_api_handle(struct sl_http_req *r, void *arg)
         return;
     }
     if (rt->min_role != ROLE_NONE) {
-        if (authenticate(&c) < 0) {
+        if (authenticate(c) < 0) {
             sl_http_add_header(r, "WWW-Authenticate", "Bearer");
             sl_http_reply_error(r, 401, "unauthorized", NULL,
                                 "a valid bearer token is required");
             return;
         }
-        if (role_of(&c.who) < rt->min_role) {
+        if (role_of(&c->who) < rt->min_role) {
             sl_http_reply_error(r, 403, "forbidden", NULL,
-                                "role %s may not %s %s", c.who.role, method,
+                                "role %s may not %s %s", c->who.role, method,
                                 rt->pattern);
             return;
         }
     }
-    rt->fn(&c);
+    rt->fn(c);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
@@ -1069,7 +1120,19 @@ struct sl_api *sl_api_create(struct sl_engine *e, struct sl_error *err)
         return NULL;
     }
     a->e = e;
+    {
+        const char *patterns[SL_ARRAY_LEN(routes)];
+        for (size_t i = 0; i < SL_ARRAY_LEN(routes); i++)
+            patterns[i] = routes[i].pattern;
+        if (!(a->metrics = sl_api_metrics_create(patterns, (int)SL_ARRAY_LEN(routes),
+                                                 SLUICE_VERSION))) {
+            free(a);
+            sl_errorf(err, -ENOMEM, "out of memory");
+            return NULL;
+        }
+    }
     if (!(a->rd = sl_store_open(sl_engine_store_path(e), false, false, err))) {
+        sl_api_metrics_destroy(a->metrics);
         free(a);
         return NULL;
     }
@@ -1081,5 +1144,6 @@ void sl_api_destroy(struct sl_api *a)
     if (!a)
         return;
     sl_store_close(a->rd);
+    sl_api_metrics_destroy(a->metrics);
     free(a);
 }

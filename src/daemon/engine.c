@@ -198,6 +198,7 @@ struct sl_engine {
     int wal_fd;                   /* the store's -wal file, for fdatasync */
     pthread_t thread;
     bool running;
+    struct sl_engine_counters counters; /* for /metrics; see engine.h */
 };
 
 static int g_wake_fd = -1; /* for the SIGCHLD handler */
@@ -655,6 +656,7 @@ static void job_release(struct sl_engine *e, struct job *j)
 
 static void job_forget(struct sl_engine *e, struct job *j)
 {
+    sl_engine_count_finished(e, j->state);
     pthread_mutex_lock(&e->mu);
     sl_imap_del(&e->jobs, j->id);
     sl_sched_job_remove(e->sched, j->id, sl_now_ms());
@@ -2041,6 +2043,7 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
     job_timer(e, j);
     ledger_running(e, j);
+    atomic_fetch_add_explicit(&e->counters.placements, 1, memory_order_relaxed);
     return 0;
 }
 
@@ -2058,6 +2061,7 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
         return;
     j->preempting = true;
     j->preempted_for = for_id;
+    atomic_fetch_add_explicit(&e->counters.preemptions, 1, memory_order_relaxed);
     job_msg(e, j, "preempted for job %lld (%s): %s, SIGKILL in %llds",
             (long long)for_id, whys[why], sl_signal_name(j->spec->ckpt_signal),
             (long long)(j->spec->ckpt_grace_ms / 1000));
@@ -2362,8 +2366,11 @@ static void *engine_main(void *arg)
             e->next_meter_ms = sl_mono_ms() + METER_TICK_MS;
         }
         if (!stopping && (e->nfresh || e->sched_full ||
-                          (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms)))
+                          (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms))) {
+            int64_t pass_start_ns = sl_mono_ns();
             schedule(e, &started, &nstarted);
+            sl_engine_count_pass(e, sl_mono_ns() - pass_start_ns);
+        }
         /* The jobs of this group that nothing has written yet. */
         for (size_t i = 0; i < e->nunstored; i++)
             job_store_fresh(e, e->unstored[i]);
@@ -3315,4 +3322,142 @@ json_t *sl_engine_budgets_json(struct sl_engine *e, const char *team)
     }
     pthread_mutex_unlock(&e->mu);
     return arr;
+}
+
+/* ---- metrics ---------------------------------------------------------- */
+
+const double sl_engine_pass_bounds_s[SL_ENGINE_PASS_BUCKETS] = {
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+    0.1,    0.25,  0.5,    1,     2.5,  5,     10,
+};
+
+void sl_engine_count_pass(struct sl_engine *e, int64_t ns)
+{
+    int b = SL_ENGINE_PASS_BUCKETS;
+
+    if (ns < 0)
+        ns = 0;
+    for (int i = 0; i < SL_ENGINE_PASS_BUCKETS; i++)
+        if ((double)ns <= sl_engine_pass_bounds_s[i] * 1e9) {
+            b = i;
+            break;
+        }
+    atomic_fetch_add_explicit(&e->counters.pass[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&e->counters.pass_ns, (uint64_t)ns, memory_order_relaxed);
+}
+
+void sl_engine_count_finished(struct sl_engine *e, enum sl_job_state s)
+{
+    if ((int)s >= 0 && s < SL_JOB_NSTATES && sl_job_state_final(s))
+        atomic_fetch_add_explicit(&e->counters.finished[s], 1, memory_order_relaxed);
+}
+
+void sl_engine_metrics_fini(struct sl_engine_metrics *m)
+{
+    if (!m)
+        return;
+    free(m->nodes);
+    free(m->gpus);
+    free(m->queues);
+    memset(m, 0, sizeof(*m));
+}
+
+/* Under e->mu: the nodes and their GPUs. */
+static int metrics_nodes(struct sl_engine *e, struct sl_engine_metrics *m)
+{
+    int nnodes = sl_sched_node_count(e->sched), ngpus = 0;
+    struct sl_sched_node_view v;
+
+    for (int n = 0; n < nnodes; n++) {
+        sl_sched_node_view(e->sched, n, &v);
+        ngpus += v.ngpus;
+    }
+    m->nodes = calloc(nnodes > 0 ? (size_t)nnodes : 1, sizeof(*m->nodes));
+    m->gpus = calloc(ngpus > 0 ? (size_t)ngpus : 1, sizeof(*m->gpus));
+    if (!m->nodes || !m->gpus)
+        return -ENOMEM;
+    for (int n = 0; n < nnodes; n++) {
+        struct sl_metrics_node *mn = &m->nodes[n];
+        bool host = e->host_is_node && n == 0;
+
+        sl_sched_node_view(e->sched, n, &v);
+        sl_strlcpy(mn->name, v.name, sizeof(mn->name));
+        if (v.ngpus > 0)
+            sl_strlcpy(mn->model, sl_sched_model_name(e->sched, v.gpu_model[0]),
+                       sizeof(mn->model));
+        mn->schedulable = v.schedulable;
+        mn->ngpus = v.ngpus;
+        mn->cpu_milli = v.cpu_total;
+        mn->cpu_milli_allocated = v.cpu_total - v.cpu_free;
+        mn->mem_bytes = v.mem_total;
+        mn->mem_bytes_allocated = v.mem_total - v.mem_free;
+        for (int g = 0; g < v.ngpus && m->ngpus < ngpus; g++) {
+            struct sl_metrics_gpu *mg = &m->gpus[m->ngpus++];
+            mg->node = n;
+            mg->index = g;
+            sl_strlcpy(mg->model, sl_sched_model_name(e->sched, v.gpu_model[g]),
+                       sizeof(mg->model));
+            if (host && g < e->host.ngpus) {
+                sl_strlcpy(mg->uuid, e->host.gpus[g].uuid, sizeof(mg->uuid));
+                mg->mem_bytes = e->host.gpus[g].mem_bytes;
+            }
+            mg->milli_allocated = 1000 - v.gpu_free_milli[g];
+            mn->gpu_milli_allocated += mg->milli_allocated;
+            /* mg->sample stays unset until a GPU sampler exists. */
+        }
+        m->nnodes++;
+    }
+    return 0;
+}
+
+/* Under e->mu: the queues' GPU figures. */
+static int metrics_queues(struct sl_engine *e, struct sl_engine_metrics *m, int64_t now)
+{
+    m->queues = calloc(e->nqueues > 0 ? (size_t)e->nqueues : 1, sizeof(*m->queues));
+    if (!m->queues)
+        return -ENOMEM;
+    for (int i = 0; i < e->nqueues; i++) {
+        struct sl_sched_queue_stats st;
+        struct sl_metrics_queue *q = &m->queues[m->nqueues];
+        if (sl_sched_queue_stats(e->sched, e->queues[i].sq, now, &st) < 0)
+            continue;
+        sl_strlcpy(q->name, e->queues[i].name, sizeof(q->name));
+        sl_strlcpy(q->team, e->queues[i].team, sizeof(q->team));
+        sl_strlcpy(q->cohort, e->queues[i].cohort, sizeof(q->cohort));
+        q->nominal_gpu_milli = st.nominal.v[SL_DIM_GPU] >= 0 ? st.nominal.v[SL_DIM_GPU] : -1;
+        q->used_gpu_milli = st.used.v[SL_DIM_GPU] > 0 ? st.used.v[SL_DIM_GPU] : 0;
+        q->borrowed_gpu_milli = st.borrowed.v[SL_DIM_GPU] > 0 ? st.borrowed.v[SL_DIM_GPU] : 0;
+        q->lent_gpu_milli = st.lent.v[SL_DIM_GPU] > 0 ? st.lent.v[SL_DIM_GPU] : 0;
+        q->pending = st.pending;
+        q->running = st.running;
+        m->nqueues++;
+    }
+    return 0;
+}
+
+int sl_engine_metrics(struct sl_engine *e, struct sl_engine_metrics *m)
+{
+    int64_t now = sl_now_ms();
+    int rc;
+
+    memset(m, 0, sizeof(*m));
+    pthread_mutex_lock(&e->mu);
+    rc = metrics_nodes(e, m);
+    if (rc == 0)
+        rc = metrics_queues(e, m, now);
+    m->jobs_running = (int64_t)e->nrun;
+    m->jobs_pending = (int64_t)e->jobs.len - (int64_t)e->nrun;
+    pthread_mutex_unlock(&e->mu);
+    if (rc < 0) {
+        sl_engine_metrics_fini(m);
+        return rc;
+    }
+    for (int s = 0; s < SL_JOB_NSTATES; s++)
+        m->finished[s] = atomic_load_explicit(&e->counters.finished[s], memory_order_relaxed);
+    m->placements = atomic_load_explicit(&e->counters.placements, memory_order_relaxed);
+    m->preemptions = atomic_load_explicit(&e->counters.preemptions, memory_order_relaxed);
+    for (int b = 0; b <= SL_ENGINE_PASS_BUCKETS; b++)
+        m->pass[b] = atomic_load_explicit(&e->counters.pass[b], memory_order_relaxed);
+    m->pass_ns = atomic_load_explicit(&e->counters.pass_ns, memory_order_relaxed);
+    return 0;
 }

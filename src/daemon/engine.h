@@ -17,11 +17,13 @@
 #define SL_ENGINE_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "../core/spec.h"
 #include "../exec/exec.h"
+#include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/util.h"
 
@@ -139,5 +141,91 @@ int sl_engine_gpus_each(struct sl_engine *e,
 int64_t sl_engine_meter_since(struct sl_engine *e);
 json_t *sl_engine_budgets_json(struct sl_engine *e, const char *team);
 bool sl_engine_sync_full(struct sl_engine *e);
+
+/* ---- metrics ------------------------------------------------------------
+ * Figures for the /metrics writer (src/api/metrics.c): a snapshot taken
+ * under the engine's lock, and counters the engine thread bumps with
+ * relaxed atomics, so that a scrape never waits for the engine and the
+ * engine never waits for a scrape beyond that short copy. */
+
+/* What a sampler measured of one GPU; each value means something only when
+ * its has_ flag is set. Nothing measures GPUs yet, so every flag is false:
+ * a sampler (NVML) is to fill these in sl_engine_metrics. */
+struct sl_gpu_sample {
+    bool has_util;
+    double util;                      /* busy ratio, 0..1 */
+    bool has_mem;
+    int64_t mem_used_bytes;
+    bool has_power;
+    double power_w;
+    bool has_temp;
+    double temp_c;
+};
+
+/* Upper bounds, in seconds, of the scheduling pass histogram. */
+#define SL_ENGINE_PASS_BUCKETS 14
+extern const double sl_engine_pass_bounds_s[SL_ENGINE_PASS_BUCKETS];
+
+/* Counters; part of struct sl_engine, zero at creation. */
+struct sl_engine_counters {
+    _Atomic uint64_t finished[SL_JOB_NSTATES]; /* jobs that ended in that
+                                                  final state */
+    _Atomic uint64_t placements;      /* jobs placed (marked Running) */
+    _Atomic uint64_t preemptions;     /* victims signalled */
+    _Atomic uint64_t pass[SL_ENGINE_PASS_BUCKETS + 1]; /* per bucket, last
+                                                          = +Inf */
+    _Atomic uint64_t pass_ns;         /* sum of pass durations */
+};
+
+struct sl_metrics_node {
+    char name[128];
+    char model[48];                   /* its first GPU's model; "" = none */
+    bool schedulable;
+    int ngpus;
+    int64_t gpu_milli_allocated;
+    int64_t cpu_milli, cpu_milli_allocated;
+    int64_t mem_bytes, mem_bytes_allocated;
+};
+
+struct sl_metrics_gpu {
+    int node;                         /* index in the snapshot's nodes */
+    int index;                        /* on its node */
+    char model[48];
+    char uuid[64];                    /* "" = unknown (fake GPUs) */
+    int64_t mem_bytes;                /* 0 = unknown */
+    int milli_allocated;
+    struct sl_gpu_sample sample;
+};
+
+struct sl_metrics_queue {
+    char name[64], team[64], cohort[64]; /* cohort "" = none */
+    int64_t nominal_gpu_milli;        /* -1 = no GPU quota */
+    int64_t used_gpu_milli, borrowed_gpu_milli, lent_gpu_milli;
+    int pending, running;
+};
+
+struct sl_engine_metrics {
+    struct sl_metrics_node *nodes;    /* owned, nnodes */
+    int nnodes;
+    struct sl_metrics_gpu *gpus;      /* owned, ngpus */
+    int ngpus;
+    struct sl_metrics_queue *queues;  /* owned, nqueues */
+    int nqueues;
+    int64_t jobs_pending, jobs_running;
+    uint64_t finished[SL_JOB_NSTATES];
+    uint64_t placements, preemptions;
+    uint64_t pass[SL_ENGINE_PASS_BUCKETS + 1];
+    uint64_t pass_ns;
+};
+
+/* Thread-safe: fill 'm' with the cluster's figures now. Returns 0, or
+ * -ENOMEM with 'm' empty. Release with sl_engine_metrics_fini either way. */
+int sl_engine_metrics(struct sl_engine *e, struct sl_engine_metrics *m);
+void sl_engine_metrics_fini(struct sl_engine_metrics *m);
+
+/* Engine thread: count one scheduling pass of 'ns' nanoseconds. */
+void sl_engine_count_pass(struct sl_engine *e, int64_t ns);
+/* Engine thread: count a job that has reached final state 's'. */
+void sl_engine_count_finished(struct sl_engine *e, enum sl_job_state s);
 
 #endif

@@ -223,6 +223,11 @@ void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
     r->phase = PH_ANSWERED;
 }
 
+int sl_http_status(const struct sl_http_req *r)
+{
+    return r->phase == PH_ANSWERED ? r->status : 0;
+}
+
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json)
 {
     char *text = json ? json_dumps(json, JSON_COMPACT) : NULL;

@@ -51,6 +51,8 @@ void sl_http_add_header(struct sl_http_req *r, const char *name,
                         const char *value);
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
                    const void *body, size_t len);
+/* The status of the answer set so far; 0 = none yet. */
+int sl_http_status(const struct sl_http_req *r);
 /* Serialise and steal 'json'. */
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json);
 void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,

@@ -45,6 +45,8 @@ void sl_log(enum sl_log_level level, const char *fmt, ...)
 /* Wall clock in milliseconds since the epoch; monotonic clock in ms. */
 int64_t sl_now_ms(void);
 int64_t sl_mono_ms(void);
+/* Monotonic clock in nanoseconds, for timing short operations. */
+int64_t sl_mono_ns(void);
 
 /* Format 'ms' (epoch ms) as RFC 3339 UTC with millisecond precision into
  * 'buf' (>= 32 bytes). Returns buf. */

@@ -408,6 +408,49 @@ static void render_queues(const struct sl_engine_metrics *em, struct sl_buf *b)
     }
 }
 
+static void render_meter(const struct sl_engine_metrics *em, struct sl_buf *b)
+{
+    static const struct {
+        const char *name, *help;
+        size_t off;
+    } fams[] = {
+        /* family, help, field (double) */
+        {"sluice_team_gpu_seconds_total",
+         "GPU-seconds held by the team's jobs since sluiced started (fractions "
+         "weighted by milli).", offsetof(struct sl_metrics_team, gpu_seconds)},
+        {"sluice_team_cu_total", "Compute units (kind: Pricing) used by the team since "
+         "sluiced started.", offsetof(struct sl_metrics_team, cu)},
+        {"sluice_team_cost_total", "Cost of the team's jobs since sluiced started, in "
+         "the Pricing's currency, at the estimate (reports use measured energy).",
+         offsetof(struct sl_metrics_team, cost)},
+        {"sluice_team_energy_joules_total", "Energy of the team's jobs since sluiced "
+         "started, at the estimate.", offsetof(struct sl_metrics_team, energy_j)},
+    };
+
+    for (size_t f = 0; f < SL_ARRAY_LEN(fams); f++) {
+        sl_prom_family(b, fams[f].name, "counter", fams[f].help);
+        for (int i = 0; i < em->nteams; i++) {
+            const char *kv[] = {"team", em->teams[i].name};
+            double v;
+            memcpy(&v, (const char *)&em->teams[i] + fams[f].off, sizeof(v));
+            sample_double(b, fams[f].name, 1, kv, v);
+        }
+    }
+    sl_prom_family(b, "sluice_budget_used", "gauge",
+                   "Use of each budget this period, in its unit.");
+    for (int i = 0; i < em->nbudgets; i++) {
+        const char *kv[] = {"budget", em->budgets[i].name, "team", em->budgets[i].team,
+                            "unit", em->budgets[i].unit};
+        sample_double(b, "sluice_budget_used", 3, kv, em->budgets[i].used);
+    }
+    sl_prom_family(b, "sluice_budget_limit", "gauge", "Each budget's limit, in its unit.");
+    for (int i = 0; i < em->nbudgets; i++) {
+        const char *kv[] = {"budget", em->budgets[i].name, "team", em->budgets[i].team,
+                            "unit", em->budgets[i].unit};
+        sample_double(b, "sluice_budget_limit", 3, kv, em->budgets[i].limit);
+    }
+}
+
 static void render_scheduler(const struct sl_engine_metrics *em, struct sl_buf *b)
 {
     sl_prom_family(b, "sluice_scheduler_pass_seconds", "histogram",
@@ -493,6 +536,7 @@ int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e,
         render_nodes(&em, b);
         render_gpus(&em, b);
         render_queues(&em, b);
+        render_meter(&em, b);
         render_scheduler(&em, b);
         render_http(m, b);
     }

@@ -69,6 +69,11 @@ struct pclass {
 };
 struct user { char name[64]; char team[64]; char role[16]; char unix_user[64]; };
 
+/* A team's use since this sluiced started, for the counters of /metrics:
+ * closed intervals at the rates they ran at (running ones are added at
+ * each scrape). Guarded by e->mu. */
+struct team_use { double gpu_hours, cu, cost, kwh; };
+
 /* A budget and its use in the current period: closed intervals summed,
  * running ones as sums of their rates, so that the use at any time is
  * closed + rsum * now - rstart (see budget_used). */
@@ -119,7 +124,9 @@ struct job {
     struct sl_heap_item due;      /* in e->timers while Running with a timer
                                      (key: its next one, mono ms) */
     double rate[3];               /* while Running: gpu-hours, CU and cost
-                                     per ms at the estimate (budgets) */
+                                     per ms at the estimate (budgets);
+                                     guarded by e->mu for readers */
+    double rate_kwh;              /* and kWh per ms */
     char *demoted;                /* owned while fresh: why a spent budget
                                      demoted it (its "budget" event) */
 };
@@ -152,6 +159,7 @@ struct sl_engine {
     struct user users[MAX_NAMED];
     int nusers;
     struct sl_pricing pricing;    /* in force; guarded by mu for readers */
+    struct team_use team_use[MAX_NAMED]; /* by index in teams */
     struct budget budgets[MAX_BUDGETS];
     int nbudgets;                 /* guarded by mu for readers */
     int64_t next_meter_ms;        /* next meter tick (mono) */
@@ -748,7 +756,8 @@ static void budgets_running(struct sl_engine *e, const struct job *j, int sign)
  * figures over one hour of running, per ms. */
 static void job_rates(struct sl_engine *e, struct job *j)
 {
-    memset(j->rate, 0, sizeof(j->rate));
+    double rate[3] = {0, 0, 0}, kwh = 0;
+
     for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
         struct sl_usage_row r;
         struct sl_usage_fig f;
@@ -757,10 +766,15 @@ static void job_rates(struct sl_engine *e, struct job *j)
         r.start_ms = 0;
         r.end_ms = 3600000;
         sl_usage_figures(&e->pricing, &r, 0, 3600000, 3600000, NULL, 0, &f);
-        j->rate[SL_BUDGET_GPU_HOURS] += f.gpu_hours / 3600000.0;
-        j->rate[SL_BUDGET_CU] += f.cu / 3600000.0;
-        j->rate[SL_BUDGET_COST] += f.cost / 3600000.0;
+        rate[SL_BUDGET_GPU_HOURS] += f.gpu_hours / 3600000.0;
+        rate[SL_BUDGET_CU] += f.cu / 3600000.0;
+        rate[SL_BUDGET_COST] += f.cost / 3600000.0;
+        kwh += f.energy_kwh / 3600000.0;
     }
+    pthread_mutex_lock(&e->mu);
+    memcpy(j->rate, rate, sizeof(rate));
+    j->rate_kwh = kwh;
+    pthread_mutex_unlock(&e->mu);
 }
 
 /* Open the ledger intervals of a job just placed (in the placement's
@@ -793,8 +807,19 @@ static void ledger_running(struct sl_engine *e, struct job *j)
  * its record. */
 static void ledger_close(struct sl_engine *e, struct job *j, int64_t end)
 {
+    struct team *tm = team_find(e, j->team);
+    double ms = end > j->started_ms ? (double)(end - j->started_ms) : 0;
+
     pthread_mutex_lock(&e->mu);
     budgets_running(e, j, -1);
+    if (tm) {
+        /* the counters of /metrics: at the rates, so that they only grow */
+        struct team_use *u = &e->team_use[tm - e->teams];
+        u->gpu_hours += j->rate[SL_BUDGET_GPU_HOURS] * ms;
+        u->cu += j->rate[SL_BUDGET_CU] * ms;
+        u->cost += j->rate[SL_BUDGET_COST] * ms;
+        u->kwh += j->rate_kwh * ms;
+    }
     pthread_mutex_unlock(&e->mu);
     for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
         struct sl_usage_row r;
@@ -818,7 +843,10 @@ static void ledger_close(struct sl_engine *e, struct job *j, int64_t end)
             pthread_mutex_unlock(&e->mu);
         }
     }
+    pthread_mutex_lock(&e->mu);
     memset(j->rate, 0, sizeof(j->rate));
+    j->rate_kwh = 0;
+    pthread_mutex_unlock(&e->mu);
 }
 
 struct budget_scan {
@@ -3359,6 +3387,8 @@ void sl_engine_metrics_fini(struct sl_engine_metrics *m)
     free(m->nodes);
     free(m->gpus);
     free(m->queues);
+    free(m->teams);
+    free(m->budgets);
     memset(m, 0, sizeof(*m));
 }
 
@@ -3435,6 +3465,51 @@ static int metrics_queues(struct sl_engine *e, struct sl_engine_metrics *m, int6
     return 0;
 }
 
+/* Under e->mu: each team's use since start (closed + running up to now)
+ * and each budget's use this period. */
+static int metrics_meter(struct sl_engine *e, struct sl_engine_metrics *m, int64_t now)
+{
+    m->teams = calloc(e->nteams > 0 ? (size_t)e->nteams : 1, sizeof(*m->teams));
+    m->budgets = calloc(e->nbudgets > 0 ? (size_t)e->nbudgets : 1, sizeof(*m->budgets));
+    if (!m->teams || !m->budgets)
+        return -ENOMEM;
+    for (int i = 0; i < e->nteams; i++) {
+        struct sl_metrics_team *t = &m->teams[i];
+        sl_strlcpy(t->name, e->teams[i].name, sizeof(t->name));
+        t->gpu_seconds = e->team_use[i].gpu_hours * 3600;
+        t->cu = e->team_use[i].cu;
+        t->cost = e->team_use[i].cost;
+        t->energy_j = e->team_use[i].kwh * 3.6e6;
+    }
+    m->nteams = e->nteams;
+    for (size_t r = 0; r < e->nrun; r++) {
+        const struct job *j = e->run[r];
+        struct team *tm = team_find(e, j->team);
+        double ms = now > j->started_ms ? (double)(now - j->started_ms) : 0;
+        struct sl_metrics_team *t;
+        if (!tm)
+            continue;
+        t = &m->teams[tm - e->teams];
+        t->gpu_seconds += j->rate[SL_BUDGET_GPU_HOURS] * ms * 3600;
+        t->cu += j->rate[SL_BUDGET_CU] * ms;
+        t->cost += j->rate[SL_BUDGET_COST] * ms;
+        t->energy_j += j->rate_kwh * ms * 3.6e6;
+    }
+    for (int i = 0; i < e->nbudgets; i++) {
+        const struct budget *b = &e->budgets[i];
+        struct sl_metrics_budget *o = &m->budgets[i];
+        sl_strlcpy(o->name, b->b.name, sizeof(o->name));
+        sl_strlcpy(o->team, b->b.team, sizeof(o->team));
+        o->unit = sl_budget_unit_name(b->b.unit);
+        o->limit = b->b.limit;
+        o->used = b->period_start == sl_period_start(b->b.period, now) ? budget_used(b, now)
+                                                                       : 0;
+    }
+    m->nbudgets = e->nbudgets;
+    sl_strlcpy(m->currency, e->pricing.currency, sizeof(m->currency));
+    return 0;
+}
+
 int sl_engine_metrics(struct sl_engine *e, struct sl_engine_metrics *m)
 {
     int64_t now = sl_now_ms();
@@ -3445,6 +3520,8 @@ int sl_engine_metrics(struct sl_engine *e, struct sl_engine_metrics *m)
     rc = metrics_nodes(e, m);
     if (rc == 0)
         rc = metrics_queues(e, m, now);
+    if (rc == 0)
+        rc = metrics_meter(e, m, now);
     m->jobs_running = (int64_t)e->nrun;
     m->jobs_pending = (int64_t)e->jobs.len - (int64_t)e->nrun;
     pthread_mutex_unlock(&e->mu);

@@ -204,6 +204,17 @@ struct sl_metrics_queue {
     int pending, running;
 };
 
+struct sl_metrics_team {
+    char name[64];
+    double gpu_seconds, cu, cost, energy_j; /* since this sluiced started */
+};
+
+struct sl_metrics_budget {
+    char name[64], team[64];
+    const char *unit;                 /* static: gpuHours | cu | cost */
+    double limit, used;               /* this period */
+};
+
 struct sl_engine_metrics {
     struct sl_metrics_node *nodes;    /* owned, nnodes */
     int nnodes;
@@ -216,6 +227,11 @@ struct sl_engine_metrics {
     uint64_t placements, preemptions;
     uint64_t pass[SL_ENGINE_PASS_BUCKETS + 1];
     uint64_t pass_ns;
+    struct sl_metrics_team *teams;    /* owned, nteams */
+    int nteams;
+    struct sl_metrics_budget *budgets; /* owned, nbudgets */
+    int nbudgets;
+    char currency[8];
 };
 
 /* Thread-safe: fill 'm' with the cluster's figures now. Returns 0, or

@@ -240,6 +240,30 @@ tap.ok(rc == 0 and "vision" in out and "PERIOD" in out and "MEASURED" in out,
        "the table by day names the teams", out)
 tap.diag("sample report:\n" + out)
 
+# --- /metrics: the team counters agree with the ledger ----------------------------
+r = d.request("GET", "/metrics", token=None)
+text = r.body.decode("utf-8", "replace") if r.status == 200 else ""
+promtool = "/usr/bin/promtool"
+if os.access(promtool, os.X_OK):
+    lint = subprocess.run([promtool, "check", "metrics"], input=r.body,
+                          capture_output=True, timeout=30)
+    tap.ok(lint.returncode == 0 and not lint.stdout.strip(),
+           "promtool check metrics passes with the meter's families", lint.stdout[:500])
+vals = {}
+for line in text.splitlines():
+    if line.startswith("sluice_team_") and "{" in line:
+        name, rest = line.split("{", 1)
+        labels, value = rest.rsplit("} ", 1)
+        vals[(name, labels)] = float(value)
+for team in ("vision", "nlp"):
+    got = vals.get(("sluice_team_gpu_seconds_total", 'team="%s"' % team))
+    tap.ok(near(got, expect_team[team]["gpu_hours"] * 3600, 1e-6),
+           "sluice_team_gpu_seconds_total{team=%s} is its GPU-hours x 3600" % team,
+           "got %r" % got)
+    got = vals.get(("sluice_team_cost_total", 'team="%s"' % team))
+    tap.ok(near(got, expect_team[team]["cost"], 1e-9),
+           "sluice_team_cost_total{team=%s} is its cost" % team, "got %r" % got)
+
 # --- who sees what ---------------------------------------------------------------
 st, _ = d.json_req("POST", "/v1/apply", "apiVersion: sluice/v1\nkind: User\n"
                    "metadata: {name: vera}\nspec: {team: vision, role: member}\n",

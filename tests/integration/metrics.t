@@ -283,6 +283,18 @@ try:
                 "PromQL sluice_jobs{state=\"Running\"} is 2")
         tap.is_(prom_query(pport, 'sum by (queue) (sluice_queue_used_gpus{queue="default"})'),
                 3.0, "PromQL: the default queue uses 3 GPUs")
+        # Three GPUs held all along: the team's GPU-second counter grows at
+        # 3 per second (irate: the last two scrapes; rate would divide a
+        # window not yet full).
+        rate = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            rate = prom_query(pport, 'irate(sluice_team_gpu_seconds_total{team="default"}[5s])')
+            if rate is not None:
+                break
+            time.sleep(0.5)
+        tap.ok(rate is not None and 2.7 <= rate <= 3.3,
+               "PromQL: team default uses GPU-seconds at 3 per second (%r)" % rate)
         tap.ok(prom_query(pport, "histogram_quantile(0.99, sum by (le) "
                                  "(sluice_scheduler_pass_seconds_bucket))") is not None,
                "PromQL histogram_quantile over the pass histogram answers")

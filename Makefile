@@ -81,7 +81,13 @@ $(B)/tests/fuzz_spec_replay: $(B)/obj/tests/fuzz/fuzz_spec.o $(B)/obj/tests/fuzz
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-unit: $(UNIT_BIN) $(B)/tests/fuzz_spec_replay
+# A stand-in for libnvidia-ml.so.1 (tests/fakenvml/fakenvml.c), loaded by
+# the tests through SLUICE_NVML_LIB; no sanitizers in a dlopen'ed library.
+$(B)/tests/libfakenvml.so: tests/fakenvml/fakenvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared $(WARN) -o $@ $<
+
+unit: $(UNIT_BIN) $(B)/tests/fuzz_spec_replay $(B)/tests/libfakenvml.so
 
 run: deps all
 	scripts/run-dev.sh

@@ -126,7 +126,8 @@ struct sl_host_info {
 
 /* Discover this host. 'fake' (may be NULL) is a --fake-gpus spec such as
  * "8xH100" or "4xA100-80GB,2xT4"; when given, NVML is not consulted. NVML is
- * loaded with dlopen("libnvidia-ml.so.1"); its absence is not an error.
+ * loaded with dlopen (gpumon.h: $SLUICE_NVML_LIB or "libnvidia-ml.so.1"); its
+ * absence is not an error.
  * Returns 0 or -EINVAL (bad fake spec, err names it). */
 int sl_host_discover(const char *fake, struct sl_host_info *out,
                      struct sl_error *err);

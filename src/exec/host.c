@@ -8,9 +8,9 @@
  * sl_host_gpu_short_name below and in docs/executor.md.
  */
 #include "exec.h"
+#include "gpumon.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -227,105 +227,31 @@ done:
         sl_strlcpy(out, "GPU", size);
 }
 
-/* --- NVML, declared here: only what we call ----------------------------- */
-
-typedef int nvml_return_t; /* nvmlReturn_t; 0 = NVML_SUCCESS */
-typedef struct nvml_device *nvml_device_t;
-struct nvml_memory {       /* nvmlMemory_t (v1) */
-    unsigned long long total, free, used;
-};
-#define NVML_NAME_BUFFER 96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
-#define NVML_UUID_BUFFER 96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
-
-struct nvml {
-    nvml_return_t (*init)(void);
-    nvml_return_t (*count)(unsigned int *);
-    nvml_return_t (*by_index)(unsigned int, nvml_device_t *);
-    nvml_return_t (*name)(nvml_device_t, char *, unsigned int);
-    nvml_return_t (*memory)(nvml_device_t, struct nvml_memory *);
-    nvml_return_t (*uuid)(nvml_device_t, char *, unsigned int);
-    nvml_return_t (*shutdown)(void);
-};
-
-/* dlsym returns an object pointer; memcpy turns it into a function pointer
- * without the cast ISO C does not define. */
-static bool sym(void *lib, const char *name, void *fnptr, size_t size)
-{
-    void *p = dlsym(lib, name);
-    if (!p)
-        return false;
-    memcpy(fnptr, &p, size);
-    return true;
-}
-
+/* The GPUs NVML reports (gpumon.c loads it), indexed as NVML and
+ * CUDA_VISIBLE_DEVICES count them. */
 static void discover_nvml(struct sl_host_info *out)
 {
-    struct nvml n;
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    unsigned int count = 0;
-    bool inited = false;
+    struct sl_nvml *n = sl_nvml_open();
 
     sl_strlcpy(out->gpu_source, "none", sizeof(out->gpu_source));
     out->ngpus = 0;
-    if (!lib) {
-        sl_debug("msg=\"no NVML\" error=\"%s\"", dlerror());
+    if (!n)
         return;
-    }
-    if (!sym(lib, "nvmlInit_v2", &n.init, sizeof(n.init)) ||
-        !sym(lib, "nvmlDeviceGetCount_v2", &n.count, sizeof(n.count)) ||
-        !sym(lib, "nvmlDeviceGetHandleByIndex_v2", &n.by_index,
-             sizeof(n.by_index)) ||
-        !sym(lib, "nvmlDeviceGetName", &n.name, sizeof(n.name)) ||
-        !sym(lib, "nvmlDeviceGetMemoryInfo", &n.memory, sizeof(n.memory)) ||
-        !sym(lib, "nvmlDeviceGetUUID", &n.uuid, sizeof(n.uuid)) ||
-        !sym(lib, "nvmlShutdown", &n.shutdown, sizeof(n.shutdown))) {
-        sl_warn("msg=\"NVML lacks a needed symbol; no GPUs\"");
-        goto out;
-    }
-    if (n.init() != 0) {
-        sl_warn("msg=\"nvmlInit failed; no GPUs\"");
-        goto out;
-    }
-    inited = true;
-    if (n.count(&count) != 0) {
-        sl_warn("msg=\"nvmlDeviceGetCount failed; no GPUs\"");
-        goto out;
-    }
-    if (count > SL_EXEC_MAX_GPUS) {
-        sl_warn("msg=\"more GPUs than supported\" found=%u used=%d", count,
-                SL_EXEC_MAX_GPUS);
-        count = SL_EXEC_MAX_GPUS;
-    }
-    for (unsigned int i = 0; i < count; i++) {
+    for (int i = 0; i < sl_nvml_count(n); i++) {
         struct sl_gpu_info *g = &out->gpus[out->ngpus];
-        char name[NVML_NAME_BUFFER] = "", uuid[NVML_UUID_BUFFER] = "";
-        struct nvml_memory mem = {0, 0, 0};
-        nvml_device_t dev;
+        char name[96];
 
-        if (n.by_index(i, &dev) != 0) {
-            sl_warn("msg=\"NVML device skipped\" index=%u", i);
+        if (sl_nvml_info(n, i, name, sizeof(name), g->uuid, sizeof(g->uuid),
+                         &g->mem_bytes) < 0) {
+            sl_warn("msg=\"NVML device skipped\" index=%d", i);
             continue;
         }
-        n.name(dev, name, sizeof(name));
-        name[sizeof(name) - 1] = '\0';
-        if (n.memory(dev, &mem) != 0)
-            mem.total = 0;
-        n.uuid(dev, uuid, sizeof(uuid));
-        uuid[sizeof(uuid) - 1] = '\0';
-        /* The device index, as CUDA_VISIBLE_DEVICES counts it. */
-        g->index = (int)i;
+        g->index = i;
         sl_host_gpu_short_name(name, g->model, sizeof(g->model));
-        g->mem_bytes = mem.total > (unsigned long long)INT64_MAX
-                           ? INT64_MAX
-                           : (int64_t)mem.total;
-        sl_strlcpy(g->uuid, uuid, sizeof(g->uuid));
         out->ngpus++;
     }
     sl_strlcpy(out->gpu_source, "nvml", sizeof(out->gpu_source));
-out:
-    if (inited)
-        n.shutdown();
-    dlclose(lib);
+    sl_nvml_close(n);
 }
 
 static int64_t meminfo_total_bytes(void)

@@ -297,33 +297,38 @@ static void render_nodes(const struct sl_engine_metrics *em, struct sl_buf *b)
 }
 
 /* The GPU sample families, each written only where some GPU has it. */
-enum gpu_field { GF_UTIL, GF_MEM, GF_POWER, GF_TEMP };
+enum gpu_field { GF_UTIL, GF_MEM, GF_POWER, GF_TEMP, GF_ENERGY };
 
 static bool gpu_has(const struct sl_gpu_sample *s, enum gpu_field f)
 {
     return f == GF_UTIL ? s->has_util : f == GF_MEM ? s->has_mem
                                     : f == GF_POWER ? s->has_power
-                                                    : s->has_temp;
+                                    : f == GF_TEMP  ? s->has_temp
+                                                    : s->has_energy;
 }
 
 static double gpu_value(const struct sl_gpu_sample *s, enum gpu_field f)
 {
     return f == GF_UTIL ? s->util : f == GF_MEM ? (double)s->mem_used_bytes
                                   : f == GF_POWER ? s->power_w
-                                                  : s->temp_c;
+                                  : f == GF_TEMP  ? s->temp_c
+                                                  : s->energy_j;
 }
 
 static void render_gpus(const struct sl_engine_metrics *em, struct sl_buf *b)
 {
     static const struct {
-        const char *name, *help;
+        const char *name, *type, *help;
         enum gpu_field f;
     } measured[] = {
-        /* family, help, sample field */
-        {"sluice_gpu_utilization_ratio", "Busy fraction of the GPU, 0 to 1.", GF_UTIL},
-        {"sluice_gpu_memory_used_bytes", "GPU memory in use.", GF_MEM},
-        {"sluice_gpu_power_watts", "Power the GPU draws.", GF_POWER},
-        {"sluice_gpu_temperature_celsius", "Temperature of the GPU.", GF_TEMP},
+        /* family, type, help, sample field */
+        {"sluice_gpu_utilization_ratio", "gauge", "Busy fraction of the GPU, 0 to 1.",
+         GF_UTIL},
+        {"sluice_gpu_memory_used_bytes", "gauge", "GPU memory in use.", GF_MEM},
+        {"sluice_gpu_power_watts", "gauge", "Power the GPU draws.", GF_POWER},
+        {"sluice_gpu_temperature_celsius", "gauge", "Temperature of the GPU.", GF_TEMP},
+        {"sluice_gpu_energy_joules_total", "counter",
+         "Energy the GPU used since its driver loaded (NVML's counter).", GF_ENERGY},
     };
     bool any_mem = false;
 
@@ -361,7 +366,7 @@ static void render_gpus(const struct sl_engine_metrics *em, struct sl_buf *b)
             if (!gpu_has(&mg->sample, measured[f].f))
                 continue;
             if (!header)
-                sl_prom_family(b, measured[f].name, "gauge", measured[f].help);
+                sl_prom_family(b, measured[f].name, measured[f].type, measured[f].help);
             header = true;
             snprintf(idx, sizeof(idx), "%d", mg->index);
             sample_double(b, measured[f].name, 4, kv, gpu_value(&mg->sample, measured[f].f));

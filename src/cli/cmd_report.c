@@ -86,12 +86,14 @@ static const char *bool_cell(const json_t *o, const char *key)
 static const char *const usage_csv[] = {
     "key", "period", "jobs", "gpu_hours", "cu", "core_hours", "gib_hours",
     "energy_kwh", "energy_measured", "energy_measured_kwh", "cost",
-    "idle_cost_share", "chargeback", "co2_kg", "currency",
+    "idle_cost_share", "chargeback", "co2_kg", "unused_gpu_hours", "idle_jobs",
+    "currency",
 };
 static const char *const usage_csv_keys[] = {
     "key", "period", "jobs", "gpu_hours", "cu", "core_hours", "gib_hours",
     "energy_kwh", "energy_measured", "energy_measured_kwh", "cost",
-    "idle_cost_share", "chargeback", "co2_kg", "currency",
+    "idle_cost_share", "chargeback", "co2_kg", "unused_gpu_hours", "idle_jobs",
+    "currency",
 };
 
 static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
@@ -101,7 +103,7 @@ static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
     struct sl_cli_table *t;
     const char *cur = sl_cli_jstr(ans, "currency");
     char cost_h[32], share_h[40], charge_h[40];
-    const char *head[11];
+    const char *head[12];
     size_t i, nh = 0;
     int rc = 0;
 
@@ -146,6 +148,7 @@ static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
             head[nh++] = "PERIOD";
         head[nh++] = "JOBS";
         head[nh++] = "GPU-HOURS";
+        head[nh++] = "UNUSED-GPU-H";
         head[nh++] = "CU";
         head[nh++] = "ENERGY-KWH";
         head[nh++] = "MEASURED";
@@ -160,7 +163,7 @@ static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
         json_array_foreach(rows, i, r)
         {
             char c[10][40];
-            const char *row[11];
+            const char *row[12];
             size_t k = 0;
             int64_t jobs = 0;
             const char *p = sl_cli_jstr(r, "period");
@@ -173,6 +176,7 @@ static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
             snprintf(c[1], sizeof(c[1]), "%lld", (long long)jobs);
             row[k++] = c[1];
             row[k++] = num_cell(r, "gpu_hours", 3, c[2], sizeof(c[2]));
+            row[k++] = num_cell(r, "unused_gpu_hours", 3, c[9], sizeof(c[9]));
             row[k++] = num_cell(r, "cu", 3, c[3], sizeof(c[3]));
             row[k++] = num_cell(r, "energy_kwh", 3, c[4], sizeof(c[4]));
             row[k++] = json_is_true(json_object_get(r, "energy_measured")) ? "measured"

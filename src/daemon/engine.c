@@ -51,6 +51,7 @@
 #define CHECKPOINT_PAGES 1000 /* WAL frames that wake the checkpointer */
 #define MAX_BUDGETS 256
 #define METER_TICK_MS 1000    /* budget thresholds, idle flags */
+#define GPUMON_PERIOD_MS 1000 /* NVML and RAPL samples */
 #define PRICING_TEXT_MAX 65536
 
 struct team { char name[64]; char default_queue[64]; };
@@ -96,6 +97,10 @@ struct task {
     int64_t sim_end_ms;           /* simulated executor: when it ends (wall:
                                      the job's started_ms + its duration) */
     struct sl_exec_handle h;
+    bool metered;                 /* on this host, with the monitor: m0 holds
+                                     its readings at the interval's start */
+    struct task_reading { bool energy_ok, util_ok, cpu_ok;
+                          double energy_j, busy_s, cpu_j; } m0;
 };
 
 struct job {
@@ -129,6 +134,12 @@ struct job {
     double rate_kwh;              /* and kWh per ms */
     char *demoted;                /* owned while fresh: why a spent budget
                                      demoted it (its "budget" event) */
+    /* Idle-but-allocated (metered GPUs only): the stretch under the
+     * Pricing's idle threshold that began at idle_since_ms (0 = none), the
+     * tick it was last seen, and the time of this interval in stretches at
+     * least idle.after long. */
+    int64_t idle_since_ms, idle_last_ms, idle_ms;
+    bool idle_counting, idle_flagged;
 };
 
 /* Interned strings: names that many jobs share, kept for the daemon's life. */
@@ -144,6 +155,8 @@ struct sl_engine {
     struct sl_store *st;
     struct sl_exec *exec;
     struct sl_host_info host;     /* this machine */
+    struct sl_gpumon *mon;        /* its GPUs' and CPUs' meters; NULL = none
+                                     (fake GPUs, no NVML nor RAPL) */
     bool host_is_node;            /* node 0 is this host (no --fake-nodes) */
     struct sl_sched *sched;       /* guarded by mu */
     struct strtab strs;
@@ -777,19 +790,79 @@ static void job_rates(struct sl_engine *e, struct job *j)
     pthread_mutex_unlock(&e->mu);
 }
 
+/* The monitor's readings of task 'tk' at wall time 'at': its GPUs' energy,
+ * each weighted by the task's share of it, their busy seconds summed, and
+ * the CPU packages' energy. */
+static void task_read(struct sl_engine *e, const struct task *tk, int64_t at,
+                      struct task_reading *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->energy_ok = out->util_ok = tk->ngpus > 0;
+    for (int g = 0; g < tk->ngpus; g++) {
+        struct sl_gpu_meter m;
+        int idx = tk->gpus[g];
+        if (idx < 0 || idx >= e->host.ngpus ||
+            !sl_gpumon_gpu(e->mon, e->host.gpus[idx].index, at, &m)) {
+            out->energy_ok = out->util_ok = false;
+            break;
+        }
+        out->energy_ok &= m.energy_ok;
+        out->util_ok &= m.util_ok;
+        out->energy_j += m.energy_j * tk->gpu_milli / 1000.0;
+        out->busy_s += m.busy_s;
+    }
+    out->cpu_ok = sl_gpumon_cpu(e->mon, at, &out->cpu_j);
+}
+
+static bool task_metered(const struct sl_engine *e, const struct task *tk)
+{
+    return e->mon && e->host_is_node && tk->node == 0;
+}
+
 /* Open the ledger intervals of a job just placed (in the placement's
- * savepoint). */
+ * savepoint), with the meters' readings at its start. */
 static int ledger_open(struct sl_engine *e, struct job *j)
 {
     int rc = 0;
 
+    j->idle_since_ms = j->idle_last_ms = j->idle_ms = 0;
+    j->idle_counting = j->idle_flagged = false;
     for (int t = 0; t < j->spec->tasks && rc == 0; t++) {
         struct sl_usage_row r;
+        struct task *tk = &j->tasks[t];
         char node[64], model[48], gpus[128];
+        if ((tk->metered = task_metered(e, tk)))
+            task_read(e, tk, j->started_ms, &tk->m0);
         usage_row(e, j, t, &r, node, model, gpus);
         rc = sl_store_usage_open(e->st, &r);
     }
     return rc;
+}
+
+/* Fill row 'r' of task 'tk' (ending at r->end_ms) with what its meters
+ * measured since the start: energy, utilisation, its share of the CPU
+ * packages' energy; and the job's idle time. */
+static void ledger_measured(struct sl_engine *e, const struct job *j, const struct task *tk,
+                            struct sl_usage_row *r)
+{
+    struct task_reading m1;
+    double secs = (double)(r->end_ms - r->start_ms) / 1000.0;
+
+    r->idle = j->idle_flagged;
+    r->idle_ms = j->idle_ms;
+    if (!tk->metered)
+        return;
+    task_read(e, tk, r->end_ms, &m1);
+    if ((r->gpu_energy_measured = tk->m0.energy_ok && m1.energy_ok))
+        r->gpu_energy_j = m1.energy_j > tk->m0.energy_j ? m1.energy_j - tk->m0.energy_j : 0;
+    if ((r->has_util = tk->m0.util_ok && m1.util_ok && secs > 0)) {
+        double u = (m1.busy_s - tk->m0.busy_s) / (tk->ngpus * secs);
+        r->util = u < 0 ? 0 : u > 1 ? 1 : u;
+    }
+    if ((r->cpu_energy_measured = tk->m0.cpu_ok && m1.cpu_ok && e->host.cpu_milli > 0)) {
+        double d = m1.cpu_j > tk->m0.cpu_j ? m1.cpu_j - tk->m0.cpu_j : 0;
+        r->cpu_energy_j = d * (double)r->cpu_milli / (double)e->host.cpu_milli;
+    }
 }
 
 /* After ledger_open has been written: count the job in its budgets. Also
@@ -826,6 +899,7 @@ static void ledger_close(struct sl_engine *e, struct job *j, int64_t end)
         char node[64], model[48], gpus[128];
         usage_row(e, j, t, &r, node, model, gpus);
         r.end_ms = end > r.start_ms ? end : r.start_ms;
+        ledger_measured(e, j, &j->tasks[t], &r);
         if (sl_store_usage_close(e->st, &r) < 0) {
             sl_error("msg=\"store: cannot close a usage interval; the group fails\" "
                      "job=%lld", (long long)j->id);
@@ -928,11 +1002,77 @@ static void meter_recount(struct sl_engine *e)
         budget_recount(e, &e->budgets[i], now);
 }
 
-/* The 80 % and 100 % events of every budget, once per period each; and a
- * new period's recount. In the open transaction. */
+/* Idle-but-allocated: a Running job all of whose metered GPUs have sampled
+ * under the Pricing's idle threshold for its idle.after is flagged (its
+ * intervals, and an "idle" event once per attempt); the time under the
+ * threshold in such stretches is its idle_ms. In the open transaction. */
+static void meter_idle(struct sl_engine *e, int64_t now)
+{
+    for (size_t i = 0; e->mon && i < e->nrun; i++) {
+        struct job *j = e->run[i];
+        bool any = false, idle = true;
+        char msg[256];
+
+        for (int t = 0; t < j->spec->tasks && idle; t++) {
+            const struct task *tk = &j->tasks[t];
+            for (int g = 0; tk->metered && g < tk->ngpus && idle; g++) {
+                struct sl_gpu_sample smp;
+                int idx = tk->gpus[g];
+                any = true;
+                if (idx < 0 || idx >= e->host.ngpus ||
+                    !sl_gpumon_last(e->mon, e->host.gpus[idx].index, &smp) ||
+                    !smp.has_util || smp.util >= e->pricing.idle_util)
+                    idle = false;
+            }
+        }
+        if (!any)
+            continue;
+        if (!idle) {
+            j->idle_since_ms = 0;
+            j->idle_counting = false;
+            continue;
+        }
+        if (!j->idle_since_ms || now < j->idle_since_ms)
+            j->idle_since_ms = j->idle_last_ms = now;
+        if (now - j->idle_since_ms < e->pricing.idle_after_ms) {
+            j->idle_last_ms = now;
+            continue;
+        }
+        {
+            int64_t from = j->idle_counting ? j->idle_last_ms : j->idle_since_ms;
+            j->idle_ms += now > from ? now - from : 0;
+        }
+        j->idle_counting = true;
+        j->idle_last_ms = now;
+        if (sl_store_usage_mark_idle(e->st, j->id, j->idle_ms) < 0) {
+            e->write_failed = true;
+            return;
+        }
+        if (j->idle_flagged)
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "idle but allocated: its GPUs have been under %.0f %% utilisation for "
+                 "%llds",
+                 e->pricing.idle_util * 100, (long long)((now - j->idle_since_ms) / 1000));
+        if (sl_store_event_add(e->st, j->id, now, "idle", NULL, NULL, msg) < 0) {
+            e->write_failed = true;
+            return;
+        }
+        j->idle_flagged = true;
+        sl_info("msg=\"job idle but allocated\" job=%lld team=%s idle_ms=%lld",
+                (long long)j->id, j->team, (long long)(now - j->idle_since_ms));
+    }
+}
+
+/* The 80 % and 100 % events of every budget, once per period each; a new
+ * period's recount; idle-but-allocated jobs. In the open transaction. */
 static void meter_tick(struct sl_engine *e)
 {
     int64_t now = sl_now_ms();
+
+    meter_idle(e, now);
+    if (e->write_failed)
+        return;
 
     for (int i = 0; i < e->nbudgets; i++) {
         struct budget *b = &e->budgets[i];
@@ -2950,6 +3090,16 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     }
     if ((rc = add_nodes(e, err)) < 0)
         goto fail;
+    if (e->host_is_node && cfg->executor == SL_EXECUTOR_LOCAL) {
+        /* What can be measured here: NVML for GPUs it discovered, RAPL for
+         * the CPU packages; the meter estimates the rest. */
+        struct sl_nvml *nv = strcmp(e->host.gpu_source, "nvml") == 0 ? sl_nvml_open() : NULL;
+        struct sl_rapl *rp = sl_rapl_open(NULL);
+        sl_info("msg=\"energy\" gpus=%s cpus=%s", nv ? "nvml" : "estimated",
+                rp ? "rapl" : "estimated");
+        if (nv || rp)
+            e->mon = sl_gpumon_start(nv, rp, GPUMON_PERIOD_MS);
+    }
     /* Commits do not fsync; with sync_full the syncer fdatasyncs the WAL
      * before answering, overlapping the flush with the next group. */
     if (!(e->st = sl_store_open(e->store_path, true, false, err)))
@@ -3102,6 +3252,7 @@ void sl_engine_destroy(struct sl_engine *e)
         g_wake_fd = -1;
     if (e->wake_fd >= 0)
         close(e->wake_fd);
+    sl_gpumon_stop(e->mon);
     sl_exec_destroy(e->exec);
     sl_store_close(e->st);
     sl_sched_destroy(e->sched);
@@ -3149,6 +3300,27 @@ void sl_engine_submit(struct sl_engine *e, struct sl_op *op)
 
 /* ---- readers (HTTP thread) -------------------------------------------- */
 
+
+/* What is known of this host's GPU 'g' beyond the scheduler's view: its
+ * UUID and the monitor's last sample. */
+static void node_gpu_measured(struct sl_engine *e, int g, json_t *o)
+{
+    struct sl_gpu_sample smp;
+
+    if (e->host.gpus[g].uuid[0])
+        json_object_set_new(o, "uuid", json_string(e->host.gpus[g].uuid));
+    if (!e->mon || !sl_gpumon_last(e->mon, e->host.gpus[g].index, &smp))
+        return;
+    if (smp.has_util)
+        json_object_set_new(o, "utilisation", json_real(smp.util));
+    if (smp.has_mem)
+        json_object_set_new(o, "mem_used_bytes", json_integer(smp.mem_used_bytes));
+    if (smp.has_power)
+        json_object_set_new(o, "power_w", json_real(smp.power_w));
+    if (smp.has_temp)
+        json_object_set_new(o, "temperature_c", json_real(smp.temp_c));
+}
+
 json_t *sl_engine_nodes_json(struct sl_engine *e)
 {
     json_t *nodes = json_array();
@@ -3172,12 +3344,14 @@ json_t *sl_engine_nodes_json(struct sl_engine *e)
                 if (on)
                     json_array_append_new(jobs, json_integer(j->id));
             }
-            json_array_append_new(
-                gpus, json_pack("{s:i, s:s, s:I, s:i, s:o}", "index", g, "model",
-                                sl_sched_model_name(e->sched, v.gpu_model[g]), "mem_bytes",
-                                (json_int_t)(host ? e->host.gpus[g].mem_bytes : 0),
-                                "milli_allocated", 1000 - v.gpu_free_milli[g], "jobs",
-                                jobs));
+            json_t *o = json_pack("{s:i, s:s, s:I, s:i, s:o}", "index", g, "model",
+                                  sl_sched_model_name(e->sched, v.gpu_model[g]), "mem_bytes",
+                                  (json_int_t)(host ? e->host.gpus[g].mem_bytes : 0),
+                                  "milli_allocated", 1000 - v.gpu_free_milli[g], "jobs",
+                                  jobs);
+            if (o && host && g < e->host.ngpus)
+                node_gpu_measured(e, g, o);
+            json_array_append_new(gpus, o);
         }
         cpu_alloc = v.cpu_total - v.cpu_free;
         mem_alloc = v.mem_total - v.mem_free;
@@ -3433,7 +3607,8 @@ static int metrics_nodes(struct sl_engine *e, struct sl_engine_metrics *m)
             }
             mg->milli_allocated = 1000 - v.gpu_free_milli[g];
             mn->gpu_milli_allocated += mg->milli_allocated;
-            /* mg->sample stays unset until a GPU sampler exists. */
+            if (host && g < e->host.ngpus && e->mon)
+                sl_gpumon_last(e->mon, e->host.gpus[g].index, &mg->sample);
         }
         m->nnodes++;
     }

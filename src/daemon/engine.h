@@ -23,6 +23,7 @@
 
 #include "../core/spec.h"
 #include "../exec/exec.h"
+#include "../exec/gpumon.h"
 #include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/util.h"
@@ -148,20 +149,6 @@ bool sl_engine_sync_full(struct sl_engine *e);
  * relaxed atomics, so that a scrape never waits for the engine and the
  * engine never waits for a scrape beyond that short copy. */
 
-/* What a sampler measured of one GPU; each value means something only when
- * its has_ flag is set. Nothing measures GPUs yet, so every flag is false:
- * a sampler (NVML) is to fill these in sl_engine_metrics. */
-struct sl_gpu_sample {
-    bool has_util;
-    double util;                      /* busy ratio, 0..1 */
-    bool has_mem;
-    int64_t mem_used_bytes;
-    bool has_power;
-    double power_w;
-    bool has_temp;
-    double temp_c;
-};
-
 /* Upper bounds, in seconds, of the scheduling pass histogram. */
 #define SL_ENGINE_PASS_BUCKETS 14
 extern const double sl_engine_pass_bounds_s[SL_ENGINE_PASS_BUCKETS];
@@ -194,7 +181,8 @@ struct sl_metrics_gpu {
     char uuid[64];                    /* "" = unknown (fake GPUs) */
     int64_t mem_bytes;                /* 0 = unknown */
     int milli_allocated;
-    struct sl_gpu_sample sample;
+    struct sl_gpu_sample sample;      /* NVML's last (src/exec/gpumon.h);
+                                         all unset on other nodes */
 };
 
 struct sl_metrics_queue {

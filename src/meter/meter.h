@@ -142,6 +142,8 @@ struct sl_usage_row {
     bool has_util;                /* util: the mean of its GPUs (NVML) */
     double util;
     bool idle;                    /* flagged idle-but-allocated */
+    int64_t idle_ms;              /* of it under the threshold, in stretches
+                                     at least the Pricing's idle.after */
 };
 
 /* Figures of one interval clipped to [from, to): 'frac' of it lies there. */
@@ -150,6 +152,8 @@ struct sl_usage_fig {
     double gpu_hours, core_hours, gib_hours;
     double cu, energy_kwh, energy_measured_kwh, cost, co2_kg;
     bool measured;                /* its dominant energy was measured */
+    double unused_gpu_hours;      /* allocated, under the idle threshold
+                                     (its share of the interval's idle_ms) */
 };
 
 /* Hourly carbon intensity of one site: figures for the hours starting at

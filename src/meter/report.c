@@ -71,6 +71,10 @@ void sl_usage_figures(const struct sl_pricing *p, const struct sl_usage_row *r,
     out->gpu_hours = r->ngpus * share * out->hours;
     out->core_hours = (double)r->cpu_milli / 1000.0 * out->hours;
     out->gib_hours = (double)r->mem_bytes / GIB * out->hours;
+    if (r->idle_ms > 0 && end > r->start_ms) {
+        double idle = (double)min64(r->idle_ms, end - r->start_ms);
+        out->unused_gpu_hours = r->ngpus * share * idle * frac / MS_PER_HOUR;
+    }
     sl_pricing_model_rates(p, r->gpu_model, &mr);
     out->cu = out->gpu_hours * mr.cu + out->core_hours * p->cpu_cu +
               out->gib_hours * p->mem_cu;
@@ -118,6 +122,7 @@ struct group {
     char *key;
     int64_t period;               /* start ms, or 0 */
     int64_t jobs, last_job;
+    int64_t idle_jobs, last_idle_job; /* flagged idle-but-allocated */
     struct sl_usage_fig sum;
     bool all_measured;
     double idle_share;
@@ -203,6 +208,7 @@ static struct group *group_get(struct sl_report *r, const char *key, int64_t per
         return NULL;
     r->g[r->n].period = period;
     r->g[r->n].last_job = -1;
+    r->g[r->n].last_idle_job = -1;
     r->g[r->n].all_measured = true;
     r->slot[h] = ++r->n;
     return &r->g[r->n - 1];
@@ -219,6 +225,7 @@ static void fig_add(struct sl_usage_fig *a, const struct sl_usage_fig *b)
     a->energy_measured_kwh += b->energy_measured_kwh;
     a->cost += b->cost;
     a->co2_kg += b->co2_kg;
+    a->unused_gpu_hours += b->unused_gpu_hours;
 }
 
 int sl_report_add(struct sl_report *r, const struct sl_usage_row *row,
@@ -259,6 +266,10 @@ int sl_report_add(struct sl_report *r, const struct sl_usage_row *row,
         if (g->last_job != row->job_id) {
             g->last_job = row->job_id;
             g->jobs++;
+        }
+        if (row->idle && g->last_idle_job != row->job_id) {
+            g->last_idle_job = row->job_id;
+            g->idle_jobs++;
         }
         if (r->period < 0)
             break;
@@ -329,6 +340,8 @@ json_t *sl_report_json(const struct sl_report *r)
             json_object_set_new(o, "chargeback", num(f->cost + g->idle_share, 6));
         }
         json_object_set_new(o, "co2_kg", num(f->co2_kg, 6));
+        json_object_set_new(o, "unused_gpu_hours", num(f->unused_gpu_hours, 6));
+        json_object_set_new(o, "idle_jobs", json_integer(g->idle_jobs));
         json_object_set_new(o, "currency", json_string(r->p.currency));
     }
     return arr;
@@ -472,8 +485,10 @@ int sl_util_report_add(struct sl_util_report *u, const struct sl_usage_row *row)
         }
         g->seg[g->n++] = (struct seg){s, e, row->gpu_milli};
         n->alloc_ms_milli += (double)(e - s) * row->gpu_milli;
-        if (row->idle)
-            n->unused_ms_milli += (double)(e - s) * row->gpu_milli;
+        if (row->idle_ms > 0 && end > row->start_ms)
+            n->unused_ms_milli += (double)min64(row->idle_ms, end - row->start_ms) *
+                                  (double)(e - s) / (double)(end - row->start_ms) *
+                                  row->gpu_milli;
     }
     return 0;
 }

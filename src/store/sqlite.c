@@ -76,6 +76,9 @@ static const char *const migrations[] = {
     "  UNIQUE(budget, period_start, threshold));"
     "CREATE TABLE carbon_hourly(site TEXT NOT NULL, hour INTEGER NOT NULL,"
     "  g REAL NOT NULL, PRIMARY KEY(site, hour));",
+    /* 0004_idle_ms: how long an interval's GPUs sat allocated but under the
+     * idle-but-allocated threshold (in stretches long enough to flag) */
+    "ALTER TABLE usage ADD COLUMN idle_ms INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* Prepared statements, by role. */
@@ -162,9 +165,10 @@ static const char *const stmt_sql[S_NSTMTS] = {
                      "start_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
                      "?13, ?14, ?15)",
     [S_USAGE_CLOSE] = "UPDATE usage SET end_ms = ?4, gpu_energy_j = ?5, cpu_energy_j = ?6, "
-                      "util = ?7 WHERE job_id = ?1 AND attempt = ?2 AND task = ?3 AND "
-                      "end_ms IS NULL",
-    [S_USAGE_IDLE] = "UPDATE usage SET idle = 1 WHERE job_id = ?1 AND end_ms IS NULL",
+                      "util = ?7, idle_ms = ?8 WHERE job_id = ?1 AND attempt = ?2 AND "
+                      "task = ?3 AND end_ms IS NULL",
+    [S_USAGE_IDLE] = "UPDATE usage SET idle = 1, idle_ms = ?2 WHERE job_id = ?1 AND "
+                     "end_ms IS NULL",
     [S_BUDGET_GET] = "SELECT spec FROM budgets WHERE name = ?1",
     [S_BUDGET_PUT] = "INSERT INTO budgets(name, team, spec, created_at) VALUES(?1, ?2, ?3, ?4) "
                      "ON CONFLICT(name) DO UPDATE SET team = excluded.team, "
@@ -1221,16 +1225,18 @@ int sl_store_usage_close(struct sl_store *st, const struct sl_usage_row *r)
         sqlite3_bind_double(q, 7, r->util);
     else
         sqlite3_bind_null(q, 7);
+    sqlite3_bind_int64(q, 8, r->idle_ms);
     return step_done(st, q);
 }
 
-int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id)
+int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_ms)
 {
     sqlite3_stmt *q = prep(st, S_USAGE_IDLE);
 
     if (!q)
         return -EIO;
     sqlite3_bind_int64(q, 1, job_id);
+    sqlite3_bind_int64(q, 2, idle_ms);
     return step_done(st, q);
 }
 
@@ -1248,7 +1254,7 @@ int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
     static const char sql[] =
         "SELECT id, job_id, attempt, task, team, project, user, queue, node, "
         "gpu_model, gpus, ngpus, gpu_milli, cpu_milli, mem_bytes, start_ms, "
-        "coalesce(end_ms, 0), gpu_energy_j, cpu_energy_j, util, idle FROM usage "
+        "coalesce(end_ms, 0), gpu_energy_j, cpu_energy_j, util, idle, idle_ms FROM usage "
         "WHERE start_ms < ?2 AND (end_ms IS NULL OR end_ms > ?1) "
         "AND (?3 IS NULL OR team = ?3) AND (?4 = 0 OR job_id = ?4) "
         "ORDER BY job_id, id";
@@ -1288,6 +1294,7 @@ int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
         if ((r.has_util = sqlite3_column_type(q, 19) != SQLITE_NULL))
             r.util = sqlite3_column_double(q, 19);
         r.idle = sqlite3_column_int(q, 20) != 0;
+        r.idle_ms = sqlite3_column_int64(q, 21);
         if ((rc = fn(arg, &r)) < 0)
             break;
     }

@@ -186,10 +186,11 @@ json_t *sl_store_pclasses(struct sl_store *st, int *rc);
  * open inserts one interval of task r->task of attempt r->attempt from
  * r->start_ms; close ends that open interval at r->end_ms with its
  * measured energy and utilisation (the has_ and _measured flags; NULL
- * otherwise); mark_idle flags a job's open intervals idle-but-allocated. */
+ * otherwise) and r->idle_ms; mark_idle flags a job's open intervals
+ * idle-but-allocated, with the idle time so far. */
 int sl_store_usage_open(struct sl_store *st, const struct sl_usage_row *r);
 int sl_store_usage_close(struct sl_store *st, const struct sl_usage_row *r);
-int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id);
+int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_ms);
 /* Call fn for each interval overlapping [from_ms, to_ms), of 'team' (NULL =
  * any) and job 'job_id' (0 = any), in job then interval order; the row's
  * strings live until fn returns. Stops at fn's first negative return. */

@@ -319,6 +319,8 @@ static void reports(void)
     rows[1] = row(1, "vision", "n1", "H100", 1, 1000, "1", day + 20 * H, day + 26 * H);
     rows[2] = row(2, "nlp", "n2", "A100", 2, 1000, "0;1", day + 2 * H, day + 3 * H);
     rows[3] = row(3, "vision", "n1", "H100", 1, 500, "2", day + 30 * H, day + 32 * H);
+    rows[3].idle = true;
+    rows[3].idle_ms = 1 * H;       /* half of it under the idle threshold */
 
     r = sl_report_new(&p, SL_BY_TEAM, -1, day, day + 48 * H, day + 48 * H);
     for (int i = 0; i < 4; i++)
@@ -331,6 +333,12 @@ static void reports(void)
            6 + 6 + 1, "vision: two tasks of 6 h and 0.5 GPU for 2 h");
     is_int(json_integer_value(json_object_get(json_array_get(out, 1), "jobs")), 2,
            "vision ran 2 jobs (a job's tasks count once)");
+    is_int(json_integer_value(json_object_get(json_array_get(out, 1), "idle_jobs")), 1,
+           "one of them flagged idle-but-allocated");
+    is_num(json_number_value(json_object_get(json_array_get(out, 1), "unused_gpu_hours")),
+           0.5, "its unused GPU-hours: half a GPU for its 1 h idle");
+    is_num(json_number_value(json_object_get(json_array_get(out, 0), "unused_gpu_hours")),
+           0, "nlp: none");
     json_decref(out);
     sl_report_share_idle(r, 28);
     out = sl_report_json(r);
@@ -362,6 +370,8 @@ static void reports(void)
     is_int(json_array_size(out), 1, "only H100 inside the window");
     is_num(json_number_value(json_object_get(json_array_get(out, 0), "gpu_hours")),
            2 * 1 + 0.5, "1 h of two tasks and 1 h of half a GPU");
+    is_num(json_number_value(json_object_get(json_array_get(out, 0), "unused_gpu_hours")),
+           0.25, "the idle time is clipped in proportion: half of its hour inside");
     json_decref(out);
     sl_report_free(r);
 }
@@ -389,6 +399,7 @@ static void utilisation(void)
     sl_util_report_add(u, &r);
     r = row(3, "a", "n1", "H100", 1, 500, "0", 6 * H, 8 * H); /* 1 GPU-h */
     r.idle = true;
+    r.idle_ms = 2 * H;             /* idle throughout: half a GPU for 2 h */
     sl_util_report_add(u, &r);
     out = sl_util_report_json(u);
     tot = json_object_get(out, "total");

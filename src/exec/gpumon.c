@@ -312,6 +312,8 @@ void sl_rapl_close(struct sl_rapl *r)
 
 /* ---- integration --------------------------------------------------------- */
 
+#define SPAN_MS 200
+
 void sl_energy_acc_add(struct sl_energy_acc *a, const struct sl_gpu_sample *s,
                        int64_t now_ms)
 {
@@ -323,6 +325,8 @@ void sl_energy_acc_add(struct sl_energy_acc *a, const struct sl_gpu_sample *s,
     if (!a->started) {
         a->energy_ok = s->has_energy || s->has_power;
         a->util_ok = s->has_util;
+        a->span_ms = now_ms;
+        a->span_j = 0;
     } else {
         double dj = -1;
         if (s->has_energy && a->last_has_counter && s->energy_j >= a->last_counter_j)
@@ -331,8 +335,14 @@ void sl_energy_acc_add(struct sl_energy_acc *a, const struct sl_gpu_sample *s,
             dj = (a->last_w + s->power_w) / 2 * dt;
         if (dj >= 0) {
             a->joules += dj;
-            if (!s->has_power && dt > 0)
-                w = dj / dt;
+            /* Without a power reading the power is the counter's average
+             * over the last SPAN_MS or more: a short step between two reads
+             * close together says little of it, at a counter's resolution. */
+            if (!s->has_power && now_ms - a->span_ms >= SPAN_MS) {
+                w = (a->joules - a->span_j) * 1000.0 / (double)(now_ms - a->span_ms);
+                a->span_ms = now_ms;
+                a->span_j = a->joules;
+            }
         } else {
             a->energy_ok = false; /* a step nothing measured */
         }
@@ -383,20 +393,31 @@ struct sl_gpumon {
     struct sl_energy_acc cpu;
 };
 
+/* Read the RAPL packages and add the sample, stamped as it is read. Called
+ * with mu held: the reads are a few sysfs files, and readers at an
+ * interval's edge read afresh rather than extrapolate, as a counter without
+ * a power reading extrapolates poorly. */
+static void cpu_sample(struct sl_gpumon *m)
+{
+    struct sl_gpu_sample cs = {0};
+
+    if (!m->rapl || sl_rapl_read(m->rapl, &cs.energy_j) < 0)
+        return;
+    cs.has_energy = true;
+    sl_energy_acc_add(&m->cpu, &cs, sl_now_ms());
+}
+
 static void sample_round(struct sl_gpumon *m)
 {
     int n = sl_nvml_count(m->nvml);
     struct sl_gpu_sample s[SL_EXEC_MAX_GPUS];
     bool got[SL_EXEC_MAX_GPUS];
-    struct sl_gpu_sample cs = {0};
     int64_t now;
 
     /* The reads happen outside the lock: a slow driver call never holds up
      * a reader. All samples of a round share one time stamp. */
     for (int i = 0; i < n; i++)
         got[i] = sl_nvml_sample(m->nvml, i, &s[i]) == 0;
-    if (m->rapl && sl_rapl_read(m->rapl, &cs.energy_j) == 0)
-        cs.has_energy = true;
     now = sl_now_ms();
     pthread_mutex_lock(&m->mu);
     for (int i = 0; i < n; i++) {
@@ -406,8 +427,7 @@ static void sample_round(struct sl_gpumon *m)
         m->last[i] = s[i];
         m->have_last[i] = true;
     }
-    if (m->rapl)
-        sl_energy_acc_add(&m->cpu, &cs, now);
+    cpu_sample(m);
     m->rounds++;
     pthread_mutex_unlock(&m->mu);
 }
@@ -506,6 +526,8 @@ bool sl_gpumon_cpu(struct sl_gpumon *m, int64_t at_ms, double *joules)
     if (!m || !m->rapl)
         return false;
     pthread_mutex_lock(&m->mu);
+    if (at_ms >= m->cpu.last_ms)
+        cpu_sample(m); /* nearer 'at_ms' than the last round */
     sl_energy_acc_at(&m->cpu, at_ms, &g);
     pthread_mutex_unlock(&m->mu);
     *joules = g.energy_j;

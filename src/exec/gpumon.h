@@ -85,6 +85,8 @@ struct sl_energy_acc {
     int64_t last_ms;                  /* wall time of the last sample */
     double joules, busy_s;            /* since the first sample */
     double last_w;                    /* power then, for extrapolation */
+    int64_t span_ms;                  /* counter-only devices: where the */
+    double span_j;                    /* power's averaging span began */
     double last_util;                 /* and busy ratio */
     double last_counter_j;
     bool last_has_counter;
@@ -116,7 +118,8 @@ struct sl_gpumon *sl_gpumon_start(struct sl_nvml *nvml, struct sl_rapl *rapl,
 bool sl_gpumon_gpu(struct sl_gpumon *m, int i, int64_t at_ms, struct sl_gpu_meter *out);
 /* Its last sample; false when none yet. */
 bool sl_gpumon_last(struct sl_gpumon *m, int i, struct sl_gpu_sample *out);
-/* The CPU packages' joules at 'at_ms'; false without RAPL. */
+/* The CPU packages' joules at 'at_ms', read afresh when that is after the
+ * last sample; false without RAPL. */
 bool sl_gpumon_cpu(struct sl_gpumon *m, int64_t at_ms, double *joules);
 bool sl_gpumon_has_cpu(const struct sl_gpumon *m);
 /* Samples taken so far (all devices in one round count once). */

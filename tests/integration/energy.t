@@ -65,9 +65,16 @@ def rapl_counter():
     return int(CPU_W * (time.time() - T0) * 1e6) % RAPL_RANGE_UJ
 
 
+WRITER = {"gap": 0.0}              # the longest the counter file went unwritten
+
+
 def advance_rapl():
+    last = time.monotonic()
     while not stop.is_set():
         write_file(os.path.join(pkg, "energy_uj"), "%d\n" % rapl_counter())
+        now = time.monotonic()
+        WRITER["gap"] = max(WRITER["gap"], now - last)
+        last = now
         stop.wait(0.02)
 
 
@@ -182,11 +189,13 @@ for jid, name in ((busy, "busy (2 x H100, energy counter)"),
     tap.ok(r[6] is not None and abs(r[6] - gpu_j) <= 0.01 * gpu_j + 1,
            "%s: GPU energy measured, %.1f J = watts x share x %.3f s" % (name, gpu_j, secs),
            "ledger: %r" % (r,))
-    # the counter file moves in 20 ms steps: allow 0.2 s of package power
+    # the file lags the clock by up to the writer's longest gap (20 ms when
+    # the machine is quiet, more under load) at each end of the interval
     share = r[5] / host_milli
-    tap.ok(r[7] is not None and abs(r[7] - cpu_j) <= 0.03 * cpu_j + CPU_W * 0.2 * share,
+    slack = CPU_W * share * (2 * WRITER["gap"] + 0.1)
+    tap.ok(r[7] is not None and abs(r[7] - cpu_j) <= 0.03 * cpu_j + slack,
            "%s: CPU energy from RAPL, %.1f J = %g W x its CPU share" % (name, cpu_j, CPU_W),
-           "ledger: %r" % (r,))
+           "ledger: %r; counter writer's longest gap %.3f s" % (r, WRITER["gap"]))
 r = rows.get(busy)
 tap.ok(r[8] is not None and abs(r[8] - 0.9) < 0.02, "busy: utilisation 0.9 measured",
        "util %r" % (r[8],))

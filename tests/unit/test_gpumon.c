@@ -187,6 +187,23 @@ static void test_acc(void)
     sl_energy_acc_at(&a, 2000, &m);
     ok(near(m.energy_j, 400, 1e-9), "a sample from before the last one is ignored");
 
+    /* a counter alone (RAPL): its power is the average over 200 ms or more,
+     * so a read just after another, before the counter moved, changes nothing */
+    memset(&a, 0, sizeof(a));
+    s = sample(true, 0, false, 0, false, 0);
+    sl_energy_acc_add(&a, &s, 0);
+    s = sample(true, 60, false, 0, false, 0);
+    sl_energy_acc_add(&a, &s, 1000);
+    s = sample(true, 60, false, 0, false, 0);
+    sl_energy_acc_add(&a, &s, 1010);
+    sl_energy_acc_at(&a, 2000, &m);
+    ok(m.energy_ok && near(m.energy_j, 60 + 60 * 0.99, 1e-9),
+       "counter only: a 10 ms step does not set the power (60 W)");
+    s = sample(true, 84, false, 0, false, 0);
+    sl_energy_acc_add(&a, &s, 1400);
+    sl_energy_acc_at(&a, 1500, &m);
+    ok(near(m.energy_j, 84 + 6, 1e-9), "the next 400 ms does (60 W)");
+
     /* nothing measurable */
     memset(&a, 0, sizeof(a));
     s = sample(false, 0, false, 0, true, 0.1);

@@ -42,7 +42,7 @@ CFLAGS  += -std=c17 -D_GNU_SOURCE -MMD -MP $(OPT) $(WARN) $(PKG_CFLAGS)
 LDFLAGS += $(OPT) -Wl,--as-needed
 LDLIBS  += $(PKG_LIBS) -lpthread -ldl -lm
 
-CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c)
+CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c src/audit/*.c src/policy/*.c)
 DAEMON_SRC := $(wildcard src/http/*.c src/api/*.c src/daemon/*.c)
 CLI_SRC    := $(wildcard src/client/*.c src/cli/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)

@@ -6,8 +6,8 @@
  * forked child of the daemon that never execs) which:
  *   - creates its own session, so the daemon's terminal signals do not reach it;
  *   - forks the task in a second new session/process group (pgid = task pid),
- *     with the environment, working directory, user, cgroup limits and
- *     GPU visibility already decided by the caller;
+ *     with the environment, working directory, user, cgroup limits,
+ *     GPU visibility and network profile already decided by the caller;
  *   - copies the task's stdout and stderr (one pipe each) into one log file,
  *     dropping bytes past the cap and appending one marker line when it does;
  *   - waits for the task and writes its exit status atomically to
@@ -41,6 +41,45 @@ void sl_exec_destroy(struct sl_exec *x); /* NULL-safe; does not kill tasks */
 /* Whether limits can be enforced on this host, and why not (static text). */
 bool sl_exec_limits_available(const struct sl_exec *x, const char **why_not);
 
+/* Whether this executor can put a task in a network namespace of its own
+ * (probed once by sl_exec_create: a forked child tries
+ * unshare(CLONE_NEWNET) and brings up "lo"). When not, *why_not (may be
+ * NULL) says why, e.g. "unshare(CLONE_NEWNET): Operation not permitted";
+ * the text lives as long as 'x'. */
+bool sl_exec_netns_available(const struct sl_exec *x, const char **why_not);
+
+/* Network profiles of a task. The values are those of enum sl_network in
+ * core/spec.h (SL_NET_EGRESS, SL_NET_INTERNAL, SL_NET_ISOLATED), which
+ * local.c checks with static_asserts. On the local executor:
+ *   EGRESS   nothing is done: the task has the host's network;
+ *   INTERNAL not enforced (it would need firewall rules): the task has the
+ *            host's network and the handle says so;
+ *   ISOLATED the task (not the shim) runs in a new network namespace that
+ *            holds only loopback, up; when the executor cannot create one
+ *            (sl_exec_netns_available) the task runs with the host's network
+ *            and the handle says so. The caller decides whether to accept
+ *            that. */
+enum sl_exec_net {
+    SL_EXEC_NET_EGRESS,
+    SL_EXEC_NET_INTERNAL,
+    SL_EXEC_NET_ISOLATED,
+};
+
+#define SL_EXEC_MAX_DATASETS 64
+
+/* A dataset exposed to a task. The executor tells the task where it is
+ * through its environment (see sl_exec_task.env); it neither mounts nor
+ * copies anything, and read-only is NOT enforced at the filesystem level
+ * (that would need a mount namespace and read-only bind mounts): a task
+ * that can write to 'path' by its Unix permissions can write to a dataset
+ * given as read-only. */
+struct sl_exec_dataset {
+    const char *name;             /* 1..63 of [A-Za-z0-9_-]; borrowed */
+    const char *version;          /* 1..63 of [A-Za-z0-9._-]; borrowed */
+    const char *path;             /* absolute path on this host; borrowed */
+    bool rw;                      /* the task may write (advisory, above) */
+};
+
 struct sl_exec_task {
     int64_t job_id;
     int task_index;
@@ -49,8 +88,11 @@ struct sl_exec_task {
     char *const *env;             /* extra "K=V" pairs, NULL-terminated; the
                                      executor adds SLUICE_JOB_ID,
                                      SLUICE_TASK_INDEX, SLUICE_ATTEMPT,
-                                     CUDA_VISIBLE_DEVICES and
-                                     NVIDIA_VISIBLE_DEVICES itself */
+                                     CUDA_VISIBLE_DEVICES,
+                                     NVIDIA_VISIBLE_DEVICES, SLUICE_DATASETS
+                                     and SLUICE_DATASET_<NAME>[_MODE] itself
+                                     (a job's own SLUICE_DATASET* entries
+                                     are dropped) */
     const char *workdir;          /* NULL -> the user's home, else "/" */
     const int *gpus;              /* device indices; NULL when ngpus == 0 */
     int ngpus;                    /* the two *_VISIBLE_DEVICES are set to
@@ -62,6 +104,17 @@ struct sl_exec_task {
                                      NULL or "" -> the daemon's user */
     const char *log_path;         /* created/appended, mode 0640 */
     int64_t log_cap_bytes;        /* > 0 */
+    int network;                  /* enum sl_exec_net; 0 = egress */
+    const struct sl_exec_dataset *datasets; /* borrowed; NULL when none.
+                                     The task's environment gets
+                                     SLUICE_DATASETS=name@version[:rw],...
+                                     and for each dataset
+                                     SLUICE_DATASET_<NAME>=<path> and
+                                     SLUICE_DATASET_<NAME>_MODE=ro|rw,
+                                     NAME upper-cased with '-' -> '_';
+                                     names that map to the same variable
+                                     are refused */
+    int ndatasets;                /* 0..SL_EXEC_MAX_DATASETS */
 };
 
 struct sl_exec_handle {
@@ -73,11 +126,21 @@ struct sl_exec_handle {
     int attempt;
     bool limits_enforced;         /* cgroup limits applied */
     char limits_note[160];        /* why not, when not */
+    int network_enforced;         /* enum sl_exec_net actually in force:
+                                     ISOLATED, or EGRESS when the profile
+                                     asked for could not be enforced */
+    char network_note[160];       /* why the asked profile is not in force;
+                                     "" when it is */
     char cgroup[256];             /* cgroup path relative to mounts, or "" */
 };
 
 /* Start a task. Returns 0 and fills 'h', or -errno with 'err' filled
- * (bad user, fork failure, ...); then nothing is left running. */
+ * (bad user, bad network profile or dataset, fork failure, ...); then
+ * nothing is left running. A profile or limit that cannot be enforced is
+ * not an error: h->network_note and h->limits_note say what is not.
+ * Should the network namespace that the probe promised fail to come up in
+ * the task child, the task does not run: its log gets one "sluice: ..."
+ * line and it exits 127, as for a failed exec. */
 int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
                   struct sl_exec_handle *h, struct sl_error *err);
 
@@ -91,7 +154,9 @@ int sl_exec_signal(struct sl_exec *x, const struct sl_exec_handle *h, int sig);
 int sl_exec_poll(struct sl_exec *x, struct sl_exec_handle *h, int *exit_code);
 
 /* Re-adopt a task after a daemon restart from its pid file. Returns 0 and
- * fills 'h' when the recorded process is alive with the recorded start time,
+ * fills 'h' when the recorded process is alive with the recorded start time
+ * (h->network_enforced is ISOLATED when its network namespace differs from
+ * the daemon's, else EGRESS),
  * 1 when it already finished (exit record present, *exit_code set),
  * -ESRCH when it is gone without a record or was never started. */
 int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,

@@ -25,22 +25,34 @@
  *   - A task's process group and cgroup are killed by the shim once the main
  *     process has exited: a finished task leaves nothing behind that could
  *     keep using the GPUs handed to the next job.
+ *   - A task asked to be isolated either runs in a network namespace of its
+ *     own or, when sl_exec_create's probe found none can be made, runs with
+ *     the handle saying so. It never runs with the host's network while the
+ *     handle claims isolation: a failing unshare in the task child fails the
+ *     task.
  */
 #include "exec.h"
+#include "../core/spec.h"
 #include "../util/imap.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,6 +69,13 @@
 #define RUNNING_TICK_MS 100     /* while it runs: check for its exit this often */
 #define MAX_TASK_ENV 4096
 #define MAX_ARGS 65536
+#define DATASET_FIELD_MAX 63    /* name and version of a dataset */
+#define DATASET_ENV_PREFIX "SLUICE_DATASET"
+
+/* exec.h promises the numbering of the job spec's network profiles. */
+static_assert(SL_EXEC_NET_EGRESS == (int)SL_NET_EGRESS, "egress");
+static_assert(SL_EXEC_NET_INTERNAL == (int)SL_NET_INTERNAL, "internal");
+static_assert(SL_EXEC_NET_ISOLATED == (int)SL_NET_ISOLATED, "isolated");
 
 /* A shim we forked. Kept until its final state was reported or it was
  * released, so that sl_exec_reap can record statuses for sl_exec_poll. */
@@ -75,6 +94,8 @@ struct sl_exec {
     struct sl_imap kid_index;    /* pid -> index + 1 into kids */
     pid_t *exited;               /* shims reaped by the last sl_exec_reap */
     size_t nexited, exited_cap;
+    bool netns_ok;               /* a task can get a network namespace */
+    char netns_note[128];        /* why not, when not */
 };
 
 /* What the shim tells the daemon once the task child is in its session and
@@ -102,6 +123,7 @@ struct plan {
     int ngroups;
     bool in_cgroup;
     struct sl_cgroup_task cgt;
+    bool new_netns;              /* isolated: unshare the network, lo up */
     int log_fd;                  /* owned by the daemon side until fork */
     int64_t log_written;         /* bytes already in the log */
     int64_t log_cap;
@@ -273,6 +295,43 @@ static int proc_stat(pid_t pid, char *state, long *session, uint64_t *start)
     return 0;
 }
 
+/* The steps of netns_enter, for messages. */
+static const char *const netns_step[] = {
+    "unshare(CLONE_NEWNET)",
+    "socket(AF_INET, SOCK_DGRAM)",
+    "ioctl(SIOCGIFFLAGS, lo)",
+    "ioctl(SIOCSIFFLAGS, lo)",
+};
+
+/* Move the calling process into a new network namespace, which holds only
+ * a loopback interface, and bring that up. Returns 0, or an errno value with
+ * *step the index into netns_step of what failed. Async-signal-safe. */
+static int netns_enter(int *step)
+{
+    struct ifreq ifr;
+    int fd, e = 0;
+
+    *step = 0;
+    if (unshare(CLONE_NEWNET) < 0)
+        return errno;
+    *step = 1;
+    if ((fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+        return errno;
+    memset(&ifr, 0, sizeof(ifr));
+    memcpy(ifr.ifr_name, "lo", 3);
+    *step = 2;
+    if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+        e = errno;
+    } else {
+        *step = 3;
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+            e = errno;
+    }
+    close(fd);
+    return e;
+}
+
 /* --- the task child ----------------------------------------------------- */
 
 static void __attribute__((noreturn))
@@ -300,8 +359,17 @@ task_main(const struct plan *p, int out_w, int err_w, int sync_w)
             close(fd);
         }
     }
+    if (p->new_netns) {
+        int step, e = netns_enter(&step);
+        /* The handle says isolated: never run on the host's network. */
+        if (e != 0) {
+            child_fail("cannot isolate the network:", netns_step[step], e);
+            _exit(127);
+        }
+    }
     /* The shim waits for this byte (or EOF) before it reports the pid: from
-     * then on, the process group exists and the cgroup holds the task. */
+     * then on, the process group exists, the cgroup holds the task and it
+     * is in its network namespace. */
     if (write(sync_w, "r", 1) < 0) {
         /* EOF tells the shim the same. */
     }
@@ -685,6 +753,65 @@ static void kill_remains(struct sl_exec *x, const struct sl_exec_handle *h)
         sl_cgroup_task_signal(&x->cg, h->cgroup, SIGKILL);
 }
 
+/* Find out once whether a task can get a network namespace: a forked child
+ * (which only makes system calls, so this is safe in a threaded daemon) runs
+ * netns_enter and sends back {step, errno} over a pipe. A pipe, not its exit
+ * status, because a SIGCHLD handler's sl_exec_reap may reap it first. */
+static void probe_netns(struct sl_exec *x)
+{
+    int32_t res[2] = {0, 0};
+    int fds[2] = {-1, -1}, e = 0;
+    size_t got = 0;
+    sigset_t all, old;
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        e = errno;
+        snprintf(x->netns_note, sizeof(x->netns_note),
+                 "cannot probe network namespaces: pipe: %s", strerror(e));
+        return;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        int step;
+        res[1] = netns_enter(&step);
+        res[0] = step;
+        write_all(fds[1], (const char *)res, sizeof(res));
+        _exit(0);
+    }
+    e = pid < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(fds[1]);
+    while (pid > 0 && got < sizeof(res)) {
+        ssize_t n = read(fds[0], (char *)res + got, sizeof(res) - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fds[0]);
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (pid < 0)
+        snprintf(x->netns_note, sizeof(x->netns_note),
+                 "cannot probe network namespaces: fork: %s", strerror(e));
+    else if (got < sizeof(res))
+        sl_strlcpy(x->netns_note,
+                   "cannot probe network namespaces: the probe died",
+                   sizeof(x->netns_note));
+    else if (res[1] != 0)
+        snprintf(x->netns_note, sizeof(x->netns_note), "%s: %s",
+                 res[0] >= 0 && res[0] < (int32_t)SL_ARRAY_LEN(netns_step)
+                     ? netns_step[res[0]]
+                     : "probe",
+                 strerror(res[1]));
+    else
+        x->netns_ok = true;
+}
+
 struct sl_exec *sl_exec_create(const char *run_dir)
 {
     struct sl_exec *x = NULL;
@@ -725,6 +852,10 @@ struct sl_exec *sl_exec_create(const char *run_dir)
     else
         sl_debug("msg=\"cgroups\" version=%d base=%s", x->cg.version,
                  x->cg.base_rel);
+    probe_netns(x);
+    if (!x->netns_ok)
+        sl_info("msg=\"network isolation not available\" why=\"%s\"",
+                x->netns_note);
     return x;
 }
 
@@ -747,6 +878,13 @@ bool sl_exec_limits_available(const struct sl_exec *x, const char **why_not)
     if (why_not)
         *why_not = x ? x->cg.note : "no executor";
     return x && x->cg.version != 0;
+}
+
+bool sl_exec_netns_available(const struct sl_exec *x, const char **why_not)
+{
+    if (why_not)
+        *why_not = x ? (x->netns_ok ? "" : x->netns_note) : "no executor";
+    return x && x->netns_ok;
 }
 
 static void plan_fini(struct plan *p)
@@ -902,6 +1040,114 @@ out:
     return rc;
 }
 
+/* 'v' is 1..DATASET_FIELD_MAX characters of letters, digits and 'extra'. */
+static bool dataset_field_ok(const char *v, const char *extra)
+{
+    size_t n = 0;
+
+    if (!v)
+        return false;
+    for (; v[n]; n++)
+        if (n >= DATASET_FIELD_MAX ||
+            !((v[n] >= 'a' && v[n] <= 'z') || (v[n] >= 'A' && v[n] <= 'Z') ||
+              (v[n] >= '0' && v[n] <= '9') || strchr(extra, v[n])))
+            return false;
+    return n > 0;
+}
+
+/* SLUICE_DATASET_<NAME><suffix> into 'buf': NAME upper-cased, '-' -> '_'. */
+static void dataset_var(const char *name, const char *suffix, char *buf,
+                        size_t size)
+{
+    size_t len = (size_t)snprintf(buf, size, DATASET_ENV_PREFIX "_");
+
+    for (; *name && len + 1 < size; name++)
+        buf[len++] = *name == '-' ? '_'
+                     : (*name >= 'a' && *name <= 'z') ? (char)(*name - 32)
+                                                      : *name;
+    for (; *suffix && len + 1 < size; suffix++)
+        buf[len++] = *suffix;
+    buf[len] = '\0';
+}
+
+static int check_datasets(const struct sl_exec_task *t, struct sl_error *err)
+{
+    char vi[96], vj[96];
+    static const char *const suffix[] = {"", "_MODE"};
+
+    if (t->ndatasets < 0 || t->ndatasets > SL_EXEC_MAX_DATASETS)
+        return sl_errorf(err, -EINVAL, "datasets: count %d out of 0..%d",
+                         t->ndatasets, SL_EXEC_MAX_DATASETS);
+    if (t->ndatasets > 0 && !t->datasets)
+        return sl_errorf(err, -EINVAL, "datasets: %d datasets but no list",
+                         t->ndatasets);
+    for (int i = 0; i < t->ndatasets; i++) {
+        const struct sl_exec_dataset *d = &t->datasets[i];
+        if (!dataset_field_ok(d->name, "_-"))
+            return sl_errorf(err, -EINVAL,
+                             "datasets[%d]: name must be 1 to %d of A-Z, "
+                             "a-z, 0-9, '_', '-'",
+                             i, DATASET_FIELD_MAX);
+        if (!dataset_field_ok(d->version, "._-"))
+            return sl_errorf(err, -EINVAL,
+                             "datasets[%d] %s: version must be 1 to %d of "
+                             "A-Z, a-z, 0-9, '.', '_', '-'",
+                             i, d->name, DATASET_FIELD_MAX);
+        if (!d->path || d->path[0] != '/' || strlen(d->path) >= PATH_MAX)
+            return sl_errorf(err, -EINVAL,
+                             "datasets[%d] %s: path must be absolute", i,
+                             d->name);
+    }
+    /* Two datasets must not write the same variable ("a-b" and "a_b", or
+     * "x" and "x-mode"): one would silently hide the other. */
+    for (int i = 0; i < t->ndatasets; i++)
+        for (int j = i + 1; j < t->ndatasets; j++)
+            for (int a = 0; a < 2; a++)
+                for (int b = 0; b < 2; b++) {
+                    dataset_var(t->datasets[i].name, suffix[a], vi,
+                                sizeof(vi));
+                    dataset_var(t->datasets[j].name, suffix[b], vj,
+                                sizeof(vj));
+                    if (strcmp(vi, vj) == 0)
+                        return sl_errorf(err, -EINVAL,
+                                         "datasets %s and %s: both would "
+                                         "set %s",
+                                         t->datasets[i].name,
+                                         t->datasets[j].name, vi);
+                }
+    return 0;
+}
+
+/* SLUICE_DATASETS and the two variables of each dataset. */
+static int plan_dataset_env(struct plan *p, const struct sl_exec_task *t)
+{
+    size_t size = sizeof("SLUICE_DATASETS="), len;
+    char var[96], *list;
+
+    for (int i = 0; i < t->ndatasets; i++)
+        size += strlen(t->datasets[i].name) +
+                strlen(t->datasets[i].version) + sizeof("@:rw,");
+    if (!(list = malloc(size)))
+        return -ENOMEM;
+    len = (size_t)snprintf(list, size, "SLUICE_DATASETS=");
+    for (int i = 0; i < t->ndatasets; i++) {
+        const struct sl_exec_dataset *d = &t->datasets[i];
+        len += (size_t)snprintf(list + len, size - len, "%s%s@%s%s",
+                                i ? "," : "", d->name, d->version,
+                                d->rw ? ":rw" : "");
+    }
+    if (env_put(p, list) < 0)
+        return -ENOMEM;
+    for (int i = 0; i < t->ndatasets; i++) {
+        const struct sl_exec_dataset *d = &t->datasets[i];
+        dataset_var(d->name, "", var, sizeof(var));
+        if (env_put(p, strdupf("%s=%s", var, d->path)) < 0 ||
+            env_put(p, strdupf("%s_MODE=%s", var, d->rw ? "rw" : "ro")) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 static int plan_env(struct plan *p, const struct sl_exec_task *t,
                     struct sl_error *err)
 {
@@ -920,14 +1166,21 @@ static int plan_env(struct plan *p, const struct sl_exec_task *t,
                              "env[%zu]: \"%.40s\" is not KEY=VALUE", ntask,
                              kv);
     }
-    /* base (6) + task + executor (5) + NULL */
-    if (!(p->envp = calloc(ntask + 16, sizeof(*p->envp))))
+    /* base (6) + task + executor (6 + 2 per dataset) + NULL */
+    if (!(p->envp = calloc(ntask + 16 + 2 * (size_t)t->ndatasets,
+                           sizeof(*p->envp))))
         return sl_errorf(err, -ENOMEM, "out of memory");
     if ((rc = plan_user_env(p, t, err)) < 0)
         return rc;
-    for (size_t i = 0; i < ntask; i++)
+    for (size_t i = 0; i < ntask; i++) {
+        /* A job's own SLUICE_DATASET_X would pass for a dataset it was not
+         * given: the executor owns that prefix. */
+        if (strncmp(t->env[i], DATASET_ENV_PREFIX,
+                    strlen(DATASET_ENV_PREFIX)) == 0)
+            continue;
         if (env_put(p, strdupf("%s", t->env[i])) < 0)
             return sl_errorf(err, -ENOMEM, "out of memory");
+    }
     for (int i = 0; i < t->ngpus; i++)
         len += (size_t)snprintf(gpus + len, sizeof(gpus) - len, "%s%d",
                                 i ? "," : "", t->gpus[i]);
@@ -935,7 +1188,8 @@ static int plan_env(struct plan *p, const struct sl_exec_task *t,
         env_put(p, strdupf("SLUICE_TASK_INDEX=%d", t->task_index)) < 0 ||
         env_put(p, strdupf("SLUICE_ATTEMPT=%d", t->attempt)) < 0 ||
         env_put(p, strdupf("CUDA_VISIBLE_DEVICES=%s", gpus)) < 0 ||
-        env_put(p, strdupf("NVIDIA_VISIBLE_DEVICES=%s", gpus)) < 0)
+        env_put(p, strdupf("NVIDIA_VISIBLE_DEVICES=%s", gpus)) < 0 ||
+        plan_dataset_env(p, t) < 0)
         return sl_errorf(err, -ENOMEM, "out of memory");
     return 0;
 }
@@ -1008,7 +1262,35 @@ static int check_task(const struct sl_exec_task *t, struct sl_error *err)
         return sl_errorf(err, -EINVAL, "log_path: empty");
     if (t->log_cap_bytes <= 0)
         return sl_errorf(err, -EINVAL, "log_cap_bytes: must be > 0");
-    return 0;
+    if (t->network < SL_EXEC_NET_EGRESS || t->network > SL_EXEC_NET_ISOLATED)
+        return sl_errorf(err, -EINVAL, "network: profile %d out of 0..%d",
+                         t->network, SL_EXEC_NET_ISOLATED);
+    return check_datasets(t, err);
+}
+
+/* Decide the network profile in force; never claim more than is done. */
+static void plan_network(const struct sl_exec *x, const struct sl_exec_task *t,
+                         struct plan *p, struct sl_exec_handle *nh)
+{
+    nh->network_enforced = SL_EXEC_NET_EGRESS;
+    nh->network_note[0] = '\0';
+    if (t->network == SL_EXEC_NET_ISOLATED && x->netns_ok) {
+        p->new_netns = true;
+        nh->network_enforced = SL_EXEC_NET_ISOLATED;
+    } else if (t->network == SL_EXEC_NET_ISOLATED) {
+        snprintf(nh->network_note, sizeof(nh->network_note),
+                 "network isolation not enforced: %s", x->netns_note);
+    } else if (t->network == SL_EXEC_NET_INTERNAL) {
+        sl_strlcpy(nh->network_note,
+                   "network profile internal is not enforced by the local "
+                   "executor (no firewall rules); the task has the host's "
+                   "network",
+                   sizeof(nh->network_note));
+    }
+    if (nh->network_note[0])
+        sl_warn("msg=\"task runs with the host's network\" job=%lld task=%d "
+                "why=\"%s\"",
+                (long long)t->job_id, t->task_index, nh->network_note);
 }
 
 /* Read the shim's start report, waiting at most START_TIMEOUT_MS. */
@@ -1108,6 +1390,7 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
     } else {
         sl_strlcpy(nh.limits_note, x->cg.note, sizeof(nh.limits_note));
     }
+    plan_network(x, t, &p, &nh);
 
     if (pipe2(report, O_CLOEXEC) < 0) {
         rc = sl_errorf(err, -errno, "pipe: %s", strerror(errno));
@@ -1241,6 +1524,27 @@ int sl_exec_poll(struct sl_exec *x, struct sl_exec_handle *h, int *exit_code)
     return -ESRCH;
 }
 
+/* An adopted task's network: isolated when its namespace is not ours. */
+static void adopt_network(struct sl_exec_handle *h)
+{
+    char path[64], ours[64], theirs[64];
+    ssize_t a, b;
+
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)h->pid);
+    a = readlink("/proc/self/ns/net", ours, sizeof(ours) - 1);
+    b = readlink(path, theirs, sizeof(theirs) - 1);
+    h->network_enforced = SL_EXEC_NET_EGRESS;
+    if (a < 0 || b < 0) {
+        snprintf(h->network_note, sizeof(h->network_note),
+                 "the task's network namespace is unknown: %s",
+                 strerror(errno));
+        return;
+    }
+    ours[a] = theirs[b] = '\0';
+    if (strcmp(ours, theirs) != 0)
+        h->network_enforced = SL_EXEC_NET_ISOLATED;
+}
+
 int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
                   int attempt, struct sl_exec_handle *h, int *exit_code)
 {
@@ -1277,6 +1581,7 @@ int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
     nh.start_time = start;
     nh.shim_pid = 0;
     if (task_alive(pid, start) || shim_alive(shim, start)) {
+        adopt_network(&nh);
         *h = nh;
         return 0;
     }

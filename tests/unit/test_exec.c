@@ -1,7 +1,8 @@
 /*
  * test_exec.c - the local executor with real processes: exit codes, logs
  * and their cap, the task environment, signals to whole trees, re-adoption
- * after a daemon restart, cgroup limits, user switching, descriptor hygiene.
+ * after a daemon restart, cgroup limits, user switching, descriptor hygiene,
+ * network profiles (an isolated task's namespace) and dataset variables.
  *
  * Everything lives in a fresh directory under /tmp. Waiting is polling with
  * short sleeps against a deadline, never a fixed long sleep.
@@ -16,13 +17,16 @@
 #include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <linux/capability.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -884,6 +888,377 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
+/* --- network profiles and datasets --------------------------------------- */
+
+static bool have_python3(void)
+{
+    return access("/usr/bin/python3", X_OK) == 0 ||
+           access("/usr/local/bin/python3", X_OK) == 0;
+}
+
+/* Whether this process can make a network namespace, tried directly. */
+static bool can_unshare_net(void)
+{
+    int st = 0;
+    pid_t pid = fork();
+
+    if (pid == 0)
+        _exit(unshare(CLONE_NEWNET) == 0 ? 0 : 1);
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+           WEXITSTATUS(st) == 0;
+}
+
+/* A listener on 127.0.0.1 of the test's (the host's) namespace. */
+static int listen_loopback(int *port)
+{
+    struct sockaddr_in sa;
+    socklen_t slen = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        listen(fd, 8) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &slen) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* The interfaces /proc/net/dev listed between the lines "DEV" and "END" of
+ * 'text' (that file is per network namespace): how many, and whether "lo"
+ * is one of them. */
+static int count_ifaces(const char *text, bool *has_lo)
+{
+    const char *p = text ? strstr(text, "DEV\n") : NULL;
+    const char *end = p ? strstr(p, "END\n") : NULL;
+    int n = 0;
+
+    *has_lo = false;
+    if (!p || !end)
+        return -1;
+    for (p += 4; p < end;) {
+        const char *nl = strchr(p, '\n'), *colon = strchr(p, ':');
+        if (!nl || nl > end)
+            break;
+        if (colon && colon < nl) {
+            n++;
+            while (*p == ' ')
+                p++;
+            if (strncmp(p, "lo:", 3) == 0)
+                *has_lo = true;
+        }
+        p = nl + 1;
+    }
+    return n;
+}
+
+/* A script that tries the host's listener on 'port', then a listener of its
+ * own on 127.0.0.1, then lists its interfaces. */
+static void net_script(char *buf, size_t size, int port, bool python)
+{
+    if (!python) {
+        snprintf(buf, size, "echo DEV; cat /proc/net/dev; echo END");
+        return;
+    }
+    snprintf(buf, size,
+             "python3 -c '\n"
+             "import socket\n"
+             "s = socket.socket(); s.settimeout(3)\n"
+             "try:\n"
+             "    s.connect((\"127.0.0.1\", %d)); print(\"host:connected\")\n"
+             "except OSError as e:\n"
+             "    print(\"host:failed\", e.errno)\n"
+             "l = socket.socket(); l.bind((\"127.0.0.1\", 0)); l.listen(1)\n"
+             "c = socket.socket(); c.settimeout(3); c.connect(l.getsockname())\n"
+             "a, _ = l.accept(); c.sendall(b\"hi\")\n"
+             "print(\"lo:\" + a.recv(2).decode())\n"
+             "'; echo DEV; cat /proc/net/dev; echo END",
+             port);
+}
+
+static void test_network_isolated(void)
+{
+    char log[PATH_MAX], script[2048], *text;
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sl_exec_task t;
+    struct sl_exec_handle h;
+    const char *why = NULL;
+    bool avail, python = have_python3(), has_lo;
+    int lfd, port = 0, n;
+
+    avail = sl_exec_netns_available(X, &why);
+    diag("network namespaces %s%s", avail ? "available" : "unavailable: ",
+         avail ? "" : why);
+    ok(avail == can_unshare_net(),
+       "sl_exec_netns_available agrees with a direct unshare(CLONE_NEWNET)");
+    ok(avail ? why && !*why : why && *why,
+       "and gives a reason exactly when it says no: %s", why ? why : "-");
+    lfd = listen_loopback(&port);
+    ok(lfd >= 0, "the test listens on 127.0.0.1:%d of the host", port);
+    if (!python)
+        diag("python3 not installed: the TCP checks are skipped");
+    net_script(script, sizeof(script), port, python);
+
+    t = task_for(200, argv, log, sizeof(log));
+    is_int(run_to_end(&t, &h), 0, "an egress task exits 0");
+    text = slurp(log);
+    is_int(h.network_enforced, SL_EXEC_NET_EGRESS, "egress is in force");
+    is_str(h.network_note, "", "with no note");
+    n = count_ifaces(text, &has_lo);
+    ok(n >= 1 && has_lo, "an egress task sees the host's interfaces (%d)", n);
+    if (python)
+        ok(text && strstr(text, "host:connected"),
+           "an egress task reaches a listener on the host's 127.0.0.1");
+    else
+        ok(1, "# skip python3 is not installed");
+    free(text);
+
+    t = task_for(201, argv, log, sizeof(log));
+    t.network = SL_EXEC_NET_ISOLATED;
+    is_int(run_to_end(&t, &h), 0, "an isolated task exits 0");
+    text = slurp(log);
+    n = count_ifaces(text, &has_lo);
+    if (avail) {
+        is_int(h.network_enforced, SL_EXEC_NET_ISOLATED,
+               "isolation is in force when namespaces are available");
+        is_str(h.network_note, "", "with no note");
+        ok(n == 1 && has_lo, "an isolated task sees only lo (%d interface(s))",
+           n);
+        if (python) {
+            ok(text && strstr(text, "host:failed"),
+               "an isolated task cannot reach the host's 127.0.0.1 listener");
+            ok(text && strstr(text, "lo:hi"),
+               "its own loopback is up: it binds and connects to 127.0.0.1");
+        } else {
+            ok(1, "# skip python3 is not installed");
+            ok(1, "# skip python3 is not installed");
+        }
+    } else {
+        is_int(h.network_enforced, SL_EXEC_NET_EGRESS,
+               "without namespaces an isolated task runs on the host's "
+               "network");
+        ok(strncmp(h.network_note, "network isolation not enforced: ", 32) ==
+                   0 &&
+               strstr(h.network_note, why),
+           "and the handle says so: %s", h.network_note);
+        ok(n >= 1 && has_lo, "it sees the host's interfaces (%d)", n);
+        if (python)
+            ok(text && strstr(text, "host:connected"),
+               "and reaches the host's listener, as the note says");
+        else
+            ok(1, "# skip python3 is not installed");
+        ok(1, "# skip network namespaces are not available");
+    }
+    free(text);
+    if (lfd >= 0)
+        close(lfd);
+
+    if (!avail || geteuid() != 0) {
+        ok(1, "# skip isolation of another user's task needs root and "
+              "namespaces");
+        return;
+    }
+    net_script(script, sizeof(script), 0, false);
+    t = task_for(202, argv, log, sizeof(log));
+    t.network = SL_EXEC_NET_ISOLATED;
+    t.unix_user = "nobody";
+    is_int(run_to_end(&t, &h), 0, "an isolated task run as nobody exits 0");
+    text = slurp(log);
+    n = count_ifaces(text, &has_lo);
+    ok(n == 1 && has_lo, "and it too sees only lo (%d interface(s))", n);
+    free(text);
+}
+
+static void test_network_adopt(void)
+{
+    char log[PATH_MAX], flag[PATH_MAX], script[PATH_MAX + 64];
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sl_exec_task t = task_for(210, argv, log, sizeof(log));
+    struct sl_exec_handle h1, h2;
+    struct sl_error err;
+    struct sl_exec *x2;
+    int code = -1;
+
+    if (!sl_exec_netns_available(X, NULL)) {
+        ok(1, "# skip network namespaces are not available");
+        return;
+    }
+    path_in_tmp(flag, sizeof(flag), "flag210");
+    snprintf(script, sizeof(script),
+             "while [ ! -e '%s' ]; do sleep 0.01; done", flag);
+    t.network = SL_EXEC_NET_ISOLATED;
+    ok(sl_exec_start(X, &t, &h1, &err) == 0, "an isolated task starts");
+    x2 = sl_exec_create(run_dir);
+    ok(x2 && sl_exec_adopt(x2, 210, 0, 0, &h2, &code) == 0 &&
+           h2.network_enforced == SL_EXEC_NET_ISOLATED,
+       "an executor that adopts it sees it isolated");
+    touch(flag);
+    is_int(wait_final(X, &h1, &code), 1, "the task finishes");
+    sl_exec_release(X, &h1);
+    sl_exec_destroy(x2);
+}
+
+/* Capabilities without CAP_SYS_ADMIN, as in a container that lacks it. */
+static int drop_sys_admin(void)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+
+    memset(data, 0, sizeof(data));
+    if (syscall(SYS_capget, &hdr, data) < 0)
+        return -1;
+    data[0].effective &= ~(1U << CAP_SYS_ADMIN);
+    data[0].permitted &= ~(1U << CAP_SYS_ADMIN);
+    data[0].inheritable &= ~(1U << CAP_SYS_ADMIN);
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
+static void test_network_unshare_fails(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"sh", "-c", "echo ran-with-network", NULL};
+    int st = 0;
+    pid_t pid;
+
+    if (!sl_exec_netns_available(X, NULL) || geteuid() != 0) {
+        ok(1, "# skip needs root and network namespaces");
+        ok(1, "# skip needs root and network namespaces");
+        return;
+    }
+    log_path(log, sizeof(log), 220);
+    /* In a child of the test: the executor's probe said yes, then the
+     * process lost the capability, so the task child's unshare fails. */
+    pid = fork();
+    if (pid == 0) {
+        struct sl_exec_task t = task_for(220, argv, log, sizeof(log));
+        struct sl_exec_handle h;
+        struct sl_error err;
+        int code = -1;
+
+        t.network = SL_EXEC_NET_ISOLATED;
+        if (drop_sys_admin() < 0)
+            _exit(200);
+        if (sl_exec_start(X, &t, &h, &err) < 0)
+            _exit(201);
+        if (h.network_enforced != SL_EXEC_NET_ISOLATED)
+            _exit(202);
+        if (wait_final(X, &h, &code) != 1)
+            _exit(203);
+        sl_exec_release(X, &h);
+        _exit(code);
+    }
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        st = -1;
+    ok(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127,
+       "an isolated task whose unshare fails exits 127 (status %d)",
+       st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    text = slurp(log);
+    ok(text &&
+           strstr(text, "sluice: cannot isolate the network: "
+                        "unshare(CLONE_NEWNET): Operation not permitted\n") &&
+           !strstr(text, "ran-with-network"),
+       "it never ran, and its log says why: %s", text ? text : "(none)");
+    free(text);
+}
+
+static void test_network_internal(void)
+{
+    char log[PATH_MAX];
+    char *argv[] = {"true", NULL};
+    struct sl_exec_task t = task_for(230, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+
+    t.network = SL_EXEC_NET_INTERNAL;
+    is_int(run_to_end(&t, &h), 0, "an internal task runs");
+    is_int(h.network_enforced, SL_EXEC_NET_EGRESS,
+           "with the host's network in force");
+    is_str(h.network_note,
+           "network profile internal is not enforced by the local executor "
+           "(no firewall rules); the task has the host's network",
+           "and the handle says internal is not enforced");
+    t = task_for(231, argv, log, sizeof(log));
+    t.network = 3;
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "an unknown network profile is refused");
+    ok(strstr(err.text, "network") != NULL, "and the message says so: %s",
+       err.text);
+}
+
+static void test_datasets(void)
+{
+    char log[PATH_MAX], *text;
+    char *script =
+        "echo \"D=[$SLUICE_DATASETS] d=${SLUICE_DATASETS+set} "
+        "I=$SLUICE_DATASET_IMAGENET IM=$SLUICE_DATASET_IMAGENET_MODE "
+        "C=$SLUICE_DATASET_MY_CORPUS CM=$SLUICE_DATASET_MY_CORPUS_MODE "
+        "F=[${SLUICE_DATASET_FAKE-unset}]\"";
+    char *argv[] = {"sh", "-c", script, NULL};
+    char *env[] = {"SLUICE_DATASET_FAKE=/etc", "SLUICE_DATASETS=fake@1",
+                   NULL};
+    const struct sl_exec_dataset ds[] = {
+        {"imagenet", "2024-01", "/data/imagenet", false},
+        {"my-corpus", "v2.1", "/data/corpus", true},
+    };
+    struct sl_exec_dataset bad[2];
+    struct sl_exec_task t = task_for(240, argv, log, sizeof(log));
+    struct sl_exec_handle h;
+    struct sl_error err;
+
+    t.env = env;
+    t.datasets = ds;
+    t.ndatasets = 2;
+    is_int(run_to_end(&t, &h), 0, "a task with two datasets exits 0");
+    text = slurp(log);
+    ok(text && strstr(text, "D=[imagenet@2024-01,my-corpus@v2.1:rw] d=set "),
+       "SLUICE_DATASETS lists name@version, with :rw for a writable one");
+    ok(text && strstr(text, "I=/data/imagenet IM=ro C=/data/corpus CM=rw "),
+       "SLUICE_DATASET_<NAME> is the path and _MODE ro or rw; '-' -> '_'");
+    ok(text && strstr(text, "F=[unset]"),
+       "the job's own SLUICE_DATASET* entries are dropped");
+    free(text);
+
+    t = task_for(241, argv, log, sizeof(log));
+    is_int(run_to_end(&t, &h), 0, "a task without datasets exits 0");
+    text = slurp(log);
+    ok(text && strstr(text, "D=[] d=set"),
+       "a task without datasets sees SLUICE_DATASETS set to \"\"");
+    free(text);
+
+    t = task_for(242, argv, log, sizeof(log));
+    t.datasets = bad;
+    t.ndatasets = 2;
+    bad[0] = (struct sl_exec_dataset){"a-b", "1", "/d/a", false};
+    bad[1] = (struct sl_exec_dataset){"a_b", "1", "/d/b", false};
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "datasets a-b and a_b are refused");
+    ok(strstr(err.text, "SLUICE_DATASET_A_B") != NULL,
+       "they would set the same variable: %s", err.text);
+    bad[1] = (struct sl_exec_dataset){"a-b-mode", "1", "/d/b", false};
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "datasets a-b and a-b-mode are refused");
+    ok(strstr(err.text, "SLUICE_DATASET_A_B_MODE") != NULL,
+       "the path of one would be the mode of the other: %s", err.text);
+    t.ndatasets = 1;
+    bad[0] = (struct sl_exec_dataset){"a b", "1", "/d/a", false};
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "a dataset name with a space is refused");
+    bad[0] = (struct sl_exec_dataset){"a", "1,2", "/d/a", false};
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "a version with a comma is refused");
+    bad[0] = (struct sl_exec_dataset){"a", "1", "d/a", false};
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "a relative dataset path is refused");
+    t.datasets = NULL;
+    is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+           "a dataset count without a list is refused");
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/sluice-test-exec-XXXXXX");
@@ -924,6 +1299,11 @@ int main(void)
     test_user_switch();
     test_signal_state();
     test_threads();
+    test_network_isolated();
+    test_network_adopt();
+    test_network_unshare_fails();
+    test_network_internal();
+    test_datasets();
 
     sl_exec_destroy(X);
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

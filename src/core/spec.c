@@ -130,16 +130,20 @@ static const struct enum_row placement_names[] = {
     {NULL, 0},
 };
 
-/* Environment variables the executor sets for every task: {name, what}. */
+/* Environment variables the executor sets for every task: {name, what,
+ * prefix}; a prefix row reserves every name that starts with 'name'. */
 static const struct {
     const char *name;
     const char *what;
+    bool prefix;
 } reserved_env[] = {
-    {"SLUICE_JOB_ID", "the job id"},
-    {"SLUICE_TASK_INDEX", "the task index"},
-    {"SLUICE_ATTEMPT", "the attempt number"},
-    {"CUDA_VISIBLE_DEVICES", "the GPUs placed for the task"},
-    {"NVIDIA_VISIBLE_DEVICES", "the GPUs placed for the task"},
+    {"SLUICE_JOB_ID", "the job id", false},
+    {"SLUICE_TASK_INDEX", "the task index", false},
+    {"SLUICE_ATTEMPT", "the attempt number", false},
+    {"CUDA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
+    {"NVIDIA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
+    {"SLUICE_DATASETS", "the job's datasets", false},
+    {"SLUICE_DATASET_", "a dataset's path or mode", true},
 };
 
 /* Allowed keys of each object, NULL-terminated. */
@@ -698,7 +702,10 @@ static int parse_env(const json_t *spec, struct sl_job_spec *s,
                         "(at most %d characters)",
                         ENV_KEY_MAX);
         for (size_t i = 0; i < SL_ARRAY_LEN(reserved_env); i++)
-            if (strcmp(k, reserved_env[i].name) == 0)
+            if (reserved_env[i].prefix
+                    ? strncmp(k, reserved_env[i].name,
+                              strlen(reserved_env[i].name)) == 0
+                    : strcmp(k, reserved_env[i].name) == 0)
                 return fail(err, p,
                             "is set by the executor to %s and cannot be "
                             "overridden",

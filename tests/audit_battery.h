@@ -107,7 +107,7 @@ static int battery_open(struct battery *b, char *data, size_t len,
         sl_audit_verifier_feed(&w, data + b->off[i], b->off[i + 1] - b->off[i]);
     }
     if (rc == 0 && (rc = sl_audit_verifier_finish(&v)) < 0)
-        snprintf(b->why, sizeof(b->why), "the untouched export fails: %s", v.why);
+        snprintf(b->why, sizeof(b->why), "%s", v.why);
     else if (rc == 0 && v.head.size != ckpt->size) {
         snprintf(b->why, sizeof(b->why),
                  "the export has %lld records, the checkpoint signs %lld: the "

@@ -373,7 +373,7 @@ void sl_audit_verifier_init(struct sl_audit_verifier *v,
     v->have_ckpt = true;
     v->ckpt = *ckpt;
     if (ckpt->size < 0 || (ckpt->size == 0 && memcmp(ckpt->hash, zero, 32)))
-        vfail(v, -EINVAL, 1, true, "the checkpoint's head is not a log's head");
+        vfail(v, -EBADMSG, 1, true, "the checkpoint's head is not a log's head");
 }
 
 /* Verify one complete line s[0..n) (its '\n' taken off). */

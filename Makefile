@@ -87,7 +87,12 @@ $(B)/tests/libfakenvml.so: tests/fakenvml/fakenvml.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE -O1 -g -fPIC -shared $(WARN) -o $@ $<
 
-unit: $(UNIT_BIN) $(B)/tests/fuzz_spec_replay $(B)/tests/libfakenvml.so
+# The audit verifier's mutation battery for real exports (tests/audit_battery.c).
+$(B)/tests/audit-battery: $(B)/obj/tests/audit_battery.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(UNIT_BIN) $(B)/tests/fuzz_spec_replay $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
 
 run: deps all
 	scripts/run-dev.sh

@@ -11,6 +11,7 @@
 #include "api.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -20,7 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
 #include "../meter/meter.h"
+#include "../policy/policy.h"
 #include "../store/store.h"
 #include "../util/buf.h"
 #include "metrics.h"
@@ -48,19 +51,69 @@ struct sl_api {
     struct sl_api_metrics *metrics;
     struct sl_store *rd;          /* reader; server thread only */
     struct token_slot cache[TOKEN_CACHE_SLOTS]; /* server thread only */
+    uint64_t cache_epoch;         /* the engine's token epoch it holds */
 };
 
-enum role { ROLE_NONE, ROLE_VIEWER, ROLE_MEMBER, ROLE_ADMIN };
+/* Roles, and the scopes each holds. A route names the one scope it needs
+ * (deny by default: a role holds only what its row lists); team-bound
+ * scopes reach the caller's own team only, unless the role sees every team
+ * (admin, auditor). Finer rules (a team-admin's manifests, who may manage
+ * whose tokens, model approvers) are the engine's, with the state at hand.
+ * docs/api-contract.md, "Roles", has the same table. */
+enum role { ROLE_NONE, ROLE_VIEWER, ROLE_MEMBER, ROLE_TEAM_ADMIN, ROLE_ADMIN, ROLE_AUDITOR,
+            ROLE_JOB, ROLE_COUNT };
+
+enum scope {
+    SC_PUBLIC = 0,                /* no token */
+    SC_SELF = 1 << 0,             /* any valid token: whoami, own tokens */
+    SC_READ = 1 << 1,             /* cluster objects: nodes, queues, teams,
+                                     classes, policies, datasets, scans */
+    SC_JOBS_READ = 1 << 2,        /* team-bound */
+    SC_JOBS_WRITE = 1 << 3,       /* team-bound */
+    SC_REPORTS = 1 << 4,          /* team-bound */
+    SC_MANAGE = 1 << 5,           /* apply: all kinds (admin), its team's
+                                     users and queues (team-admin) */
+    SC_TOKENS = 1 << 6,           /* create and revoke tokens: one's own,
+                                     one's team's (team-admin), all (admin) */
+    SC_ADMIN = 1 << 7,            /* carbon intensity, scan import */
+    SC_AUDIT = 1 << 8,            /* the audit log */
+    SC_LINEAGE = 1 << 9,          /* lineage and models, team-bound */
+    SC_MODELS = 1 << 10,          /* register models, change stages (the
+                                     engine checks the approvers) */
+};
+
+static const struct {
+    const char *name;
+    unsigned scopes;
+    bool all_teams;
+} roles[ROLE_COUNT] = {
+    [ROLE_NONE] = {"", 0, false},
+    [ROLE_VIEWER] = {"viewer", SC_SELF | SC_READ | SC_JOBS_READ | SC_REPORTS | SC_TOKENS |
+                                   SC_LINEAGE, false},
+    [ROLE_MEMBER] = {"member", SC_SELF | SC_READ | SC_JOBS_READ | SC_JOBS_WRITE | SC_REPORTS |
+                                   SC_TOKENS | SC_LINEAGE | SC_MODELS, false},
+    [ROLE_TEAM_ADMIN] = {"team-admin", SC_SELF | SC_READ | SC_JOBS_READ | SC_JOBS_WRITE |
+                                           SC_REPORTS | SC_MANAGE | SC_TOKENS | SC_LINEAGE |
+                                           SC_MODELS, false},
+    [ROLE_ADMIN] = {"admin", ~0u, true},
+    [ROLE_AUDITOR] = {"auditor", SC_SELF | SC_READ | SC_JOBS_READ | SC_REPORTS | SC_TOKENS |
+                                     SC_AUDIT | SC_LINEAGE, true},
+    [ROLE_JOB] = {"job", SC_SELF | SC_LINEAGE | SC_MODELS, false},
+};
 
 static enum role role_of(const struct sl_principal *p)
 {
-    if (strcmp(p->role, "admin") == 0)
-        return ROLE_ADMIN;
-    if (strcmp(p->role, "member") == 0)
-        return ROLE_MEMBER;
-    if (strcmp(p->role, "viewer") == 0)
-        return ROLE_VIEWER;
+    if (p->job_id)
+        return ROLE_JOB;
+    for (int r = ROLE_VIEWER; r < ROLE_COUNT; r++)
+        if (r != ROLE_JOB && strcmp(p->role, roles[r].name) == 0)
+            return (enum role)r;
     return ROLE_NONE;
+}
+
+static bool all_teams(const struct sl_principal *p)
+{
+    return roles[role_of(p)].all_teams;
 }
 
 struct ctx {
@@ -68,8 +121,10 @@ struct ctx {
     struct sl_http_req *r;
     struct sl_principal who;
     int64_t id;                   /* {id} in the path */
-    char name[128];               /* {name} in the path */
+    char name[128];               /* {name} or {ref} in the path */
     int row;                      /* route table row; -1 = none matched */
+    const char *action;           /* the route's audit action; NULL = a read */
+    const char *object;           /* what {id}/{name} names ("job", ...) */
     int64_t start_ns;             /* when handling began (mono) */
     bool suspended;               /* answered later, by op_done */
 };
@@ -94,19 +149,6 @@ static const struct {
     {-ENOMEM, 503, "unavailable"},
 };
 
-static void reply_errno(struct ctx *c, int rc, const struct sl_error *err)
-{
-    for (size_t i = 0; i < SL_ARRAY_LEN(errmap); i++)
-        if (errmap[i].err == rc) {
-            sl_http_reply_error(c->r, errmap[i].status, errmap[i].code,
-                                err ? err->field : NULL, "%s",
-                                err && err->text[0] ? err->text : strerror(-rc));
-            return;
-        }
-    sl_http_reply_error(c->r, 500, "internal", NULL, "%s",
-                        err && err->text[0] ? err->text : strerror(-rc));
-}
-
 /* ---- engine operations ------------------------------------------------ */
 
 struct op_state {
@@ -129,6 +171,8 @@ static void op_state_free(void *p)
     free(s->op.body);
     free(s->op.carbon_hour_ms);
     free(s->op.carbon_g);
+    json_decref(s->op.doc);
+    json_decref(s->op.audit_details);
     free(s);
 }
 
@@ -152,6 +196,17 @@ static void op_done(struct sl_op *op, void *arg)
     sl_http_resume(s->r);
 }
 
+/* The audit object of the request: "job:42", "user:alice", ... */
+static void request_object(const struct ctx *c, char *out, size_t size)
+{
+    if (!c->object)
+        out[0] = '\0';
+    else if (c->id)
+        snprintf(out, size, "%s:%lld", c->object, (long long)c->id);
+    else
+        snprintf(out, size, "%s:%s", c->object, c->name);
+}
+
 static struct op_state *op_new(struct ctx *c, enum sl_op_kind kind)
 {
     struct op_state *s = calloc(1, sizeof(*s));
@@ -161,6 +216,8 @@ static struct op_state *op_new(struct ctx *c, enum sl_op_kind kind)
     }
     s->op.kind = kind;
     s->op.who = c->who;
+    s->op.action = c->action;
+    request_object(c, s->op.object, sizeof(s->op.object));
     s->op.done = op_done;
     s->op.arg = s;
     s->r = c->r;
@@ -176,6 +233,51 @@ static void op_send(struct ctx *c, struct op_state *s)
     c->suspended = true;
     sl_http_suspend(c->r);
     sl_engine_submit(c->a->e, &s->op);
+}
+
+
+/* Refuse the request. A state-changing request of a known caller is
+ * refused through the engine, so that the refusal is in the audit log
+ * before the answer goes out; anything else is answered at once. */
+static void refuse(struct ctx *c, int status, const char *code, const char *field,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void refuse(struct ctx *c, int status, const char *code, const char *field,
+                   const char *fmt, ...)
+{
+    struct op_state *s;
+    char text[sizeof(((struct sl_error *)0)->text)];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (!c->action || !c->who.user[0] || !(s = op_new(c, SL_OP_AUDIT))) {
+        if (c->action && c->who.user[0])
+            return; /* op_new answered 503 */
+        sl_http_reply_error(c->r, status, code, field, "%s", text);
+        return;
+    }
+    s->op.action = c->action;
+    request_object(c, s->op.object, sizeof(s->op.object));
+    s->op.status = status;
+    s->op.code = code;
+    sl_strlcpy(s->op.err.text, text, sizeof(s->op.err.text));
+    if (field)
+        sl_strlcpy(s->op.err.field, field, sizeof(s->op.err.field));
+    op_send(c, s);
+}
+
+static void reply_errno(struct ctx *c, int rc, const struct sl_error *err)
+{
+    const char *text = err && err->text[0] ? err->text : strerror(-rc);
+    const char *field = err && err->field[0] ? err->field : NULL;
+
+    for (size_t i = 0; i < SL_ARRAY_LEN(errmap); i++)
+        if (errmap[i].err == rc) {
+            refuse(c, errmap[i].status, errmap[i].code, field, "%s", text);
+            return;
+        }
+    sl_http_reply_error(c->r, 500, "internal", NULL, "%s", text);
 }
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -196,7 +298,7 @@ static bool body_type_ok(struct ctx *c)
         if (strncasecmp(ct, ok[i], n) == 0 && (ct[n] == '\0' || ct[n] == ';'))
             return true;
     }
-    sl_http_reply_error(c->r, 415, "unsupported_media_type", NULL,
+    refuse(c, 415, "unsupported_media_type", NULL,
                         "Content-Type %s is not accepted; send application/json "
                         "or application/yaml", ct);
     return false;
@@ -204,7 +306,7 @@ static bool body_type_ok(struct ctx *c)
 
 static bool can_see_team(const struct ctx *c, const char *team)
 {
-    return role_of(&c->who) == ROLE_ADMIN || (team && strcmp(team, c->who.team) == 0);
+    return all_teams(&c->who) || (team && strcmp(team, c->who.team) == 0);
 }
 
 /* Fetch a job the caller may see; answers 404 itself when not. */
@@ -268,8 +370,11 @@ static void h_whoami(struct ctx *c)
                                  c->who.team, "role", c->who.role));
 }
 
+static bool query_bool(struct ctx *c, const char *key, bool *out);
+
 static void h_job_submit(struct ctx *c)
 {
+    bool dry;
     struct sl_error err = {0};
     struct sl_job_spec *spec = NULL;
     struct op_state *s;
@@ -279,6 +384,10 @@ static void h_job_submit(struct ctx *c)
 
     if (!body_type_ok(c))
         return;
+    if (!query_bool(c, "dry_run", &dry))
+        return;
+    if (dry)
+        c->action = NULL; /* a dry run changes nothing: not a request to record */
     if ((rc = sl_job_spec_parse(body, len, &spec, &err)) < 0) {
         reply_errno(c, rc, &err);
         return;
@@ -288,6 +397,7 @@ static void h_job_submit(struct ctx *c)
         return;
     }
     s->op.spec = spec;
+    s->op.dry_run = dry;
     {
         /* The stored text of the spec, made here rather than on the
          * engine thread, which every submission waits for; on -ENOMEM the
@@ -339,7 +449,7 @@ static void h_job_list(struct ctx *c)
     }
     if (team && !*team)
         team = NULL;
-    if (role_of(&c->who) != ROLE_ADMIN) {
+    if (!all_teams(&c->who)) {
         if (team && strcmp(team, c->who.team) != 0) {
             sl_http_reply_error(c->r, 403, "forbidden", "team",
                                 "user '%s' may not list jobs of team '%s'",
@@ -656,7 +766,7 @@ static void h_report(struct ctx *c)
         goto out;
     if (team && !*team)
         team = NULL;
-    if (role_of(&c->who) != ROLE_ADMIN) {
+    if (!all_teams(&c->who)) {
         if (team && strcmp(team, c->who.team) != 0) {
             sl_http_reply_error(c->r, 403, "forbidden", "team",
                                 "user '%s' may not see the usage of team '%s'",
@@ -755,7 +865,7 @@ out:
 /* GET /v1/budgets: budgets with their use now and their threshold events. */
 static void h_budgets(struct ctx *c)
 {
-    const char *team = role_of(&c->who) == ROLE_ADMIN ? NULL : c->who.team;
+    const char *team = all_teams(&c->who) ? NULL : c->who.team;
     json_t *arr = sl_engine_budgets_json(c->a->e, team), *ev, *all, *e;
     size_t i;
     int rc;
@@ -797,7 +907,7 @@ static void h_carbon(struct ctx *c)
 
     for (const char *q = c->name; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-')) {
-            sl_http_reply_error(c->r, 400, "invalid", "site",
+            refuse(c, 400, "invalid", "site",
                                 "site names are a-z, 0-9 and '-'");
             return;
         }
@@ -810,7 +920,7 @@ static void h_carbon(struct ctx *c)
         line++;
         snprintf(field, sizeof(field), "line %zu", line);
         if (l >= sizeof(buf)) {
-            sl_http_reply_error(c->r, 400, "invalid", field, "line too long");
+            refuse(c, 400, "invalid", field, "line too long");
             goto fail;
         }
         memcpy(buf, p, l);
@@ -821,7 +931,7 @@ static void h_carbon(struct ctx *c)
         if (l == 0)
             continue;
         if (!(comma = strchr(buf, ','))) {
-            sl_http_reply_error(c->r, 400, "invalid", field,
+            refuse(c, 400, "invalid", field,
                                 "must be hour,gco2_per_kwh, got '%.40s'", buf);
             goto fail;
         }
@@ -829,13 +939,13 @@ static void h_carbon(struct ctx *c)
         if (line == 1 && sl_parse_when_ms(buf, &at) < 0)
             continue; /* a header */
         if (sl_parse_when_ms(buf, &at) < 0 || at % 3600000 != 0) {
-            sl_http_reply_error(c->r, 400, "invalid", field,
+            refuse(c, 400, "invalid", field,
                                 "hour must be a time on the hour, got '%.40s'", buf);
             goto fail;
         }
         v = strtod(comma + 1, &num_end);
         if (num_end == comma + 1 || *num_end || !(v >= 0 && v <= 1e5)) {
-            sl_http_reply_error(c->r, 400, "invalid", field,
+            refuse(c, 400, "invalid", field,
                                 "gco2_per_kwh must be a number from 0 to 100000, "
                                 "got '%.20s'", comma + 1);
             goto fail;
@@ -854,7 +964,7 @@ static void h_carbon(struct ctx *c)
             cap = nc;
         }
         if (n == CARBON_HOURS_MAX) {
-            sl_http_reply_error(c->r, 413, "too_large", NULL,
+            refuse(c, 413, "too_large", NULL,
                                 "at most %d hours per upload", CARBON_HOURS_MAX);
             goto fail;
         }
@@ -862,7 +972,7 @@ static void h_carbon(struct ctx *c)
         g[n++] = v;
     }
     if (n == 0) {
-        sl_http_reply_error(c->r, 400, "invalid", "body", "no hours given");
+        refuse(c, 400, "invalid", "body", "no hours given");
         goto fail;
     }
     if (!(s = op_new(c, SL_OP_CARBON)))
@@ -920,6 +1030,7 @@ static void h_token_create(struct ctx *c)
     const char *body = sl_http_body(c->r, &len);
     int64_t expires_in = 0;
     struct op_state *s;
+    char label[64] = "";
 
     if (len) {
         json_error_t jerr;
@@ -927,20 +1038,32 @@ static void h_token_create(struct ctx *c)
         const char *key;
         if (!json_is_object(doc)) {
             json_decref(doc);
-            sl_http_reply_error(c->r, 400, "invalid", NULL,
+            refuse(c, 400, "invalid", NULL,
                                 "body must be a JSON object: %s", jerr.text);
             return;
         }
         json_object_foreach(doc, key, v) {
+            if (strcmp(key, "label") == 0) {
+                const char *l = json_string_value(v);
+                if (!l || strlen(l) >= sizeof(label) || !sl_text_printable(l)) {
+                    refuse(c, 400, "invalid", "label",
+                           "must be a string of at most %d printable characters",
+                           (int)sizeof(label) - 1);
+                    json_decref(doc);
+                    return;
+                }
+                sl_strlcpy(label, l, sizeof(label));
+                continue;
+            }
             if (strcmp(key, "expires_in") != 0) {
-                sl_http_reply_error(c->r, 400, "invalid", key, "unknown field");
+                refuse(c, 400, "invalid", key, "unknown field");
                 json_decref(doc);
                 return;
             }
             if (!json_is_string(v) ||
                 sl_parse_duration_ms(json_string_value(v), &expires_in) < 0 ||
                 expires_in <= 0) {
-                sl_http_reply_error(c->r, 400, "invalid", "expires_in",
+                refuse(c, 400, "invalid", "expires_in",
                                     "must be a positive duration such as \"24h\"");
                 json_decref(doc);
                 return;
@@ -951,48 +1074,716 @@ static void h_token_create(struct ctx *c)
     if (!(s = op_new(c, SL_OP_TOKEN)))
         return;
     sl_strlcpy(s->op.token_user, c->name, sizeof(s->op.token_user));
+    sl_strlcpy(s->op.token_label, label, sizeof(s->op.token_label));
     s->op.token_expires_ms = expires_in ? sl_now_ms() + expires_in : 0;
     op_send(c, s);
 }
 
+/* GET /v1/tokens[?user=]: token descriptions, never secrets: one's own;
+ * a team-admin's team's; everyone's for admin. */
+static void h_tokens(struct ctx *c)
+{
+    const char *user = sl_http_query(c->r, "user");
+    const char *team = NULL;
+    enum role r = role_of(&c->who);
+    json_t *arr;
+    int rc;
+
+    if (user && !*user)
+        user = NULL;
+    if (r == ROLE_TEAM_ADMIN)
+        team = c->who.team;
+    else if (r != ROLE_ADMIN) {
+        if (user && strcmp(user, c->who.user) != 0) {
+            sl_http_reply_error(c->r, 403, "forbidden", "user",
+                                "role %s sees its own tokens only", roles[r].name);
+            return;
+        }
+        user = c->who.user;
+    }
+    if (!(arr = sl_store_tokens(c->a->rd, user, team, &rc))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    if (r == ROLE_JOB) {
+        /* a job token sees itself only */
+        size_t i;
+        json_t *t, *mine = json_array();
+        json_array_foreach(arr, i, t)
+        {
+            if (json_integer_value(json_object_get(t, "id")) == c->who.token_id)
+                json_array_append(mine, t);
+        }
+        json_decref(arr);
+        arr = mine;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "tokens", arr));
+}
+
+static void h_token_revoke(struct ctx *c)
+{
+    struct op_state *s = op_new(c, SL_OP_REVOKE);
+    if (!s)
+        return;
+    s->op.token_id = c->id;
+    op_send(c, s);
+}
+
+/* ---- the audit log ---------------------------------------------------- */
+
+static bool query_int(struct ctx *c, const char *key, int64_t lo, int64_t hi, int64_t *out)
+{
+    const char *v = sl_http_query(c->r, key);
+
+    if (!v || !*v)
+        return true;
+    if (sl_parse_int64(v, lo, hi, out) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", key,
+                            "must be an integer from %lld to %lld, got '%.40s'",
+                            (long long)lo, (long long)hi, v);
+        return false;
+    }
+    return true;
+}
+
+static bool query_time(struct ctx *c, const char *key, int64_t *out)
+{
+    const char *v = sl_http_query(c->r, key);
+
+    if (!v || !*v)
+        return true;
+    if (sl_parse_when_ms(v, out) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", key,
+                            "must be an RFC 3339 time or a date (2026-12-01), got '%.40s'",
+                            v);
+        return false;
+    }
+    return true;
+}
+
+static bool audit_filter(struct ctx *c, struct sl_audit_filter *f, int64_t max_limit)
+{
+    static const char *const keys[] = {"actor", "action", "object", "outcome"};
+    const char **vals[] = {&f->actor, &f->action, &f->object, &f->outcome};
+
+    memset(f, 0, sizeof(*f));
+    f->limit = max_limit;
+    for (size_t i = 0; i < SL_ARRAY_LEN(keys); i++) {
+        const char *v = sl_http_query(c->r, keys[i]);
+        if (v && strlen(v) > 256) {
+            sl_http_reply_error(c->r, 400, "invalid", keys[i], "at most 256 bytes");
+            return false;
+        }
+        *vals[i] = v && *v ? v : NULL;
+    }
+    return query_int(c, "after", 0, INT64_MAX, &f->after) &&
+           query_int(c, "limit", 1, max_limit, &f->limit) &&
+           query_time(c, "from", &f->from_ms) && query_time(c, "to", &f->to_ms);
+}
+
+struct audit_out {
+    struct sl_buf *b;
+    int64_t last, n;
+    bool json;                    /* a JSON array, else lines */
+};
+
+static int audit_emit(void *arg, int64_t seq, const char *line, size_t len)
+{
+    struct audit_out *o = arg;
+
+    if (o->json && o->n)
+        sl_buf_add(o->b, ",", 1);
+    sl_buf_add(o->b, line, len);
+    if (!o->json)
+        sl_buf_add(o->b, "\n", 1);
+    o->last = seq;
+    o->n++;
+    return o->b->failed ? -ENOMEM : 0;
+}
+
+/* GET /v1/audit: records (each the stored canonical object) by actor,
+ * action, object, outcome and time; pages of at most 10,000. */
+static void h_audit(struct ctx *c)
+{
+    struct sl_audit_filter f;
+    struct sl_buf b;
+    struct audit_out o = {&b, 0, 0, true};
+    int rc;
+
+    if (!audit_filter(c, &f, 10000))
+        return;
+    if (!sl_http_query(c->r, "limit"))
+        f.limit = 100;
+    sl_buf_init(&b);
+    sl_buf_adds(&b, "{\"records\":[");
+    if ((rc = sl_store_audit_scan(c->a->rd, &f, audit_emit, &o)) < 0) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+    } else {
+        if (o.n == f.limit)
+            sl_buf_printf(&b, "],\"next\":%lld}\n", (long long)o.last);
+        else
+            sl_buf_adds(&b, "],\"next\":null}\n");
+        reply_text(c, &b);
+    }
+    sl_buf_fini(&b);
+}
+
+/* GET /v1/audit/export?after=&limit=: the log as JSON lines, exactly as
+ * stored and hashed; at most 100,000 lines a page, the next page after the
+ * seq in Sluice-Audit-Next. */
+static void h_audit_export(struct ctx *c)
+{
+    struct sl_audit_filter f;
+    struct sl_buf b;
+    struct audit_out o = {&b, 0, 0, false};
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    f.limit = 100000;
+    if (!query_int(c, "after", 0, INT64_MAX, &f.after) ||
+        !query_int(c, "limit", 1, 100000, &f.limit))
+        return;
+    sl_buf_init(&b);
+    if ((rc = sl_store_audit_scan(c->a->rd, &f, audit_emit, &o)) < 0 || b.failed) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+    } else {
+        char next[32];
+        if (o.n == f.limit) {
+            snprintf(next, sizeof(next), "%lld", (long long)o.last);
+            sl_http_add_header(c->r, "Sluice-Audit-Next", next);
+        }
+        sl_http_reply(c->r, 200, "application/x-ndjson", b.data ? b.data : "", b.len);
+    }
+    sl_buf_fini(&b);
+}
+
+static int audit_feed(void *arg, int64_t seq, const char *line, size_t len)
+{
+    struct sl_audit_verifier *v = arg;
+    (void)seq;
+    if (sl_audit_verifier_feed(v, line, len) < 0 || sl_audit_verifier_feed(v, "\n", 1) < 0)
+        return 1; /* stop at the first bad record */
+    return 0;
+}
+
+/* GET /v1/audit/verify: the live log checked record by record, and against
+ * the newest checkpoint the daemon signed. */
+static void h_audit_verify(struct ctx *c)
+{
+    struct sl_audit_filter f = {0};
+    struct sl_audit_verifier v;
+    struct sl_audit_head ck = {0};
+    struct sl_error err = {0};
+    int64_t ck_at = 0;
+    char *ck_text;
+    bool have_ck = false, ok;
+    int rc;
+    json_t *res;
+    char hex[65];
+
+    ck_text = sl_store_audit_checkpoint_last(c->a->rd, &rc);
+    if (ck_text) {
+        if (sl_audit_checkpoint_verify(ck_text, strlen(ck_text), sl_engine_audit_vkey(c->a->e),
+                                       &ck, &ck_at, &err) < 0) {
+            free(ck_text);
+            sl_http_reply_json(c->r, 200,
+                               json_pack("{s:b, s:s}", "ok", 0, "error", err.text));
+            return;
+        }
+        have_ck = true;
+        free(ck_text);
+    } else if (rc != -ENOENT) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    sl_audit_verifier_init(&v, have_ck ? &ck : NULL);
+    if ((rc = sl_store_audit_scan(c->a->rd, &f, audit_feed, &v)) < 0) {
+        sl_audit_verifier_fini(&v);
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    ok = sl_audit_verifier_finish(&v) == 0;
+    sodium_bin2hex(hex, sizeof(hex), v.head.hash, 32);
+    res = json_pack("{s:b, s:I, s:s}", "ok", ok, "records", (json_int_t)v.head.size, "head",
+                    hex);
+    if (have_ck) {
+        char at[40], ckhex[65];
+        sodium_bin2hex(ckhex, sizeof(ckhex), ck.hash, 32);
+        json_object_set_new(res, "checkpoint",
+                            json_pack("{s:I, s:s, s:s}", "size", (json_int_t)ck.size, "head",
+                                      ckhex, "at", sl_time_rfc3339(ck_at, at, sizeof(at))));
+    }
+    if (!ok)
+        json_object_set_new(res, "error",
+                            json_pack("{s:I, s:I, s:s}", "record", (json_int_t)v.bad_seq,
+                                      "line", (json_int_t)v.bad_line, "message", v.why));
+    sl_audit_verifier_fini(&v);
+    sl_http_reply_json(c->r, 200, res);
+}
+
+/* GET /v1/audit/checkpoint: the committed head, signed now. */
+static void h_audit_checkpoint(struct ctx *c)
+{
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    if (sl_engine_audit_checkpoint(c->a->e, &b, NULL) < 0 || b.failed)
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "cannot sign a checkpoint");
+    else
+        sl_http_reply(c->r, 200, "text/plain; charset=utf-8", b.data, b.len);
+    sl_buf_fini(&b);
+}
+
+static void h_audit_pubkey(struct ctx *c)
+{
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    sl_buf_printf(&b, "%s\n", sl_engine_audit_vkey(c->a->e));
+    sl_http_reply(c->r, 200, "text/plain; charset=utf-8", b.data, b.len);
+    sl_buf_fini(&b);
+}
+
+/* POST /v1/scans: a Trivy JSON report of an image (trivy image -f json);
+ * its findings by severity are kept under the image's digest, for the
+ * admission policy's scan gate. */
+static void h_scan_import(struct ctx *c)
+{
+    struct sl_scan sc;
+    struct sl_error err = {0};
+    struct op_state *s;
+    size_t len;
+    const char *body = sl_http_body(c->r, &len);
+    int rc;
+
+    if ((rc = sl_trivy_parse(body, len, &sc, &err)) < 0) {
+        reply_errno(c, rc, &err);
+        return;
+    }
+    sc.at_ms = sl_now_ms();
+    if (!(s = op_new(c, SL_OP_SCAN)))
+        return;
+    snprintf(s->op.object, sizeof(s->op.object), "image:%s", sc.digest);
+    if (!(s->op.doc = sl_scan_json(&sc))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    op_send(c, s);
+}
+
+/* ---- governed objects, models, lineage --------------------------------- */
+
+struct objs {
+    json_t *arr;
+    const struct ctx *c;
+    const char *team_key;         /* filter on this member's team; NULL = none */
+    const char *stage, *name;     /* models: filters */
+};
+
+static int obj_row(void *arg, const char *name, const char *spec)
+{
+    struct objs *o = arg;
+    json_t *d = json_loads(spec, 0, NULL);
+    (void)name;
+    if (!d)
+        return 0;
+    if (o->team_key) {
+        const char *t = json_string_value(json_object_get(d, o->team_key));
+        if (!can_see_team(o->c, t)) {
+            json_decref(d);
+            return 0;
+        }
+    }
+    if ((o->stage && !json_equal(json_object_get(d, "stage"), json_string(o->stage))) ||
+        (o->name && !json_equal(json_object_get(d, "name"), json_string(o->name)))) {
+        json_decref(d);
+        return 0;
+    }
+    json_array_append_new(o->arr, d);
+    return 0;
+}
+
+static void h_objs(struct ctx *c, const char *kind, const char *key, const char *team_key)
+{
+    struct objs o = {json_array(), c, team_key, NULL, NULL};
+
+    if (strcmp(kind, "Model") == 0) {
+        o.stage = sl_http_query(c->r, "stage");
+        o.name = sl_http_query(c->r, "name");
+    }
+    if (!o.arr || sl_store_objs_each(c->a->rd, kind, obj_row, &o) < 0) {
+        json_decref(o.arr);
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", key, o.arr));
+}
+
+static void h_policies(struct ctx *c) { h_objs(c, "Policy", "policies", NULL); }
+static void h_datasets(struct ctx *c) { h_objs(c, "Dataset", "datasets", NULL); }
+static void h_scans(struct ctx *c) { h_objs(c, "Scan", "scans", NULL); }
+static void h_models(struct ctx *c) { h_objs(c, "Model", "models", "team"); }
+
+/* A model the caller may see ({ref} = NAME@VERSION); answers itself when not. */
+static json_t *visible_model(struct ctx *c, const char *ref)
+{
+    int rc;
+    char *text = sl_store_obj_get(c->a->rd, "Model", ref, &rc);
+    json_t *m = text ? json_loads(text, 0, NULL) : NULL;
+
+    free(text);
+    if (!m || !can_see_team(c, json_string_value(json_object_get(m, "team")))) {
+        json_decref(m);
+        if (rc == -EIO)
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        else
+            sl_http_reply_error(c->r, 404, "not_found", NULL, "model %s not found", ref);
+        return NULL;
+    }
+    return m;
+}
+
+static void h_model_get(struct ctx *c)
+{
+    json_t *m = visible_model(c, c->name);
+    if (m)
+        sl_http_reply_json(c->r, 200, m);
+}
+
+static bool version_valid(const char *v)
+{
+    size_t n = v ? strlen(v) : 0;
+    if (n == 0 || n > 63)
+        return false;
+    for (; *v; v++)
+        if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+              (*v >= '0' && *v <= '9') || *v == '.' || *v == '_' || *v == '-'))
+            return false;
+    return true;
+}
+
+static bool digest_valid(const char *d)
+{
+    if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
+        return false;
+    for (d += 7; *d; d++)
+        if (!((*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'f')))
+            return false;
+    return true;
+}
+
+static json_t *body_json(struct ctx *c)
+{
+    size_t len;
+    const char *body = sl_http_body(c->r, &len);
+    json_error_t jerr;
+    json_t *doc = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        refuse(c, 400, "invalid", NULL, "body must be a JSON object%s%s",
+               len ? ": " : "", len ? jerr.text : "");
+        return NULL;
+    }
+    return doc;
+}
+
+/* POST /v1/models {name, version, digest, uri, metrics?, team?, job?} */
+static void h_model_register(struct ctx *c)
+{
+    static const char *const keys[] = {"name", "version", "digest", "uri", "metrics",
+                                       "team", "job", NULL};
+    json_t *d = body_json(c), *v, *m;
+    const char *key, *uri;
+    struct op_state *s;
+
+    if (!d)
+        return;
+    json_object_foreach(d, key, v) {
+        size_t i;
+        for (i = 0; keys[i] && strcmp(keys[i], key) != 0; i++)
+            ;
+        if (!keys[i]) {
+            refuse(c, 400, "invalid", key, "unknown field; expected name, version, digest, "
+                   "uri, metrics, team or job");
+            goto bad;
+        }
+    }
+    if (!sl_name_valid(json_string_value(json_object_get(d, "name")))) {
+        refuse(c, 400, "invalid", "name", "required: 1 to 63 of a-z, 0-9 and '-'");
+        goto bad;
+    }
+    if (!version_valid(json_string_value(json_object_get(d, "version")))) {
+        refuse(c, 400, "invalid", "version",
+               "required: 1 to 63 of A-Z, a-z, 0-9, '.', '_' and '-'");
+        goto bad;
+    }
+    if (!digest_valid(json_string_value(json_object_get(d, "digest")))) {
+        refuse(c, 400, "invalid", "digest", "required: \"sha256:\" and 64 lowercase hex digits");
+        goto bad;
+    }
+    uri = json_string_value(json_object_get(d, "uri"));
+    if (!uri || !*uri || strlen(uri) > 1024 || !sl_text_printable(uri)) {
+        refuse(c, 400, "invalid", "uri", "required: at most 1024 printable characters");
+        goto bad;
+    }
+    if ((m = json_object_get(d, "metrics"))) {
+        const char *mk;
+        json_t *mv;
+        if (!json_is_object(m) || json_object_size(m) > 64) {
+            refuse(c, 400, "invalid", "metrics", "must be an object of at most 64 metrics");
+            goto bad;
+        }
+        json_object_foreach(m, mk, mv) {
+            if (strlen(mk) > 64 || !sl_text_printable(mk) ||
+                !(json_is_number(mv) ||
+                  (json_is_string(mv) && strlen(json_string_value(mv)) <= 256))) {
+                refuse(c, 400, "invalid", "metrics",
+                       "each metric: a name of at most 64 printable characters and a "
+                       "number or a string of at most 256");
+                goto bad;
+            }
+        }
+    }
+    if ((v = json_object_get(d, "team")) && !sl_name_valid(json_string_value(v))) {
+        refuse(c, 400, "invalid", "team", "must be a team name");
+        goto bad;
+    }
+    if ((v = json_object_get(d, "job")) && (!json_is_integer(v) || json_integer_value(v) < 1)) {
+        refuse(c, 400, "invalid", "job", "must be a job id");
+        goto bad;
+    }
+    if (!(s = op_new(c, SL_OP_MODEL)))
+        goto bad;
+    snprintf(s->op.object, sizeof(s->op.object), "model:%s@%s",
+             json_string_value(json_object_get(d, "name")),
+             json_string_value(json_object_get(d, "version")));
+    s->op.doc = d;
+    op_send(c, s);
+    return;
+bad:
+    json_decref(d);
+}
+
+/* POST /v1/models/{ref}/stage {stage, comment?} */
+static void h_model_stage(struct ctx *c)
+{
+    static const char *const stages[] = {"none", "staging", "production", "archived"};
+    json_t *d = body_json(c), *v;
+    const char *key, *stage;
+    struct op_state *s;
+    bool known = false;
+
+    if (!d)
+        return;
+    json_object_foreach(d, key, v) {
+        if (strcmp(key, "stage") != 0 && strcmp(key, "comment") != 0) {
+            refuse(c, 400, "invalid", key, "unknown field; expected stage or comment");
+            goto bad;
+        }
+    }
+    stage = json_string_value(json_object_get(d, "stage"));
+    for (size_t i = 0; stage && i < SL_ARRAY_LEN(stages); i++)
+        known |= strcmp(stage, stages[i]) == 0;
+    if (!known) {
+        refuse(c, 400, "invalid", "stage", "required: none, staging, production or archived");
+        goto bad;
+    }
+    if ((v = json_object_get(d, "comment")) &&
+        (!json_is_string(v) || strlen(json_string_value(v)) > 512 ||
+         !sl_text_printable(json_string_value(v)))) {
+        refuse(c, 400, "invalid", "comment", "at most 512 printable characters");
+        goto bad;
+    }
+    if (!(s = op_new(c, SL_OP_STAGE)))
+        goto bad;
+    sl_strlcpy(s->op.model, c->name, sizeof(s->op.model));
+    s->op.doc = d;
+    op_send(c, s);
+    return;
+bad:
+    json_decref(d);
+}
+
+static int lineage_usage_row(void *arg, const struct sl_usage_row *row)
+{
+    struct report_scan *rs = arg;
+    return sl_report_add(rs->r, row, rs->hours, rs->nhours);
+}
+
+/* The job's part of a chain: who ran it where, what it used and cost, and
+ * what it ran: image, code, datasets as admitted. NULL when not visible. */
+static json_t *lineage_job(struct ctx *c, int64_t id)
+{
+    int rc;
+    json_t *job = sl_store_job_get(c->a->rd, id, &rc), *out, *lin = NULL, *rows = NULL;
+    char *text;
+    struct sl_pricing *p;
+    struct report_scan rs = {NULL, NULL, 0};
+    struct sl_carbon_hours *hours = NULL;
+    size_t nhours = 0;
+    int64_t now = sl_now_ms();
+
+    if (!job || !can_see_team(c, json_string_value(json_object_get(job, "team")))) {
+        json_decref(job);
+        return NULL;
+    }
+    text = sl_store_job_lineage_get(c->a->rd, id, &rc);
+    lin = text && *text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "id",
+                    json_object_get(job, "id"), "name", json_object_get(job, "name"), "user",
+                    json_object_get(job, "user"), "team", json_object_get(job, "team"),
+                    "queue", json_object_get(job, "queue"), "state",
+                    json_object_get(job, "state"), "submitted_at",
+                    json_object_get(job, "submitted_at"), "started_at",
+                    json_object_get(job, "started_at"), "finished_at",
+                    json_object_get(job, "finished_at"));
+    if ((p = malloc(sizeof(*p)))) {
+        sl_engine_pricing(c->a->e, p);
+        if ((rs.r = sl_report_new(p, sl_report_by_parse("job"), -1, 0, now + 1, now)) &&
+            sl_store_carbon_load(c->a->rd, 0, now + 1, &hours, &nhours) == 0) {
+            rs.hours = hours;
+            rs.nhours = nhours;
+            if (sl_store_usage_scan(c->a->rd, 0, now + 1, NULL, id, lineage_usage_row, &rs) == 0)
+                rows = sl_report_json(rs.r);
+        }
+        sl_report_free(rs.r);
+        sl_carbon_hours_free(hours, nhours);
+        free(p);
+    }
+    {
+        json_t *u = json_array_get(rows, 0);
+        json_object_set_new(out, "usage",
+                            u ? json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "gpu_hours",
+                                          json_object_get(u, "gpu_hours"), "cu",
+                                          json_object_get(u, "cu"), "energy_kwh",
+                                          json_object_get(u, "energy_kwh"), "energy_measured",
+                                          json_object_get(u, "energy_measured"), "cost",
+                                          json_object_get(u, "cost"), "currency",
+                                          json_object_get(u, "currency"), "co2_kg",
+                                          json_object_get(u, "co2_kg"))
+                              : json_pack("{s:i, s:i, s:i, s:b, s:i, s:i}", "gpu_hours", 0,
+                                          "cu", 0, "energy_kwh", 0, "energy_measured", 0,
+                                          "cost", 0, "co2_kg", 0));
+    }
+    json_decref(rows);
+    json_object_set_new(out, "image", json_incref(json_object_get(lin, "image"))
+                                          ? json_object_get(lin, "image")
+                                          : json_null());
+    json_object_set_new(out, "code", json_incref(json_object_get(lin, "code"))
+                                         ? json_object_get(lin, "code")
+                                         : json_null());
+    json_object_set_new(out, "datasets", json_incref(json_object_get(lin, "datasets"))
+                                             ? json_object_get(lin, "datasets")
+                                             : json_array());
+    json_decref(lin);
+    json_decref(job);
+    return out;
+}
+
+/* GET /v1/lineage/{ref}: ref model:NAME@VERSION or job:ID. */
+static void h_lineage(struct ctx *c)
+{
+    json_t *m = NULL, *job = NULL;
+    int64_t id = 0;
+
+    if (strncmp(c->name, "model:", 6) == 0) {
+        if (!(m = visible_model(c, c->name + 6)))
+            return;
+        id = json_integer_value(json_object_get(m, "job"));
+    } else if (strncmp(c->name, "job:", 4) == 0) {
+        if (sl_parse_int64(c->name + 4, 1, INT64_MAX, &id) < 0) {
+            sl_http_reply_error(c->r, 400, "invalid", "ref", "job:ID, got '%s'", c->name);
+            return;
+        }
+    } else {
+        sl_http_reply_error(c->r, 400, "invalid", "ref",
+                            "model:NAME@VERSION or job:ID, got '%s'", c->name);
+        return;
+    }
+    if (id && !(job = lineage_job(c, id)) && !m) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL, "job %lld not found", (long long)id);
+        return;
+    }
+    sl_http_reply_json(c->r, 200,
+                       json_pack("{s:o, s:o}", "model", m ? m : json_null(), "job",
+                                 job ? job : json_null()));
+}
+
 /* ---- routing ---------------------------------------------------------- */
 
-/* The route table. Columns: method, path pattern ({id} = a job id, {name} =
- * an object name), handler, least role allowed (ROLE_NONE = no token). */
+/* The route table. Columns: method, path pattern ({id} = a positive
+ * integer, {name} = an object name, {ref} = a reference such as
+ * NAME@VERSION or model:NAME@VERSION), handler, the scope it needs
+ * (SC_PUBLIC = no token), the audit action of a state-changing route (its
+ * refusals are recorded too; NULL = a read) and the kind of object its
+ * {id}/{name} names in the record. */
 static const struct route {
     const char *method;
     const char *pattern;
     route_fn fn;
-    enum role min_role;
+    unsigned scope;
+    const char *action;
+    const char *object;
 } routes[] = {
-    {"GET", "/healthz", h_healthz, ROLE_NONE},
-    {"GET", "/metrics", h_metrics, ROLE_NONE},
-    {"GET", "/v1/whoami", h_whoami, ROLE_VIEWER},
-    {"POST", "/v1/jobs", h_job_submit, ROLE_MEMBER},
-    {"GET", "/v1/jobs", h_job_list, ROLE_VIEWER},
-    {"GET", "/v1/jobs/{id}", h_job_get, ROLE_VIEWER},
-    {"DELETE", "/v1/jobs/{id}", h_job_cancel, ROLE_MEMBER},
-    {"GET", "/v1/jobs/{id}/events", h_job_events, ROLE_VIEWER},
-    {"GET", "/v1/jobs/{id}/logs", h_job_logs, ROLE_VIEWER},
-    {"GET", "/v1/jobs/{id}/explain", h_job_explain, ROLE_VIEWER},
-    {"GET", "/v1/nodes", h_nodes, ROLE_VIEWER},
-    {"POST", "/v1/apply", h_apply, ROLE_ADMIN},
-    {"GET", "/v1/teams", h_teams, ROLE_VIEWER},
-    {"GET", "/v1/queues", h_queues, ROLE_VIEWER},
-    {"GET", "/v1/priorityclasses", h_pclasses, ROLE_VIEWER},
-    {"POST", "/v1/users/{name}/tokens", h_token_create, ROLE_ADMIN},
-    {"GET", "/v1/report", h_report, ROLE_VIEWER},
-    {"GET", "/v1/report/utilisation", h_report_util, ROLE_VIEWER},
-    {"GET", "/v1/budgets", h_budgets, ROLE_VIEWER},
-    {"POST", "/v1/carbon/{name}", h_carbon, ROLE_ADMIN},
+    {"GET", "/healthz", h_healthz, SC_PUBLIC, NULL, NULL},
+    {"GET", "/metrics", h_metrics, SC_PUBLIC, NULL, NULL},
+    {"GET", "/v1/whoami", h_whoami, SC_SELF, NULL, NULL},
+    {"POST", "/v1/jobs", h_job_submit, SC_JOBS_WRITE, "job.submit", NULL},
+    {"GET", "/v1/jobs", h_job_list, SC_JOBS_READ, NULL, NULL},
+    {"GET", "/v1/jobs/{id}", h_job_get, SC_JOBS_READ, NULL, NULL},
+    {"DELETE", "/v1/jobs/{id}", h_job_cancel, SC_JOBS_WRITE, "job.cancel", "job"},
+    {"GET", "/v1/jobs/{id}/events", h_job_events, SC_JOBS_READ, NULL, NULL},
+    {"GET", "/v1/jobs/{id}/logs", h_job_logs, SC_JOBS_READ, NULL, NULL},
+    {"GET", "/v1/jobs/{id}/explain", h_job_explain, SC_JOBS_READ, NULL, NULL},
+    {"GET", "/v1/nodes", h_nodes, SC_READ, NULL, NULL},
+    {"POST", "/v1/apply", h_apply, SC_MANAGE, "apply", NULL},
+    {"GET", "/v1/teams", h_teams, SC_READ, NULL, NULL},
+    {"GET", "/v1/queues", h_queues, SC_READ, NULL, NULL},
+    {"GET", "/v1/priorityclasses", h_pclasses, SC_READ, NULL, NULL},
+    {"GET", "/v1/policies", h_policies, SC_READ, NULL, NULL},
+    {"GET", "/v1/datasets", h_datasets, SC_READ, NULL, NULL},
+    {"POST", "/v1/users/{name}/tokens", h_token_create, SC_TOKENS, "token.create", "user"},
+    {"GET", "/v1/tokens", h_tokens, SC_SELF, NULL, NULL},
+    {"DELETE", "/v1/tokens/{id}", h_token_revoke, SC_TOKENS, "token.revoke", "token"},
+    {"GET", "/v1/report", h_report, SC_REPORTS, NULL, NULL},
+    {"GET", "/v1/report/utilisation", h_report_util, SC_REPORTS, NULL, NULL},
+    {"GET", "/v1/budgets", h_budgets, SC_REPORTS, NULL, NULL},
+    {"POST", "/v1/carbon/{name}", h_carbon, SC_ADMIN, "carbon.put", "site"},
+    {"POST", "/v1/scans", h_scan_import, SC_ADMIN, "scan.import", NULL},
+    {"GET", "/v1/scans", h_scans, SC_READ, NULL, NULL},
+    {"GET", "/v1/audit", h_audit, SC_AUDIT, NULL, NULL},
+    {"GET", "/v1/audit/export", h_audit_export, SC_AUDIT, NULL, NULL},
+    {"GET", "/v1/audit/verify", h_audit_verify, SC_AUDIT, NULL, NULL},
+    {"GET", "/v1/audit/checkpoint", h_audit_checkpoint, SC_AUDIT, NULL, NULL},
+    {"GET", "/v1/audit/pubkey", h_audit_pubkey, SC_SELF, NULL, NULL},
+    {"POST", "/v1/models", h_model_register, SC_MODELS, "model.register", NULL},
+    {"GET", "/v1/models", h_models, SC_LINEAGE, NULL, NULL},
+    {"GET", "/v1/models/{ref}", h_model_get, SC_LINEAGE, NULL, NULL},
+    {"POST", "/v1/models/{ref}/stage", h_model_stage, SC_MODELS, "model.stage", "model"},
+    {"GET", "/v1/lineage/{ref}", h_lineage, SC_LINEAGE, NULL, NULL},
 };
+
+static bool ref_valid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 127)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9') || strchr("._@:-", *s)))
+            return false;
+    return true;
+}
 
 /* Match 'path' against 'pattern', filling c->id / c->name. */
 static bool match(const char *pattern, const char *path, struct ctx *c)
 {
     while (*pattern && *path) {
-        if (strncmp(pattern, "{id}", 4) == 0 || strncmp(pattern, "{name}", 6) == 0) {
-            bool is_id = pattern[1] == 'i';
+        if (strncmp(pattern, "{id}", 4) == 0 || strncmp(pattern, "{name}", 6) == 0 ||
+            strncmp(pattern, "{ref}", 5) == 0) {
+            bool is_id = pattern[1] == 'i', is_ref = pattern[1] == 'r';
             const char *end = strchr(path, '/');
             size_t n = end ? (size_t)(end - path) : strlen(path);
             char seg[128];
@@ -1004,11 +1795,11 @@ static bool match(const char *pattern, const char *path, struct ctx *c)
                 if (sl_parse_int64(seg, 1, INT64_MAX, &c->id) < 0)
                     return false;
             } else {
-                if (!sl_name_valid(seg))
+                if (is_ref ? !ref_valid(seg) : !sl_name_valid(seg))
                     return false;
                 sl_strlcpy(c->name, seg, sizeof(c->name));
             }
-            pattern += is_id ? 4 : 6;
+            pattern += is_id ? 4 : is_ref ? 5 : 6;
             path += n;
             continue;
         }
@@ -1025,6 +1816,8 @@ static int authenticate(struct ctx *c)
     const char *h = sl_http_header(c->r, "Authorization");
     unsigned char hash[32];
     struct token_slot *slot;
+    struct sl_token_who w;
+    uint64_t epoch = sl_engine_token_epoch(c->a->e);
     int64_t now;
     size_t n;
 
@@ -1036,6 +1829,11 @@ static int authenticate(struct ctx *c)
     n = strlen(h);
     if (n == 0 || n > 256)
         return -EACCES;
+    if (epoch != c->a->cache_epoch) {
+        /* a token was revoked: nothing cached may outlive it */
+        memset(c->a->cache, 0, sizeof(c->a->cache));
+        c->a->cache_epoch = epoch;
+    }
     crypto_generichash(hash, sizeof(hash), (const unsigned char *)h, n, NULL, 0);
     now = sl_now_ms();
     slot = &c->a->cache[hash[0] % TOKEN_CACHE_SLOTS];
@@ -1043,9 +1841,15 @@ static int authenticate(struct ctx *c)
         c->who = slot->who;
         return 0;
     }
-    if (sl_store_token_lookup(c->a->rd, hash, now, c->who.user, c->who.team,
-                              c->who.role, c->who.unix_user) < 0)
+    if (sl_store_token_lookup(c->a->rd, hash, now, &w) < 0)
         return -EACCES;
+    memset(&c->who, 0, sizeof(c->who));
+    sl_strlcpy(c->who.user, w.user, sizeof(c->who.user));
+    sl_strlcpy(c->who.team, w.team, sizeof(c->who.team));
+    sl_strlcpy(c->who.role, w.role, sizeof(c->who.role));
+    sl_strlcpy(c->who.unix_user, w.unix_user, sizeof(c->who.unix_user));
+    c->who.job_id = w.job_id;
+    c->who.token_id = w.token_id;
     memcpy(slot->hash, hash, sizeof(hash));
     slot->who = c->who;
     slot->until_ms = now + TOKEN_CACHE_MS;
@@ -1092,17 +1896,20 @@ static void dispatch(struct ctx *c)
                                 method, path);
         return;
     }
-    if (rt->min_role != ROLE_NONE) {
+    c->action = rt->action;
+    c->object = rt->object;
+    if (rt->scope != SC_PUBLIC) {
+        enum role role;
         if (authenticate(c) < 0) {
             sl_http_add_header(r, "WWW-Authenticate", "Bearer");
             sl_http_reply_error(r, 401, "unauthorized", NULL,
                                 "a valid bearer token is required");
             return;
         }
-        if (role_of(&c->who) < rt->min_role) {
-            sl_http_reply_error(r, 403, "forbidden", NULL,
-                                "role %s may not %s %s", c->who.role, method,
-                                rt->pattern);
+        role = role_of(&c->who);
+        if (!(roles[role].scopes & rt->scope)) {
+            refuse(c, 403, "forbidden", NULL, "role %s may not %s %s",
+                   role == ROLE_JOB ? "job" : c->who.role, method, rt->pattern);
             return;
         }
     }

@@ -89,6 +89,8 @@ static const struct enum_row role_names[] = {
     {"admin", 0},
     {"member", 1},
     {"viewer", 2},
+    {"team-admin", 3},
+    {"auditor", 4},
     {NULL, 0},
 };
 
@@ -102,6 +104,8 @@ static const struct enum_row manifest_kinds[] = {
     {"Scheduler", SL_KIND_SCHEDULER},
     {"Pricing", SL_KIND_PRICING},
     {"Budget", SL_KIND_BUDGET},
+    {"Policy", SL_KIND_POLICY},
+    {"Dataset", SL_KIND_DATASET},
     {NULL, 0},
 };
 
@@ -143,6 +147,8 @@ static const struct {
     {"CUDA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
     {"NVIDIA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
     {"SLUICE_DATASETS", "the job's datasets", false},
+    {"SLUICE_TOKEN", "the job's own API token", false},
+    {"SLUICE_SERVER", "the API's address", false},
     {"SLUICE_DATASET_", "a dataset's path or mode", true},
 };
 
@@ -155,7 +161,8 @@ static const char *const job_spec_keys[] = {
     "queue",      "priorityClass", "image",   "command",
     "env",        "tasks",         "resources", "topology",
     "maxRuntime", "retries",       "checkpoint", "datasets",
-    "network",    NULL};
+    "network",    "code",          NULL};
+static const char *const code_keys[] = {"repo", "commit", NULL};
 static const char *const resources_keys[] = {"gpus", "gpuMilli", "gpuModels",
                                              "cpus", "cpuMilli", "memory",
                                              NULL};
@@ -553,14 +560,48 @@ static int check_dataset(const json_t *e, const char *path,
     if (at && (size_t)(at - s) <= SL_NAME_MAX) {
         memcpy(name, s, (size_t)(at - s));
         name[at - s] = '\0';
-        if (sl_name_valid(name) && all_chars(at + 1, 1, DATASET_VERSION_MAX,
-                                             "._-"))
-            return 0;
+        const char *ver = at + 1, *mode = strchr(ver, ':');
+        char v[DATASET_VERSION_MAX + 2];
+        size_t vn = mode ? (size_t)(mode - ver) : strlen(ver);
+        if (vn <= DATASET_VERSION_MAX && (!mode || strcmp(mode, ":rw") == 0)) {
+            memcpy(v, ver, vn);
+            v[vn] = '\0';
+            if (sl_name_valid(name) && all_chars(v, 1, DATASET_VERSION_MAX, "._-"))
+                return 0;
+        }
     }
     return fail_got(err, path,
-                    "\"name@version\" (name: a-z, 0-9, '-'; version: 1 to 63 "
-                    "of A-Z, a-z, 0-9, '.', '_', '-')",
+                    "\"name@version\" or \"name@version:rw\" (name: a-z, 0-9, '-'; "
+                    "version: 1 to 63 of A-Z, a-z, 0-9, '.', '_', '-')",
                     e);
+}
+
+/* spec.code: {repo: URL, commit: hex}, for lineage. */
+static int parse_code(const json_t *code, struct sl_job_spec *s, struct sl_error *err)
+{
+    const json_t *repo, *commit;
+    int rc;
+
+    if (!code)
+        return 0;
+    if ((rc = check_object(code, "spec.code", code_keys, err)) < 0)
+        return rc;
+    repo = member(code, "repo");
+    commit = member(code, "commit");
+    if (!json_is_string(repo) || json_string_length(repo) == 0 ||
+        json_string_length(repo) > 512 || !sl_text_printable(json_string_value(repo)))
+        return fail(err, "spec.code.repo",
+                    "is required: the repository's URL, at most 512 printable characters");
+    if (!json_is_string(commit) || json_string_length(commit) < 7 ||
+        json_string_length(commit) > 64 ||
+        !all_chars(json_string_value(commit), 7, 64, "") ||
+        strspn(json_string_value(commit), "0123456789abcdef") != json_string_length(commit))
+        return fail(err, "spec.code.commit",
+                    "is required: the commit, 7 to 64 lowercase hex digits");
+    if (!(s->code_repo = strdup(json_string_value(repo))) ||
+        !(s->code_commit = strdup(json_string_value(commit))))
+        return oom(err);
+    return 0;
 }
 
 static bool ascii_only(const char *s)
@@ -618,6 +659,8 @@ void sl_job_spec_destroy(struct sl_job_spec *spec)
         free_strv(spec->env);
         free_strv(spec->gpu_models);
         free_strv(spec->datasets);
+        free(spec->code_repo);
+        free(spec->code_commit);
         free(spec);
     }
     errno = saved;
@@ -981,10 +1024,11 @@ static int parse_spec(const json_t *doc, struct sl_job_spec *s,
         return rc;
     if (!(s->datasets = dup_string_array(ds, &s->n_datasets)))
         return oom(err);
+    s->network_set = member(spec, "network") != NULL;
     if ((rc = get_enum(spec, "network", P, network_names, &net, err)) < 0)
         return rc;
     s->network = (enum sl_network)net;
-    return 0;
+    return parse_code(member(spec, "code"), s, err);
 }
 
 /* apiVersion and kind; 'kind' must equal 'want' when want is not NULL. */
@@ -1154,6 +1198,8 @@ json_t *sl_job_spec_to_json(const struct sl_job_spec *s)
         !put(spec, "datasets", strv_json(s->datasets, s->n_datasets)) ||
         !put(spec, "network", json_string(enum_name(network_names,
                                                     (int)s->network))) ||
+        (s->code_repo && !put(spec, "code", json_pack("{s:s, s:s}", "repo", s->code_repo,
+                                                      "commit", s->code_commit))) ||
         !put(doc, "metadata", json_incref(meta)) ||
         !put(doc, "spec", json_incref(spec)))
         goto out;
@@ -1699,6 +1745,18 @@ static int budget_spec(const json_t *spec, const char *P, struct sl_manifest *m,
     return rc;
 }
 
+static int policy_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                       struct sl_error *err)
+{
+    return sl_policy_parse(spec, P, m->name, &m->u.policy, err);
+}
+
+static int dataset_spec(const json_t *spec, const char *P, struct sl_manifest *m,
+                        struct sl_error *err)
+{
+    return sl_dataset_parse(spec, P, m->name, &m->u.dataset, err);
+}
+
 /* The spec of one manifest, by kind: {kind, parse its spec (NULL when
  * absent) at path P}. */
 static const struct {
@@ -1710,6 +1768,7 @@ static const struct {
     {SL_KIND_PRIORITY_CLASS, pclass_spec}, {SL_KIND_USER, user_spec},
     {SL_KIND_COHORT, cohort_spec}, {SL_KIND_SCHEDULER, sched_spec},
     {SL_KIND_PRICING, pricing_spec}, {SL_KIND_BUDGET, budget_spec},
+    {SL_KIND_POLICY, policy_spec},   {SL_KIND_DATASET, dataset_spec},
 };
 
 /* The spec of one manifest, its kind and name already known. */
@@ -1996,6 +2055,16 @@ json_t *sl_manifest_spec_json(const struct sl_manifest *m)
     case SL_KIND_BUDGET:
         json_decref(spec);
         spec = sl_budget_json(&m->u.budget);
+        good = spec != NULL;
+        break;
+    case SL_KIND_POLICY:
+        json_decref(spec);
+        spec = sl_policy_json(&m->u.policy);
+        good = spec != NULL;
+        break;
+    case SL_KIND_DATASET:
+        json_decref(spec);
+        spec = sl_dataset_json(&m->u.dataset);
         good = spec != NULL;
         break;
     }

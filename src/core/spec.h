@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../meter/meter.h"
+#include "../policy/policy.h"
 #include "../util/util.h"
 
 #define SL_SPEC_MAX_BYTES (1 << 20)
@@ -54,9 +55,13 @@ struct sl_job_spec {
     int retries;                   /* 0..100 */
     int ckpt_signal;               /* default SIGTERM */
     int64_t ckpt_grace_ms;         /* default 30 s */
-    char **datasets;               /* owned; "name@version"; NULL-terminated */
+    char **datasets;               /* owned; "name@version", or with ":rw"
+                                      to ask for read-write; NULL-terminated */
     int n_datasets;
     enum sl_network network;       /* default egress */
+    bool network_set;              /* spec.network was given */
+    char *code_repo;               /* owned; spec.code.repo; NULL if none */
+    char *code_commit;             /* owned; spec.code.commit; NULL if none */
 };
 
 /* Parse a job document. 'buf' need not be NUL-terminated. The format is JSON
@@ -96,6 +101,8 @@ enum sl_manifest_kind {
     SL_KIND_SCHEDULER,
     SL_KIND_PRICING,
     SL_KIND_BUDGET,
+    SL_KIND_POLICY,
+    SL_KIND_DATASET,
 };
 
 /* How a queue's pending job may preempt jobs of the same queue. */
@@ -179,7 +186,8 @@ struct sl_manifest {
         struct {                  /* kind: User;
                                      spec: {team, role, unixUser?} */
             char team[SL_NAME_MAX + 1];
-            char role[16];        /* admin | member | viewer */
+            char role[16];        /* admin | team-admin | member | viewer |
+                                     auditor */
             char unix_user[33];   /* "" -> not mapped */
         } user;
         struct {                  /* kind: Scheduler, name "default";
@@ -201,6 +209,8 @@ struct sl_manifest {
         struct sl_pricing pricing; /* kind: Pricing, name "default"
                                       (src/meter/meter.h) */
         struct sl_budget budget;   /* kind: Budget */
+        struct sl_policy policy;   /* kind: Policy (src/policy/policy.h) */
+        struct sl_dataset dataset; /* kind: Dataset */
     } u;
 };
 

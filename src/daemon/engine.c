@@ -38,6 +38,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "../audit/audit.h"
+#include "../policy/policy.h"
 #include "../sched/sched.h"
 #include "../sim/trace.h"
 #include "../store/store.h"
@@ -132,6 +134,9 @@ struct job {
                                      per ms at the estimate (budgets);
                                      guarded by e->mu for readers */
     double rate_kwh;              /* and kWh per ms */
+    char *lineage;                /* owned while fresh: its lineage (JSON) */
+    char *token;                  /* owned from placement to launch: the
+                                     attempt's job token, in clear */
     char *demoted;                /* owned while fresh: why a spent budget
                                      demoted it (its "budget" event) */
     /* Idle-but-allocated (metered GPUs only): the stretch under the
@@ -220,6 +225,24 @@ struct sl_engine {
     pthread_t thread;
     bool running;
     struct sl_engine_counters counters; /* for /metrics; see engine.h */
+
+    /* The audit log: its head as of the open transaction, the signing key
+     * (read-only after creation, so that the HTTP thread may sign) */
+    struct sl_audit_head audit_head;
+    struct sl_audit_head audit_committed; /* guarded by mu */
+    struct sl_audit_key audit_key;
+    char audit_origin[160];
+    char audit_vkey[256];
+    struct sl_buf audit_line;
+    int64_t audit_ckpt_size;      /* the last checkpoint's size */
+    int64_t next_ckpt_ms;         /* mono */
+    char *audit_ckpt_text;        /* a checkpoint to write to its file once
+                                     the transaction holding it commits */
+    _Atomic uint64_t token_epoch; /* bumped when a token is revoked */
+    bool tokens_revoked;          /* in the open transaction */
+    char api_url[160];            /* for tasks; "" = no job tokens */
+    struct sl_policy *policies;   /* kind: Policy, by name */
+    int npolicies;
 };
 
 static int g_wake_fd = -1; /* for the SIGCHLD handler */
@@ -331,6 +354,8 @@ static struct user *user_find(struct sl_engine *e, const char *name)
     return NULL;
 }
 
+static void audit_add(struct sl_engine *e, const char *actor, const char *action,
+                      const char *object, bool ok, json_t *details);
 static void job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Set the job's message (NULL fmt clears it). */
@@ -514,6 +539,7 @@ static int job_row(struct sl_engine *e, struct job *j, int exit_code, int64_t fi
     if (!j->fresh)
         return sl_store_job_update(e->st, &v, j->not_before_ms);
     if ((rc = sl_store_job_insert(e->st, &v, j->not_before_ms)) == 0 &&
+        (!j->lineage || (rc = sl_store_job_lineage(e->st, j->id, j->lineage)) == 0) &&
         (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "state", NULL, "Pending",
                                  NULL)) == 0 &&
         (!j->demoted || (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "budget",
@@ -540,6 +566,8 @@ static void job_store_fresh(struct sl_engine *e, int64_t id)
         j->spec_json = NULL;
         free(j->demoted);
         j->demoted = NULL;
+        free(j->lineage);
+        j->lineage = NULL;
     }
 }
 
@@ -555,6 +583,15 @@ static int job_persist(struct sl_engine *e, struct job *j, const char *type,
     return rc;
 }
 
+static void job_token_drop(struct job *j)
+{
+    if (j->token) {
+        sodium_memzero(j->token, strlen(j->token));
+        free(j->token);
+        j->token = NULL;
+    }
+}
+
 static void job_free(struct job *j)
 {
     if (!j)
@@ -566,6 +603,8 @@ static void job_free(struct job *j)
     free(j->name);
     free(j->message);
     free(j->demoted);
+    free(j->lineage);
+    job_token_drop(j);
     free(j);
 }
 
@@ -1096,12 +1135,23 @@ static void meter_tick(struct sl_engine *e)
             pthread_mutex_lock(&e->mu);
             b->warned |= bit;
             pthread_mutex_unlock(&e->mu);
-            if (added)
+            if (added) {
+                char obj[96];
                 sl_warn("msg=\"budget %s at %d %%\" budget=%s team=%s used=%.6f limit=%.6f "
                     "unit=%s action=%s",
                     b->b.name, thresholds[k], b->b.name, b->b.team, used, b->b.limit,
                     sl_budget_unit_name(b->b.unit),
                     thresholds[k] == 100 ? sl_budget_action_name(b->b.action) : "none");
+                snprintf(obj, sizeof(obj), "budget:%s", b->b.name);
+                audit_add(e, "meter", thresholds[k] == 100 ? "budget.exhausted" : "budget.warn",
+                          obj, true,
+                          json_pack("{s:s, s:i, s:f, s:f, s:s, s:s}", "team", b->b.team,
+                                    "threshold", thresholds[k], "used", used, "limit",
+                                    b->b.limit, "unit", sl_budget_unit_name(b->b.unit),
+                                    "action", thresholds[k] == 100
+                                                  ? sl_budget_action_name(b->b.action)
+                                                  : "none"));
+            }
         }
     }
 }
@@ -1164,6 +1214,12 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
     int64_t now = sl_now_ms();
 
     ledger_close(e, j, now);
+    job_token_drop(j);
+    if (e->cfg.executor == SL_EXECUTOR_LOCAL && e->api_url[0]) {
+        if (sl_store_tokens_revoke_job(e->st, j->id, now) < 0)
+            e->write_failed = true;
+        e->tokens_revoked = true;
+    }
     for (int t = 0; t < j->spec->tasks; t++)
         if (j->tasks[t].exit_code != 0 && code == 0)
             code = j->tasks[t].exit_code;
@@ -1312,6 +1368,11 @@ static void default_name(const struct sl_job_spec *s, char *out, size_t size)
         sl_strlcpy(out, "job", size);
 }
 
+static bool is_role(const struct sl_principal *who, const char *role)
+{
+    return strcmp(who->role, role) == 0 && who->job_id == 0;
+}
+
 static bool is_admin(const struct sl_principal *who)
 {
     return strcmp(who->role, "admin") == 0;
@@ -1339,6 +1400,123 @@ static void sched_spec(struct sl_engine *e, const struct job *j, const struct qu
     (void)e;
 }
 
+/* ---- admission ------------------------------------------------------------ */
+
+static int policy_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct sl_policy *)a)->name, ((const struct sl_policy *)b)->name);
+}
+
+/* Put policy 'p' in force (engine thread; kept sorted by name). */
+static void policy_set(struct sl_engine *e, const struct sl_policy *p)
+{
+    struct sl_policy *grown;
+
+    for (int i = 0; i < e->npolicies; i++)
+        if (strcmp(e->policies[i].name, p->name) == 0) {
+            e->policies[i] = *p;
+            return;
+        }
+    if (!(grown = realloc(e->policies, sizeof(*grown) * (size_t)(e->npolicies + 1)))) {
+        sl_error("msg=\"out of memory: policy %s is stored but not in force until "
+                 "restart\"", p->name);
+        return;
+    }
+    e->policies = grown;
+    e->policies[e->npolicies++] = *p;
+    qsort(e->policies, (size_t)e->npolicies, sizeof(*e->policies), policy_cmp);
+}
+
+static int ld_policy(void *arg, const char *name, const char *spec)
+{
+    struct sl_engine *e = arg;
+    struct sl_manifest *m = NULL;
+
+    if (manifest_from_store("Policy", name, spec, &m) < 0)
+        return 0; /* said by manifest_from_store; the others still load */
+    policy_set(e, &m->u.policy);
+    free(m);
+    return 0;
+}
+
+static int policies_load(struct sl_engine *e, struct sl_error *err)
+{
+    int rc = sl_store_objs_each(e->st, "Policy", ld_policy, e);
+    return rc < 0 ? sl_errorf(err, rc, "store: cannot load the policies") : 0;
+}
+
+/* The lookups of sl_admit, from the store (engine thread): one scratch
+ * object each, valid until the next call. */
+struct admit_scratch {
+    struct sl_engine *e;
+    struct sl_dataset ds;
+    struct sl_scan scan;
+};
+
+static const struct sl_dataset *admit_dataset(void *arg, const char *name, const char *version)
+{
+    struct admit_scratch *x = arg;
+    char key[160], *text;
+    struct sl_manifest *m = NULL;
+    int rc;
+
+    snprintf(key, sizeof(key), "%s@%s", name, version);
+    if (!(text = sl_store_obj_get(x->e->st, "Dataset", key, &rc)))
+        return NULL;
+    rc = manifest_from_store("Dataset", name, text, &m);
+    free(text);
+    if (rc < 0)
+        return NULL;
+    x->ds = m->u.dataset;
+    free(m);
+    return &x->ds;
+}
+
+static const struct sl_scan *admit_scan(void *arg, const char *digest)
+{
+    struct admit_scratch *x = arg;
+    char *text;
+    json_t *j;
+    int rc;
+
+    if (!(text = sl_store_obj_get(x->e->st, "Scan", digest, &rc)))
+        return NULL;
+    j = json_loads(text, 0, NULL);
+    free(text);
+    rc = j ? sl_scan_from_json(j, &x->scan) : -EINVAL;
+    json_decref(j);
+    return rc == 0 ? &x->scan : NULL;
+}
+
+/* The lineage the job records: its image (and digest), code and datasets
+ * as admitted. */
+static char *lineage_text(const struct sl_job_spec *s, const struct sl_verdict *v)
+{
+    json_t *ds = json_array(), *o;
+    struct sl_image_ref ref;
+    char *text;
+
+    for (int i = 0; ds && i < v->ndatasets; i++)
+        json_array_append_new(ds, json_pack("{s:s, s:s, s:s, s:s}", "name", v->datasets[i].name,
+                                            "version", v->datasets[i].version, "digest",
+                                            v->datasets[i].digest, "mode",
+                                            v->datasets[i].rw ? "rw" : "ro"));
+    o = json_pack("{s:o, s:o, s:o}", "image",
+                  s->image ? json_pack("{s:s, s:s?}", "ref", s->image, "digest",
+                                       sl_image_ref_parse(s->image, &ref) == 0 && ref.digest[0]
+                                           ? ref.digest
+                                           : NULL)
+                           : json_null(),
+                  "code",
+                  s->code_repo ? json_pack("{s:s, s:s}", "repo", s->code_repo, "commit",
+                                           s->code_commit)
+                               : json_null(),
+                  "datasets", ds ? ds : json_array());
+    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
 static int do_submit(struct sl_engine *e, struct sl_op *op)
 {
     struct sl_job_spec *s = op->spec;
@@ -1352,11 +1530,15 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
     json_t *doc = NULL;
     char *spec_json = NULL, name[SL_NAME_MAX + 1], btext[256];
     const struct budget *spent;
+    struct sl_verdict *verdict = NULL;
     int rc, user;
 
-    if (strcmp(op->who.role, "viewer") == 0) {
+    snprintf(op->object, sizeof(op->object), "team:%s", s->team[0] ? s->team : op->who.team);
+    if (op->who.job_id || !(is_admin(&op->who) || is_role(&op->who, "team-admin") ||
+                            is_role(&op->who, "member"))) {
         op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "role viewer may not submit jobs");
+        return sl_errorf(&op->err, -EPERM, "role %s may not submit jobs",
+                         op->who.job_id ? "job" : op->who.role);
     }
     tm = team_find(e, s->team[0] ? s->team : op->who.team);
     if (!tm) {
@@ -1386,10 +1568,39 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
                                "priority class '%s' does not exist",
                                s->priority_class);
     }
+    /* admission policy: refused here, nothing is created */
+    {
+        struct admit_scratch x = {.e = e};
+        struct sl_admit_in in = {.spec = s, .team = tm->name, .queue = q->name,
+                                 .pclass = pc->name, .dataset = admit_dataset,
+                                 .scan = admit_scan, .arg = &x};
+        if (!(verdict = calloc(1, sizeof(*verdict))) ||
+            sl_admit(e->policies, (size_t)e->npolicies, &in, verdict) < 0) {
+            op_fail(op, 503, "unavailable");
+            rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+            free(verdict);
+            return rc;
+        }
+        if (!verdict->allowed) {
+            op_fail(op, 403, "policy_denied");
+            rc = sl_errorf_field(&op->err, -EPERM, verdict->field, "%s", verdict->message);
+            op->audit_details = json_pack("{s:s, s:s}", "policy", verdict->policy, "rule",
+                                          verdict->rule);
+            free(verdict);
+            return rc;
+        }
+        if ((int)s->network != verdict->network) {
+            /* a policy's default profile: the stored spec says it */
+            s->network = (enum sl_network)verdict->network;
+            free(op->spec_json);
+            op->spec_json = NULL;
+        }
+    }
     if ((spent = budget_spent(e, tm->name, sl_now_ms()))) {
         struct pclass *low = demote_class(e);
         budget_text(e, spent, sl_now_ms(), btext, sizeof(btext));
         if (spent->b.action == SL_BUDGET_BLOCK || !low) {
+            free(verdict);
             op_fail(op, 403, "budget_exceeded");
             return sl_errorf_field(&op->err, -EPERM, "metadata.team",
                                    "%s; new jobs are blocked", btext);
@@ -1399,10 +1610,33 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         else
             spent = NULL; /* already as low as demotion goes */
     }
+    if (op->dry_run) {
+        /* the verdict, and nothing kept */
+        json_t *ds = json_array();
+        for (int i = 0; ds && i < verdict->ndatasets; i++)
+            json_array_append_new(ds, json_pack("{s:s, s:s, s:s}", "name",
+                                                verdict->datasets[i].name, "version",
+                                                verdict->datasets[i].version, "mode",
+                                                verdict->datasets[i].rw ? "rw" : "ro"));
+        op->result = json_pack("{s:b, s:s, s:s, s:s, s:s, s:o, s:s?}", "allowed", 1, "team",
+                               tm->name, "queue", q->name, "priority_class", pc->name,
+                               "network",
+                               s->network == SL_NET_ISOLATED   ? "isolated"
+                               : s->network == SL_NET_INTERNAL ? "internal"
+                                                               : "egress",
+                               "datasets", ds ? ds : json_array(), "demoted_to",
+                               spent ? pc->name : NULL);
+        free(verdict);
+        op->status = 200;
+        return 0;
+    }
     if (!(j = calloc(1, sizeof(*j)))) {
+        free(verdict);
         op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, -ENOMEM, "out of memory");
     }
+    j->lineage = lineage_text(s, verdict);
+    free(verdict);
     if (spent) {
         char note[384];
         snprintf(note, sizeof(note), "demoted to %s: %s", pc->name, btext);
@@ -1485,6 +1719,11 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
         goto out;
     }
     e->next_id++;
+    snprintf(op->object, sizeof(op->object), "job:%lld", (long long)j->id);
+    op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i}", "name", j->name,
+                                  "team", j->team, "queue", j->queue, "priority_class",
+                                  j->pclass, "image", s->image, "tasks", s->tasks, "gpus",
+                                  s->gpus, "gpu_milli", s->gpu_milli);
     j->fresh = true;
     j->spec_json = spec_json;
     spec_json = NULL;
@@ -1586,6 +1825,14 @@ static int manifest_error(struct sl_op *op, size_t i, size_t n, const char *fiel
     return -EINVAL;
 }
 
+static int manifest_forbidden(struct sl_op *op, size_t i, size_t n, const char *field,
+                              const char *msg)
+{
+    manifest_error(op, i, n, field, msg);
+    op_fail(op, 403, "forbidden");
+    return -EPERM;
+}
+
 static const char *const action_names[] = {"unchanged", "created", "updated"};
 
 /* The canonical spec text of a manifest, or NULL on -ENOMEM. */
@@ -1614,6 +1861,169 @@ static bool cohort_known(struct sl_engine *e, const struct sl_op *op, size_t upt
     return false;
 }
 
+
+/* ---- what a team-admin may apply ---------------------------------------- */
+
+#define RES_INF INT64_MAX
+
+/* Amount 'k' of list 'l' (0 GPUs, 1 CPUs, 2 memory, 3 the weight, 4 + i
+ * model[i] of 'models'); RES_INF when not given (not limited). */
+static int64_t res_amount(const struct sl_manifest *m, bool borrow, int k, const char *model)
+{
+    const struct sl_res_list *l = borrow ? &m->u.queue.borrowing_limit : &m->u.queue.nominal;
+    int64_t v = -1;
+
+    if (k == 0)
+        v = l->gpu_milli;
+    else if (k == 1)
+        v = l->cpu_milli;
+    else if (k == 2)
+        v = l->mem_bytes;
+    else if (k == 3)
+        return borrow ? 0 : m->u.queue.weight_milli;
+    else
+        for (int i = 0; i < l->nmodels; i++)
+            if (strcasecmp(l->model[i], model) == 0)
+                v = l->model_milli[i];
+    return v < 0 ? RES_INF : v;
+}
+
+static int64_t res_add(int64_t a, int64_t b)
+{
+    return a == RES_INF || b == RES_INF || a > RES_INF - b ? RES_INF : a + b;
+}
+
+/* A team-admin applies its team's users (as team-admin, member or viewer)
+ * and queues; the team's total quota, borrowing limits and fair-share
+ * weight may not grow past what it has: quota an admin granted moves
+ * between the team's queues, and only an admin adds to it. */
+static int team_admin_check(struct sl_engine *e, struct sl_op *op)
+{
+    const char *team = op->who.team;
+    struct sl_manifest *before = NULL, *after = NULL;
+    int nb = 0, na = 0, rc = 0;
+    char models[2 * SL_MAX_MODELS * 8][48];
+    int nmodels = 0;
+
+    for (size_t i = 0; i < op->nmanifests; i++) {
+        const struct sl_manifest *m = &op->manifests[i];
+        char msg[192];
+        if (m->kind == SL_KIND_USER) {
+            const struct user *u = user_find(e, m->name);
+            const char *r = m->u.user.role;
+            if (strcmp(m->u.user.team, team) != 0)
+                snprintf(msg, sizeof(msg), "a team-admin adds users to its own team (%s) only",
+                         team);
+            else if (strcmp(r, "team-admin") && strcmp(r, "member") && strcmp(r, "viewer"))
+                snprintf(msg, sizeof(msg), "a team-admin may not grant role %s: no role "
+                         "grants more than it holds", r);
+            else if (u && (strcmp(u->team, team) != 0 || strcmp(u->role, "admin") == 0 ||
+                           strcmp(u->role, "auditor") == 0))
+                snprintf(msg, sizeof(msg), "user '%s' is not a member of team %s that a "
+                         "team-admin may change", m->name, team);
+            else
+                continue;
+            return manifest_forbidden(op, i, op->nmanifests,
+                                      u || strcmp(m->u.user.team, team) ? "spec.team"
+                                                                         : "spec.role",
+                                      msg);
+        }
+        if (m->kind == SL_KIND_QUEUE) {
+            const struct queue *q = queue_find(e, m->name);
+            if (strcmp(m->u.queue.team, team) != 0 || (q && strcmp(q->team, team) != 0)) {
+                snprintf(msg, sizeof(msg), "a team-admin applies the queues of its own "
+                         "team (%s) only", team);
+                return manifest_forbidden(op, i, op->nmanifests, "spec.team", msg);
+            }
+            if (strcmp(m->u.queue.cohort, q ? q->cohort : "") != 0) {
+                snprintf(msg, sizeof(msg), "only an admin puts a queue in a cohort or takes "
+                         "it out (it is '%s')", q ? q->cohort : "");
+                return manifest_forbidden(op, i, op->nmanifests, "spec.cohort", msg);
+            }
+            continue;
+        }
+        snprintf(msg, sizeof(msg), "a team-admin applies User and Queue manifests of its "
+                 "team only");
+        return manifest_forbidden(op, i, op->nmanifests, "kind", msg);
+    }
+    /* the team's queues before and after */
+    if (!(before = calloc((size_t)e->nqueues + 1, sizeof(*before))) ||
+        !(after = calloc((size_t)e->nqueues + op->nmanifests + 1, sizeof(*after)))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < e->nqueues; i++) {
+        const struct queue *q = &e->queues[i];
+        struct sl_manifest *m = NULL;
+        bool replaced = false;
+        if (strcmp(q->team, team) != 0)
+            continue;
+        if ((rc = manifest_from_store("Queue", q->name, q->spec_json, &m)) < 0)
+            goto out;
+        before[nb++] = *m;
+        free(m);
+        for (size_t k = 0; k < op->nmanifests; k++)
+            replaced |= op->manifests[k].kind == SL_KIND_QUEUE &&
+                        strcmp(op->manifests[k].name, q->name) == 0;
+        if (!replaced)
+            after[na++] = before[nb - 1];
+    }
+    for (size_t k = 0; k < op->nmanifests; k++) {
+        bool later = false;
+        if (op->manifests[k].kind != SL_KIND_QUEUE)
+            continue;
+        for (size_t l = k + 1; l < op->nmanifests; l++)
+            later |= op->manifests[l].kind == SL_KIND_QUEUE &&
+                     strcmp(op->manifests[l].name, op->manifests[k].name) == 0;
+        if (!later)
+            after[na++] = op->manifests[k];
+    }
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < (side ? na : nb); i++) {
+            const struct sl_manifest *m = side ? &after[i] : &before[i];
+            for (int b = 0; b < 2; b++) {
+                const struct sl_res_list *l = b ? &m->u.queue.borrowing_limit
+                                                : &m->u.queue.nominal;
+                for (int x = 0; x < l->nmodels; x++) {
+                    int y;
+                    for (y = 0; y < nmodels && strcasecmp(models[y], l->model[x]); y++)
+                        ;
+                    if (y == nmodels && nmodels < (int)SL_ARRAY_LEN(models))
+                        sl_strlcpy(models[nmodels++], l->model[x], 48);
+                }
+            }
+        }
+    for (int b = 0; b < 2 && rc == 0; b++)
+        for (int k = 0; k < 4 + nmodels && rc == 0; k++) {
+            static const char *const what[] = {"GPUs", "CPUs", "memory", "weight"};
+            const char *model = k >= 4 ? models[k - 4] : NULL;
+            int64_t sb = 0, sa = 0;
+            for (int i = 0; i < nb; i++)
+                sb = res_add(sb, res_amount(&before[i], b, k, model));
+            for (int i = 0; i < na; i++)
+                sa = res_add(sa, res_amount(&after[i], b, k, model));
+            if (sa > sb) {
+                op_fail(op, 403, "forbidden");
+                rc = sl_errorf_field(&op->err, -EPERM,
+                                     b ? "spec.borrowingLimit" : k == 3 ? "spec.weight"
+                                                                        : "spec.nominal",
+                                     "team %s's queues would hold more %s%s%s%s than an admin "
+                                     "granted it; a team-admin moves quota between its "
+                                     "queues, an admin adds to it",
+                                     team, b ? "borrowing of " : "", model ? model : "",
+                                     model ? " GPUs" : what[k], "");
+            }
+        }
+out:
+    free(before);
+    free(after);
+    if (rc == -ENOMEM) {
+        op_fail(op, 503, "unavailable");
+        sl_errorf(&op->err, rc, "out of memory");
+    }
+    return rc;
+}
+
 static int do_apply(struct sl_engine *e, struct sl_op *op)
 {
     json_t *applied = json_array();
@@ -1634,9 +2044,12 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
         goto out;
     }
-    if (!is_admin(&op->who)) {
+    if (is_role(&op->who, "team-admin")) {
+        if ((rc = team_admin_check(e, op)) < 0)
+            goto out;
+    } else if (!is_admin(&op->who)) {
         op_fail(op, 403, "forbidden");
-        rc = sl_errorf(&op->err, -EPERM, "only admin may apply manifests");
+        rc = sl_errorf(&op->err, -EPERM, "only admin and team-admin may apply manifests");
         goto out;
     }
     memcpy(teams, e->teams, sizeof(e->teams));
@@ -1848,6 +2261,33 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
             act = sl_store_budget_upsert(e->st, m->name, m->u.budget.team, texts[i]);
             break;
         }
+        case SL_KIND_POLICY:
+        case SL_KIND_DATASET: {
+            char key[160];
+            bool policy = m->kind == SL_KIND_POLICY;
+            kind = policy ? "Policy" : "Dataset";
+            if (!policy && !team_find(e, m->u.dataset.owner)) {
+                snprintf(msg, sizeof(msg), "team '%s' does not exist", m->u.dataset.owner);
+                rc = manifest_error(op, i, op->nmanifests, "spec.owner", msg);
+                break;
+            }
+            if (policy && e->npolicies + (int)i >= MAX_NAMED) {
+                rc = manifest_error(op, i, op->nmanifests, "metadata.name",
+                                    "too many policies");
+                break;
+            }
+            if (!(texts[i] = manifest_text(m))) {
+                op_fail(op, 503, "unavailable");
+                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+                break;
+            }
+            if (policy)
+                sl_strlcpy(key, m->name, sizeof(key));
+            else
+                snprintf(key, sizeof(key), "%s@%s", m->name, m->u.dataset.version);
+            act = sl_store_obj_put(e->st, kind, key, texts[i]);
+            break;
+        }
         }
         if (rc == 0 && act < 0) {
             op_fail(op, 503, "unavailable");
@@ -1905,6 +2345,8 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
         } else if (m->kind == SL_KIND_BUDGET) {
             budget_set(e, &m->u.budget);
             meter = true;
+        } else if (m->kind == SL_KIND_POLICY) {
+            policy_set(e, &m->u.policy);
         }
     }
     for (int i = 0; i < e->nqueues; i++)
@@ -1917,6 +2359,7 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
         meter_recount(e);
     e->sched_full = true;
     op->result = json_pack("{s:O}", "applied", applied);
+    op->audit_details = json_pack("{s:O}", "applied", applied);
     op->status = 200;
 out:
     for (size_t i = 0; texts && i < op->nmanifests; i++)
@@ -1945,34 +2388,280 @@ static void token_new(char *out, size_t size, unsigned char hash[32])
     sodium_memzero(raw, sizeof(raw));
 }
 
+
+/* May 'who' create or revoke the tokens of user 'u'? Admin: anyone; a
+ * team-admin: the users of its team below admin and auditor; anyone: itself.
+ * A job token: nobody. */
+static bool may_manage_user(const struct sl_principal *who, const struct user *u)
+{
+    if (who->job_id)
+        return false;
+    if (is_admin(who) || strcmp(who->user, u->name) == 0)
+        return true;
+    return is_role(who, "team-admin") && strcmp(u->team, who->team) == 0 &&
+           strcmp(u->role, "admin") != 0 && strcmp(u->role, "auditor") != 0;
+}
+
 static int do_token(struct sl_engine *e, struct sl_op *op)
 {
     char token[80], when[40];
     unsigned char hash[32];
+    const struct user *u = user_find(e, op->token_user);
+    int64_t id = 0;
     int rc;
 
-    if (!is_admin(&op->who)) {
-        op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "only admin may create tokens");
-    }
-    if (!user_find(e, op->token_user)) {
+    snprintf(op->object, sizeof(op->object), "user:%s", op->token_user);
+    if (!u) {
         op_fail(op, 404, "not_found");
         return sl_errorf(&op->err, -ENOENT, "user '%s' not found", op->token_user);
     }
+    if (!may_manage_user(&op->who, u)) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "%s %s may not create tokens for user '%s'",
+                         op->who.role, op->who.user, u->name);
+    }
     token_new(token, sizeof(token), hash);
-    if ((rc = sl_store_token_insert(e->st, hash, op->token_user,
-                                    op->token_expires_ms)) < 0) {
+    if ((rc = sl_store_token_insert(e->st, hash, op->token_user, op->token_expires_ms,
+                                    op->token_label, 0, &id)) < 0) {
         op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc, "store: write failed");
     }
-    op->result = json_pack("{s:s, s:s, s:o}", "token", token, "user",
-                           op->token_user, "expires_at",
+    op->result = json_pack("{s:s, s:I, s:s, s:s, s:o}", "token", token, "id", (json_int_t)id,
+                           "user", op->token_user, "label", op->token_label, "expires_at",
                            op->token_expires_ms
                                ? json_string(sl_time_rfc3339(op->token_expires_ms,
                                                              when, sizeof(when)))
                                : json_null());
+    /* the record names the token, never its secret */
+    op->audit_details = json_pack("{s:I, s:s, s:o}", "token_id", (json_int_t)id, "label",
+                                  op->token_label, "expires_at",
+                                  op->token_expires_ms
+                                      ? json_string(sl_time_rfc3339(op->token_expires_ms,
+                                                                    when, sizeof(when)))
+                                      : json_null());
     op->status = 201;
     sodium_memzero(token, sizeof(token));
+    return 0;
+}
+
+static int do_revoke(struct sl_engine *e, struct sl_op *op)
+{
+    char user[64], team[64];
+    int64_t job_id;
+    bool revoked;
+    const struct user *u;
+    int rc;
+
+    snprintf(op->object, sizeof(op->object), "token:%lld", (long long)op->token_id);
+    if (sl_store_token_info(e->st, op->token_id, user, team, &job_id, &revoked) < 0 ||
+        !(u = user_find(e, user)) ||
+        (!may_manage_user(&op->who, u) && !is_role(&op->who, "auditor"))) {
+        /* a token one may not manage is one one cannot see */
+        op_fail(op, 404, "not_found");
+        return sl_errorf(&op->err, -ENOENT, "token %lld not found", (long long)op->token_id);
+    }
+    if (is_role(&op->who, "auditor") && !may_manage_user(&op->who, u)) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "auditor may not revoke tokens");
+    }
+    if (revoked) {
+        op_fail(op, 409, "conflict");
+        return sl_errorf(&op->err, -EALREADY, "token %lld is already revoked",
+                         (long long)op->token_id);
+    }
+    if ((rc = sl_store_token_revoke(e->st, op->token_id, sl_now_ms())) < 0) {
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    e->tokens_revoked = true;
+    op->result = json_pack("{s:I, s:s, s:b}", "id", (json_int_t)op->token_id, "user", user,
+                           "revoked", 1);
+    op->audit_details = json_pack("{s:s}", "user", user);
+    op->status = 200;
+    return 0;
+}
+
+/* An image scan's summary (src/policy/policy.h, sl_scan_json), by digest. */
+static int do_scan(struct sl_engine *e, struct sl_op *op)
+{
+    const char *digest = json_string_value(json_object_get(op->doc, "digest"));
+    char *text = NULL;
+    int act;
+
+    snprintf(op->object, sizeof(op->object), "image:%s", digest ? digest : "");
+    if (!is_admin(&op->who)) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "only admin may import scans");
+    }
+    if (!digest || !(text = json_dumps(op->doc, JSON_COMPACT | JSON_SORT_KEYS))) {
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    act = sl_store_obj_put(e->st, "Scan", digest, text);
+    free(text);
+    if (act < 0) {
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, act, "store: write failed");
+    }
+    op->audit_details = json_deep_copy(json_object_get(op->doc, "counts"));
+    if (op->audit_details && !json_is_object(op->audit_details)) {
+        json_decref(op->audit_details);
+        op->audit_details = NULL;
+    }
+    op->result = json_pack("{s:O, s:s}", "scan", op->doc, "action", action_names[act]);
+    op->status = act == 1 ? 201 : 200;
+    return 0;
+}
+
+/* Register a model version: by a user of its team, or by a job with its
+ * own token (the model is then tied to that job). Versions are immutable. */
+static int do_model(struct sl_engine *e, struct sl_op *op)
+{
+    json_t *d = op->doc, *m = NULL;
+    const char *name = json_string_value(json_object_get(d, "name"));
+    const char *version = json_string_value(json_object_get(d, "version"));
+    const char *team = json_string_value(json_object_get(d, "team"));
+    json_int_t job = json_integer_value(json_object_get(d, "job"));
+    char key[160], when[40], *text = NULL, *old;
+    int rc;
+
+    snprintf(key, sizeof(key), "%s@%s", name ? name : "", version ? version : "");
+    snprintf(op->object, sizeof(op->object), "model:%s", key);
+    if (strcmp(op->who.role, "viewer") == 0 || strcmp(op->who.role, "auditor") == 0) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "role %s may not register models", op->who.role);
+    }
+    if (op->who.job_id) {
+        if (job && job != op->who.job_id) {
+            op_fail(op, 403, "forbidden");
+            return sl_errorf_field(&op->err, -EPERM, "job",
+                                   "a job token registers models of its own job (%lld) only",
+                                   (long long)op->who.job_id);
+        }
+        job = op->who.job_id;
+    }
+    if (!team)
+        team = op->who.team;
+    if (!is_admin(&op->who) && strcmp(team, op->who.team) != 0) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "team", "user '%s' may not register "
+                               "models for team '%s'", op->who.user, team);
+    }
+    if (!team_find(e, team)) {
+        op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, "team", "team '%s' does not exist", team);
+    }
+    if (job) {
+        /* the job must exist and belong to the model's team */
+        json_t *jd = sl_store_job_get(e->st, job, &rc);
+        const char *jt = json_string_value(json_object_get(jd, "team"));
+        bool same = jt && strcmp(jt, team) == 0;
+        json_decref(jd);
+        if (!jd || !same) {
+            op_fail(op, 400, "invalid");
+            return sl_errorf_field(&op->err, -EINVAL, "job", "job %lld %s", (long long)job,
+                                   jd ? "belongs to another team" : "does not exist");
+        }
+    }
+    if ((old = sl_store_obj_get(e->st, "Model", key, &rc))) {
+        free(old);
+        op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EALREADY, "version",
+                               "model %s is already registered; versions are immutable", key);
+    }
+    m = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:o, s:s, s:s, s:s, s:[]}", "name", name,
+                  "version", version, "team", team, "digest", json_object_get(d, "digest"),
+                  "uri", json_object_get(d, "uri"), "metrics",
+                  json_object_get(d, "metrics") ? json_object_get(d, "metrics")
+                                                : json_object(),
+                  "job", job ? json_integer(job) : json_null(), "registered_by",
+                  op->who.user, "registered_at",
+                  sl_time_rfc3339(sl_now_ms(), when, sizeof(when)), "stage", "none",
+                  "history");
+    if (!m || !(text = json_dumps(m, JSON_COMPACT))) {
+        json_decref(m);
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    rc = sl_store_obj_put(e->st, "Model", key, text);
+    free(text);
+    if (rc < 0) {
+        json_decref(m);
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    op->audit_details = json_pack("{s:s, s:O, s:O, s:o}", "team", team, "digest",
+                                  json_object_get(d, "digest"), "uri",
+                                  json_object_get(d, "uri"), "job",
+                                  job ? json_integer(job) : json_null());
+    op->result = m;
+    op->status = 201;
+    return 0;
+}
+
+static int do_stage(struct sl_engine *e, struct sl_op *op)
+{
+    const char *stage = json_string_value(json_object_get(op->doc, "stage"));
+    const char *comment = json_string_value(json_object_get(op->doc, "comment"));
+    json_t *m = NULL, *hist;
+    const char *team, *from;
+    char *text, when[40];
+    int rc;
+
+    snprintf(op->object, sizeof(op->object), "model:%s", op->model);
+    if (!(text = sl_store_obj_get(e->st, "Model", op->model, &rc)) ||
+        !(m = json_loads(text, 0, NULL))) {
+        free(text);
+        op_fail(op, rc == -ENOENT ? 404 : 503, rc == -ENOENT ? "not_found" : "unavailable");
+        return sl_errorf(&op->err, rc == -ENOENT ? -ENOENT : -EIO, "model %s not found",
+                         op->model);
+    }
+    free(text);
+    team = json_string_value(json_object_get(m, "team"));
+    from = json_string_value(json_object_get(m, "stage"));
+    if (!is_admin(&op->who) && (!team || strcmp(team, op->who.team) != 0)) {
+        json_decref(m);
+        op_fail(op, 404, "not_found");
+        return sl_errorf(&op->err, -ENOENT, "model %s not found", op->model);
+    }
+    if (op->who.job_id || !sl_policy_may_approve(e->policies, (size_t)e->npolicies,
+                                                 op->who.role)) {
+        json_decref(m);
+        op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "stage",
+                               "role %s may not move models between stages (models.approvers)",
+                               op->who.job_id ? "job" : op->who.role);
+    }
+    if (from && strcmp(from, stage) == 0) {
+        json_decref(m);
+        op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EALREADY, "stage", "model %s is already in %s",
+                               op->model, stage);
+    }
+    if (from && strcmp(from, "archived") == 0) {
+        json_decref(m);
+        op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EALREADY, "stage",
+                               "model %s is archived; register a new version", op->model);
+    }
+    hist = json_object_get(m, "history");
+    json_array_append_new(hist, json_pack("{s:s, s:s, s:s, s:s, s:s}", "from", from ? from : "",
+                                          "to", stage, "by", op->who.user, "at",
+                                          sl_time_rfc3339(sl_now_ms(), when, sizeof(when)),
+                                          "comment", comment ? comment : ""));
+    json_object_set_new(m, "stage", json_string(stage));
+    if (!(text = json_dumps(m, JSON_COMPACT)) ||
+        (rc = sl_store_obj_put(e->st, "Model", op->model, text)) < 0) {
+        free(text);
+        json_decref(m);
+        op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -EIO, "store: write failed");
+    }
+    free(text);
+    op->audit_details = json_pack("{s:s, s:s, s:s}", "from", from ? from : "", "to", stage,
+                                  "comment", comment ? comment : "");
+    op->result = m;
+    op->status = 200;
     return 0;
 }
 
@@ -1996,6 +2685,172 @@ static int do_carbon(struct sl_engine *e, struct sl_op *op)
                            (json_int_t)op->ncarbon);
     op->status = 200;
     return 0;
+}
+
+/* ---- the audit log ------------------------------------------------------ */
+
+#define AUDIT_CHECKPOINT_MS 60000 /* a signed checkpoint this often, when the
+                                     log grew */
+
+/* Append one record to the audit log in the open transaction, stealing
+ * 'details' (NULL = {}). A record that cannot be written fails the whole
+ * transaction: no change without its record. */
+static void audit_add(struct sl_engine *e, const char *actor, const char *action,
+                      const char *object, bool ok, json_t *details)
+{
+    struct sl_audit_head h = e->audit_head;
+    struct sl_audit_entry en = {
+        .at_ms = sl_now_ms(), .actor = actor && *actor ? actor : "system",
+        .action = action, .object = object ? object : "",
+        .outcome = ok ? "ok" : "refused", .details = details,
+    };
+    int rc;
+
+    e->audit_line.len = 0;
+    rc = sl_audit_line(&h, &en, &e->audit_line);
+    if (rc == 0 && e->audit_line.failed)
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = sl_store_audit_add(e->st, h.size, en.at_ms, en.actor, action, en.object,
+                                en.outcome, e->audit_line.data, e->audit_line.len, h.hash);
+    json_decref(details);
+    if (rc < 0) {
+        sl_error("msg=\"cannot append to the audit log; the group fails\" action=%s "
+                 "rc=%d", action, rc);
+        e->write_failed = true;
+        return;
+    }
+    e->audit_head = h;
+}
+
+/* The record of operation 'op', after its savepoint was released (ok) or
+ * rolled back (refused). */
+static void audit_op(struct sl_engine *e, struct sl_op *op, int rc)
+{
+    static const char *const actions[] = {
+        [SL_OP_SUBMIT] = "job.submit", [SL_OP_CANCEL] = "job.cancel",
+        [SL_OP_APPLY] = "apply", [SL_OP_TOKEN] = "token.create",
+        [SL_OP_CARBON] = "carbon.put", [SL_OP_REVOKE] = "token.revoke",
+        [SL_OP_SCAN] = "scan.import", [SL_OP_MODEL] = "model.register",
+        [SL_OP_STAGE] = "model.stage", [SL_OP_AUDIT] = "request",
+    };
+    const char *action = op->action ? op->action : actions[op->kind];
+    json_t *d = op->audit_details ? op->audit_details : json_object();
+    const char *actor = op->who.user;
+    char who[96];
+
+    op->audit_details = NULL;
+    if (op->kind == SL_OP_SUBMIT && op->dry_run)
+        return; /* a dry run changes nothing and is not a request to */
+    if (op->who.job_id) {
+        snprintf(who, sizeof(who), "%s/job:%lld", op->who.user, (long long)op->who.job_id);
+        actor = who;
+    }
+    if (d && op->who.role[0])
+        json_object_set_new(d, "role", json_string(op->who.role));
+    if (d && rc < 0) {
+        json_object_set_new(d, "status", json_integer(op->status));
+        json_object_set_new(d, "code", json_string(op->code ? op->code : "error"));
+        json_object_set_new(d, "message", json_string(op->err.text));
+        if (op->err.field[0])
+            json_object_set_new(d, "field", json_string(op->err.field));
+    }
+    audit_add(e, actor, action, op->object, rc >= 0, d);
+}
+
+/* At most every AUDIT_CHECKPOINT_MS (or with 'now'), when the log grew:
+ * sign its head into a checkpoint, stored in the open transaction and
+ * written to DATA/audit/checkpoint once it commits. */
+static void audit_checkpoint(struct sl_engine *e, bool now)
+{
+    struct sl_buf b;
+
+    if (e->audit_head.size == e->audit_ckpt_size ||
+        (!now && sl_mono_ms() < e->next_ckpt_ms))
+        return;
+    sl_buf_init(&b);
+    if (sl_audit_checkpoint_sign(&e->audit_key, e->audit_origin, &e->audit_head,
+                                 sl_now_ms(), &b) < 0 || b.failed ||
+        sl_store_audit_checkpoint_put(e->st, e->audit_head.size, sl_now_ms(), b.data) < 0) {
+        sl_warn("msg=\"cannot write an audit checkpoint\" size=%lld",
+                (long long)e->audit_head.size);
+        sl_buf_fini(&b);
+        return; /* tried again at the next interval */
+    }
+    free(e->audit_ckpt_text);
+    e->audit_ckpt_text = b.data;
+    e->audit_ckpt_size = e->audit_head.size;
+    e->next_ckpt_ms = sl_mono_ms() + AUDIT_CHECKPOINT_MS;
+}
+
+/* After a commit: the head readers may sign, and the checkpoint file. */
+static void audit_committed(struct sl_engine *e)
+{
+    char path[1200], tmp[1210];
+    int fd;
+
+    pthread_mutex_lock(&e->mu);
+    e->audit_committed = e->audit_head;
+    pthread_mutex_unlock(&e->mu);
+    if (!e->audit_ckpt_text)
+        return;
+    snprintf(path, sizeof(path), "%s/audit.checkpoint", e->data_dir);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+        size_t n = strlen(e->audit_ckpt_text);
+        bool good = write(fd, e->audit_ckpt_text, n) == (ssize_t)n && fsync(fd) == 0;
+        close(fd);
+        if (!good || rename(tmp, path) < 0)
+            sl_warn("msg=\"cannot write %s\"", path);
+    }
+    free(e->audit_ckpt_text);
+    e->audit_ckpt_text = NULL;
+}
+
+static void audit_rollback(struct sl_engine *e)
+{
+    e->audit_head = e->audit_committed;
+    free(e->audit_ckpt_text);
+    e->audit_ckpt_text = NULL;
+}
+
+static int audit_open(struct sl_engine *e, struct sl_error *err)
+{
+    char path[1200];
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/audit.key", e->data_dir);
+    if ((rc = sl_audit_key_load_or_create(path, "sluice-audit", &e->audit_key, err)) < 0)
+        return rc;
+    if (sl_audit_vkey(&e->audit_key, e->audit_vkey, sizeof(e->audit_vkey)) < 0)
+        return sl_errorf(err, -EINVAL, "%s: cannot make its verifier key", path);
+    snprintf(e->audit_origin, sizeof(e->audit_origin), "sluice.audit/%s", e->host.hostname);
+    if ((rc = sl_store_audit_head(e->st, &e->audit_head.size, e->audit_head.hash)) < 0)
+        return sl_errorf(err, rc, "store: cannot read the audit log's head");
+    e->audit_committed = e->audit_head;
+    e->audit_ckpt_size = -1; /* a first checkpoint at the first interval */
+    e->next_ckpt_ms = 0;
+    sl_buf_init(&e->audit_line);
+    return 0;
+}
+
+int sl_engine_audit_checkpoint(struct sl_engine *e, struct sl_buf *out, int64_t *size)
+{
+    struct sl_audit_head h;
+
+    pthread_mutex_lock(&e->mu);
+    h = e->audit_committed;
+    pthread_mutex_unlock(&e->mu);
+    if (size)
+        *size = h.size;
+    return sl_audit_checkpoint_sign(&e->audit_key, e->audit_origin, &h, sl_now_ms(), out);
+}
+
+const char *sl_engine_audit_vkey(struct sl_engine *e) { return e->audit_vkey; }
+
+uint64_t sl_engine_token_epoch(struct sl_engine *e)
+{
+    return atomic_load_explicit(&e->token_epoch, memory_order_acquire);
 }
 
 static void apply_op(struct sl_engine *e, struct sl_op *op)
@@ -2028,6 +2883,21 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
     case SL_OP_CARBON:
         rc = do_carbon(e, op);
         break;
+    case SL_OP_REVOKE:
+        rc = do_revoke(e, op);
+        break;
+    case SL_OP_SCAN:
+        rc = do_scan(e, op);
+        break;
+    case SL_OP_MODEL:
+        rc = do_model(e, op);
+        break;
+    case SL_OP_STAGE:
+        rc = do_stage(e, op);
+        break;
+    case SL_OP_AUDIT:
+        rc = -EPERM; /* refused before it came here: only the record */
+        break;
     default:
         rc = -EINVAL;
         op_fail(op, 500, "internal");
@@ -2042,6 +2912,7 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
     } else {
         sl_store_release(e->st);
     }
+    audit_op(e, op, rc);
 }
 
 /* ---- running tasks ---------------------------------------------------- */
@@ -2057,11 +2928,106 @@ static int64_t sim_duration_ms(const struct job *j)
     return ms;
 }
 
+/* What a job's tasks get beyond their spec: the job token and the API's
+ * address, and the datasets as the store has them now. */
+struct job_env {
+    char **v;                     /* the spec's env + ours, NULL-terminated */
+    char *token_kv, *server_kv;
+    struct sl_exec_dataset ds[SL_EXEC_MAX_DATASETS];
+    char *ds_text[SL_EXEC_MAX_DATASETS]; /* their documents (owned) */
+    int nds;
+};
+
+static void job_env_fini(struct job_env *x)
+{
+    if (x->token_kv) {
+        sodium_memzero(x->token_kv, strlen(x->token_kv));
+        free(x->token_kv);
+    }
+    free(x->server_kv);
+    free(x->v);
+    for (int i = 0; i < x->nds; i++)
+        free(x->ds_text[i]);
+    memset(x, 0, sizeof(*x));
+}
+
+/* Dataset 'ref' ("name@version" or "name@version:rw", admitted at
+ * submission) as the store has it: its path for the task. One gone since
+ * is left out, and said. */
+static void job_dataset(struct sl_engine *e, struct job *j, const char *ref,
+                        struct job_env *x)
+{
+    char key[160], *colon, *text, *buf;
+    const char *path;
+    bool rw = false;
+    json_t *d;
+    size_t kn, pn;
+    int rc;
+
+    sl_strlcpy(key, ref, sizeof(key));
+    if ((colon = strrchr(key, ':')) && strcmp(colon, ":rw") == 0) {
+        *colon = '\0';
+        rw = true;
+    }
+    text = sl_store_obj_get(e->st, "Dataset", key, &rc);
+    d = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    path = json_string_value(json_object_get(d, "path"));
+    if (!path) {
+        job_msg(e, j, "dataset %s is no longer declared; not given to the job", key);
+        json_decref(d);
+        return;
+    }
+    kn = strlen(key) + 1;
+    pn = strlen(path) + 1;
+    if (!(buf = malloc(kn + pn))) {
+        json_decref(d);
+        return;
+    }
+    memcpy(buf, key, kn);
+    memcpy(buf + kn, path, pn);
+    json_decref(d);
+    *strchr(buf, '@') = '\0'; /* name, version, path */
+    x->ds_text[x->nds] = buf;
+    x->ds[x->nds].name = buf;
+    x->ds[x->nds].version = buf + strlen(buf) + 1;
+    x->ds[x->nds].path = buf + kn;
+    x->ds[x->nds].rw = rw;
+    x->nds++;
+}
+
+static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
+{
+    int n = 0;
+
+    memset(x, 0, sizeof(*x));
+    if (!(x->v = calloc((size_t)j->spec->envc + 3, sizeof(char *))))
+        return -ENOMEM;
+    for (int i = 0; i < j->spec->envc; i++)
+        x->v[n++] = j->spec->env[i];
+    if (j->token) {
+        size_t len = strlen(j->token) + 16;
+        if (!(x->token_kv = malloc(len)) ||
+            !(x->server_kv = malloc(strlen(e->api_url) + 16))) {
+            job_env_fini(x);
+            return -ENOMEM;
+        }
+        snprintf(x->token_kv, len, "SLUICE_TOKEN=%s", j->token);
+        snprintf(x->server_kv, strlen(e->api_url) + 16, "SLUICE_SERVER=%s", e->api_url);
+        x->v[n++] = x->token_kv;
+        x->v[n++] = x->server_kv;
+    }
+    for (int i = 0; i < j->spec->n_datasets && x->nds < SL_EXEC_MAX_DATASETS; i++)
+        job_dataset(e, j, j->spec->datasets[i], x);
+    return 0;
+}
+
 static int job_start_tasks(struct sl_engine *e, struct job *j)
 {
     struct sl_error err = {0};
     bool enforced = true;
     const char *note = NULL;
+    struct job_env env;
 
     if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
         int64_t end = j->started_ms + sim_duration_ms(j);
@@ -2070,6 +3036,15 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
             j->tasks[t].sim_end_ms = end;
         }
         job_msg(e, j, "simulated executor: the command is not run");
+        return 0;
+    }
+    if (job_env(e, j, &env) < 0) {
+        job_msg(e, j, "cannot start: out of memory");
+        for (int t = 0; t < j->spec->tasks; t++) {
+            j->tasks[t].done = true;
+            j->tasks[t].exit_code = 127;
+        }
+        j->gang_failed = true;
         return 0;
     }
     for (int t = 0; t < j->spec->tasks; t++) {
@@ -2084,7 +3059,10 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
         xt.task_index = t;
         xt.attempt = j->attempt;
         xt.argv = j->spec->argv;
-        xt.env = j->spec->env;
+        xt.env = env.v;
+        xt.network = j->spec->network;
+        xt.datasets = env.ds;
+        xt.ndatasets = env.nds;
         xt.gpus = tk->gpus;
         xt.ngpus = tk->ngpus;
         xt.cpu_milli = j->spec->cpu_milli;
@@ -2110,18 +3088,18 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
             note = tk->h.limits_note;
         }
     }
+    job_env_fini(&env);
+    job_token_drop(j);
     if (j->gang_failed)
         job_signal_all(e, j, SIGKILL); /* a gang runs whole or not at all */
     j->limits_enforced = enforced;
     if (!enforced && note && !j->message)
         job_msg(e, j, "limits not enforced: %s", note);
-    /* Network profiles are admitted and stored; the local executor does not
-     * isolate yet, and says so rather than let the job believe it is. */
-    if (j->spec->network != SL_NET_EGRESS && !j->message)
-        job_msg(e, j,
-                "network profile %s is not enforced by the local executor in "
-                "this release; the job has the host's network",
-                j->spec->network == SL_NET_ISOLATED ? "isolated" : "internal");
+    /* A profile the executor could not put in force is said, never
+     * pretended (its note names why). */
+    if (!j->message && j->spec->tasks > 0 && j->tasks[0].started &&
+        j->tasks[0].h.network_note[0])
+        job_msg(e, j, "%s", j->tasks[0].h.network_note);
     return 0;
 }
 
@@ -2159,6 +3137,27 @@ static int job_place_write(struct sl_engine *e, struct job *j)
  * start (they start once this has committed), with the simulated one
  * started at once. On failure the job is Pending again, in the scheduler
  * too. */
+/* A token of the job's own for this attempt, given to its tasks (the
+ * local executor) to register models and read what their team may: the
+ * job's user's team, role "job". Revoked when the attempt ends. */
+static void job_token(struct sl_engine *e, struct job *j)
+{
+    char token[80], label[64];
+    unsigned char hash[32];
+
+    if (e->cfg.executor != SL_EXECUTOR_LOCAL || !e->api_url[0] || j->token)
+        return;
+    token_new(token, sizeof(token), hash);
+    snprintf(label, sizeof(label), "job %lld attempt %d", (long long)j->id, j->attempt);
+    if (sl_store_token_insert(e->st, hash, j->user, 0, label, j->id, NULL) == 0)
+        j->token = strdup(token);
+    else
+        sl_warn("msg=\"cannot make a job token; the job runs without one\" job=%lld",
+                (long long)j->id);
+    sodium_memzero(token, sizeof(token));
+}
+
+
 static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_start *d)
 {
     struct task *tasks = calloc((size_t)j->spec->tasks, sizeof(*tasks));
@@ -2212,6 +3211,16 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
     job_timer(e, j);
     ledger_running(e, j);
     atomic_fetch_add_explicit(&e->counters.placements, 1, memory_order_relaxed);
+    job_token(e, j);
+    {
+        char obj[32];
+        json_t *pl = json_loads(j->placement, 0, NULL);
+        snprintf(obj, sizeof(obj), "job:%lld", (long long)j->id);
+        audit_add(e, "scheduler", "job.place", obj, true,
+                  json_pack("{s:s, s:s, s:s, s:o, s:i}", "team", j->team, "queue", j->queue,
+                            "priority_class", j->pclass, "placement",
+                            pl ? pl : json_array(), "attempt", j->attempt));
+    }
     return 0;
 }
 
@@ -2235,6 +3244,19 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
             (long long)(j->spec->ckpt_grace_ms / 1000));
     if (sl_store_event_add(e->st, j->id, sl_now_ms(), "preempt", NULL, NULL, j->message) < 0)
         sl_warn("msg=\"cannot record a preemption\" job=%lld", (long long)j->id);
+    {
+        static const char *const kinds[] = {
+            [SL_PREEMPT_PRIORITY] = "priority", [SL_PREEMPT_RECLAIM] = "reclaim",
+            [SL_PREEMPT_OPPORTUNISTIC] = "opportunistic",
+        };
+        char obj[32];
+        snprintf(obj, sizeof(obj), "job:%lld", (long long)j->id);
+        audit_add(e, "scheduler", why == SL_PREEMPT_RECLAIM ? "job.reclaim" : "job.preempt",
+                  obj, true,
+                  json_pack("{s:I, s:s, s:s, s:s, s:I}", "for_job", (json_int_t)for_id,
+                            "why", kinds[why], "team", j->team, "queue", j->queue,
+                            "grace_ms", (json_int_t)j->spec->ckpt_grace_ms));
+    }
     job_signal_all(e, j, j->spec->ckpt_signal);
     j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
     job_timer(e, j);
@@ -2543,6 +3565,7 @@ static void *engine_main(void *arg)
         for (size_t i = 0; i < e->nunstored; i++)
             job_store_fresh(e, e->unstored[i]);
         e->nunstored = 0;
+        audit_checkpoint(e, stopping);
         if (e->write_failed || sl_store_commit(e->st) < 0) {
             /* Memory now holds changes the store does not: stop changing
              * anything and have sluiced shut down; the next start loads
@@ -2551,11 +3574,17 @@ static void *engine_main(void *arg)
             sl_error("msg=\"store %s failed; refusing changes and shutting down\"",
                      e->write_failed ? "write" : "commit");
             sl_store_rollback(e->st);
+            audit_rollback(e);
+            e->tokens_revoked = false;
             committed = false;
             e->broken = true;
             kill(getpid(), SIGTERM);
         }
         if (committed) {
+            audit_committed(e);
+            if (e->tokens_revoked)
+                atomic_fetch_add_explicit(&e->token_epoch, 1, memory_order_release);
+            e->tokens_revoked = false;
             for (size_t i = 0; i < e->ngone; i++)
                 sl_exec_release(e->exec, &e->gone[i]);
             e->ngone = 0;
@@ -2978,7 +4007,7 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
         rc = sl_store_user_upsert(e->st, "admin", "default", "admin", "");
     token_new(token, sizeof(token), hash);
     if (rc >= 0)
-        rc = sl_store_token_insert(e->st, hash, "admin", 0);
+        rc = sl_store_token_insert(e->st, hash, "admin", 0, "bootstrap", 0, NULL);
     if (rc >= 0)
         rc = sl_store_meta_set(e->st, "initialized", "1");
     if (rc < 0) {
@@ -3058,6 +4087,7 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     sl_imap_init(&e->shims);
     sl_heap_init(&e->timers);
     e->cfg = *cfg;
+    sl_strlcpy(e->api_url, cfg->api_url ? cfg->api_url : "", sizeof(e->api_url));
     sl_strlcpy(e->data_dir, cfg->data_dir, sizeof(e->data_dir));
     e->cfg.data_dir = e->data_dir;
     if (cfg->fake_nodes) {
@@ -3161,6 +4191,8 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         sl_errorf(err, rc, "store: cannot load the meter's state: %s", strerror(-rc));
         goto fail;
     }
+    if ((rc = audit_open(e, err)) < 0 || (rc = policies_load(e, err)) < 0)
+        goto fail;
     e->sched_full = true;
     if ((e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
@@ -3257,6 +4289,10 @@ void sl_engine_destroy(struct sl_engine *e)
     sl_store_close(e->st);
     sl_sched_destroy(e->sched);
     strtab_fini(&e->strs);
+    sl_buf_fini(&e->audit_line);
+    free(e->audit_ckpt_text);
+    sl_audit_key_fini(&e->audit_key);
+    free(e->policies);
     if (e->wal_fd >= 0)
         close(e->wal_fd);
     pthread_mutex_destroy(&e->smu);

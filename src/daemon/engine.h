@@ -34,11 +34,24 @@ struct sl_engine;
 struct sl_principal {
     char user[64];
     char team[64];
-    char role[64];       /* admin | member | viewer */
+    char role[64];       /* admin | team-admin | member | viewer | auditor;
+                            "job" for a job's own token */
     char unix_user[64];  /* "" = not mapped */
+    int64_t job_id;      /* a job token's job; 0 = a user token */
+    int64_t token_id;
 };
 
-enum sl_op_kind { SL_OP_SUBMIT, SL_OP_CANCEL, SL_OP_APPLY, SL_OP_TOKEN, SL_OP_CARBON };
+enum sl_op_kind {
+    SL_OP_SUBMIT, SL_OP_CANCEL, SL_OP_APPLY, SL_OP_TOKEN, SL_OP_CARBON,
+    SL_OP_REVOKE,                     /* a token */
+    SL_OP_SCAN,                       /* an image scan's findings */
+    SL_OP_MODEL,                      /* register a model version */
+    SL_OP_STAGE,                      /* move a model version to a stage */
+    SL_OP_AUDIT,                      /* nothing to change: only the record
+                                         of a request refused before it
+                                         reached the engine (status, code
+                                         and err set by the caller) */
+};
 
 struct sl_op {
     enum sl_op_kind kind;
@@ -59,6 +72,17 @@ struct sl_op {
     int64_t *carbon_hour_ms;          /* CARBON: hour starts (owned) */
     double *carbon_g;                 /* CARBON: gCO2e/kWh (owned) */
     size_t ncarbon;
+    bool dry_run;                     /* SUBMIT: the verdict, nothing kept */
+    char token_label[64];             /* TOKEN */
+    int64_t token_id;                 /* REVOKE */
+    json_t *doc;                      /* SCAN: the scan summary
+                                         (sl_scan_json); MODEL: the request
+                                         body; STAGE: {stage, comment?} (owned) */
+    char model[160];                  /* MODEL, STAGE: "name@version" */
+    /* the audit record of the request */
+    const char *action;               /* e.g. "job.submit" (static) */
+    char object[160];                 /* e.g. "job:42"; the engine may set it */
+    json_t *audit_details;            /* extra details (owned); may be NULL */
     /* outputs, valid in done() */
     int status;                       /* HTTP status */
     json_t *result;                   /* success body; owned by the op */
@@ -94,6 +118,8 @@ struct sl_engine_config {
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
+    const char *api_url;              /* given to tasks as SLUICE_SERVER with
+                                         their job token; NULL = none */
 };
 
 /* Open the store, discover the host, bootstrap a new store (admin user and
@@ -142,6 +168,15 @@ int sl_engine_gpus_each(struct sl_engine *e,
 int64_t sl_engine_meter_since(struct sl_engine *e);
 json_t *sl_engine_budgets_json(struct sl_engine *e, const char *team);
 bool sl_engine_sync_full(struct sl_engine *e);
+
+/* The audit log, for the HTTP thread: a checkpoint signed now of the last
+ * committed head (*size receives its size; may be NULL), and the verifier
+ * key auditors check checkpoints with (src/audit/audit.h, docs/audit.md). */
+int sl_engine_audit_checkpoint(struct sl_engine *e, struct sl_buf *out, int64_t *size);
+const char *sl_engine_audit_vkey(struct sl_engine *e);
+/* Changes whenever committed changes revoked tokens: a cache of resolved
+ * tokens is dropped when it moves. */
+uint64_t sl_engine_token_epoch(struct sl_engine *e);
 
 /* ---- metrics ------------------------------------------------------------
  * Figures for the /metrics writer (src/api/metrics.c): a snapshot taken

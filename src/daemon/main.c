@@ -229,6 +229,7 @@ int main(int argc, char **argv)
     };
     struct sl_error err = {0};
     struct sl_engine_config ecfg;
+    char api_url[160];
     struct sl_engine *e = NULL;
     struct sl_api *api = NULL;
     struct sl_http *http = NULL;
@@ -307,8 +308,17 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Tasks reach the API on the address it listens on; a wildcard
+     * address through loopback. */
+    if (strncmp(cfg.listen, "0.0.0.0:", 8) == 0)
+        snprintf(api_url, sizeof(api_url), "http://127.0.0.1:%s", cfg.listen + 8);
+    else if (strncmp(cfg.listen, "[::]:", 5) == 0)
+        snprintf(api_url, sizeof(api_url), "http://[::1]:%s", cfg.listen + 5);
+    else
+        snprintf(api_url, sizeof(api_url), "http://%s", cfg.listen);
     ecfg = (struct sl_engine_config){
         .data_dir = cfg.data_dir,
+        .api_url = api_url,
         .store_path = cfg.store[0] ? cfg.store : NULL,
         .sync_full = cfg.sync_full,
         .fake_gpus = cfg.fake_gpus[0] ? cfg.fake_gpus : NULL,

@@ -79,6 +79,25 @@ static const char *const migrations[] = {
     /* 0004_idle_ms: how long an interval's GPUs sat allocated but under the
      * idle-but-allocated threshold (in stretches long enough to flag) */
     "ALTER TABLE usage ADD COLUMN idle_ms INTEGER NOT NULL DEFAULT 0;",
+    /* 0005_governance: token ids, labels and job tokens; the audit log and
+     * its signed checkpoints; governed objects (policies, datasets, scans,
+     * models) as JSON documents by kind and name; each job's lineage */
+    "ALTER TABLE tokens ADD COLUMN label TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE tokens ADD COLUMN job_id INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE tokens ADD COLUMN revoked_at INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX tokens_job ON tokens(job_id) WHERE job_id > 0;"
+    "CREATE TABLE audit(seq INTEGER PRIMARY KEY, at INTEGER NOT NULL,"
+    "  actor TEXT NOT NULL, action TEXT NOT NULL, object TEXT NOT NULL,"
+    "  outcome TEXT NOT NULL, line TEXT NOT NULL, hash BLOB NOT NULL);"
+    "CREATE INDEX audit_actor ON audit(actor, seq);"
+    "CREATE INDEX audit_object ON audit(object, seq);"
+    "CREATE INDEX audit_at ON audit(at);"
+    "CREATE TABLE audit_checkpoints(size INTEGER PRIMARY KEY, at INTEGER NOT NULL,"
+    "  text TEXT NOT NULL);"
+    "CREATE TABLE objects(kind TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+    "  PRIMARY KEY(kind, name));"
+    "ALTER TABLE jobs ADD COLUMN lineage TEXT;",
 };
 
 /* Prepared statements, by role. */
@@ -92,6 +111,8 @@ enum stmt {
     S_TEAMS, S_PCLASSES, S_COHORT_GET, S_COHORT_PUT, S_JOB_MAX_ID,
     S_USAGE_OPEN, S_USAGE_CLOSE, S_USAGE_IDLE, S_BUDGET_GET, S_BUDGET_PUT,
     S_BUDGET_EVENT, S_CARBON_PUT,
+    S_AUDIT_ADD, S_AUDIT_HEAD, S_AUDIT_CKPT_PUT, S_OBJ_PUT, S_OBJ_GET, S_OBJ_DEL,
+    S_TOKEN_REVOKE, S_TOKEN_INFO, S_JOB_LINEAGE,
     S_NSTMTS
 };
 
@@ -136,11 +157,27 @@ static const char *const stmt_sql[S_NSTMTS] = {
                    "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(name) DO UPDATE SET "
                    "team = excluded.team, role = excluded.role, "
                    "unix_user = excluded.unix_user",
-    [S_TOKEN_PUT] = "INSERT INTO tokens(hash, user, created_at, expires_at) "
-                    "VALUES(?1, ?2, ?3, ?4)",
-    [S_TOKEN_GET] = "SELECT u.name, u.team, u.role, u.unix_user FROM tokens t "
-                    "JOIN users u ON u.name = t.user WHERE t.hash = ?1 AND "
+    [S_TOKEN_PUT] = "INSERT INTO tokens(hash, user, created_at, expires_at, label, job_id) "
+                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_TOKEN_GET] = "SELECT u.name, u.team, u.role, u.unix_user, t.job_id, t.rowid "
+                    "FROM tokens t JOIN users u ON u.name = t.user WHERE t.hash = ?1 AND "
                     "t.revoked = 0 AND (t.expires_at = 0 OR t.expires_at > ?2)",
+    [S_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1, revoked_at = ?2 WHERE rowid = ?1 "
+                       "AND revoked = 0",
+    [S_TOKEN_INFO] = "SELECT t.user, u.team, t.job_id, t.revoked FROM tokens t "
+                     "JOIN users u ON u.name = t.user WHERE t.rowid = ?1",
+    [S_AUDIT_ADD] = "INSERT INTO audit(seq, at, actor, action, object, outcome, line, hash) "
+                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [S_AUDIT_HEAD] = "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
+    [S_AUDIT_CKPT_PUT] = "INSERT OR REPLACE INTO audit_checkpoints(size, at, text) "
+                         "VALUES(?1, ?2, ?3)",
+    [S_OBJ_PUT] = "INSERT INTO objects(kind, name, spec, created_at, updated_at) "
+                  "VALUES(?1, ?2, ?3, ?4, ?4) ON CONFLICT(kind, name) DO UPDATE SET "
+                  "spec = excluded.spec, updated_at = excluded.updated_at "
+                  "WHERE spec <> excluded.spec",
+    [S_OBJ_GET] = "SELECT spec FROM objects WHERE kind = ?1 AND name = ?2",
+    [S_OBJ_DEL] = "DELETE FROM objects WHERE kind = ?1 AND name = ?2",
+    [S_JOB_LINEAGE] = "UPDATE jobs SET lineage = ?2 WHERE id = ?1",
     [S_JOB_INSERT] = "INSERT INTO jobs(name, team, project, user, queue, priority_class, "
                      "priority, state, exit_code, attempt, retries, submitted_at, "
                      "started_at, finished_at, placement, message, limits_enforced, "
@@ -267,6 +304,9 @@ static int step_done(struct sl_store *st, sqlite3_stmt *q)
     sqlite3_clear_bindings(q);
     return rc_from_sqlite(rc);
 }
+
+static json_t *time_or_null(int64_t ms);
+static const char *col_str(sqlite3_stmt *q, int i);
 
 static void bind_text_or_null(sqlite3_stmt *q, int i, const char *s)
 {
@@ -803,21 +843,27 @@ int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld)
 }
 
 int sl_store_token_insert(struct sl_store *st, const unsigned char hash[32],
-                          const char *user, int64_t expires_ms)
+                          const char *user, int64_t expires_ms, const char *label,
+                          int64_t job_id, int64_t *id)
 {
     sqlite3_stmt *q = prep(st, S_TOKEN_PUT);
+    int rc;
+
     if (!q)
         return -EIO;
     sqlite3_bind_blob(q, 1, hash, 32, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, user, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 3, sl_now_ms());
     sqlite3_bind_int64(q, 4, expires_ms);
-    return step_done(st, q);
+    sqlite3_bind_text(q, 5, label ? label : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 6, job_id);
+    if ((rc = step_done(st, q)) == 0 && id)
+        *id = sqlite3_last_insert_rowid(st->db);
+    return rc;
 }
 
 int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
-                          int64_t now_ms, char *user, char *team, char *role,
-                          char *unix_user)
+                          int64_t now_ms, struct sl_token_who *who)
 {
     sqlite3_stmt *q = prep(st, S_TOKEN_GET);
     int rc = -ENOENT;
@@ -827,15 +873,111 @@ int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
     sqlite3_bind_blob(q, 1, hash, 32, SQLITE_STATIC);
     sqlite3_bind_int64(q, 2, now_ms);
     if (sqlite3_step(q) == SQLITE_ROW) {
-        sl_strlcpy(user, col_text(q, 0), 64);
-        sl_strlcpy(team, col_text(q, 1), 64);
-        sl_strlcpy(role, col_text(q, 2), 64);
-        sl_strlcpy(unix_user, col_text(q, 3), 64);
+        sl_strlcpy(who->user, col_text(q, 0), sizeof(who->user));
+        sl_strlcpy(who->team, col_text(q, 1), sizeof(who->team));
+        sl_strlcpy(who->role, col_text(q, 2), sizeof(who->role));
+        sl_strlcpy(who->unix_user, col_text(q, 3), sizeof(who->unix_user));
+        who->job_id = sqlite3_column_int64(q, 4);
+        who->token_id = sqlite3_column_int64(q, 5);
         rc = 0;
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return rc;
+}
+
+int sl_store_token_info(struct sl_store *st, int64_t id, char *user, char *team,
+                        int64_t *job_id, bool *revoked)
+{
+    sqlite3_stmt *q = prep(st, S_TOKEN_INFO);
+    int rc = -ENOENT;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, id);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        sl_strlcpy(user, col_text(q, 0), 64);
+        sl_strlcpy(team, col_text(q, 1), 64);
+        *job_id = sqlite3_column_int64(q, 2);
+        *revoked = sqlite3_column_int(q, 3) != 0;
+        rc = 0;
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc;
+}
+
+int sl_store_token_revoke(struct sl_store *st, int64_t id, int64_t now_ms)
+{
+    sqlite3_stmt *q = prep(st, S_TOKEN_REVOKE);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, now_ms);
+    if ((rc = step_done(st, q)) < 0)
+        return rc;
+    return sqlite3_changes(st->db) ? 0 : -ENOENT;
+}
+
+int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_ms)
+{
+    sqlite3_stmt *q = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(st->db,
+                           "UPDATE tokens SET revoked = 1, revoked_at = ?2 "
+                           "WHERE job_id = ?1 AND revoked = 0",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, job_id);
+    sqlite3_bind_int64(q, 2, now_ms);
+    rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
+    sqlite3_finalize(q);
+    return rc;
+}
+
+json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team, int *rc)
+{
+    sqlite3_stmt *q = NULL;
+    json_t *arr = json_array();
+    int s;
+
+    *rc = 0;
+    if (!arr || sqlite3_prepare_v2(st->db,
+                                   "SELECT t.rowid, t.user, u.team, t.label, t.job_id, "
+                                   "t.created_at, t.expires_at, t.revoked_at, t.revoked "
+                                   "FROM tokens t JOIN users u ON u.name = t.user "
+                                   "WHERE (?1 IS NULL OR t.user = ?1) AND "
+                                   "(?2 IS NULL OR u.team = ?2) ORDER BY t.rowid",
+                                   -1, &q, NULL) != SQLITE_OK) {
+        json_decref(arr);
+        *rc = arr ? -EIO : -ENOMEM;
+        return NULL;
+    }
+    bind_text_or_null(q, 1, user);
+    bind_text_or_null(q, 2, team);
+    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t job = sqlite3_column_int64(q, 4);
+        json_array_append_new(
+            arr, json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:b}", "id",
+                           (json_int_t)sqlite3_column_int64(q, 0), "user", col_str(q, 1),
+                           "team", col_str(q, 2), "label", col_str(q, 3), "job",
+                           job ? json_integer(job) : json_null(), "created_at",
+                           time_or_null(sqlite3_column_int64(q, 5)), "expires_at",
+                           time_or_null(sqlite3_column_int64(q, 6)), "revoked_at",
+                           time_or_null(sqlite3_column_int64(q, 7)), "revoked",
+                           sqlite3_column_int(q, 8) != 0));
+    }
+    if (s != SQLITE_DONE)
+        *rc = -EIO;
+    sqlite3_finalize(q);
+    if (*rc < 0) {
+        json_decref(arr);
+        return NULL;
+    }
+    return arr;
 }
 
 int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v,
@@ -1480,4 +1622,219 @@ void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n)
     for (size_t i = 0; h && i < n; i++)
         free(h[i].g);
     free(h);
+}
+
+/* ---- the audit log and governed objects ------------------------------- */
+
+int sl_store_audit_add(struct sl_store *st, int64_t seq, int64_t at_ms, const char *actor,
+                       const char *action, const char *object, const char *outcome,
+                       const char *line, size_t len, const unsigned char hash[32])
+{
+    sqlite3_stmt *q = prep(st, S_AUDIT_ADD);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, seq);
+    sqlite3_bind_int64(q, 2, at_ms);
+    sqlite3_bind_text(q, 3, actor, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, action, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, object ? object : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 6, outcome, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 7, line, (int)len, SQLITE_STATIC);
+    sqlite3_bind_blob(q, 8, hash, 32, SQLITE_STATIC);
+    return step_done(st, q);
+}
+
+int sl_store_audit_head(struct sl_store *st, int64_t *size, unsigned char hash[32])
+{
+    sqlite3_stmt *q = prep(st, S_AUDIT_HEAD);
+    int s;
+
+    if (!q)
+        return -EIO;
+    *size = 0;
+    memset(hash, 0, 32);
+    if ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        *size = sqlite3_column_int64(q, 0);
+        if (sqlite3_column_bytes(q, 1) == 32)
+            memcpy(hash, sqlite3_column_blob(q, 1), 32);
+        else
+            s = SQLITE_CORRUPT;
+    }
+    sqlite3_reset(q);
+    return s == SQLITE_ROW || s == SQLITE_DONE ? 0 : -EIO;
+}
+
+int sl_store_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
+                        int (*fn)(void *arg, int64_t seq, const char *line, size_t len),
+                        void *arg)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = 0, s, n = 0;
+
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT seq, line FROM audit WHERE seq > ?1 AND "
+                           "(?2 IS NULL OR actor = ?2) AND (?3 IS NULL OR action = ?3) AND "
+                           "(?4 IS NULL OR object = ?4) AND (?5 = 0 OR at >= ?5) AND "
+                           "(?6 = 0 OR at < ?6) AND (?7 IS NULL OR outcome = ?7) "
+                           "ORDER BY seq",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, f->after);
+    bind_text_or_null(q, 2, f->actor);
+    bind_text_or_null(q, 3, f->action);
+    bind_text_or_null(q, 4, f->object);
+    sqlite3_bind_int64(q, 5, f->from_ms);
+    sqlite3_bind_int64(q, 6, f->to_ms);
+    bind_text_or_null(q, 7, f->outcome);
+    while ((f->limit <= 0 || n < f->limit) && (s = sqlite3_step(q)) == SQLITE_ROW) {
+        n++;
+        if ((rc = fn(arg, sqlite3_column_int64(q, 0), col_str(q, 1),
+                     (size_t)sqlite3_column_bytes(q, 1))) != 0)
+            break;
+    }
+    if (rc == 0 && (f->limit <= 0 || n < f->limit) && s != SQLITE_DONE)
+        rc = -EIO;
+    sqlite3_finalize(q);
+    return rc < 0 ? rc : 0;
+}
+
+int sl_store_audit_checkpoint_put(struct sl_store *st, int64_t size, int64_t at_ms,
+                                  const char *text)
+{
+    sqlite3_stmt *q = prep(st, S_AUDIT_CKPT_PUT);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, size);
+    sqlite3_bind_int64(q, 2, at_ms);
+    sqlite3_bind_text(q, 3, text, -1, SQLITE_STATIC);
+    return step_done(st, q);
+}
+
+char *sl_store_audit_checkpoint_last(struct sl_store *st, int *rc)
+{
+    sqlite3_stmt *q = NULL;
+    char *text = NULL;
+    int s;
+
+    *rc = -ENOENT;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT text FROM audit_checkpoints ORDER BY size DESC LIMIT 1",
+                           -1, &q, NULL) != SQLITE_OK) {
+        *rc = -EIO;
+        return NULL;
+    }
+    if ((s = sqlite3_step(q)) == SQLITE_ROW) {
+        *rc = (text = strdup(col_str(q, 0))) ? 0 : -ENOMEM;
+    } else if (s != SQLITE_DONE) {
+        *rc = -EIO;
+    }
+    sqlite3_finalize(q);
+    return text;
+}
+
+int sl_store_obj_put(struct sl_store *st, const char *kind, const char *name,
+                     const char *spec)
+{
+    sqlite3_stmt *g = prep(st, S_OBJ_GET), *p = prep(st, S_OBJ_PUT);
+    bool found, same = false;
+
+    if (!g || !p)
+        return -EIO;
+    sqlite3_bind_text(g, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(g, 2, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(g) == SQLITE_ROW;
+    if (found)
+        same = strcmp(col_str(g, 0), spec) == 0;
+    sqlite3_bind_text(p, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 3, spec, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(p, 4, sl_now_ms());
+    return upsert_result(st, g, found, same, p);
+}
+
+char *sl_store_obj_get(struct sl_store *st, const char *kind, const char *name, int *rc)
+{
+    sqlite3_stmt *q = prep(st, S_OBJ_GET);
+    char *spec = NULL;
+    int s;
+
+    *rc = -EIO;
+    if (!q)
+        return NULL;
+    sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+    if ((s = sqlite3_step(q)) == SQLITE_ROW)
+        *rc = (spec = strdup(col_str(q, 0))) ? 0 : -ENOMEM;
+    else
+        *rc = s == SQLITE_DONE ? -ENOENT : -EIO;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return spec;
+}
+
+int sl_store_obj_del(struct sl_store *st, const char *kind, const char *name)
+{
+    sqlite3_stmt *q = prep(st, S_OBJ_DEL);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+    if ((rc = step_done(st, q)) < 0)
+        return rc;
+    return sqlite3_changes(st->db) ? 0 : -ENOENT;
+}
+
+int sl_store_objs_each(struct sl_store *st, const char *kind,
+                       int (*fn)(void *arg, const char *name, const char *spec), void *arg)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = 0, s;
+
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT name, spec FROM objects WHERE kind = ?1 ORDER BY name",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_text(q, 1, kind, -1, SQLITE_STATIC);
+    while ((s = sqlite3_step(q)) == SQLITE_ROW)
+        if ((rc = fn(arg, col_str(q, 0), col_str(q, 1))) != 0)
+            break;
+    if (rc == 0 && s != SQLITE_DONE)
+        rc = -EIO;
+    sqlite3_finalize(q);
+    return rc < 0 ? rc : 0;
+}
+
+int sl_store_job_lineage(struct sl_store *st, int64_t id, const char *lineage)
+{
+    sqlite3_stmt *q = prep(st, S_JOB_LINEAGE);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, id);
+    bind_text_or_null(q, 2, lineage);
+    return step_done(st, q);
+}
+
+char *sl_store_job_lineage_get(struct sl_store *st, int64_t id, int *rc)
+{
+    sqlite3_stmt *q = NULL;
+    char *text = NULL;
+    int s;
+
+    if (sqlite3_prepare_v2(st->db, "SELECT lineage FROM jobs WHERE id = ?1", -1, &q,
+                           NULL) != SQLITE_OK) {
+        *rc = -EIO;
+        return NULL;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    if ((s = sqlite3_step(q)) == SQLITE_ROW)
+        *rc = (text = strdup(col_str(q, 0))) ? 0 : -ENOMEM;
+    else
+        *rc = s == SQLITE_DONE ? -ENOENT : -EIO;
+    sqlite3_finalize(q);
+    return text;
 }

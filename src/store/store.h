@@ -133,14 +133,30 @@ struct sl_store_loader {
 };
 int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld);
 
-/* Tokens: stored as BLAKE2b-256 hashes. */
+/* Tokens: stored as BLAKE2b-256 hashes, never in clear. A token belongs to
+ * a user; a job token (job_id > 0) is also bound to that job and revoked
+ * when the job ends. */
+struct sl_token_who {
+    char user[64], team[64], role[64], unix_user[64];
+    int64_t job_id;                /* 0 = a user token */
+    int64_t token_id;
+};
+/* Insert; *id (may be NULL) receives the token's id. */
 int sl_store_token_insert(struct sl_store *st, const unsigned char hash[32],
-                          const char *user, int64_t expires_ms);
-/* Looks the token hash up; fills user/team/role/unix_user (each >= 64 bytes).
- * Returns 0, -ENOENT (unknown, revoked or expired at now_ms). */
+                          const char *user, int64_t expires_ms, const char *label,
+                          int64_t job_id, int64_t *id);
+/* Looks the token hash up. Returns 0, -ENOENT (unknown, revoked or expired
+ * at now_ms) or -EIO. */
 int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
-                          int64_t now_ms, char *user, char *team, char *role,
-                          char *unix_user);
+                          int64_t now_ms, struct sl_token_who *who);
+/* Token 'id': its user and the user's team (>= 64 bytes each), job, state. */
+int sl_store_token_info(struct sl_store *st, int64_t id, char *user, char *team,
+                        int64_t *job_id, bool *revoked);
+/* Returns 0, or -ENOENT when there is no such live token. */
+int sl_store_token_revoke(struct sl_store *st, int64_t id, int64_t now_ms);
+int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_ms);
+/* Token descriptions (never the secret) of 'user' and/or 'team' (NULL = any). */
+json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team, int *rc);
 
 /* Jobs (writer). insert writes every column of 'v' (and 'not_before_ms')
  * under id v->id, or under the next free id (max + 1) when v->id is 0,
@@ -219,5 +235,40 @@ int sl_store_carbon_put(struct sl_store *st, const char *site, int64_t hour_ms, 
 int sl_store_carbon_load(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                          struct sl_carbon_hours **out, size_t *n);
 void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n);
+
+/* The audit log (src/audit/audit.h makes the lines): appended by the
+ * engine in the transaction of the change it records. */
+int sl_store_audit_add(struct sl_store *st, int64_t seq, int64_t at_ms, const char *actor,
+                       const char *action, const char *object, const char *outcome,
+                       const char *line, size_t len, const unsigned char hash[32]);
+/* The last record's seq and hash; 0 and zeros when the log is empty. */
+int sl_store_audit_head(struct sl_store *st, int64_t *size, unsigned char hash[32]);
+struct sl_audit_filter {
+    int64_t after;                 /* records with seq > after */
+    int64_t limit;                 /* <= 0 = all */
+    const char *actor, *action, *object, *outcome; /* NULL = any */
+    int64_t from_ms, to_ms;        /* 0 = open */
+};
+/* Calls fn for each matching record in seq order; fn returns non-zero to
+ * stop (a negative value is returned). */
+int sl_store_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
+                        int (*fn)(void *arg, int64_t seq, const char *line, size_t len),
+                        void *arg);
+int sl_store_audit_checkpoint_put(struct sl_store *st, int64_t size, int64_t at_ms,
+                                  const char *text);
+/* The newest stored checkpoint (caller frees), or NULL with *rc -ENOENT. */
+char *sl_store_audit_checkpoint_last(struct sl_store *st, int *rc);
+
+/* Governed objects as JSON documents by kind ("Policy", "Dataset", "Scan",
+ * "Model") and name. put returns 0 unchanged, 1 created, 2 updated. */
+int sl_store_obj_put(struct sl_store *st, const char *kind, const char *name,
+                     const char *spec);
+char *sl_store_obj_get(struct sl_store *st, const char *kind, const char *name, int *rc);
+int sl_store_obj_del(struct sl_store *st, const char *kind, const char *name);
+int sl_store_objs_each(struct sl_store *st, const char *kind,
+                       int (*fn)(void *arg, const char *name, const char *spec), void *arg);
+/* A job's lineage (JSON text: image, code, datasets), set at submission. */
+int sl_store_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
+char *sl_store_job_lineage_get(struct sl_store *st, int64_t id, int *rc);
 
 #endif

@@ -591,3 +591,13 @@ int sl_parse_when_ms(const char *s, int64_t *out_ms)
     return sl_parse_rfc3339_ms(s, out_ms);
 }
 
+
+bool sl_text_printable(const char *s)
+{
+    size_t n = strlen(s);
+
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return sl_utf8_valid((const unsigned char *)s, n);
+}

@@ -102,6 +102,8 @@ int sl_grow(void **p, int *cap, int need, size_t elem);
 /* Whether s[0..len) is well-formed UTF-8 (no overlongs, no surrogates,
  * nothing past U+10FFFF). */
 bool sl_utf8_valid(const unsigned char *s, size_t len);
+/* Whether 's' is well-formed UTF-8 without control characters. */
+bool sl_text_printable(const char *s);
 
 /* Copy at most 'max' bytes of s[0..len) into dst (of 'size' bytes) for an
  * error message: control characters and invalid UTF-8 become '?', a cut

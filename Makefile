@@ -11,8 +11,9 @@ PREFIX  ?= /usr/local
 PKGS    := jansson yaml-0.1 sqlite3 libsodium
 # The CLI links only what it uses: its HTTP client is plain sockets (libc),
 # libyaml comes with the simulator (sim --config and the manifest rules),
+# libsodium with the offline audit verifier (audit verify -f),
 # so each `sluice` process maps a handful of libraries, not libcurl's ~30.
-CLI_PKGS := jansson yaml-0.1
+CLI_PKGS := jansson yaml-0.1 libsodium
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Werror
 # snprintf truncation is deliberate (bounded names and messages), so GCC's
 # -Wformat-truncation guesses are off; every other format check stays on.

@@ -283,6 +283,10 @@ int sl_cli_cmd_queues(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_report(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_budgets(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_carbon(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_audit(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_lineage(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_models(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_scan(struct sl_cli_ctx *ctx, int argc, char **argv);
 
 /* The handling every command gives -h, --version and bad options: print
  * the usage, the version or the error. Returns 0 for an ordinary option

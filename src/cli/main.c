@@ -15,7 +15,6 @@
 #include <string.h>
 
 static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv);
-static int cmd_reserved(struct sl_cli_ctx *ctx, int argc, char **argv);
 
 /* The commands: name, handler (argv[0] = name), one-line help, usage text
  * printed by `sluice help NAME` and `sluice NAME --help` (NULL for the
@@ -23,13 +22,14 @@ static int cmd_reserved(struct sl_cli_ctx *ctx, int argc, char **argv);
 /* clang-format off */
 static const struct sl_cli_command commands[] = {
     {"submit", sl_cli_cmd_submit, "submit a job from a YAML or JSON file; prints the job id",
-     "usage: sluice submit -f FILE\n"
+     "usage: sluice submit -f FILE [--dry-run]\n"
      "\n"
      "Submit the job document in FILE (YAML, or JSON when it starts with '{';\n"
      "'-' reads standard input; at most 1 MiB). Prints the job id; with\n"
      "-o json, the job object.\n"
      "\n"
-     "  -f, --file FILE   the job document\n"},
+     "  -f, --file FILE   the job document\n"
+     "  --dry-run         only the admission verdict; nothing is created\n"},
     {"run", sl_cli_cmd_run, "submit a job from flags; prints the job id",
      "usage: sluice run [FLAGS] [--] CMD [ARGS...]\n"
      "\n"
@@ -157,13 +157,19 @@ static const struct sl_cli_command commands[] = {
      "fixed intensity in reports; at most 1 MiB per file.\n"},
     {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
      "usage: sluice whoami\n"},
-    {"token", sl_cli_cmd_token, "create an API token for a user (admin)",
-     "usage: sluice token create --user NAME [--expires-in D]\n"
+    {"token", sl_cli_cmd_token, "create, list and revoke API tokens",
+     "usage: sluice token create --user NAME [--expires-in D] [--label L]\n"
+     "       sluice token list [--user NAME]\n"
+     "       sluice token revoke ID\n"
      "\n"
-     "Create a token for the user and print it; it is shown only once.\n"
+     "create: a token for the user, printed once (the server keeps its hash).\n"
+     "Anyone may make tokens for themselves; a team-admin for its team's\n"
+     "members; an admin for anyone. list: the tokens one may manage (never\n"
+     "their secrets). revoke: at once, for every later request.\n"
      "\n"
      "  --user NAME        the user\n"
-     "  --expires-in D     lifetime, e.g. 24h, 30d (default: the server's)\n"},
+     "  --expires-in D     lifetime, e.g. 24h, 30d (default: none)\n"
+     "  --label L          what it is for\n"},
     {"sim", sl_cli_cmd_sim, "simulate the scheduler on a trace; prints a JSON summary",
      "usage: sluice sim --workload FILE [--nodes FILE | --vcs FILE] [OPTIONS]\n"
      "\n"
@@ -194,9 +200,42 @@ static const struct sl_cli_command commands[] = {
     {"help", cmd_help, "show help for sluice or a command",
      "usage: sluice help [COMMAND]\n"},
     /* Reserved for later releases: they say so and exit 1. */
-    {"report", cmd_reserved, "usage and cost reports (not in this release)", NULL},
-    {"audit", cmd_reserved, "the audit log (not in this release)", NULL},
-    {"lineage", cmd_reserved, "model lineage (not in this release)", NULL},
+    {"audit", sl_cli_cmd_audit, "the tamper-evident audit log: read, export, verify",
+     "usage: sluice audit log [--actor A] [--action X] [--object O] [--outcome ok|refused]\n"
+     "                        [--from T] [--to T] [--after SEQ] [--limit N]\n"
+     "       sluice audit export [-f FILE]\n"
+     "       sluice audit verify [-f EXPORT [--checkpoint CKPT --pubkey KEY]]\n"
+     "       sluice audit checkpoint | pubkey\n"
+     "\n"
+     "log: records by actor, action, object, outcome and time (auditor, admin).\n"
+     "export: the whole log as JSON lines, exactly as hashed.\n"
+     "verify: without -f, the server checks the live log against its newest\n"
+     "signed checkpoint; with -f, this machine checks an export offline: the\n"
+     "hash chain alone, or with a checkpoint kept earlier and the verifier key\n"
+     "also the signed head (modification, deletion, insertion, reordering,\n"
+     "truncation and rollback). Exit 3 names the first bad record.\n"
+     "checkpoint: the log's head signed now (keep it); pubkey: the verifier key.\n"
+     "docs/audit.md has the formats.\n"},
+    {"lineage", sl_cli_cmd_lineage, "the chain model <- job <- image, code, datasets",
+     "usage: sluice lineage model:NAME@VERSION | job:ID\n"
+     "\n"
+     "The model, the job that produced it (user, team, queue, GPU-hours,\n"
+     "energy, cost), its image digest, code commit and dataset versions.\n"},
+    {"models", sl_cli_cmd_models, "the model registry: list, register, move between stages",
+     "usage: sluice models [list [--name N] [--stage S]]\n"
+     "       sluice models register --name N --version V --digest sha256:HEX --uri URI\n"
+     "                              [--metric K=V]... [--job ID] [--team T]\n"
+     "       sluice models stage NAME@VERSION --stage none|staging|production|archived\n"
+     "                           [--comment C]\n"
+     "\n"
+     "A job registers its models with its own token (SLUICE_TOKEN in its\n"
+     "environment); stages are changed by the roles the policy names as\n"
+     "approvers (default admin and team-admin).\n"},
+    {"scan", sl_cli_cmd_scan, "import an image scan (Trivy JSON) for the admission policy",
+     "usage: sluice scan import REPORT.json\n"
+     "\n"
+     "A report of `trivy image -f json IMAGE`; its findings are kept under the\n"
+     "image's digest for the policy's scan gate (admin).\n"},
 
 };
 /* clang-format on */
@@ -265,14 +304,6 @@ static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv)
     }
     sl_cli_usage(stdout, cmd);
     return SL_CLI_OK;
-}
-
-static int cmd_reserved(struct sl_cli_ctx *ctx, int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    sl_cli_errorf("%s: not available in this release", ctx->cmd->name);
-    return SL_CLI_USAGE;
 }
 
 int main(int argc, char **argv)

@@ -1809,7 +1809,7 @@ static int manifest_one(const json_t *doc, const char *prefix,
     if (!manifest_kinds[i].name)
         return fail_got(err, p,
                         "one of Team, Queue, PriorityClass, User, Cohort, "
-                        "Scheduler, Pricing or Budget",
+                        "Scheduler, Pricing, Budget, Policy or Dataset",
                         member(doc, "kind"));
     m->kind = (enum sl_manifest_kind)manifest_kinds[i].value;
     path_key(p, prefix, "metadata");

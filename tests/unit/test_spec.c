@@ -906,11 +906,11 @@ static void manifests(void)
              "[1].kind", "sluice submit", "a Job in a manifest file is refused");
     mrefused("apiVersion: sluice/v1\nkind: Job\nspec: {command: [x]}\n", "kind",
              "sluice submit", "a lone Job manifest is refused without index");
-    mrefused("apiVersion: sluice/v1\nkind: Policy\nmetadata: {name: c}\n",
+    mrefused("apiVersion: sluice/v1\nkind: Network\nmetadata: {name: c}\n",
              "kind",
              "one of Team, Queue, PriorityClass, User, Cohort, Scheduler, "
-             "Pricing or Budget, got \"Policy\"",
-             "a kind of a later release is refused");
+             "Pricing, Budget, Policy or Dataset, got \"Network\"",
+             "an unknown kind is refused");
     mrefused("apiVersion: sluice/v1\nkind: Team\n", "metadata", "is required",
              "metadata is required");
     mrefused("apiVersion: sluice/v1\nkind: Team\nmetadata: {}\n",
@@ -951,7 +951,7 @@ static void manifests(void)
              "yes is not a boolean");
     mrefused("apiVersion: sluice/v1\nkind: User\nmetadata: {name: u}\n"
              "spec: {team: t, role: root}\n",
-             "spec.role", "one of admin, member or viewer, got \"root\"",
+             "spec.role", "one of admin, member, viewer, team-admin or auditor, got \"root\"",
              "an unknown role is refused");
     mrefused("apiVersion: sluice/v1\nkind: User\nmetadata: {name: u}\n"
              "spec: {role: admin}\n",

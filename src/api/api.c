@@ -1765,6 +1765,38 @@ static const struct route {
     {"GET", "/v1/lineage/{ref}", h_lineage, SC_LINEAGE, NULL, NULL},
 };
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)(c | 0x20);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decode %XX escapes in place (clients escape '@' and ':'); a decoded
+ * '/' or NUL is refused. */
+static int pct_decode(char *s)
+{
+    char *w = s;
+
+    for (; *s; s++) {
+        int v;
+        if (*s != '%') {
+            *w++ = *s;
+            continue;
+        }
+        if (hexval(s[1]) < 0 || hexval(s[2]) < 0)
+            return -1;
+        v = hexval(s[1]) * 16 + hexval(s[2]);
+        if (v == 0 || v == '/')
+            return -1;
+        *w++ = (char)v;
+        s += 2;
+    }
+    *w = '\0';
+    return 0;
+}
+
 static bool ref_valid(const char *s)
 {
     size_t n = strlen(s);
@@ -1791,6 +1823,8 @@ static bool match(const char *pattern, const char *path, struct ctx *c)
                 return false;
             memcpy(seg, path, n);
             seg[n] = '\0';
+            if (!is_id && pct_decode(seg) < 0)
+                return false;
             if (is_id) {
                 if (sl_parse_int64(seg, 1, INT64_MAX, &c->id) < 0)
                     return false;

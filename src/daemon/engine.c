@@ -1893,6 +1893,17 @@ static int64_t res_add(int64_t a, int64_t b)
     return a == RES_INF || b == RES_INF || a > RES_INF - b ? RES_INF : a + b;
 }
 
+static int64_t queue_weight(const struct queue *q)
+{
+    struct sl_manifest *m = NULL;
+    int64_t w = 1000;
+
+    if (manifest_from_store("Queue", q->name, q->spec_json, &m) == 0)
+        w = m->u.queue.weight_milli;
+    free(m);
+    return w;
+}
+
 /* A team-admin applies its team's users (as team-admin, member or viewer)
  * and queues; the team's total quota, borrowing limits and fair-share
  * weight may not grow past what it has: quota an admin granted moves
@@ -1934,6 +1945,11 @@ static int team_admin_check(struct sl_engine *e, struct sl_op *op)
                 snprintf(msg, sizeof(msg), "a team-admin applies the queues of its own "
                          "team (%s) only", team);
                 return manifest_forbidden(op, i, op->nmanifests, "spec.team", msg);
+            }
+            if (m->u.queue.weight_milli != (q ? queue_weight(q) : 1000)) {
+                snprintf(msg, sizeof(msg), "only an admin changes a queue's fair-share "
+                         "weight");
+                return manifest_forbidden(op, i, op->nmanifests, "spec.weight", msg);
             }
             if (strcmp(m->u.queue.cohort, q ? q->cohort : "") != 0) {
                 snprintf(msg, sizeof(msg), "only an admin puts a queue in a cohort or takes "
@@ -1996,6 +2012,8 @@ static int team_admin_check(struct sl_engine *e, struct sl_op *op)
     for (int b = 0; b < 2 && rc == 0; b++)
         for (int k = 0; k < 4 + nmodels && rc == 0; k++) {
             static const char *const what[] = {"GPUs", "CPUs", "memory", "weight"};
+            if (k == 3)
+                continue; /* weights: checked per queue above */
             const char *model = k >= 4 ? models[k - 4] : NULL;
             int64_t sb = 0, sa = 0;
             for (int i = 0; i < nb; i++)
@@ -2005,8 +2023,7 @@ static int team_admin_check(struct sl_engine *e, struct sl_op *op)
             if (sa > sb) {
                 op_fail(op, 403, "forbidden");
                 rc = sl_errorf_field(&op->err, -EPERM,
-                                     b ? "spec.borrowingLimit" : k == 3 ? "spec.weight"
-                                                                        : "spec.nominal",
+                                     b ? "spec.borrowingLimit" : "spec.nominal",
                                      "team %s's queues would hold more %s%s%s%s than an admin "
                                      "granted it; a team-admin moves quota between its "
                                      "queues, an admin adds to it",
@@ -2605,7 +2622,7 @@ static int do_stage(struct sl_engine *e, struct sl_op *op)
     const char *comment = json_string_value(json_object_get(op->doc, "comment"));
     json_t *m = NULL, *hist;
     const char *team, *from;
-    char *text, when[40];
+    char *text, when[40], from_buf[32];
     int rc;
 
     snprintf(op->object, sizeof(op->object), "model:%s", op->model);
@@ -2618,7 +2635,11 @@ static int do_stage(struct sl_engine *e, struct sl_op *op)
     }
     free(text);
     team = json_string_value(json_object_get(m, "team"));
-    from = json_string_value(json_object_get(m, "stage"));
+    sl_strlcpy(from_buf, json_string_value(json_object_get(m, "stage"))
+                             ? json_string_value(json_object_get(m, "stage"))
+                             : "",
+               sizeof(from_buf));
+    from = from_buf; /* the member is replaced below */
     if (!is_admin(&op->who) && (!team || strcmp(team, op->who.team) != 0)) {
         json_decref(m);
         op_fail(op, 404, "not_found");

@@ -311,7 +311,8 @@ json_t *sl_report_json(const struct sl_report *r)
 
     if (!arr)
         return NULL;
-    qsort(r->g, r->n, sizeof(*r->g), group_cmp);
+    if (r->n) /* an empty report has no array at all */
+        qsort(r->g, r->n, sizeof(*r->g), group_cmp);
     for (size_t i = 0; i < r->n; i++) {
         const struct group *g = &r->g[i];
         const struct sl_usage_fig *f = &g->sum;

@@ -18,7 +18,7 @@
  * input field at fault ("spec.resources.gpus"), empty when none. */
 struct sl_error {
     char field[96];
-    char text[192];
+    char text[384];
 };
 
 /* Fill 'err' (may be NULL) with the formatted text and return 'rc'

@@ -115,7 +115,7 @@ bench: deps all $(B)/bench/sched_bench
 	bench/sched.sh all
 
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := $(wildcard src/util/*.c src/core/*.c)
+FUZZ_SRC := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/policy/*.c)
 fuzz: deps
 	@mkdir -p build/fuzz/corpus
 	clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -1216,9 +1216,10 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
     ledger_close(e, j, now);
     job_token_drop(j);
     if (e->cfg.executor == SL_EXECUTOR_LOCAL && e->api_url[0]) {
-        if (sl_store_tokens_revoke_job(e->st, j->id, now) < 0)
+        int n = sl_store_tokens_revoke_job(e->st, j->id, now);
+        if (n < 0)
             e->write_failed = true;
-        e->tokens_revoked = true;
+        e->tokens_revoked |= n > 0;
     }
     for (int t = 0; t < j->spec->tasks; t++)
         if (j->tasks[t].exit_code != 0 && code == 0)
@@ -1720,10 +1721,11 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
     }
     e->next_id++;
     snprintf(op->object, sizeof(op->object), "job:%lld", (long long)j->id);
-    op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i}", "name", j->name,
-                                  "team", j->team, "queue", j->queue, "priority_class",
-                                  j->pclass, "image", s->image, "tasks", s->tasks, "gpus",
-                                  s->gpus, "gpu_milli", s->gpu_milli);
+    op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i, s:s?}", "name",
+                                  j->name, "team", j->team, "queue", j->queue,
+                                  "priority_class", j->pclass, "image", s->image, "tasks",
+                                  s->tasks, "gpus", s->gpus, "gpu_milli", s->gpu_milli,
+                                  "budget", spent ? spent->b.name : NULL);
     j->fresh = true;
     j->spec_json = spec_json;
     spec_json = NULL;

@@ -86,6 +86,7 @@ static const char *const migrations[] = {
     "ALTER TABLE tokens ADD COLUMN job_id INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE tokens ADD COLUMN revoked_at INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX tokens_job ON tokens(job_id) WHERE job_id > 0;"
+    "CREATE INDEX usage_job ON usage(job_id, id);"
     "CREATE TABLE audit(seq INTEGER PRIMARY KEY, at INTEGER NOT NULL,"
     "  actor TEXT NOT NULL, action TEXT NOT NULL, object TEXT NOT NULL,"
     "  outcome TEXT NOT NULL, line TEXT NOT NULL, hash BLOB NOT NULL);"
@@ -933,7 +934,7 @@ int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_
         return -EIO;
     sqlite3_bind_int64(q, 1, job_id);
     sqlite3_bind_int64(q, 2, now_ms);
-    rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -EIO;
+    rc = sqlite3_step(q) == SQLITE_DONE ? sqlite3_changes(st->db) : -EIO;
     sqlite3_finalize(q);
     return rc;
 }
@@ -1393,17 +1394,20 @@ int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                         const char *team, int64_t job_id,
                         int (*fn)(void *arg, const struct sl_usage_row *r), void *arg)
 {
-    static const char sql[] =
-        "SELECT id, job_id, attempt, task, team, project, user, queue, node, "
-        "gpu_model, gpus, ngpus, gpu_milli, cpu_milli, mem_bytes, start_ms, "
-        "coalesce(end_ms, 0), gpu_energy_j, cpu_energy_j, util, idle, idle_ms FROM usage "
-        "WHERE start_ms < ?2 AND (end_ms IS NULL OR end_ms > ?1) "
-        "AND (?3 IS NULL OR team = ?3) AND (?4 = 0 OR job_id = ?4) "
-        "ORDER BY job_id, id";
+#define USAGE_SCAN                                                              \
+    "SELECT id, job_id, attempt, task, team, project, user, queue, node, "      \
+    "gpu_model, gpus, ngpus, gpu_milli, cpu_milli, mem_bytes, start_ms, "       \
+    "coalesce(end_ms, 0), gpu_energy_j, cpu_energy_j, util, idle, idle_ms FROM usage " \
+    "WHERE start_ms < ?2 AND (end_ms IS NULL OR end_ms > ?1) "                  \
+    "AND (?3 IS NULL OR team = ?3) "
+    /* one job's rows through its index, not a scan of the whole window */
+    static const char all[] = USAGE_SCAN "AND (?4 = 0 OR job_id = ?4) ORDER BY job_id, id";
+    static const char one[] = USAGE_SCAN "AND job_id = ?4 ORDER BY job_id, id";
+#undef USAGE_SCAN
     sqlite3_stmt *q = NULL;
     int rc = 0, s;
 
-    if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db, job_id ? one : all, -1, &q, NULL) != SQLITE_OK)
         return -EIO;
     sqlite3_bind_int64(q, 1, from_ms);
     sqlite3_bind_int64(q, 2, to_ms);

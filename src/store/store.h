@@ -154,6 +154,7 @@ int sl_store_token_info(struct sl_store *st, int64_t id, char *user, char *team,
                         int64_t *job_id, bool *revoked);
 /* Returns 0, or -ENOENT when there is no such live token. */
 int sl_store_token_revoke(struct sl_store *st, int64_t id, int64_t now_ms);
+/* Revoke the tokens of job 'job_id'; returns how many, or -EIO. */
 int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_ms);
 /* Token descriptions (never the secret) of 'user' and/or 'team' (NULL = any). */
 json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team, int *rc);

@@ -1380,6 +1380,11 @@ struct objs {
     const char *stage, *name;     /* models: filters */
 };
 
+static bool str_is(const json_t *v, const char *s)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+}
+
 static int obj_row(void *arg, const char *name, const char *spec)
 {
     struct objs *o = arg;
@@ -1394,8 +1399,8 @@ static int obj_row(void *arg, const char *name, const char *spec)
             return 0;
         }
     }
-    if ((o->stage && !json_equal(json_object_get(d, "stage"), json_string(o->stage))) ||
-        (o->name && !json_equal(json_object_get(d, "name"), json_string(o->name)))) {
+    if ((o->stage && !str_is(json_object_get(d, "stage"), o->stage)) ||
+        (o->name && !str_is(json_object_get(d, "name"), o->name))) {
         json_decref(d);
         return 0;
     }

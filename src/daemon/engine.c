@@ -2588,10 +2588,10 @@ static int do_model(struct sl_engine *e, struct sl_op *op)
         return sl_errorf_field(&op->err, -EALREADY, "version",
                                "model %s is already registered; versions are immutable", key);
     }
-    m = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:o, s:s, s:s, s:s, s:[]}", "name", name,
+    m = json_pack("{s:s, s:s, s:s, s:O, s:O, s:o, s:o, s:s, s:s, s:s, s:[]}", "name", name,
                   "version", version, "team", team, "digest", json_object_get(d, "digest"),
                   "uri", json_object_get(d, "uri"), "metrics",
-                  json_object_get(d, "metrics") ? json_object_get(d, "metrics")
+                  json_object_get(d, "metrics") ? json_incref(json_object_get(d, "metrics"))
                                                 : json_object(),
                   "job", job ? json_integer(job) : json_null(), "registered_by",
                   op->who.user, "registered_at",
@@ -2758,13 +2758,15 @@ static void audit_op(struct sl_engine *e, struct sl_op *op, int rc)
         [SL_OP_STAGE] = "model.stage", [SL_OP_AUDIT] = "request",
     };
     const char *action = op->action ? op->action : actions[op->kind];
-    json_t *d = op->audit_details ? op->audit_details : json_object();
     const char *actor = op->who.user;
     char who[96];
+    json_t *d;
 
-    op->audit_details = NULL;
     if (op->kind == SL_OP_SUBMIT && op->dry_run)
-        return; /* a dry run changes nothing and is not a request to */
+        return; /* a dry run changes nothing: nothing to record (its details
+                   are freed with the op) */
+    d = op->audit_details ? op->audit_details : json_object();
+    op->audit_details = NULL;
     if (op->who.job_id) {
         snprintf(who, sizeof(who), "%s/job:%lld", op->who.user, (long long)op->who.job_id);
         actor = who;

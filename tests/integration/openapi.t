@@ -420,7 +420,8 @@ def test_health_and_auth():
     for (method, tpl), op in sorted(OPS.items()):
         if op.get("security", DOC.get("security")) == []:
             continue
-        path = tpl.replace("{id}", "1").replace("{name}", "admin")
+        path = tpl.replace("{id}", "1").replace("{name}", "admin").replace(
+            "{ref}", "model:m@1" if "lineage" in tpl else "m@1")
         call(method, path, token=None, want=401, code="unauthorized",
              name="%s %s without a token" % (method, tpl))
 
@@ -790,8 +791,10 @@ def test_tokens():
     r = call("GET", "/v1/whoami", token=tok, want=200, name="whoami as alice")
     tap.is_((r.json or {}).get("user"), "alice", "alice is alice")
     tap.is_((r.json or {}).get("role"), "member", "and a member")
-    call("POST", "/v1/users/alice/tokens", token=tok, want=403, code="forbidden",
-         name="a member cannot issue tokens")
+    call("POST", "/v1/users/admin/tokens", token=tok, want=403, code="forbidden",
+         name="a member cannot issue tokens for another user")
+    call("POST", "/v1/users/alice/tokens", token=tok, want=201,
+         name="but may for itself")
     call("POST", "/v1/apply", manifests(), token=tok, want=403,
          name="a member cannot apply")
     r = call("POST", "/v1/jobs", job_doc("oa-alice", ["sleep", "1000"], team="oa-team",
@@ -892,6 +895,61 @@ def test_meter():
          want=404, name="a site name that is not a name")
 
 
+def test_governance():
+    """The governance routes, each answered and refused once at least."""
+    call("GET", "/v1/policies", want=200, name="policies")
+    call("GET", "/v1/datasets", want=200, name="datasets")
+    call("POST", "/v1/apply", "apiVersion: sluice/v1\nkind: Policy\nmetadata: {name: oa-p}\n"
+         "spec: {teams: [oa-team], caps: {maxGpusPerJob: 64}}\n", ctype="application/yaml",
+         want=200, name="a Policy")
+    call("POST", "/v1/jobs?dry_run=true", job_doc("oa-dry", ["true"], team="oa-team"),
+         want=200, name="a dry run")
+    call("POST", "/v1/jobs?dry_run=true",
+         job_doc("oa-dry", ["true"], team="oa-team", resources={"gpus": 64}, tasks=2),
+         want=403, code="policy_denied", field="spec.resources.gpus",
+         name="a dry run over the policy's cap")
+    r = call("GET", "/v1/tokens", want=200, name="tokens")
+    ids = [t["id"] for t in (r.json or {}).get("tokens", []) if t.get("label") != "bootstrap"
+           and not t.get("revoked")]
+    if ids:
+        call("DELETE", "/v1/tokens/%d" % ids[-1], want=200, name="revoke a token")
+        call("DELETE", "/v1/tokens/%d" % ids[-1], want=409, code="conflict",
+             name="revoke it again")
+    call("DELETE", "/v1/tokens/999999", want=404, name="revoke an unknown token")
+    digest = "sha256:" + "ab" * 32
+    report = {"SchemaVersion": 2, "ArtifactName": "r.io/a@" + digest,
+              "ArtifactType": "container_image",
+              "Metadata": {"ImageID": digest, "RepoDigests": ["r.io/a@" + digest]},
+              "Results": [{"Target": "t", "Class": "os-pkgs", "Vulnerabilities": [
+                  {"VulnerabilityID": "CVE-1", "Severity": "HIGH"}]}]}
+    call("POST", "/v1/scans", report, want=(200, 201), name="import a scan")
+    call("POST", "/v1/scans", {"SchemaVersion": 1}, want=400, name="a scan of another schema")
+    call("GET", "/v1/scans", want=200, name="scans")
+    call("GET", "/v1/audit?limit=5", want=200, name="audit records")
+    call("GET", "/v1/audit?limit=0", want=400, field="limit", name="audit limit 0")
+    call("GET", "/v1/audit/export?limit=3", want=200, name="audit export")
+    call("GET", "/v1/audit/export?after=x", want=400, field="after", name="audit export after x")
+    r = call("GET", "/v1/audit/verify", want=200, name="audit verify")
+    tap.ok((r.json or {}).get("ok") is True, "the live log verifies")
+    call("GET", "/v1/audit/checkpoint", want=200, name="audit checkpoint")
+    call("GET", "/v1/audit/pubkey", want=200, name="audit pubkey")
+    model = {"name": "oa-m", "version": "1", "digest": "sha256:" + "cd" * 32,
+             "uri": "s3://m/1", "metrics": {"acc": 0.9}, "team": "oa-team"}
+    call("POST", "/v1/models", model, want=201, name="register a model")
+    call("POST", "/v1/models", model, want=409, code="conflict", name="the same version again")
+    call("POST", "/v1/models", dict(model, digest="md5:1"), want=400, field="digest",
+         name="a model with a bad digest")
+    call("GET", "/v1/models", want=200, name="models")
+    call("GET", "/v1/models/oa-m@1", want=200, name="a model")
+    call("GET", "/v1/models/none@1", want=404, name="an unknown model")
+    call("POST", "/v1/models/oa-m@1/stage", {"stage": "staging"}, want=200, name="stage it")
+    call("POST", "/v1/models/oa-m@1/stage", {"stage": "gold"}, want=400, field="stage",
+         name="an unknown stage")
+    call("GET", "/v1/lineage/model:oa-m@1", want=200, name="its lineage")
+    call("GET", "/v1/lineage/job:1", want=200, name="a job's lineage")
+    call("GET", "/v1/lineage/thing:1", want=400, name="a lineage of neither")
+
+
 def test_coverage():
     missing = sorted(k for k in OPS if k not in CALLED)
     tap.ok(not missing, "every operation in the document was called",
@@ -923,6 +981,7 @@ def main():
     test_unlisted()
     test_keepalive()
     test_meter()
+    test_governance()
     test_coverage()
     r = D.request("GET", "/healthz")
     tap.is_(r.status, 200, "sluiced is still healthy after all of that")

@@ -1455,26 +1455,11 @@ static void h_model_get(struct ctx *c)
         sl_http_reply_json(c->r, 200, m);
 }
 
-static bool version_valid(const char *v)
+/* Member 'key' of 'o' as a string; "" when it is not one. */
+static const char *jstr(const json_t *o, const char *key)
 {
-    size_t n = v ? strlen(v) : 0;
-    if (n == 0 || n > 63)
-        return false;
-    for (; *v; v++)
-        if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
-              (*v >= '0' && *v <= '9') || *v == '.' || *v == '_' || *v == '-'))
-            return false;
-    return true;
-}
-
-static bool digest_valid(const char *d)
-{
-    if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64)
-        return false;
-    for (d += 7; *d; d++)
-        if (!((*d >= '0' && *d <= '9') || (*d >= 'a' && *d <= 'f')))
-            return false;
-    return true;
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "";
 }
 
 static json_t *body_json(struct ctx *c)
@@ -1518,12 +1503,12 @@ static void h_model_register(struct ctx *c)
         refuse(c, 400, "invalid", "name", "required: 1 to 63 of a-z, 0-9 and '-'");
         goto bad;
     }
-    if (!version_valid(json_string_value(json_object_get(d, "version")))) {
+    if (!sl_version_valid(jstr(d, "version"))) {
         refuse(c, 400, "invalid", "version",
                "required: 1 to 63 of A-Z, a-z, 0-9, '.', '_' and '-'");
         goto bad;
     }
-    if (!digest_valid(json_string_value(json_object_get(d, "digest")))) {
+    if (!sl_digest_valid(jstr(d, "digest"))) {
         refuse(c, 400, "invalid", "digest", "required: \"sha256:\" and 64 lowercase hex digits");
         goto bad;
     }

@@ -141,7 +141,7 @@ static int get_list(const json_t *obj, const char *key, const char *parent, char
 
 static bool name_ok(const char *s) { return sl_name_valid(s); }
 
-static bool version_ok(const char *s)
+bool sl_version_valid(const char *s)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 63)
@@ -153,7 +153,7 @@ static bool version_ok(const char *s)
     return true;
 }
 
-static bool digest_ok(const char *d)
+bool sl_digest_valid(const char *d)
 {
     if (strncmp(d, "sha256:", 7) != 0 || strlen(d) != 71)
         return false;
@@ -378,10 +378,10 @@ int sl_dataset_parse(const json_t *spec, const char *P, const char *name, struct
                       err)) < 0)
         return rc;
     path_key(q, P, "version");
-    if (!version_ok(d->version))
+    if (!sl_version_valid(d->version))
         return fail(err, q, "must be 1 to 63 of A-Z, a-z, 0-9, '.', '_', '-'");
     path_key(q, P, "digest");
-    if (d->digest[0] && !digest_ok(d->digest))
+    if (d->digest[0] && !sl_digest_valid(d->digest))
         return fail(err, q, "must be \"sha256:\" and 64 lowercase hex digits");
     path_key(q, P, "owner");
     if (!sl_name_valid(d->owner))
@@ -483,7 +483,7 @@ int sl_trivy_parse(const char *buf, size_t len, struct sl_scan *out, struct sl_e
     }
     if (!digest)
         digest = json_string_value(json_object_get(meta, "ImageID"));
-    if (!digest || !digest_ok(digest)) {
+    if (!digest || !sl_digest_valid(digest)) {
         rc = sl_errorf_field(err, -EINVAL, "Metadata.RepoDigests",
                              "no image digest (sha256:<64 hex>) in RepoDigests or ImageID");
         goto out;
@@ -549,7 +549,7 @@ int sl_scan_from_json(const json_t *j, struct sl_scan *out)
 
     memset(out, 0, sizeof(*out));
     out->top = -1;
-    if (!d || !digest_ok(d))
+    if (!d || !sl_digest_valid(d))
         return -EINVAL;
     sl_strlcpy(out->digest, d, sizeof(out->digest));
     sl_strlcpy(out->artifact, json_string_value(json_object_get(j, "artifact"))
@@ -583,7 +583,7 @@ int sl_image_ref_parse(const char *ref, struct sl_image_ref *out)
         return -EINVAL;
     if ((at = strchr(buf, '@'))) {
         *at = '\0';
-        if (!digest_ok(at + 1))
+        if (!sl_digest_valid(at + 1))
             return -EINVAL;
         sl_strlcpy(out->digest, at + 1, sizeof(out->digest));
     }

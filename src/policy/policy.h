@@ -94,6 +94,11 @@ int sl_trivy_parse(const char *buf, size_t len, struct sl_scan *out, struct sl_e
 json_t *sl_scan_json(const struct sl_scan *s);
 int sl_scan_from_json(const json_t *j, struct sl_scan *out);
 
+/* A version (1..63 of A-Z a-z 0-9 . _ -); a digest "sha256:<64 lowercase
+ * hex>". */
+bool sl_version_valid(const char *s);
+bool sl_digest_valid(const char *d);
+
 /* An image reference split up; registry "docker.io" when none is named. */
 struct sl_image_ref {
     char registry[128];

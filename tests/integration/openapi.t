@@ -948,6 +948,68 @@ def test_governance():
     call("GET", "/v1/lineage/model:oa-m@1", want=200, name="its lineage")
     call("GET", "/v1/lineage/job:1", want=200, name="a job's lineage")
     call("GET", "/v1/lineage/thing:1", want=400, name="a lineage of neither")
+    test_roles()
+
+
+def test_roles():
+    """The roles beyond admin, member and viewer, against the document."""
+    users = [{"apiVersion": "sluice/v1", "kind": "User", "metadata": {"name": n},
+              "spec": {"team": "oa-team", "role": role}}
+             for n, role in (("oa-aud", "auditor"), ("oa-ta", "team-admin"))]
+    errs = validate(request_schema("POST", "/v1/apply"), users)
+    tap.ok(not errs, "the document accepts auditor and team-admin users", *errs[:5])
+    call("POST", "/v1/apply", users, want=200, name="an auditor and a team-admin")
+    toks = {}
+    for n in ("oa-aud", "oa-ta"):
+        r = call("POST", "/v1/users/%s/tokens" % n, {"label": "oa"}, want=201,
+                 name="a token for %s" % n)
+        toks[n] = (r.json or {}).get("token")
+        tap.is_((r.json or {}).get("label"), "oa", "the token has its label")
+    if not all(toks.values()):
+        return
+    aud, ta = toks["oa-aud"], toks["oa-ta"]
+    r = call("GET", "/v1/whoami", token=aud, want=200, name="whoami as an auditor")
+    tap.is_((r.json or {}).get("role"), "auditor", "the auditor is an auditor")
+    r = call("GET", "/v1/whoami", token=ta, want=200, name="whoami as a team-admin")
+    tap.is_((r.json or {}).get("role"), "team-admin", "the team-admin is a team-admin")
+    call("GET", "/v1/audit?limit=1&outcome=refused", token=aud, want=200,
+         name="an auditor reads the audit log")
+    call("GET", "/v1/audit?limit=1", token=ta, want=403, code="forbidden",
+         name="a team-admin may not")
+    call("POST", "/v1/jobs", job_doc("oa-aud", ["true"], team="oa-team"), token=aud,
+         want=403, code="forbidden", name="an auditor may not submit")
+    call("POST", "/v1/users/oa-aud/tokens", token=ta, want=403, code="forbidden",
+         name="a team-admin may not issue an auditor's token")
+    call("GET", "/v1/tokens", token=ta, want=200, name="a team-admin's tokens")
+    r = call("GET", "/v1/audit?action=token.create&outcome=refused&limit=10000",
+             want=200, name="the refused token is audited")
+    tap.ok(any(x.get("actor") == "oa-ta" for x in (r.json or {}).get("records", [])),
+           "the team-admin's refused token request is in the audit log")
+
+    # A job's own token: self, lineage and models only.
+    r = call("POST", "/v1/jobs",
+             job_doc("oa-jt", ["sh", "-c", "echo \"tok=$SLUICE_TOKEN\"; sleep 1000"],
+                     maxRuntime="120s"), want=201, name="a job that shows its token")
+    jid = (r.json or {}).get("id")
+    if not isinstance(jid, int):
+        return
+    jt, deadline = None, time.monotonic() + 30
+    while jt is None and time.monotonic() < deadline:
+        r = D.request("GET", "/v1/jobs/%d/logs" % jid)
+        m = re.search(rb"tok=(\S+)", r.body or b"")
+        jt = m.group(1).decode() if m else None
+        if jt is None:
+            time.sleep(0.2)
+    tap.ok(jt, "the job's token was read from its log")
+    if jt:
+        call("GET", "/v1/whoami", token=jt, want=200, name="whoami as a job")
+        for path in ("/v1/nodes", "/v1/jobs", "/v1/teams", "/v1/queues",
+                     "/v1/priorityclasses", "/v1/report/utilisation", "/v1/budgets"):
+            call("GET", path, token=jt, want=403, code="forbidden",
+                 name="a job token may not GET %s" % path)
+        call("GET", "/v1/lineage/job:%d" % jid, token=jt, want=200,
+             name="a job reads its own lineage")
+    call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel the job")
 
 
 def test_coverage():

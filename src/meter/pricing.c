@@ -13,76 +13,31 @@
 #include <strings.h>
 #include <time.h>
 
-#define PATH_LEN 96
+#include "../util/jfield.h"
+
 #define HOURS_PER_YEAR 8760.0
 #define AMOUNT_MAX 1e12           /* prices, weights and watts */
 
-static int fail(struct sl_error *err, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(struct sl_error *err, const char *path, const char *fmt, ...)
-{
-    char text[sizeof(err->text)];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    return sl_errorf_field(err, -EINVAL, path, "%s", text);
-}
-
-static void path_key(char *dst, const char *parent, const char *key)
-{
-    snprintf(dst, PATH_LEN, "%s%s%.40s", parent, *parent ? "." : "", key);
-}
-
-static const json_t *member(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_null(v) ? NULL : v;
-}
-
-static int check_keys(const json_t *v, const char *path,
-                      const char *const *allowed, struct sl_error *err)
-{
-    const char *k;
-    json_t *e;
-
-    if (!json_is_object(v))
-        return fail(err, path, "must be an object");
-    json_object_foreach((json_t *)v, k, e)
-    {
-        size_t i;
-        for (i = 0; allowed[i]; i++)
-            if (strcmp(k, allowed[i]) == 0)
-                break;
-        if (!allowed[i]) {
-            char p[PATH_LEN];
-            path_key(p, path, k);
-            return fail(err, p, "unknown field");
-        }
-    }
-    return 0;
-}
 
 /* obj[key], when present, as a finite number in [min, max]. */
 static int get_num(const json_t *obj, const char *key, const char *parent,
                    double min, double max, double *out, bool *present,
                    struct sl_error *err)
 {
-    const json_t *v = member(obj, key);
-    char p[PATH_LEN];
+    const json_t *v = sl_jf_member(obj, key);
+    char p[SL_JF_PATH];
     double d;
 
     if (present)
         *present = v != NULL;
     if (!v)
         return 0;
-    path_key(p, parent, key);
+    sl_jf_path(p, parent, key);
     if (!json_is_number(v))
-        return fail(err, p, "must be a number from %g to %g", min, max);
+        return sl_jf_fail(err, p, "must be a number from %g to %g", min, max);
     d = json_number_value(v);
     if (!isfinite(d) || d < min || d > max)
-        return fail(err, p, "must be a number from %g to %g, got %g", min, max, d);
+        return sl_jf_fail(err, p, "must be a number from %g to %g, got %g", min, max, d);
     *out = d;
     return 0;
 }
@@ -90,22 +45,22 @@ static int get_num(const json_t *obj, const char *key, const char *parent,
 static int get_str(const json_t *obj, const char *key, const char *parent,
                    char *dst, size_t size, bool required, struct sl_error *err)
 {
-    const json_t *v = member(obj, key);
-    char p[PATH_LEN];
+    const json_t *v = sl_jf_member(obj, key);
+    char p[SL_JF_PATH];
     const char *s;
 
-    path_key(p, parent, key);
+    sl_jf_path(p, parent, key);
     if (!v)
-        return required ? fail(err, p, "is required") : 0;
+        return required ? sl_jf_fail(err, p, "is required") : 0;
     if (!json_is_string(v))
-        return fail(err, p, "must be a string");
+        return sl_jf_fail(err, p, "must be a string");
     s = json_string_value(v);
     if (json_string_length(v) == 0 || json_string_length(v) >= size ||
         strlen(s) != json_string_length(v))
-        return fail(err, p, "must be 1 to %zu characters", size - 1);
+        return sl_jf_fail(err, p, "must be 1 to %zu characters", size - 1);
     for (const char *c = s; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            return fail(err, p, "must not hold control characters");
+            return sl_jf_fail(err, p, "must not hold control characters");
     memcpy(dst, s, json_string_length(v) + 1);
     return 0;
 }
@@ -202,7 +157,7 @@ static int parse_model(const json_t *v, const char *p, struct sl_pricing_model *
 {
     int rc;
 
-    if ((rc = check_keys(v, p, model_keys, err)) < 0 ||
+    if ((rc = sl_jf_check_keys(v, p, model_keys, err)) < 0 ||
         (rc = get_num(v, "cu", p, 0, 1e6, &m->cu, &m->has_cu, err)) < 0 ||
         (rc = get_num(v, "price", p, 0, AMOUNT_MAX, &m->price, &m->has_price, err)) < 0 ||
         (rc = get_num(v, "lifetimeYears", p, 0.1, 100, &m->lifetime_years,
@@ -211,7 +166,7 @@ static int parse_model(const json_t *v, const char *p, struct sl_pricing_model *
         (rc = get_num(v, "tdpWatts", p, 0, 1e5, &m->tdp_w, &m->has_tdp, err)) < 0)
         return rc;
     if (m->has_idle && m->has_tdp && m->idle_w > m->tdp_w)
-        return fail(err, p, "idleWatts (%g) must not exceed tdpWatts (%g)", m->idle_w,
+        return sl_jf_fail(err, p, "idleWatts (%g) must not exceed tdpWatts (%g)", m->idle_w,
                     m->tdp_w);
     return 0;
 }
@@ -220,33 +175,33 @@ static int parse_site(const json_t *v, const char *p, struct sl_pricing_site *s,
                       struct sl_error *err)
 {
     const json_t *nodes, *e;
-    char q[PATH_LEN];
+    char q[SL_JF_PATH];
     bool has = false;
     size_t i;
     int rc;
 
-    if ((rc = check_keys(v, p, site_keys, err)) < 0 ||
+    if ((rc = sl_jf_check_keys(v, p, site_keys, err)) < 0 ||
         (rc = get_num(v, "intensity", p, 0, 1e5, &s->intensity, &has, err)) < 0)
         return rc;
     if (!has) {
-        path_key(q, p, "intensity");
-        return fail(err, q, "is required (gCO2e per kWh; an hourly CSV refines it)");
+        sl_jf_path(q, p, "intensity");
+        return sl_jf_fail(err, q, "is required (gCO2e per kWh; an hourly CSV refines it)");
     }
-    path_key(q, p, "nodes");
-    if (!(nodes = member(v, "nodes")))
-        return fail(err, q, "is required (node name patterns, e.g. [\"eu-*\"])");
+    sl_jf_path(q, p, "nodes");
+    if (!(nodes = sl_jf_member(v, "nodes")))
+        return sl_jf_fail(err, q, "is required (node name patterns, e.g. [\"eu-*\"])");
     if (!json_is_array(nodes) || json_array_size(nodes) == 0 ||
         json_array_size(nodes) > SL_SITE_PATTERNS)
-        return fail(err, q, "must be a list of 1 to %d node name patterns",
+        return sl_jf_fail(err, q, "must be a list of 1 to %d node name patterns",
                     SL_SITE_PATTERNS);
     json_array_foreach(nodes, i, e)
     {
-        char r[PATH_LEN];
+        char r[SL_JF_PATH];
         snprintf(r, sizeof(r), "%s[%zu]", q, i);
         if (!json_is_string(e) || json_string_length(e) == 0 ||
             json_string_length(e) >= sizeof(s->nodes[0]) ||
             strlen(json_string_value(e)) != json_string_length(e))
-            return fail(err, r, "must be a pattern of 1 to 63 characters");
+            return sl_jf_fail(err, r, "must be a pattern of 1 to 63 characters");
         sl_strlcpy(s->nodes[i], json_string_value(e), sizeof(s->nodes[i]));
     }
     s->npatterns = (int)json_array_size(nodes);
@@ -257,14 +212,14 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
                      struct sl_error *err)
 {
     const json_t *v, *e;
-    char q[PATH_LEN], r[PATH_LEN];
+    char q[SL_JF_PATH], r[SL_JF_PATH];
     const char *k;
     int rc;
 
     sl_pricing_init(p);
     if (!spec)
         return 0;
-    if ((rc = check_keys(spec, P, pricing_keys, err)) < 0 ||
+    if ((rc = sl_jf_check_keys(spec, P, pricing_keys, err)) < 0 ||
         (rc = get_str(spec, "currency", P, p->currency, sizeof(p->currency), false,
                       err)) < 0 ||
         (rc = get_num(spec, "defaultCu", P, 0, 1e6, &p->default_cu, NULL, err)) < 0 ||
@@ -274,32 +229,32 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
         return rc;
     for (const char *c = p->currency; *c; c++)
         if (*c < 'A' || *c > 'Z') {
-            path_key(q, P, "currency");
-            return fail(err, q, "must be 1 to 7 capital letters (e.g. USD, EUR)");
+            sl_jf_path(q, P, "currency");
+            return sl_jf_fail(err, q, "must be 1 to 7 capital letters (e.g. USD, EUR)");
         }
-    if ((v = member(spec, "electricity"))) {
-        path_key(q, P, "electricity");
-        if ((rc = check_keys(v, q, elec_keys, err)) < 0 ||
+    if ((v = sl_jf_member(spec, "electricity"))) {
+        sl_jf_path(q, P, "electricity");
+        if ((rc = sl_jf_check_keys(v, q, elec_keys, err)) < 0 ||
             (rc = get_num(v, "pricePerKWh", q, 0, 1e6, &p->electricity, NULL, err)) < 0 ||
             (rc = get_num(v, "pue", q, 1, 10, &p->pue, NULL, err)) < 0)
             return rc;
     }
-    if ((v = member(spec, "gpuModels"))) {
-        path_key(q, P, "gpuModels");
+    if ((v = sl_jf_member(spec, "gpuModels"))) {
+        sl_jf_path(q, P, "gpuModels");
         if (!json_is_object(v))
-            return fail(err, q, "must be an object of GPU model: {cu, price, ...}");
+            return sl_jf_fail(err, q, "must be an object of GPU model: {cu, price, ...}");
         if (json_object_size(v) > SL_PRICING_MODELS)
-            return fail(err, q, "must have at most %d models", SL_PRICING_MODELS);
+            return sl_jf_fail(err, q, "must have at most %d models", SL_PRICING_MODELS);
         json_object_foreach((json_t *)v, k, e)
         {
             struct sl_pricing_model *m = &p->models[p->nmodels];
-            path_key(r, q, k);
+            sl_jf_path(r, q, k);
             if (!model_valid(k))
-                return fail(err, r, "GPU model names must be 1 to 47 characters of "
+                return sl_jf_fail(err, r, "GPU model names must be 1 to 47 characters of "
                                     "A-Z, a-z, 0-9, '.', '_' and '-'");
             for (int i = 0; i < p->nmodels; i++)
                 if (strcasecmp(p->models[i].model, k) == 0)
-                    return fail(err, r, "names the GPU model \"%s\" again (model "
+                    return sl_jf_fail(err, r, "names the GPU model \"%s\" again (model "
                                         "names are case-insensitive)",
                                 p->models[i].model);
             memset(m, 0, sizeof(*m));
@@ -309,50 +264,50 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
             p->nmodels++;
         }
     }
-    if ((v = member(spec, "cpu"))) {
-        path_key(q, P, "cpu");
-        if ((rc = check_keys(v, q, cpu_keys, err)) < 0 ||
+    if ((v = sl_jf_member(spec, "cpu"))) {
+        sl_jf_path(q, P, "cpu");
+        if ((rc = sl_jf_check_keys(v, q, cpu_keys, err)) < 0 ||
             (rc = get_num(v, "cu", q, 0, 1e6, &p->cpu_cu, NULL, err)) < 0 ||
             (rc = get_num(v, "pricePerCoreHour", q, 0, AMOUNT_MAX, &p->cpu_price, NULL,
                           err)) < 0 ||
             (rc = get_num(v, "wattsPerCore", q, 0, 1e4, &p->cpu_w, NULL, err)) < 0)
             return rc;
     }
-    if ((v = member(spec, "memory"))) {
-        path_key(q, P, "memory");
-        if ((rc = check_keys(v, q, mem_keys, err)) < 0 ||
+    if ((v = sl_jf_member(spec, "memory"))) {
+        sl_jf_path(q, P, "memory");
+        if ((rc = sl_jf_check_keys(v, q, mem_keys, err)) < 0 ||
             (rc = get_num(v, "cu", q, 0, 1e6, &p->mem_cu, NULL, err)) < 0 ||
             (rc = get_num(v, "pricePerGiBHour", q, 0, AMOUNT_MAX, &p->mem_price, NULL,
                           err)) < 0 ||
             (rc = get_num(v, "wattsPerGiB", q, 0, 1e3, &p->mem_w, NULL, err)) < 0)
             return rc;
     }
-    if ((v = member(spec, "energy"))) {
-        path_key(q, P, "energy");
-        if ((rc = check_keys(v, q, energy_keys, err)) < 0 ||
+    if ((v = sl_jf_member(spec, "energy"))) {
+        sl_jf_path(q, P, "energy");
+        if ((rc = sl_jf_check_keys(v, q, energy_keys, err)) < 0 ||
             (rc = get_num(v, "assumedUtilisation", q, 0, 1, &p->assumed_util, NULL,
                           err)) < 0)
             return rc;
     }
-    if ((v = member(spec, "carbon"))) {
+    if ((v = sl_jf_member(spec, "carbon"))) {
         const json_t *sites;
-        path_key(q, P, "carbon");
-        if ((rc = check_keys(v, q, carbon_keys, err)) < 0 ||
+        sl_jf_path(q, P, "carbon");
+        if ((rc = sl_jf_check_keys(v, q, carbon_keys, err)) < 0 ||
             (rc = get_num(v, "intensity", q, 0, 1e5, &p->intensity, NULL, err)) < 0)
             return rc;
-        if ((sites = member(v, "sites"))) {
-            path_key(r, q, "sites");
+        if ((sites = sl_jf_member(v, "sites"))) {
+            sl_jf_path(r, q, "sites");
             if (!json_is_object(sites))
-                return fail(err, r, "must be an object of site: {intensity, nodes}");
+                return sl_jf_fail(err, r, "must be an object of site: {intensity, nodes}");
             if (json_object_size(sites) > SL_PRICING_SITES)
-                return fail(err, r, "must have at most %d sites", SL_PRICING_SITES);
+                return sl_jf_fail(err, r, "must have at most %d sites", SL_PRICING_SITES);
             json_object_foreach((json_t *)sites, k, e)
             {
-                char s[PATH_LEN];
+                char s[SL_JF_PATH];
                 struct sl_pricing_site *site = &p->sites[p->nsites];
-                path_key(s, r, k);
+                sl_jf_path(s, r, k);
                 if (!name_valid(k))
-                    return fail(err, s, "site names must be 1 to 63 of a-z, 0-9 and "
+                    return sl_jf_fail(err, s, "site names must be 1 to 63 of a-z, 0-9 and "
                                         "'-', alphanumeric at both ends");
                 memset(site, 0, sizeof(*site));
                 sl_strlcpy(site->name, k, sizeof(site->name));
@@ -362,21 +317,21 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
             }
         }
     }
-    if ((v = member(spec, "idle"))) {
+    if ((v = sl_jf_member(spec, "idle"))) {
         const json_t *a;
-        path_key(q, P, "idle");
-        if ((rc = check_keys(v, q, idle_keys, err)) < 0 ||
+        sl_jf_path(q, P, "idle");
+        if ((rc = sl_jf_check_keys(v, q, idle_keys, err)) < 0 ||
             (rc = get_num(v, "utilisation", q, 0, 1, &p->idle_util, NULL, err)) < 0)
             return rc;
-        if ((a = member(v, "after"))) {
+        if ((a = sl_jf_member(v, "after"))) {
             int64_t ms = -1;
-            path_key(r, q, "after");
+            sl_jf_path(r, q, "after");
             if (json_is_string(a))
                 (void)sl_parse_duration_ms(json_string_value(a), &ms);
             else if (json_is_integer(a))
                 ms = json_integer_value(a) * 1000;
             if (ms < 1000 || ms > 7LL * 86400000)
-                return fail(err, r, "must be a duration from 1s to 7d (e.g. 10m)");
+                return sl_jf_fail(err, r, "must be a duration from 1s to 7d (e.g. 10m)");
             p->idle_after_ms = ms;
 
         }
@@ -511,8 +466,8 @@ static int get_choice(const json_t *obj, const char *key, const char *parent,
                       const char *const *names, int n, int *out,
                       struct sl_error *err)
 {
-    const json_t *v = member(obj, key);
-    char p[PATH_LEN], list[96] = "";
+    const json_t *v = sl_jf_member(obj, key);
+    char p[SL_JF_PATH], list[96] = "";
 
     if (!v)
         return 0;
@@ -525,14 +480,14 @@ static int get_choice(const json_t *obj, const char *key, const char *parent,
         size_t l = strlen(list);
         snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "", names[i]);
     }
-    path_key(p, parent, key);
-    return fail(err, p, "must be one of %s", list);
+    sl_jf_path(p, parent, key);
+    return sl_jf_fail(err, p, "must be one of %s", list);
 }
 
 int sl_budget_parse(const json_t *spec, const char *P, struct sl_budget *b,
                     struct sl_error *err)
 {
-    char q[PATH_LEN];
+    char q[SL_JF_PATH];
     int given = 0, rc;
 
     b->team[0] = '\0';
@@ -541,15 +496,15 @@ int sl_budget_parse(const json_t *spec, const char *P, struct sl_budget *b,
     b->limit = 0;
     b->action = SL_BUDGET_BLOCK;
     if (!spec)
-        return fail(err, P, "is required: {team, period, gpuHours | cu | cost, action}");
-    if ((rc = check_keys(spec, P, budget_keys, err)) < 0 ||
+        return sl_jf_fail(err, P, "is required: {team, period, gpuHours | cu | cost, action}");
+    if ((rc = sl_jf_check_keys(spec, P, budget_keys, err)) < 0 ||
         (rc = get_str(spec, "team", P, b->team, sizeof(b->team), true, err)) < 0 ||
         (rc = get_choice(spec, "period", P, period_names, 3, &b->period, err)) < 0 ||
         (rc = get_choice(spec, "action", P, action_names, 2, &b->action, err)) < 0)
         return rc;
     if (!name_valid(b->team)) {
-        path_key(q, P, "team");
-        return fail(err, q, "must be a team name");
+        sl_jf_path(q, P, "team");
+        return sl_jf_fail(err, q, "must be a team name");
     }
     for (int u = 0; u < 3; u++) {
         bool has = false;
@@ -558,15 +513,15 @@ int sl_budget_parse(const json_t *spec, const char *P, struct sl_budget *b,
             return rc;
         if (!has)
             continue;
-        path_key(q, P, unit_names[u]);
+        sl_jf_path(q, P, unit_names[u]);
         if (v <= 0)
-            return fail(err, q, "must be more than 0");
+            return sl_jf_fail(err, q, "must be more than 0");
         given++;
         b->unit = u;
         b->limit = v;
     }
     if (given != 1)
-        return fail(err, P, "must give exactly one limit: gpuHours, cu or cost");
+        return sl_jf_fail(err, P, "must give exactly one limit: gpuHours, cu or cost");
     return 0;
 }
 

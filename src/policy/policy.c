@@ -12,8 +12,8 @@
 #include <strings.h>
 
 #include "../core/spec.h"
+#include "../util/jfield.h"
 
-#define PATH_LEN 96
 #define TRIVY_MAX (16 << 20)
 
 static const char *const sev_names[SL_SEV_COUNT] = {"unknown", "low", "medium", "high",
@@ -27,51 +27,6 @@ const char *sl_severity_name(int s)
 
 /* ---- field helpers ------------------------------------------------------ */
 
-static int fail(struct sl_error *err, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(struct sl_error *err, const char *path, const char *fmt, ...)
-{
-    char text[sizeof(err->text)];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    return sl_errorf_field(err, -EINVAL, path, "%s", text);
-}
-
-static void path_key(char *dst, const char *parent, const char *key)
-{
-    snprintf(dst, PATH_LEN, "%s%s%.40s", parent, *parent ? "." : "", key);
-}
-
-static const json_t *member(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_null(v) ? NULL : v;
-}
-
-static int check_keys(const json_t *v, const char *path, const char *const *allowed,
-                      struct sl_error *err)
-{
-    const char *k;
-    json_t *e;
-
-    if (!json_is_object(v))
-        return fail(err, path, "must be an object");
-    json_object_foreach((json_t *)v, k, e)
-    {
-        size_t i;
-        for (i = 0; allowed[i] && strcmp(k, allowed[i]) != 0; i++)
-            ;
-        if (!allowed[i]) {
-            char p[PATH_LEN];
-            path_key(p, path, k);
-            return fail(err, p, "unknown field");
-        }
-    }
-    return 0;
-}
 
 static bool printable(const char *s)
 {
@@ -82,16 +37,16 @@ static bool printable(const char *s)
 static int get_str(const json_t *obj, const char *key, const char *parent, char *dst,
                    size_t size, bool required, struct sl_error *err)
 {
-    const json_t *v = member(obj, key);
-    char p[PATH_LEN];
+    const json_t *v = sl_jf_member(obj, key);
+    char p[SL_JF_PATH];
 
-    path_key(p, parent, key);
+    sl_jf_path(p, parent, key);
     if (!v)
-        return required ? fail(err, p, "is required") : 0;
+        return required ? sl_jf_fail(err, p, "is required") : 0;
     if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= size ||
         strlen(json_string_value(v)) != json_string_length(v) ||
         !printable(json_string_value(v)))
-        return fail(err, p, "must be a string of 1 to %zu printable characters", size - 1);
+        return sl_jf_fail(err, p, "must be a string of 1 to %zu printable characters", size - 1);
     memcpy(dst, json_string_value(v), json_string_length(v) + 1);
     return 0;
 }
@@ -99,14 +54,14 @@ static int get_str(const json_t *obj, const char *key, const char *parent, char 
 static int get_bool(const json_t *obj, const char *key, const char *parent, bool *out,
                     struct sl_error *err)
 {
-    const json_t *v = member(obj, key);
-    char p[PATH_LEN];
+    const json_t *v = sl_jf_member(obj, key);
+    char p[SL_JF_PATH];
 
     if (!v)
         return 0;
-    path_key(p, parent, key);
+    sl_jf_path(p, parent, key);
     if (!json_is_boolean(v))
-        return fail(err, p, "must be true or false");
+        return sl_jf_fail(err, p, "must be true or false");
     *out = json_is_true(v);
     return 0;
 }
@@ -117,22 +72,22 @@ static int get_list(const json_t *obj, const char *key, const char *parent, char
                     size_t size, int max, int *n, bool (*ok)(const char *), const char *what,
                     struct sl_error *err)
 {
-    const json_t *v = member(obj, key), *e;
-    char p[PATH_LEN], q[PATH_LEN + 16];
+    const json_t *v = sl_jf_member(obj, key), *e;
+    char p[SL_JF_PATH], q[SL_JF_PATH + 16];
     size_t i;
 
     *n = 0;
     if (!v)
         return 0;
-    path_key(p, parent, key);
+    sl_jf_path(p, parent, key);
     if (!json_is_array(v) || json_array_size(v) > (size_t)max)
-        return fail(err, p, "must be a list of at most %d %s", max, what);
+        return sl_jf_fail(err, p, "must be a list of at most %d %s", max, what);
     json_array_foreach(v, i, e)
     {
         const char *s = json_string_value(e);
         snprintf(q, sizeof(q), "%s[%zu]", p, i);
         if (!s || !*s || strlen(s) >= size || !printable(s) || (ok && !ok(s)))
-            return fail(err, q, "must be %s (at most %zu bytes)", what, size - 1);
+            return sl_jf_fail(err, q, "must be %s (at most %zu bytes)", what, size - 1);
         memcpy(out + (size_t)*n * size, s, strlen(s) + 1);
         (*n)++;
     }
@@ -200,7 +155,7 @@ int sl_policy_parse(const json_t *spec, const char *P, const char *name, struct 
                     struct sl_error *err)
 {
     const json_t *v, *w;
-    char q[PATH_LEN], r[PATH_LEN];
+    char q[SL_JF_PATH], r[SL_JF_PATH];
     int rc;
 
     memset(p, 0, sizeof(*p));
@@ -210,15 +165,15 @@ int sl_policy_parse(const json_t *spec, const char *P, const char *name, struct 
     p->max_gpu_milli = -1;
     if (!spec)
         return 0;
-    if ((rc = check_keys(spec, P, policy_keys, err)) < 0 ||
+    if ((rc = sl_jf_check_keys(spec, P, policy_keys, err)) < 0 ||
         (rc = get_list(spec, "teams", P, p->teams[0], 64, SL_POLICY_LIST_MAX, &p->nteams,
                        name_ok, "team names", err)) < 0 ||
         (rc = get_list(spec, "queues", P, p->queues[0], 64, SL_POLICY_LIST_MAX, &p->nqueues,
                        name_ok, "queue names", err)) < 0)
         return rc;
-    if ((v = member(spec, "images"))) {
-        path_key(q, P, "images");
-        if ((rc = check_keys(v, q, images_keys, err)) < 0 ||
+    if ((v = sl_jf_member(spec, "images"))) {
+        sl_jf_path(q, P, "images");
+        if ((rc = sl_jf_check_keys(v, q, images_keys, err)) < 0 ||
             (rc = get_list(v, "allowedRegistries", q, p->registries[0], SL_POLICY_PATTERN_MAX,
                            SL_POLICY_LIST_MAX, &p->nregistries, NULL, "registry prefixes",
                            err)) < 0 ||
@@ -229,27 +184,27 @@ int sl_policy_parse(const json_t *spec, const char *P, const char *name, struct 
                            err)) < 0 ||
             (rc = get_bool(v, "requireImage", q, &p->require_image, err)) < 0)
             return rc;
-        if ((w = member(v, "scan"))) {
-            path_key(r, q, "scan");
-            if ((rc = check_keys(w, r, scan_keys, err)) < 0 ||
+        if ((w = sl_jf_member(v, "scan"))) {
+            sl_jf_path(r, q, "scan");
+            if ((rc = sl_jf_check_keys(w, r, scan_keys, err)) < 0 ||
                 (rc = get_bool(w, "requireScan", r, &p->require_scan, err)) < 0)
                 return rc;
-            if (member(w, "maxSeverity")) {
-                char s[PATH_LEN];
-                path_key(s, r, "maxSeverity");
-                p->max_severity = choice(json_string_value(member(w, "maxSeverity")),
+            if (sl_jf_member(w, "maxSeverity")) {
+                char s[SL_JF_PATH];
+                sl_jf_path(s, r, "maxSeverity");
+                p->max_severity = choice(json_string_value(sl_jf_member(w, "maxSeverity")),
                                          sev_names + 1, SL_SEV_COUNT - 1);
                 if (p->max_severity < 0)
-                    return fail(err, s, "must be low, medium, high or critical");
+                    return sl_jf_fail(err, s, "must be low, medium, high or critical");
                 p->max_severity++;
             }
         }
     }
-    if ((v = member(spec, "network"))) {
+    if ((v = sl_jf_member(spec, "network"))) {
         char nets[3][16];
         int n;
-        path_key(q, P, "network");
-        if ((rc = check_keys(v, q, network_keys, err)) < 0 ||
+        sl_jf_path(q, P, "network");
+        if ((rc = sl_jf_check_keys(v, q, network_keys, err)) < 0 ||
             (rc = get_list(v, "allowed", q, nets[0], 16, 3, &n, NULL,
                            "profiles (isolated, internal, egress)", err)) < 0)
             return rc;
@@ -257,41 +212,41 @@ int sl_policy_parse(const json_t *spec, const char *P, const char *name, struct 
             int k = choice(nets[i], net_names, 3);
             if (k < 0) {
                 snprintf(r, sizeof(r), "%s.allowed[%d]", q, i);
-                return fail(err, r, "must be isolated, internal or egress");
+                return sl_jf_fail(err, r, "must be isolated, internal or egress");
             }
             p->networks |= 1u << k;
         }
-        if (member(v, "default")) {
-            path_key(r, q, "default");
-            p->network_default = choice(json_string_value(member(v, "default")), net_names, 3);
+        if (sl_jf_member(v, "default")) {
+            sl_jf_path(r, q, "default");
+            p->network_default = choice(json_string_value(sl_jf_member(v, "default")), net_names, 3);
             if (p->network_default < 0)
-                return fail(err, r, "must be isolated, internal or egress");
+                return sl_jf_fail(err, r, "must be isolated, internal or egress");
             if (p->networks && !(p->networks & (1u << p->network_default)))
-                return fail(err, r, "must be one of the allowed profiles");
+                return sl_jf_fail(err, r, "must be one of the allowed profiles");
         }
     }
-    if ((v = member(spec, "caps"))) {
-        path_key(q, P, "caps");
-        if ((rc = check_keys(v, q, caps_keys, err)) < 0)
+    if ((v = sl_jf_member(spec, "caps"))) {
+        sl_jf_path(q, P, "caps");
+        if ((rc = sl_jf_check_keys(v, q, caps_keys, err)) < 0)
             return rc;
-        if ((w = member(v, "maxGpusPerJob"))) {
+        if ((w = sl_jf_member(v, "maxGpusPerJob"))) {
             double g = json_number_value(w);
-            path_key(r, q, "maxGpusPerJob");
+            sl_jf_path(r, q, "maxGpusPerJob");
             if (!json_is_number(w) || g < 0 || g > 100000 || g * 1000 != (int64_t)(g * 1000))
-                return fail(err, r, "must be a number of GPUs from 0 to 100000 (0.001 steps)");
+                return sl_jf_fail(err, r, "must be a number of GPUs from 0 to 100000 (0.001 steps)");
             p->max_gpu_milli = (int64_t)(g * 1000);
         }
-        if ((w = member(v, "maxRuntime"))) {
-            path_key(r, q, "maxRuntime");
+        if ((w = sl_jf_member(v, "maxRuntime"))) {
+            sl_jf_path(r, q, "maxRuntime");
             if (!json_is_string(w) ||
                 sl_parse_duration_ms(json_string_value(w), &p->max_runtime_ms) < 0 ||
                 p->max_runtime_ms <= 0)
-                return fail(err, r, "must be a positive duration such as \"24h\"");
+                return sl_jf_fail(err, r, "must be a positive duration such as \"24h\"");
         }
     }
-    if ((v = member(spec, "models"))) {
-        path_key(q, P, "models");
-        if ((rc = check_keys(v, q, models_keys, err)) < 0 ||
+    if ((v = sl_jf_member(spec, "models"))) {
+        sl_jf_path(q, P, "models");
+        if ((rc = sl_jf_check_keys(v, q, models_keys, err)) < 0 ||
             (rc = get_list(v, "approvers", q, p->approvers[0], 16, 5, &p->napprovers, role_ok,
                            "roles (admin, team-admin, member, viewer, auditor)", err)) < 0)
             return rc;
@@ -361,15 +316,15 @@ int sl_dataset_parse(const json_t *spec, const char *P, const char *name, struct
                      struct sl_error *err)
 {
     const json_t *v, *e;
-    char q[PATH_LEN], r[PATH_LEN + 16];
+    char q[SL_JF_PATH], r[SL_JF_PATH + 16];
     size_t i;
     int rc;
 
     memset(d, 0, sizeof(*d));
     sl_strlcpy(d->name, name, sizeof(d->name));
     if (!spec)
-        return fail(err, P, "is required (version, owner and path)");
-    if ((rc = check_keys(spec, P, dataset_keys, err)) < 0 ||
+        return sl_jf_fail(err, P, "is required (version, owner and path)");
+    if ((rc = sl_jf_check_keys(spec, P, dataset_keys, err)) < 0 ||
         (rc = get_str(spec, "version", P, d->version, sizeof(d->version), true, err)) < 0 ||
         (rc = get_str(spec, "digest", P, d->digest, sizeof(d->digest), false, err)) < 0 ||
         (rc = get_str(spec, "owner", P, d->owner, sizeof(d->owner), true, err)) < 0 ||
@@ -377,36 +332,36 @@ int sl_dataset_parse(const json_t *spec, const char *P, const char *name, struct
         (rc = get_str(spec, "description", P, d->description, sizeof(d->description), false,
                       err)) < 0)
         return rc;
-    path_key(q, P, "version");
+    sl_jf_path(q, P, "version");
     if (!sl_version_valid(d->version))
-        return fail(err, q, "must be 1 to 63 of A-Z, a-z, 0-9, '.', '_', '-'");
-    path_key(q, P, "digest");
+        return sl_jf_fail(err, q, "must be 1 to 63 of A-Z, a-z, 0-9, '.', '_', '-'");
+    sl_jf_path(q, P, "digest");
     if (d->digest[0] && !sl_digest_valid(d->digest))
-        return fail(err, q, "must be \"sha256:\" and 64 lowercase hex digits");
-    path_key(q, P, "owner");
+        return sl_jf_fail(err, q, "must be \"sha256:\" and 64 lowercase hex digits");
+    sl_jf_path(q, P, "owner");
     if (!sl_name_valid(d->owner))
-        return fail(err, q, "must be a team name");
-    path_key(q, P, "path");
+        return sl_jf_fail(err, q, "must be a team name");
+    sl_jf_path(q, P, "path");
     if (d->path[0] != '/' || strstr(d->path, "/../") ||
         (strlen(d->path) >= 3 && strcmp(d->path + strlen(d->path) - 3, "/..") == 0))
-        return fail(err, q, "must be an absolute path without '..'");
-    if (!(v = member(spec, "access")))
+        return sl_jf_fail(err, q, "must be an absolute path without '..'");
+    if (!(v = sl_jf_member(spec, "access")))
         return 0;
-    path_key(q, P, "access");
+    sl_jf_path(q, P, "access");
     if (!json_is_array(v) || json_array_size(v) > SL_DATASET_ACCESS_MAX)
-        return fail(err, q, "must be a list of at most %d {team, mode}", SL_DATASET_ACCESS_MAX);
+        return sl_jf_fail(err, q, "must be a list of at most %d {team, mode}", SL_DATASET_ACCESS_MAX);
     json_array_foreach(v, i, e)
     {
         char mode[8] = "ro";
         snprintf(r, sizeof(r), "%s[%zu]", q, i);
-        if ((rc = check_keys(e, r, access_keys, err)) < 0 ||
+        if ((rc = sl_jf_check_keys(e, r, access_keys, err)) < 0 ||
             (rc = get_str(e, "team", r, d->access[i].team, 64, true, err)) < 0 ||
             (rc = get_str(e, "mode", r, mode, sizeof(mode), false, err)) < 0)
             return rc;
         if (!sl_name_valid(d->access[i].team))
-            return fail(err, r, "team must be a team name");
+            return sl_jf_fail(err, r, "team must be a team name");
         if (strcmp(mode, "ro") != 0 && strcmp(mode, "rw") != 0)
-            return fail(err, r, "mode must be ro or rw");
+            return sl_jf_fail(err, r, "mode must be ro or rw");
         d->access[i].rw = mode[1] == 'w';
         d->naccess++;
     }

@@ -1,0 +1,53 @@
+/*
+ * jfield.c - see jfield.h.
+ */
+#include "jfield.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int sl_jf_fail(struct sl_error *err, const char *path, const char *fmt, ...)
+{
+    char text[sizeof(err->text)];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    return sl_errorf_field(err, -EINVAL, path, "%s", text);
+}
+
+void sl_jf_path(char *dst, const char *parent, const char *key)
+{
+    snprintf(dst, SL_JF_PATH, "%s%s%.40s", parent, *parent ? "." : "", key);
+}
+
+const json_t *sl_jf_member(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_null(v) ? NULL : v;
+}
+
+int sl_jf_check_keys(const json_t *v, const char *path, const char *const *allowed,
+                     struct sl_error *err)
+{
+    const char *k;
+    json_t *e;
+
+    if (!json_is_object(v))
+        return sl_jf_fail(err, path, "must be an object");
+    json_object_foreach((json_t *)v, k, e)
+    {
+        size_t i;
+        for (i = 0; allowed[i] && strcmp(k, allowed[i]) != 0; i++)
+            ;
+        if (!allowed[i]) {
+            char p[SL_JF_PATH];
+            sl_jf_path(p, path, k);
+            return sl_jf_fail(err, p, "unknown field");
+        }
+    }
+    return 0;
+}

@@ -1612,7 +1612,7 @@ static json_t *lineage_job(struct ctx *c, int64_t id)
     struct report_scan rs = {NULL, NULL, 0};
     struct sl_carbon_hours *hours = NULL;
     size_t nhours = 0;
-    int64_t now = sl_now_ms();
+    int64_t now = sl_now_ms(), from;
 
     if (!job || !can_see_team(c, json_string_value(json_object_get(job, "team")))) {
         json_decref(job);
@@ -1629,13 +1629,18 @@ static json_t *lineage_job(struct ctx *c, int64_t id)
                     json_object_get(job, "submitted_at"), "started_at",
                     json_object_get(job, "started_at"), "finished_at",
                     json_object_get(job, "finished_at"));
+    /* the job's use runs from its submission on: only those hours of
+     * carbon intensity are read */
+    if (sl_parse_when_ms(jstr(job, "submitted_at"), &from) < 0)
+        from = 0;
     if ((p = malloc(sizeof(*p)))) {
         sl_engine_pricing(c->a->e, p);
-        if ((rs.r = sl_report_new(p, sl_report_by_parse("job"), -1, 0, now + 1, now)) &&
-            sl_store_carbon_load(c->a->rd, 0, now + 1, &hours, &nhours) == 0) {
+        if ((rs.r = sl_report_new(p, sl_report_by_parse("job"), -1, from, now + 1, now)) &&
+            sl_store_carbon_load(c->a->rd, from, now + 1, &hours, &nhours) == 0) {
             rs.hours = hours;
             rs.nhours = nhours;
-            if (sl_store_usage_scan(c->a->rd, 0, now + 1, NULL, id, lineage_usage_row, &rs) == 0)
+            if (sl_store_usage_scan(c->a->rd, from, now + 1, NULL, id, lineage_usage_row,
+                                    &rs) == 0)
                 rows = sl_report_json(rs.r);
         }
         sl_report_free(rs.r);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -39,29 +38,6 @@ static int get_num(const json_t *obj, const char *key, const char *parent,
     if (!isfinite(d) || d < min || d > max)
         return sl_jf_fail(err, p, "must be a number from %g to %g, got %g", min, max, d);
     *out = d;
-    return 0;
-}
-
-static int get_str(const json_t *obj, const char *key, const char *parent,
-                   char *dst, size_t size, bool required, struct sl_error *err)
-{
-    const json_t *v = sl_jf_member(obj, key);
-    char p[SL_JF_PATH];
-    const char *s;
-
-    sl_jf_path(p, parent, key);
-    if (!v)
-        return required ? sl_jf_fail(err, p, "is required") : 0;
-    if (!json_is_string(v))
-        return sl_jf_fail(err, p, "must be a string");
-    s = json_string_value(v);
-    if (json_string_length(v) == 0 || json_string_length(v) >= size ||
-        strlen(s) != json_string_length(v))
-        return sl_jf_fail(err, p, "must be 1 to %zu characters", size - 1);
-    for (const char *c = s; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            return sl_jf_fail(err, p, "must not hold control characters");
-    memcpy(dst, s, json_string_length(v) + 1);
     return 0;
 }
 
@@ -220,7 +196,7 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
     if (!spec)
         return 0;
     if ((rc = sl_jf_check_keys(spec, P, pricing_keys, err)) < 0 ||
-        (rc = get_str(spec, "currency", P, p->currency, sizeof(p->currency), false,
+        (rc = sl_jf_get_str(spec, "currency", P, p->currency, sizeof(p->currency), false,
                       err)) < 0 ||
         (rc = get_num(spec, "defaultCu", P, 0, 1e6, &p->default_cu, NULL, err)) < 0 ||
         (rc = get_num(spec, "overhead", P, 0, 100, &p->overhead, NULL, err)) < 0 ||
@@ -498,7 +474,7 @@ int sl_budget_parse(const json_t *spec, const char *P, struct sl_budget *b,
     if (!spec)
         return sl_jf_fail(err, P, "is required: {team, period, gpuHours | cu | cost, action}");
     if ((rc = sl_jf_check_keys(spec, P, budget_keys, err)) < 0 ||
-        (rc = get_str(spec, "team", P, b->team, sizeof(b->team), true, err)) < 0 ||
+        (rc = sl_jf_get_str(spec, "team", P, b->team, sizeof(b->team), true, err)) < 0 ||
         (rc = get_choice(spec, "period", P, period_names, 3, &b->period, err)) < 0 ||
         (rc = get_choice(spec, "action", P, action_names, 2, &b->action, err)) < 0)
         return rc;

@@ -28,29 +28,6 @@ const char *sl_severity_name(int s)
 /* ---- field helpers ------------------------------------------------------ */
 
 
-static bool printable(const char *s)
-{
-    return sl_text_printable(s);
-}
-
-/* obj[key] as a string of 1..size-1 printable bytes, copied to dst. */
-static int get_str(const json_t *obj, const char *key, const char *parent, char *dst,
-                   size_t size, bool required, struct sl_error *err)
-{
-    const json_t *v = sl_jf_member(obj, key);
-    char p[SL_JF_PATH];
-
-    sl_jf_path(p, parent, key);
-    if (!v)
-        return required ? sl_jf_fail(err, p, "is required") : 0;
-    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= size ||
-        strlen(json_string_value(v)) != json_string_length(v) ||
-        !printable(json_string_value(v)))
-        return sl_jf_fail(err, p, "must be a string of 1 to %zu printable characters", size - 1);
-    memcpy(dst, json_string_value(v), json_string_length(v) + 1);
-    return 0;
-}
-
 static int get_bool(const json_t *obj, const char *key, const char *parent, bool *out,
                     struct sl_error *err)
 {
@@ -86,7 +63,7 @@ static int get_list(const json_t *obj, const char *key, const char *parent, char
     {
         const char *s = json_string_value(e);
         snprintf(q, sizeof(q), "%s[%zu]", p, i);
-        if (!s || !*s || strlen(s) >= size || !printable(s) || (ok && !ok(s)))
+        if (!s || !*s || strlen(s) >= size || !sl_text_printable(s) || (ok && !ok(s)))
             return sl_jf_fail(err, q, "must be %s (at most %zu bytes)", what, size - 1);
         memcpy(out + (size_t)*n * size, s, strlen(s) + 1);
         (*n)++;
@@ -325,11 +302,11 @@ int sl_dataset_parse(const json_t *spec, const char *P, const char *name, struct
     if (!spec)
         return sl_jf_fail(err, P, "is required (version, owner and path)");
     if ((rc = sl_jf_check_keys(spec, P, dataset_keys, err)) < 0 ||
-        (rc = get_str(spec, "version", P, d->version, sizeof(d->version), true, err)) < 0 ||
-        (rc = get_str(spec, "digest", P, d->digest, sizeof(d->digest), false, err)) < 0 ||
-        (rc = get_str(spec, "owner", P, d->owner, sizeof(d->owner), true, err)) < 0 ||
-        (rc = get_str(spec, "path", P, d->path, sizeof(d->path), true, err)) < 0 ||
-        (rc = get_str(spec, "description", P, d->description, sizeof(d->description), false,
+        (rc = sl_jf_get_str(spec, "version", P, d->version, sizeof(d->version), true, err)) < 0 ||
+        (rc = sl_jf_get_str(spec, "digest", P, d->digest, sizeof(d->digest), false, err)) < 0 ||
+        (rc = sl_jf_get_str(spec, "owner", P, d->owner, sizeof(d->owner), true, err)) < 0 ||
+        (rc = sl_jf_get_str(spec, "path", P, d->path, sizeof(d->path), true, err)) < 0 ||
+        (rc = sl_jf_get_str(spec, "description", P, d->description, sizeof(d->description), false,
                       err)) < 0)
         return rc;
     sl_jf_path(q, P, "version");
@@ -355,8 +332,8 @@ int sl_dataset_parse(const json_t *spec, const char *P, const char *name, struct
         char mode[8] = "ro";
         snprintf(r, sizeof(r), "%s[%zu]", q, i);
         if ((rc = sl_jf_check_keys(e, r, access_keys, err)) < 0 ||
-            (rc = get_str(e, "team", r, d->access[i].team, 64, true, err)) < 0 ||
-            (rc = get_str(e, "mode", r, mode, sizeof(mode), false, err)) < 0)
+            (rc = sl_jf_get_str(e, "team", r, d->access[i].team, 64, true, err)) < 0 ||
+            (rc = sl_jf_get_str(e, "mode", r, mode, sizeof(mode), false, err)) < 0)
             return rc;
         if (!sl_name_valid(d->access[i].team))
             return sl_jf_fail(err, r, "team must be a team name");
@@ -398,7 +375,7 @@ static void scan_count(struct sl_scan *s, const char *sev, const char *id)
         s->top = k;
         s->nids = 0;
     }
-    if (k == s->top && id && s->nids < 5 && strlen(id) < sizeof(s->ids[0]) && printable(id))
+    if (k == s->top && id && s->nids < 5 && strlen(id) < sizeof(s->ids[0]) && sl_text_printable(id))
         sl_strlcpy(s->ids[s->nids++], id, sizeof(s->ids[0]));
 }
 
@@ -424,7 +401,7 @@ int sl_trivy_parse(const char *buf, size_t len, struct sl_scan *out, struct sl_e
         goto out;
     }
     artifact = json_string_value(json_object_get(doc, "ArtifactName"));
-    if (!artifact || strlen(artifact) >= sizeof(out->artifact) || !printable(artifact)) {
+    if (!artifact || strlen(artifact) >= sizeof(out->artifact) || !sl_text_printable(artifact)) {
         rc = sl_errorf_field(err, -EINVAL, "ArtifactName", "must be the image scanned");
         goto out;
     }

@@ -51,3 +51,26 @@ int sl_jf_check_keys(const json_t *v, const char *path, const char *const *allow
     }
     return 0;
 }
+
+int sl_jf_get_str(const json_t *obj, const char *key, const char *parent, char *dst,
+                  size_t size, bool required, struct sl_error *err)
+{
+    const json_t *v = sl_jf_member(obj, key);
+    char p[SL_JF_PATH];
+    const char *s;
+
+    sl_jf_path(p, parent, key);
+    if (!v)
+        return required ? sl_jf_fail(err, p, "is required") : 0;
+    if (!json_is_string(v))
+        return sl_jf_fail(err, p, "must be a string");
+    s = json_string_value(v);
+    if (json_string_length(v) == 0 || json_string_length(v) >= size ||
+        strlen(s) != json_string_length(v))
+        return sl_jf_fail(err, p, "must be 1 to %zu characters", size - 1);
+    for (const char *c = s; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return sl_jf_fail(err, p, "must not hold control characters");
+    memcpy(dst, s, json_string_length(v) + 1);
+    return 0;
+}

@@ -120,6 +120,10 @@ struct job {
     int64_t ckpt_at_ms;           /* maxRuntime: send checkpoint signal (mono) */
     int64_t kill_at_ms;           /* send SIGKILL (mono); 0 = none */
     int limits_enforced;          /* -1 unknown */
+    int gpus_enforced;            /* -1 unknown or no GPUs; see
+                                     sl_job_view.gpus_enforced */
+    int64_t intent_at_ms;         /* when a cancel, preemption or timeout
+                                     first signalled it (wall); 0 = none */
     char *message;                /* owned; guarded by e->mu; NULL = none */
     char *placement;              /* owned: the tasks' placement as the
                                      API's JSON text, while Running */
@@ -512,6 +516,15 @@ static void job_view(const struct job *j, struct sl_job_view *v,
     v->placement_json = placement;
     v->message = j->message;
     v->limits_enforced = j->limits_enforced;
+    v->gpus_enforced = j->gpus_enforced;
+    if (j->state == SL_JOB_RUNNING) {
+        v->intent = j->cancel_requested ? "cancel"
+                    : j->preempting     ? "preempt"
+                    : j->timed_out      ? "timeout"
+                                        : NULL;
+        v->intent_at_ms = v->intent ? j->intent_at_ms : 0;
+        v->intent_for = j->preempting ? j->preempted_for : 0;
+    }
     v->spec_json = spec_json;
 }
 
@@ -1240,7 +1253,7 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
         j->state = SL_JOB_PENDING;
         j->started_ms = 0;
         j->not_before_ms = 0;
-        j->limits_enforced = -1;
+        j->limits_enforced = j->gpus_enforced = -1;
         j->preempting = j->lost = j->gang_failed = j->timed_out = false;
         j->kill_at_ms = j->ckpt_at_ms = 0;
         job_msg(e, j, "preempted for job %lld and requeued (%d time%s)",
@@ -1294,7 +1307,7 @@ static int job_finish(struct sl_engine *e, struct job *j, bool lost)
         j->state = SL_JOB_PENDING;
         j->started_ms = 0;
         j->not_before_ms = now + backoff;
-        j->limits_enforced = -1;
+        j->limits_enforced = j->gpus_enforced = -1;
         j->lost = j->gang_failed = j->timed_out = false;
         j->kill_at_ms = j->ckpt_at_ms = 0;
         job_requeue_sched(e, j, j->not_before_ms);
@@ -1667,7 +1680,7 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
     j->priority = pc->value;
     j->state = SL_JOB_PENDING;
     j->submitted_ms = sl_now_ms();
-    j->limits_enforced = -1;
+    j->limits_enforced = j->gpus_enforced = -1;
 
     /* The normalised spec as text: the HTTP thread's (made beside the
      * parse, off this thread), else made here. */
@@ -3862,6 +3875,7 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
     j->started_ms = v->started_ms;
     j->not_before_ms = not_before;
     j->limits_enforced = v->limits_enforced;
+    j->gpus_enforced = v->gpus_enforced;
     j->message = v->message && *v->message ? strdup(v->message) : NULL;
     if ((user = sl_sched_user(e->sched, j->user)) < 0) {
         job_free(j);

@@ -99,6 +99,14 @@ static const char *const migrations[] = {
     "  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
     "  PRIMARY KEY(kind, name));"
     "ALTER TABLE jobs ADD COLUMN lineage TEXT;",
+    /* 0006_intents: what a Running job was told and must still be done to
+     * it after a restart (cancel, preempt, timeout), when it was first
+     * signalled and for whom (a preemption's preemptor); whether its GPUs
+     * were isolated (device cgroup) */
+    "ALTER TABLE jobs ADD COLUMN intent TEXT;"
+    "ALTER TABLE jobs ADD COLUMN intent_at INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN intent_for INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN gpus_enforced INTEGER;",
 };
 
 /* Prepared statements, by role. */
@@ -120,7 +128,8 @@ enum stmt {
 #define JOB_COLS                                                               \
     "id, name, team, project, user, queue, priority_class, priority, state, "  \
     "exit_code, attempt, retries, submitted_at, started_at, finished_at, "     \
-    "placement, message, limits_enforced, spec, not_before, preemptions"
+    "placement, message, limits_enforced, spec, not_before, preemptions, "     \
+    "intent, intent_at, intent_for, gpus_enforced"
 
 static const char *const stmt_sql[S_NSTMTS] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -182,14 +191,16 @@ static const char *const stmt_sql[S_NSTMTS] = {
     [S_JOB_INSERT] = "INSERT INTO jobs(name, team, project, user, queue, priority_class, "
                      "priority, state, exit_code, attempt, retries, submitted_at, "
                      "started_at, finished_at, placement, message, limits_enforced, "
-                     "spec, id, not_before, preemptions) VALUES(?1, ?2, ?3, ?4, ?5, ?6, "
-                     "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-                     "?20, ?21)",
+                     "spec, id, not_before, preemptions, intent, intent_at, intent_for, "
+                     "gpus_enforced) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+                     "?24, ?25)",
     [S_JOB_MAX_ID] = "SELECT coalesce(max(id), 0) FROM jobs",
     [S_JOB_UPDATE] = "UPDATE jobs SET state = ?2, exit_code = ?3, attempt = ?4, "
                      "started_at = ?5, finished_at = ?6, placement = ?7, "
                      "message = ?8, limits_enforced = ?9, not_before = ?10, "
-                     "preemptions = ?11 WHERE id = ?1",
+                     "preemptions = ?11, intent = ?12, intent_at = ?13, intent_for = ?14, "
+                     "gpus_enforced = ?15 WHERE id = ?1",
     [S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
     [S_EVENT_ADD] = "INSERT INTO job_events(job_id, at, type, from_state, to_state, "
                     "message) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -792,6 +803,12 @@ static void row_to_view(sqlite3_stmt *q, struct sl_job_view *v)
                              : sqlite3_column_int(q, 17);
     v->spec_json = col_text(q, 18);
     v->preemptions = sqlite3_column_int(q, 20);
+    v->intent = col_text(q, 21);
+    v->intent_at_ms = sqlite3_column_int64(q, 22);
+    v->intent_for = sqlite3_column_int64(q, 23);
+    v->gpus_enforced = sqlite3_column_type(q, 24) == SQLITE_NULL
+                           ? -1
+                           : sqlite3_column_int(q, 24);
 }
 
 int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld)
@@ -981,6 +998,18 @@ json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team,
     return arr;
 }
 
+/* The intent columns from 'first' on: intent, intent_at, intent_for; all
+ * NULL when the job has none. */
+static void bind_intent(sqlite3_stmt *q, int first, const struct sl_job_view *v)
+{
+    if (!v->intent || !*v->intent)
+        return;
+    sqlite3_bind_text(q, first, v->intent, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, first + 1, v->intent_at_ms);
+    if (v->intent_for > 0)
+        sqlite3_bind_int64(q, first + 2, v->intent_for);
+}
+
 int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v,
                         int64_t not_before_ms)
 {
@@ -1013,6 +1042,9 @@ int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v,
     if (v->limits_enforced >= 0)
         sqlite3_bind_int(q, 17, v->limits_enforced);
     sqlite3_bind_text(q, 18, v->spec_json, -1, SQLITE_STATIC);
+    bind_intent(q, 22, v);
+    if (v->gpus_enforced >= 0)
+        sqlite3_bind_int(q, 25, v->gpus_enforced);
     if ((rc = step_done(st, q)) == 0)
         v->id = sqlite3_last_insert_rowid(st->db);
     return rc;
@@ -1050,6 +1082,9 @@ int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
         sqlite3_bind_int(q, 9, v->limits_enforced);
     sqlite3_bind_int64(q, 10, not_before_ms);
     sqlite3_bind_int(q, 11, v->preemptions);
+    bind_intent(q, 12, v);
+    if (v->gpus_enforced >= 0)
+        sqlite3_bind_int(q, 15, v->gpus_enforced);
     return step_done(st, q);
 }
 
@@ -1127,6 +1162,8 @@ int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
     sl_buf_json_str(b, v->message && *v->message ? v->message : NULL);
     sl_buf_adds(b, ",\"limits_enforced\":");
     sl_buf_adds(b, v->limits_enforced < 0 ? "null" : v->limits_enforced ? "true" : "false");
+    sl_buf_adds(b, ",\"gpus_enforced\":");
+    sl_buf_adds(b, v->gpus_enforced < 0 ? "null" : v->gpus_enforced ? "true" : "false");
     sl_buf_adds(b, ",\"spec\":");
     if (v->spec_json && *v->spec_json) {
         sl_buf_adds(b, v->spec_json);

@@ -57,6 +57,15 @@ struct sl_job_view {
     const char *reason;           /* NULL unless pending */
     const char *message;          /* NULL if none */
     int limits_enforced;          /* -1 null, 0, 1 */
+    int gpus_enforced;            /* -1 null (not started, or no GPUs),
+                                     0: visible only (CUDA_VISIBLE_DEVICES),
+                                     1: no other GPU can be opened */
+    const char *intent;           /* while Running: "cancel", "preempt" or
+                                     "timeout" once the job was told to
+                                     stop; NULL/"" = none. Not rendered:
+                                     the events say it */
+    int64_t intent_at_ms;         /* when it was first signalled (wall) */
+    int64_t intent_for;           /* preempt: the preemptor's job id */
     const char *spec_json;        /* normalised job document text */
     json_t *spec_doc;             /* the same document decoded, when the
                                      caller has it (borrowed); else NULL */

@@ -11,17 +11,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+/* The text is formatted aside first: a caller may pass err->text (or
+ * err->field) among the arguments, to wrap the message it already holds,
+ * and snprintf into a buffer it reads from is undefined. */
 int sl_errorf(struct sl_error *err, int rc, const char *fmt, ...)
 {
     if (err) {
+        char text[sizeof(err->text)];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->text, sizeof(err->text), fmt, ap);
+        vsnprintf(text, sizeof(text), fmt, ap);
         va_end(ap);
+        memcpy(err->text, text, sizeof(text));
     }
     return rc;
 }
@@ -30,11 +37,14 @@ int sl_errorf_field(struct sl_error *err, int rc, const char *field,
                     const char *fmt, ...)
 {
     if (err) {
+        char text[sizeof(err->text)], f[sizeof(err->field)];
         va_list ap;
-        sl_strlcpy(err->field, field ? field : "", sizeof(err->field));
+        sl_strlcpy(f, field ? field : "", sizeof(f));
         va_start(ap, fmt);
-        vsnprintf(err->text, sizeof(err->text), fmt, ap);
+        vsnprintf(text, sizeof(text), fmt, ap);
         va_end(ap);
+        memcpy(err->text, text, sizeof(text));
+        memcpy(err->field, f, sizeof(f));
     }
     return rc;
 }
@@ -416,6 +426,164 @@ int sl_mkdir_p(const char *path, unsigned mode)
     if (mkdir(buf, mode) < 0 && errno != EEXIST)
         return -errno;
     return 0;
+}
+
+/* The pid a lock file holds ("<pid>\n"), 0 when none can be read. */
+static pid_t lock_holder(int fd)
+{
+    char buf[24];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    int64_t v = 0;
+
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    if (buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+    return sl_parse_int64(buf, 1, INT32_MAX, &v) == 0 ? (pid_t)v : 0;
+}
+
+int sl_lock_file(const char *path, pid_t *holder)
+{
+    char line[24];
+    int fd, n, rc;
+
+    if (holder)
+        *holder = 0;
+    if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+        return -errno;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        rc = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+        if (holder && rc == -EAGAIN)
+            *holder = lock_holder(fd);
+        close(fd);
+        return rc;
+    }
+    n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+    if (fchmod(fd, 0600) < 0 || ftruncate(fd, 0) < 0 ||
+        pwrite(fd, line, (size_t)n, 0) != n) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+int sl_lock_file_held(const char *path, pid_t *holder)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc = 0;
+
+    *holder = 0;
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+        if (errno == EWOULDBLOCK) {
+            *holder = lock_holder(fd);
+            rc = 1;
+        } else {
+            rc = -errno;
+        }
+    }
+    close(fd); /* releases the shared lock, if it was taken */
+    return rc;
+}
+
+/* One directory of sl_dir_private, open as 'fd' (closed here). */
+static int private_walk(int fd, const char *path, int depth, int *fixed,
+                        struct sl_error *err)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *de;
+    int rc = 0;
+
+    if (!d) {
+        rc = -errno;
+        close(fd);
+        return sl_errorf(err, rc, "%s: %s", path, strerror(-rc));
+    }
+    while (rc == 0 && (errno = 0, de = readdir(d))) {
+        struct stat st;
+        char sub[4096];
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno == ENOENT)
+                continue; /* gone meanwhile */
+            rc = -errno;
+            sl_errorf(err, rc, "%s: %s", sub, strerror(-rc));
+            break;
+        }
+        if (S_ISLNK(st.st_mode))
+            continue;
+        if ((st.st_mode & 077) && st.st_uid != geteuid()) {
+            /* A job's log, owned by the job's account: the daemon owns
+             * the directory, so the file is still private to the two of
+             * them once its bits are off. */
+            if (geteuid() != 0) {
+                rc = sl_errorf(err, -EPERM, "%s: mode %04o, owned by uid %u",
+                               sub, (unsigned)(st.st_mode & 07777),
+                               (unsigned)st.st_uid);
+                break;
+            }
+        }
+        if (st.st_mode & 077) {
+            if (fchmodat(dirfd(d), de->d_name, st.st_mode & 0700, 0) < 0) {
+                rc = -errno;
+                sl_errorf(err, rc, "chmod %s: %s", sub, strerror(-rc));
+                break;
+            }
+            if (fixed)
+                (*fixed)++;
+        }
+        if (S_ISDIR(st.st_mode) && depth > 0) {
+            int cfd = openat(dirfd(d), de->d_name,
+                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0) {
+                rc = -errno;
+                sl_errorf(err, rc, "%s: %s", sub, strerror(-rc));
+                break;
+            }
+            rc = private_walk(cfd, sub, depth - 1, fixed, err);
+        }
+    }
+    if (rc == 0 && errno != 0) {
+        rc = -errno;
+        sl_errorf(err, rc, "%s: %s", path, strerror(-rc));
+    }
+    closedir(d);
+    return rc;
+}
+
+int sl_dir_private(const char *dir, int depth, int *fixed, struct sl_error *err)
+{
+    struct stat st;
+    int fd, rc;
+
+    if (fixed)
+        *fixed = 0;
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        return sl_errorf(err, rc, "%s: %s", dir, strerror(-rc));
+    }
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        close(fd);
+        return sl_errorf(err, rc, "%s: %s", dir, strerror(-rc));
+    }
+    if (st.st_uid != geteuid()) {
+        close(fd);
+        return sl_errorf(err, -EPERM, "%s is owned by uid %u, not by this process's uid %u",
+                         dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    }
+    if ((st.st_mode & 077) && fchmod(fd, st.st_mode & 0700) < 0) {
+        rc = -errno;
+        close(fd);
+        return sl_errorf(err, rc, "chmod %s: %s", dir, strerror(-rc));
+    }
+    if ((st.st_mode & 077) && fixed)
+        (*fixed)++;
+    return private_walk(fd, dir, depth - 1, fixed, err);
 }
 
 bool sl_utf8_valid(const unsigned char *s, size_t len)

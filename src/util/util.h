@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,6 +94,28 @@ int sl_write_file_atomic(const char *path, const void *buf, size_t len,
 
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int sl_mkdir_p(const char *path, unsigned mode);
+
+/* Take an exclusive advisory lock (flock) on 'path', creating it 0600, and
+ * write this process's pid into it. Returns the open descriptor (keep it
+ * open for as long as the lock is held; close releases it), or -EAGAIN
+ * with *holder the pid written by the process that holds it (0 when it
+ * wrote none), or another -errno. The descriptor is close-on-exec; a
+ * forked child that keeps it shares the lock, so children that outlive
+ * the holder must close it. */
+int sl_lock_file(const char *path, pid_t *holder);
+/* Whether 'path' is locked by another process, without creating it:
+ * returns 1 with *holder set, 0 when not (or absent), or -errno. */
+int sl_lock_file_held(const char *path, pid_t *holder);
+
+/* Make the tree at 'dir' private to its owner, who must be this process's
+ * effective user: 'dir' and the directories below it, down to 'depth'
+ * levels, lose every group and other permission bit (0700 for
+ * directories, files keep their owner bits only). Symbolic links are
+ * neither followed nor changed. *fixed (may be NULL) counts the entries
+ * changed. Returns 0, or -EPERM with 'err' naming the entry that another
+ * user owns (fixing it would hand it over), or another -errno with 'err'
+ * filled. */
+int sl_dir_private(const char *dir, int depth, int *fixed, struct sl_error *err);
 
 /* Make room for 'need' elements of 'elem' bytes in the array *p of *cap:
  * doubles from 16, at most 2^28 elements. Returns 0 or -ENOMEM (the array

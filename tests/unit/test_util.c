@@ -1,9 +1,16 @@
 /*
  * test_util.c - the unit parsers of util.c: durations, byte quantities,
- * CPU amounts, bounded integers, signal names, bounded copies.
+ * CPU amounts, bounded integers, signal names, bounded copies; lock files
+ * and private trees; error text formatted from itself.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../src/util/util.h"
 #include "../tap.h"
@@ -139,6 +146,124 @@ static void copies(void)
     is_str(buf, "abc", "strlcpy truncates and terminates");
 }
 
+static void error_text(void)
+{
+    struct sl_error err = {"", ""};
+
+    sl_errorf_field(&err, -EINVAL, "spec.gpus", "must be 0..64");
+    is_int(sl_errorf(&err, -EINVAL, "--config x: %s", err.text), -EINVAL,
+           "sl_errorf returns its code");
+    is_str(err.text, "--config x: must be 0..64", "a message may wrap the one it replaces");
+    sl_errorf_field(&err, -EINVAL, err.field, "[1].%s: %s", err.field, err.text);
+    is_str(err.text, "[1].spec.gpus: --config x: must be 0..64",
+           "sl_errorf_field too, from its own text and field");
+    is_str(err.field, "spec.gpus", "and the field may be its own");
+}
+
+static void lock_files(void)
+{
+    char dir[] = "/tmp/sluice-test-util-XXXXXX", path[128], text[32] = "";
+    pid_t holder = -1;
+    int fd, fd2;
+    struct stat st;
+
+    if (!mkdtemp(dir)) {
+        ok(0, "mkdtemp: %s", strerror(errno));
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/x.lock", dir);
+    is_int(sl_lock_file_held(path, &holder), 0, "an absent lock file is not held");
+    ok(access(path, F_OK) != 0, "and asking does not create it");
+    umask(0);
+    fd = sl_lock_file(path, &holder);
+    ok(fd >= 0, "the lock is taken");
+    ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "its file is 0600 under umask 0");
+    {
+        int r = open(path, O_RDONLY);
+        ssize_t n = r >= 0 ? read(r, text, sizeof(text) - 1) : -1;
+        if (n >= 0)
+            text[n] = '\0';
+        if (r >= 0)
+            close(r);
+    }
+    ok(strtol(text, NULL, 10) == getpid(), "it holds this process's pid: %s", text);
+    /* flock conflicts between open file descriptions, even in one process */
+    fd2 = sl_lock_file(path, &holder);
+    is_int(fd2, -EAGAIN, "a second taker is refused with -EAGAIN");
+    is_int(holder, getpid(), "and told the holder's pid");
+    holder = -1;
+    is_int(sl_lock_file_held(path, &holder), 1, "held says so");
+    is_int(holder, getpid(), "with the holder's pid");
+    close(fd);
+    is_int(sl_lock_file_held(path, &holder), 0, "closing the descriptor releases it");
+    ok((fd = sl_lock_file(path, &holder)) >= 0, "and it can be taken again");
+    close(fd);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void private_trees(void)
+{
+    char dir[] = "/tmp/sluice-test-util-XXXXXX", p[256], q[256];
+    struct sl_error err = {"", ""};
+    struct stat st;
+    int fixed = -1, fd;
+
+    if (!mkdtemp(dir)) {
+        ok(0, "mkdtemp: %s", strerror(errno));
+        return;
+    }
+    chmod(dir, 0755);
+    snprintf(p, sizeof(p), "%s/logs", dir);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/logs/deep", dir);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/logs/deep/far.log", dir);
+    fd = open(p, O_CREAT | O_WRONLY, 0644);
+    fchmod(fd, 0644);
+    close(fd);
+    snprintf(p, sizeof(p), "%s/db", dir);
+    fd = open(p, O_CREAT | O_WRONLY, 0640);
+    fchmod(fd, 0640);
+    close(fd);
+    snprintf(q, sizeof(q), "%s/link", dir);
+    ok(symlink("/etc/passwd", q) == 0, "a symbolic link to a file outside");
+    is_int(sl_dir_private(dir, 2, &fixed, &err), 0, "a 0755 tree is made private");
+    is_int(fixed, 4, "four entries were changed: the dir, logs, deep and db");
+    ok(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700, "the dir is 0700");
+    ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600, "its file 0640 is 0600");
+    snprintf(p, sizeof(p), "%s/logs/deep", dir);
+    ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0700, "a directory two levels down is 0700");
+    snprintf(p, sizeof(p), "%s/logs/deep/far.log", dir);
+    ok(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644,
+       "below the depth asked for nothing changes");
+    ok(stat("/etc/passwd", &st) == 0 && (st.st_mode & 0044) == 0044,
+       "the link's target is left alone");
+    is_int(sl_dir_private(dir, 2, &fixed, &err), 0, "a private tree stays so");
+    is_int(fixed, 0, "with nothing changed");
+    snprintf(p, sizeof(p), "%s/nope", dir);
+    ok(sl_dir_private(p, 1, &fixed, &err) == -ENOENT && strstr(err.text, "nope"),
+       "an absent dir is -ENOENT, named: %s", err.text);
+    if (geteuid() == 0) {
+        ok(chown(dir, 65534, 65534) == 0, "the dir handed to nobody");
+        ok(sl_dir_private(dir, 1, &fixed, &err) == -EPERM && strstr(err.text, "65534"),
+           "a dir another user owns is refused: %s", err.text);
+        ok(chown(dir, 0, 0) == 0, "and taken back");
+    } else {
+        skip(3, "chown needs root");
+    }
+    unlink(q);
+    snprintf(p, sizeof(p), "%s/logs/deep/far.log", dir);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/logs/deep", dir);
+    rmdir(p);
+    snprintf(p, sizeof(p), "%s/logs", dir);
+    rmdir(p);
+    snprintf(p, sizeof(p), "%s/db", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
 int main(void)
 {
     durations();
@@ -147,5 +272,8 @@ int main(void)
     integers();
     signals();
     copies();
+    error_text();
+    lock_files();
+    private_trees();
     return done_testing();
 }

@@ -19,7 +19,10 @@
 # Daemon: start_sluiced [ARGS...] starts "$SLUICE_BIN/sluiced --dev" on a free
 # port of 127.0.0.1 with a temp data dir and FAKE_GPUS (default 4xH100;
 # "none" = no --fake-gpus) and exports SLUICE_SERVER, SLUICE_TOKEN,
-# SLUICED_PID, SLUICE_TMP, SLUICED_PORT. stop_sluiced (SIGTERM, 10 s, then
+# SLUICED_PID, SLUICE_TMP, SLUICE_JOBS, SLUICED_PORT. Jobs run as an
+# unprivileged account (sluiced --job-user, nobody by default), so what a
+# job writes goes in $SLUICE_JOBS (mode 1777; $SLUICE_TMP is 0711 and its
+# data dir 0700). stop_sluiced (SIGTERM, 10 s, then
 # SIGKILL; returns the daemon's exit status), kill9_sluiced,
 # restart_sluiced (same data dir and port). On EXIT the daemon is stopped
 # and the temp dir removed (kept when SLUICE_KEEP_TMP=1).
@@ -176,7 +179,11 @@ shared_dir() {
 # makes its own.
 make_tmp() {
     SLUICE_TMP=${SLUICE_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/sluice-test.XXXXXX")}
-    export SLUICE_TMP
+    SLUICE_JOBS=$SLUICE_TMP/jobs
+    export SLUICE_TMP SLUICE_JOBS
+    chmod 0711 "$SLUICE_TMP"
+    mkdir -p "$SLUICE_JOBS"
+    chmod 1777 "$SLUICE_JOBS"
 }
 
 # Print a value from JSON on stdin: json_get KEY[.KEY...] (list index ok).
@@ -248,10 +255,7 @@ start_sluiced() {
         diag "no executable $SLUICE_BIN/sluiced (build it: make SAN=1 all)"
         return 1
     fi
-    if [ -z "${SLUICE_TMP:-}" ]; then
-        SLUICE_TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-test.XXXXXX")
-        export SLUICE_TMP
-    fi
+    make_tmp
     _gpus=${FAKE_GPUS:-4xH100}
     SLUICED_ARGS=""
     [ "$_gpus" = none ] || SLUICED_ARGS="--fake-gpus $_gpus"

@@ -47,6 +47,14 @@ static inline int ok_(int cond, const char *file, int line, const char *fmt, ...
             diag("  got \"%s\", want \"%s\"", g_ ? g_ : "(null)",              \
                  w_ ? w_ : "(null)");                                          \
     } while (0)
+/* Skip the next 'n' tests (each counted as a TAP skip, which prove shows
+ * as such) because of 'why': for a check this host cannot make. */
+#define skip(n, why)                                                           \
+    do {                                                                       \
+        for (int skip_i_ = 0; skip_i_ < (n); skip_i_++)                        \
+            printf("ok %d # skip %s\n", ++tap_n, (why));                       \
+        fflush(stdout);                                                        \
+    } while (0)
 /* Diagnostics go to stderr, as Test::More's do, so prove shows them. */
 #define diag(...)                                                              \
     (fflush(stdout), fprintf(stderr, "# "), fprintf(stderr, __VA_ARGS__),      \

@@ -1332,7 +1332,7 @@ void sl_res_list_init(struct sl_res_list *l)
     l->nmodels = 0;
 }
 
-static bool unix_user_valid(const char *s)
+bool sl_unix_name_valid(const char *s)
 {
     size_t n = strlen(s);
 
@@ -1669,7 +1669,7 @@ static int user_spec(const json_t *spec, const char *P, struct sl_manifest *m,
         return rc;
     if (v) {
         path_key(p, P, "unixUser");
-        if (!unix_user_valid(json_string_value(v)))
+        if (!sl_unix_name_valid(json_string_value(v)))
             return fail_got(err, p,
                             "a Unix user name matching "
                             "[a-z_][a-z0-9_-]{0,31}",

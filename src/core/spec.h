@@ -243,4 +243,8 @@ int sl_placement_parse(const char *name);
 /* Name rule shared by every object: [a-z0-9-], 1..63, alnum at both ends. */
 bool sl_name_valid(const char *s);
 
+/* A Unix account name as kind: User spec.unixUser and sluiced's --job-user
+ * take it: [a-z_][a-z0-9_-]{0,31}. */
+bool sl_unix_name_valid(const char *s);
+
 #endif

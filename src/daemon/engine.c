@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -245,6 +246,10 @@ struct sl_engine {
     _Atomic uint64_t token_epoch; /* bumped when a token is revoked */
     bool tokens_revoked;          /* in the open transaction */
     char api_url[160];            /* for tasks; "" = no job tokens */
+    char job_user[64];            /* the account of unmapped users' jobs;
+                                     "" = they are refused (see
+                                     identity_check) */
+    char allow_daemon_user[64];   /* see sl_engine_config */
     struct sl_policy *policies;   /* kind: Policy, by name */
     int npolicies;
 };
@@ -1392,6 +1397,8 @@ static bool is_admin(const struct sl_principal *who)
     return strcmp(who->role, "admin") == 0;
 }
 
+static int account_check(const struct sl_engine *e, const char *name, struct sl_error *err);
+
 /* The scheduler's view of a job. */
 static void sched_spec(struct sl_engine *e, const struct job *j, const struct queue *q,
                        const struct pclass *pc, int user, struct sl_sched_job_spec *sj)
@@ -1574,6 +1581,14 @@ static int do_submit(struct sl_engine *e, struct sl_op *op)
                                "queue '%s' does not exist in team '%s'",
                                s->queue[0] ? s->queue : tm->default_queue,
                                tm->name);
+    }
+    if (e->cfg.executor == SL_EXECUTOR_LOCAL && !op->who.unix_user[0] && !e->job_user[0]) {
+        op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "spec.unixUser",
+                               "user '%s' has no Unix account to run jobs as (kind: User "
+                               "spec.unixUser, set by an admin), and sluiced runs no job "
+                               "of an unmapped user (--job-user none)",
+                               op->who.user);
     }
     pc = pclass_find(e, s->priority_class[0] ? s->priority_class : NULL);
     if (!pc) {
@@ -1936,23 +1951,33 @@ static int team_admin_check(struct sl_engine *e, struct sl_op *op)
         char msg[192];
         if (m->kind == SL_KIND_USER) {
             const struct user *u = user_find(e, m->name);
-            const char *r = m->u.user.role;
-            if (strcmp(m->u.user.team, team) != 0)
+            const char *r = m->u.user.role, *field = NULL;
+            if (strcmp(m->u.user.team, team) != 0) {
                 snprintf(msg, sizeof(msg), "a team-admin adds users to its own team (%s) only",
                          team);
-            else if (strcmp(r, "team-admin") && strcmp(r, "member") && strcmp(r, "viewer"))
-                snprintf(msg, sizeof(msg), "a team-admin may not grant role %s: no role "
-                         "grants more than it holds", r);
-            else if (u && (strcmp(u->team, team) != 0 || strcmp(u->role, "admin") == 0 ||
-                           strcmp(u->role, "auditor") == 0))
+                field = "spec.team";
+            } else if (u && (strcmp(u->team, team) != 0 || strcmp(u->role, "admin") == 0 ||
+                             strcmp(u->role, "auditor") == 0)) {
                 snprintf(msg, sizeof(msg), "user '%s' is not a member of team %s that a "
                          "team-admin may change", m->name, team);
-            else
-                continue;
-            return manifest_forbidden(op, i, op->nmanifests,
-                                      u || strcmp(m->u.user.team, team) ? "spec.team"
-                                                                         : "spec.role",
-                                      msg);
+                field = "metadata.name";
+            } else if (strcmp(r, "team-admin") && strcmp(r, "member") && strcmp(r, "viewer")) {
+                snprintf(msg, sizeof(msg), "a team-admin may not grant role %s: no role "
+                         "grants more than it holds", r);
+                field = "spec.role";
+            } else if (m->u.user.unix_user[0] &&
+                       strcmp(m->u.user.unix_user, u ? u->unix_user : "") != 0) {
+                /* The account a user's jobs run as is a host identity:
+                 * mapping one onto another team's account, or onto a
+                 * privileged one, is an escalation. Left out, the mapping
+                 * stays as it is (do_apply). */
+                snprintf(msg, sizeof(msg), "only an admin sets or changes the Unix account "
+                         "a user's jobs run as");
+                field = "spec.unixUser";
+            }
+            if (field)
+                return manifest_forbidden(op, i, op->nmanifests, field, msg);
+            continue;
         }
         if (m->kind == SL_KIND_QUEUE) {
             const struct queue *q = queue_find(e, m->name);
@@ -1989,10 +2014,24 @@ static int team_admin_check(struct sl_engine *e, struct sl_op *op)
         bool replaced = false;
         if (strcmp(q->team, team) != 0)
             continue;
-        if ((rc = manifest_from_store("Queue", q->name, q->spec_json, &m)) < 0)
+        if (!q->spec_json) {
+            /* made with its team, never applied: no quota, no cohort */
+            memset(&before[nb], 0, sizeof(before[nb]));
+            before[nb].kind = SL_KIND_QUEUE;
+            sl_strlcpy(before[nb].name, q->name, sizeof(before[nb].name));
+            sl_strlcpy(before[nb].u.queue.team, q->team, sizeof(before[nb].u.queue.team));
+            before[nb].u.queue.weight_milli = 1000;
+            sl_res_list_init(&before[nb].u.queue.nominal);
+            sl_res_list_init(&before[nb].u.queue.borrowing_limit);
+            sl_res_list_init(&before[nb].u.queue.lending_limit);
+            sl_res_list_init(&before[nb].u.queue.user_limit);
+            nb++;
+        } else if ((rc = manifest_from_store("Queue", q->name, q->spec_json, &m)) < 0) {
             goto out;
-        before[nb++] = *m;
-        free(m);
+        } else {
+            before[nb++] = *m;
+            free(m);
+        }
         for (size_t k = 0; k < op->nmanifests; k++)
             replaced |= op->manifests[k].kind == SL_KIND_QUEUE &&
                         strcmp(op->manifests[k].name, q->name) == 0;
@@ -2052,6 +2091,9 @@ out:
     if (rc == -ENOMEM) {
         op_fail(op, 503, "unavailable");
         sl_errorf(&op->err, rc, "out of memory");
+    } else if (rc < 0 && !op->status) {
+        op_fail(op, 500, "internal");
+        sl_errorf(&op->err, rc, "a stored queue of team %s does not parse", team);
     }
     return rc;
 }
@@ -2222,9 +2264,21 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                 u = &e->users[e->nusers++];
                 sl_strlcpy(u->name, m->name, sizeof(u->name));
             }
+            if (m->u.user.unix_user[0] && e->cfg.executor == SL_EXECUTOR_LOCAL) {
+                struct sl_error why = {0};
+                if (account_check(e, m->u.user.unix_user, &why) < 0) {
+                    char text[sizeof(why.text) + 32];
+                    snprintf(text, sizeof(text), "unix account %s", why.text);
+                    rc = manifest_error(op, i, op->nmanifests, "spec.unixUser", text);
+                    break;
+                }
+            }
             sl_strlcpy(u->team, m->u.user.team, sizeof(u->team));
             sl_strlcpy(u->role, m->u.user.role, sizeof(u->role));
-            sl_strlcpy(u->unix_user, m->u.user.unix_user, sizeof(u->unix_user));
+            /* A team-admin never changes a mapping (team_admin_check):
+             * one it leaves out stays. */
+            if (m->u.user.unix_user[0] || is_admin(&op->who))
+                sl_strlcpy(u->unix_user, m->u.user.unix_user, sizeof(u->unix_user));
             act = sl_store_user_upsert(e->st, m->name, u->team, u->role,
                                        u->unix_user);
             break;
@@ -2834,7 +2888,7 @@ static void audit_committed(struct sl_engine *e)
         return;
     snprintf(path, sizeof(path), "%s/audit.checkpoint", e->data_dir);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) >= 0) {
         size_t n = strlen(e->audit_ckpt_text);
         bool good = write(fd, e->audit_ckpt_text, n) == (ssize_t)n && fsync(fd) == 0;
         close(fd);
@@ -2942,6 +2996,13 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
         break;
     }
     if (rc < 0) {
+        if (!op->status) {
+            /* every refusal names its status; one that did not is a bug,
+             * never a status 0 on the wire */
+            op_fail(op, 500, "internal");
+            if (!op->err.text[0])
+                sl_errorf(&op->err, rc, "%s", strerror(-rc));
+        }
         json_decref(op->result);
         op->result = NULL;
         free(op->body);
@@ -3106,7 +3167,8 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
         xt.cpu_milli = j->spec->cpu_milli;
         xt.mem_bytes = j->spec->mem_bytes;
         xt.pids_max = 4096;
-        xt.unix_user = j->unix_user;
+        xt.unix_user = j->unix_user[0] ? j->unix_user : e->job_user;
+        xt.allow_daemon_user = e->allow_daemon_user;
         xt.log_path = log_path;
         xt.log_cap_bytes = e->cfg.log_cap_bytes;
         rc = sl_exec_start(e->exec, &xt, &tk->h, &err);
@@ -4015,6 +4077,72 @@ static int meter_load(struct sl_engine *e)
     return 0;
 }
 
+/* Whether Unix account 'name' may run jobs here: it exists and has
+ * neither the daemon's uid nor uid 0, unless it is the one account
+ * --allow-daemon-user names; a daemon that is not root runs jobs as
+ * itself only. Returns 0, or -EINVAL / -EPERM with 'err' saying why (its
+ * text starts with the account's name in quotes). */
+static int account_check(const struct sl_engine *e, const char *name, struct sl_error *err)
+{
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    int rc = getpwnam_r(name, &pw, buf, sizeof(buf), &res);
+
+    if (rc != 0 || !res)
+        return sl_errorf(err, -EINVAL, "\"%s\": %s", name,
+                         rc ? strerror(rc) : "no such Unix account on this host");
+    if ((pw.pw_uid == geteuid() || pw.pw_uid == 0) && strcmp(name, e->allow_daemon_user) != 0)
+        return sl_errorf(err, -EPERM,
+                         "\"%s\" has uid %u, %s: jobs never run with the daemon's "
+                         "identity (an admin allows one such account with "
+                         "--allow-daemon-user)",
+                         name, (unsigned)pw.pw_uid,
+                         pw.pw_uid == geteuid() ? "sluiced's own" : "root's");
+    if (geteuid() != 0 && pw.pw_uid != geteuid())
+        return sl_errorf(err, -EPERM,
+                         "\"%s\": sluiced runs as uid %u, not root, and cannot run "
+                         "jobs as another account",
+                         name, (unsigned)geteuid());
+    return 0;
+}
+
+/* Who jobs run as (local executor), settled before anything is created:
+ * as root, the default account must be one a job may run as; not as
+ * root, jobs can run only as the daemon's own account, which must then be
+ * allowed by name, and is the default for everyone. */
+static int identity_setup(struct sl_engine *e, struct sl_error *err)
+{
+    struct sl_error why = {0};
+
+    if (geteuid() != 0) {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &res) != 0 || !res)
+            return sl_errorf(err, -EINVAL, "uid %u has no Unix account name",
+                             (unsigned)geteuid());
+        if (strcmp(pw.pw_name, e->allow_daemon_user) != 0)
+            return sl_errorf(err, -EPERM,
+                             "sluiced runs as %s (uid %u), not root, so it cannot run "
+                             "jobs as other accounts and every job would run with the "
+                             "daemon's identity; run it as root, or allow that with "
+                             "--allow-daemon-user %s (its jobs can then read the data dir)",
+                             pw.pw_name, (unsigned)geteuid(), pw.pw_name);
+        sl_strlcpy(e->job_user, pw.pw_name, sizeof(e->job_user));
+        sl_warn("msg=\"jobs run as sluiced's own account\" user=%s "
+                "why=\"sluiced is not root; --allow-daemon-user names it\"",
+                pw.pw_name);
+        return 0;
+    }
+    if (strcmp(e->job_user, "none") == 0)
+        e->job_user[0] = '\0';
+    if (e->job_user[0] && account_check(e, e->job_user, &why) < 0)
+        return sl_errorf(err, -EINVAL, "--job-user %s", why.text);
+    sl_info("msg=\"job identity\" unmapped_users=%s allow_daemon_user=%s",
+            e->job_user[0] ? e->job_user : "refused",
+            e->allow_daemon_user[0] ? e->allow_daemon_user : "none");
+    return 0;
+}
+
 static int bootstrap(struct sl_engine *e, char **admin_token)
 {
     static const struct {
@@ -4127,6 +4255,11 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     sl_heap_init(&e->timers);
     e->cfg = *cfg;
     sl_strlcpy(e->api_url, cfg->api_url ? cfg->api_url : "", sizeof(e->api_url));
+    sl_strlcpy(e->job_user, cfg->job_user ? cfg->job_user : "", sizeof(e->job_user));
+    sl_strlcpy(e->allow_daemon_user, cfg->allow_daemon_user ? cfg->allow_daemon_user : "",
+               sizeof(e->allow_daemon_user));
+    e->cfg.job_user = e->job_user;
+    e->cfg.allow_daemon_user = e->allow_daemon_user;
     sl_strlcpy(e->data_dir, cfg->data_dir, sizeof(e->data_dir));
     e->cfg.data_dir = e->data_dir;
     if (cfg->fake_nodes) {
@@ -4145,11 +4278,13 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         goto fail;
     }
     if ((rc = sl_mkdir_p(e->data_dir, 0700)) < 0 ||
-        (rc = sl_mkdir_p(e->log_dir, 0755)) < 0 ||
+        (rc = sl_mkdir_p(e->log_dir, 0700)) < 0 ||
         (rc = sl_mkdir_p(e->run_dir, 0700)) < 0) {
         sl_errorf(err, rc, "--data-dir %s: %s", e->data_dir, strerror(-rc));
         goto fail;
     }
+    if (cfg->executor == SL_EXECUTOR_LOCAL && identity_setup(e, err) < 0)
+        goto fail;
     if ((rc = sl_host_discover(cfg->fake_gpus, &e->host, err)) < 0)
         goto fail;
     sl_sched_config_init(&scfg);

@@ -120,6 +120,16 @@ struct sl_engine_config {
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
     const char *api_url;              /* given to tasks as SLUICE_SERVER with
                                          their job token; NULL = none */
+    const char *job_user;             /* the Unix account that jobs of users
+                                         without a mapping (kind: User
+                                         spec.unixUser) run as; NULL or ""
+                                         = such jobs are refused (403) */
+    const char *allow_daemon_user;    /* the one account a job may run as
+                                         although it has the daemon's uid
+                                         (or uid 0); NULL or "" = none. A
+                                         daemon that is not root can run
+                                         jobs only as its own account, so
+                                         it must name that one */
 };
 
 /* Open the store, discover the host, bootstrap a new store (admin user and

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,9 @@ struct config {
     int64_t retry_backoff_ms;
     int64_t cancel_grace_ms;
     enum sl_log_level log_level;
+    char job_user[64];            /* "none" = refuse unmapped users */
+    char allow_daemon_user[64];   /* the one account allowed to have the
+                                     daemon's uid; "" = none */
 };
 
 static void usage(FILE *f)
@@ -42,6 +47,7 @@ static void usage(FILE *f)
             "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
             "               [--fake-nodes FILE] [--executor local|simulated]\n"
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
+            "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "\n"
             "  --dev              development defaults: data dir ./.sluice, listen\n"
             "                     127.0.0.1:8470, SQLite store, local executor\n"
@@ -56,11 +62,19 @@ static void usage(FILE *f)
             "  --executor KIND    local (default): run jobs as processes; simulated:\n"
             "                     run nothing (scheduler load tests; jobs say so)\n"
             "  --sync full|normal full (default): fsync every group commit;\n"
-            "                     normal: survive a crash of sluiced, not of the host\n");
+            "                     normal: survive a crash of sluiced, not of the host\n"
+            "  --job-user USER    the Unix account jobs of users without a mapping\n"
+            "                     (kind: User spec.unixUser) run as (default nobody);\n"
+            "                     none: refuse their jobs\n"
+            "  --allow-daemon-user USER\n"
+            "                     the one account a job may run as although it has\n"
+            "                     sluiced's own uid (default: none; --dev as a user\n"
+            "                     other than root: that user)\n");
 }
 
 /* Settings table: config-file key, kind, and where it lands. */
-enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR };
+enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR,
+            K_ACCOUNT };
 static const struct setting {
     const char *key;
     enum kind kind;
@@ -78,6 +92,8 @@ static const struct setting {
     {"retryBackoff", K_DURATION, offsetof(struct config, retry_backoff_ms), 0},
     {"cancelGrace", K_DURATION, offsetof(struct config, cancel_grace_ms), 0},
     {"logLevel", K_LOGLEVEL, offsetof(struct config, log_level), 0},
+    {"jobUser", K_ACCOUNT, offsetof(struct config, job_user), 64},
+    {"allowDaemonUser", K_ACCOUNT, offsetof(struct config, allow_daemon_user), 64},
 };
 
 static int set_value(struct config *cfg, const struct setting *s, const char *val,
@@ -119,6 +135,15 @@ static int set_value(struct config *cfg, const struct setting *s, const char *va
             *(enum sl_executor_kind *)dst = SL_EXECUTOR_SIMULATED;
         else
             return sl_errorf(err, -EINVAL, "%s%s: must be local or simulated, got '%s'",
+                             origin, s->key, val);
+        return 0;
+    case K_ACCOUNT:
+        /* A Unix account name as useradd takes it; whether it exists is
+         * the engine's check, at start. */
+        if (!sl_unix_name_valid(val) || sl_strlcpy(dst, val, s->size) >= s->size)
+            return sl_errorf(err, -EINVAL,
+                             "%s%s: must be a Unix account name (1 to 32 of a-z, 0-9, "
+                             "'_', '-', starting with a letter or '_'), got '%.40s'",
                              origin, s->key, val);
         return 0;
     case K_LOGLEVEL: {
@@ -191,6 +216,92 @@ static const struct setting *setting_named(const char *key)
     return NULL;
 }
 
+/* Requests reach the API once it exists; until then, 503. */
+struct gate {
+    _Atomic(struct sl_api *) api;
+};
+
+static void gate_handle(struct sl_http_req *r, void *arg)
+{
+    struct gate *g = arg;
+    struct sl_api *api = atomic_load_explicit(&g->api, memory_order_acquire);
+
+    if (!api) {
+        sl_http_add_header(r, "Retry-After", "1");
+        sl_http_reply_error(r, 503, "unavailable", NULL, "sluiced is starting");
+        return;
+    }
+    sl_api_handle(r, api);
+}
+
+static void say_busy(const char *path, const char *flag, const char *what, pid_t pid)
+{
+    if (pid > 0)
+        fprintf(stderr, "sluiced: %s %s is in use by sluiced pid %d (lock %s)\n", flag,
+                what, (int)pid, path);
+    else
+        fprintf(stderr, "sluiced: %s %s is in use by another sluiced (lock %s)\n", flag,
+                what, path);
+}
+
+/* Whether another sluiced holds the lock at 'path' (said on stderr, with
+ * its pid); checked before anything is bound or created, so that a second
+ * daemon on a live data dir is told so rather than "address in use". */
+static bool busy(const char *path, const char *flag, const char *what)
+{
+    pid_t pid = 0;
+
+    if (sl_lock_file_held(path, &pid) != 1)
+        return false;
+    say_busy(path, flag, what, pid);
+    return true;
+}
+
+/* Take the lock at 'path' for the daemon's life. Returns the descriptor,
+ * or -1 with the reason on stderr. */
+static int lock_or_say(const char *path, const char *flag, const char *what)
+{
+    pid_t pid = 0;
+    int fd = sl_lock_file(path, &pid);
+
+    if (fd == -EAGAIN) {
+        say_busy(path, flag, what, pid);
+        return -1;
+    }
+    if (fd < 0) {
+        fprintf(stderr, "sluiced: %s %s: cannot lock %s: %s\n", flag, what, path,
+                strerror(-fd));
+        return -1;
+    }
+    return fd;
+}
+
+/* The data dir: made 0700 when absent; made private when it is not (a
+ * group- or world-accessible one is fixed, and said); then locked for
+ * this daemon. Returns 0, or -1 with the reason on stderr. */
+static int data_dir_open(const struct config *cfg, const char *lock_path, int *lock_fd)
+{
+    struct sl_error err = {0};
+    int rc, fixed = 0;
+
+    if ((rc = sl_mkdir_p(cfg->data_dir, 0700)) < 0) {
+        fprintf(stderr, "sluiced: --data-dir %s: %s\n", cfg->data_dir, strerror(-rc));
+        return -1;
+    }
+    /* The data dir, and its logs/ and run/, two levels down. */
+    if ((rc = sl_dir_private(cfg->data_dir, 2, &fixed, &err)) < 0) {
+        fprintf(stderr, "sluiced: --data-dir %s must be private to sluiced: %s\n",
+                cfg->data_dir, err.text);
+        return -1;
+    }
+    if (fixed)
+        sl_warn("msg=\"the data dir was readable by others: made private\" data_dir=%s "
+                "entries=%d", cfg->data_dir, fixed);
+    if ((*lock_fd = lock_or_say(lock_path, "--data-dir", cfg->data_dir)) < 0)
+        return -1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -203,6 +314,8 @@ int main(int argc, char **argv)
         {"fake-nodes", required_argument, NULL, 'n'},
         {"executor", required_argument, NULL, 'x'},
         {"sync", required_argument, NULL, 'y'},
+        {"job-user", required_argument, NULL, 'u'},
+        {"allow-daemon-user", required_argument, NULL, 'U'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -219,6 +332,7 @@ int main(int argc, char **argv)
         {'s', "store", "--store: "},    {'g', "fakeGpus", "--fake-gpus: "},
         {'y', "sync", "--sync: "},      {'L', "logLevel", "--log-level: "},
         {'n', "fakeNodes", "--fake-nodes: "}, {'x', "executor", "--executor: "},
+        {'u', "jobUser", "--job-user: "}, {'U', "allowDaemonUser", "--allow-daemon-user: "},
     };
     struct config cfg = {
         .sync_full = true,
@@ -226,6 +340,7 @@ int main(int argc, char **argv)
         .retry_backoff_ms = 5000,
         .cancel_grace_ms = 10000,
         .log_level = SL_LOG_INFO,
+        .job_user = "nobody",
     };
     struct sl_error err = {0};
     struct sl_engine_config ecfg;
@@ -234,9 +349,10 @@ int main(int argc, char **argv)
     struct sl_api *api = NULL;
     struct sl_http *http = NULL;
     const char *config_path = NULL;
-    char *admin_token = NULL, why[256];
+    char *admin_token = NULL, why[256], lock_path[1100], store_lock[1200];
+    struct gate gate = {NULL};
     sigset_t sigs;
-    int opt, sig = 0, rc = 1;
+    int opt, sig = 0, rc = 1, lock_fd = -1, store_lock_fd = -1;
 
     /* First pass: --config and --dev, so that flags override the file. */
     opterr = 0;
@@ -294,6 +410,10 @@ int main(int argc, char **argv)
         return 1;
     }
     sl_log_set_level(cfg.log_level);
+    /* Every file sluiced makes (store, WAL, keys, tokens, run records,
+     * logs) is private, whatever umask it was started with; tasks get
+     * 022 back (src/exec/local.c). */
+    umask(077);
     /* Requests allocate on one thread and free on another; keep freed
      * memory in the heap rather than trimming and re-growing it. */
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
@@ -307,6 +427,32 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+
+    if (cfg.dev && geteuid() != 0 && !cfg.allow_daemon_user[0]) {
+        /* A developer's own sluiced can run jobs only as that developer. */
+        struct passwd *pw = getpwuid(geteuid());
+        if (pw && sl_unix_name_valid(pw->pw_name))
+            sl_strlcpy(cfg.allow_daemon_user, pw->pw_name, sizeof(cfg.allow_daemon_user));
+    }
+    snprintf(lock_path, sizeof(lock_path), "%s/sluiced.lock", cfg.data_dir);
+    if (busy(lock_path, "--data-dir", cfg.data_dir))
+        goto out;
+    /* The port first: a daemon that cannot listen writes nothing (no
+     * store, token or key). Until the engine is ready every request is
+     * answered 503. */
+    if (!(http = sl_http_start(cfg.listen, gate_handle, &gate, why, sizeof(why)))) {
+        fprintf(stderr, "sluiced: %s\n", why);
+        goto out;
+    }
+    if (data_dir_open(&cfg, lock_path, &lock_fd) < 0)
+        goto out;
+    if (cfg.store[0]) {
+        /* A store outside the data dir is one daemon's too. */
+        const char *path = strncmp(cfg.store, "sqlite:", 7) == 0 ? cfg.store + 7 : cfg.store;
+        snprintf(store_lock, sizeof(store_lock), "%s.lock", path);
+        if ((store_lock_fd = lock_or_say(store_lock, "--store", cfg.store)) < 0)
+            goto out;
+    }
 
     /* Tasks reach the API on the address it listens on; a wildcard
      * address through loopback. */
@@ -327,6 +473,8 @@ int main(int argc, char **argv)
         .log_cap_bytes = cfg.log_cap_bytes,
         .retry_backoff_ms = cfg.retry_backoff_ms,
         .cancel_grace_ms = cfg.cancel_grace_ms,
+        .job_user = cfg.job_user,
+        .allow_daemon_user = cfg.allow_daemon_user,
     };
     if (!(e = sl_engine_create(&ecfg, &admin_token, &err))) {
         fprintf(stderr, "sluiced: %s\n", err.text);
@@ -356,10 +504,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "sluiced: cannot start the engine thread\n");
         goto out;
     }
-    if (!(http = sl_http_start(cfg.listen, sl_api_handle, api, why, sizeof(why)))) {
-        fprintf(stderr, "sluiced: %s\n", why);
-        goto out;
-    }
+    atomic_store_explicit(&gate.api, api, memory_order_release);
     sl_info("msg=\"sluiced listening\" url=http://%s data_dir=%s sync=%s version=%s",
             cfg.listen, cfg.data_dir, cfg.sync_full ? "full" : "normal",
             SLUICE_VERSION);
@@ -375,6 +520,11 @@ out:
     sl_http_stop(http);
     sl_api_destroy(api);
     sl_engine_destroy(e);
+    /* The locks go last, with the process's files closed. */
+    if (store_lock_fd >= 0)
+        close(store_lock_fd);
+    if (lock_fd >= 0)
+        close(lock_fd);
     if (admin_token) {
         memset(admin_token, 0, strlen(admin_token));
         free(admin_token);

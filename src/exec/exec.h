@@ -100,9 +100,18 @@ struct sl_exec_task {
     int64_t cpu_milli;            /* 0 = no limit */
     int64_t mem_bytes;            /* 0 = no limit */
     int64_t pids_max;             /* 0 = no limit */
-    const char *unix_user;        /* run as this user when the daemon is root;
-                                     NULL or "" -> the daemon's user */
-    const char *log_path;         /* created/appended, mode 0640 */
+    const char *unix_user;        /* run as this Unix account; NULL or "" ->
+                                     the daemon's own. A task never runs
+                                     with the daemon's uid or uid 0 unless
+                                     this account is allow_daemon_user, and
+                                     a daemon that is not root runs only
+                                     tasks of its own account: anything
+                                     else fails to start (-EPERM) */
+    const char *allow_daemon_user; /* the one account allowed to have the
+                                     daemon's uid or uid 0; NULL or "" =
+                                     none */
+    const char *log_path;         /* created/appended, mode 0600, owned by
+                                     the task's account */
     int64_t log_cap_bytes;        /* > 0 */
     int network;                  /* enum sl_exec_net; 0 = egress */
     const struct sl_exec_dataset *datasets; /* borrowed; NULL when none.

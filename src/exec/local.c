@@ -394,6 +394,9 @@ task_main(const struct plan *p, int out_w, int err_w, int sync_w)
             _exit(127);
         }
     }
+    /* sluiced keeps every file it makes private (umask 077); the task
+     * gets the usual umask instead. */
+    umask(022);
     /* execvpe searches the PATH of the calling process: make that the
      * task's environment, not the daemon's. */
     environ = p->envp;
@@ -482,7 +485,7 @@ static void write_exit_record(const struct plan *p, int code)
     int fd;
 
     line[n++] = '\n';
-    fd = open(p->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(p->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         _exit(1);
     write_all(fd, line, n);
@@ -827,7 +830,7 @@ struct sl_exec *sl_exec_create(const char *run_dir)
         errno = ENAMETOOLONG;
         return NULL;
     }
-    if ((rc = sl_mkdir_p(run_dir, 0750)) < 0) {
+    if ((rc = sl_mkdir_p(run_dir, 0700)) < 0) {
         errno = -rc;
         return NULL;
     }
@@ -961,16 +964,35 @@ static int plan_user_env(struct plan *p, const struct sl_exec_task *t,
     struct passwd pw;
     char *pwbuf = NULL;
     const char *home = NULL, *user = NULL, *shell = NULL, *lang;
-    char uidbuf[24];
-    bool want_switch = t->unix_user && *t->unix_user && geteuid() == 0;
-    bool have_pw = false;
+    const char *name = t->unix_user && *t->unix_user ? t->unix_user : NULL;
+    bool root = geteuid() == 0;
     int rc;
 
     memset(&pw, 0, sizeof(pw));
 
-    if (want_switch) {
-        if ((rc = lookup_user(t->unix_user, &pw, &pwbuf, err)) < 0)
-            goto out;
+    /* Who the task runs as: never the daemon's identity (its uid, or root)
+     * unless the one account allowed to be, and never anyone else than
+     * the daemon when it cannot switch. */
+    if ((rc = lookup_user(name, &pw, &pwbuf, err)) < 0)
+        goto out;
+    if ((pw.pw_uid == geteuid() || pw.pw_uid == 0) &&
+        !(t->allow_daemon_user && strcmp(pw.pw_name, t->allow_daemon_user) == 0)) {
+        rc = sl_errorf(err, -EPERM,
+                       "unix user \"%s\" has uid %u, %s: a job never runs with "
+                       "the daemon's identity unless --allow-daemon-user names "
+                       "that account",
+                       pw.pw_name, (unsigned)pw.pw_uid,
+                       pw.pw_uid == geteuid() ? "sluiced's own" : "root's");
+        goto out;
+    }
+    if (!root && pw.pw_uid != geteuid()) {
+        rc = sl_errorf(err, -EPERM,
+                       "unix user \"%s\": sluiced runs as uid %u, not root, and "
+                       "cannot switch to another account",
+                       pw.pw_name, (unsigned)geteuid());
+        goto out;
+    }
+    if (root) {
         p->switch_user = true;
         p->uid = pw.pw_uid;
         p->gid = pw.pw_gid;
@@ -994,21 +1016,10 @@ static int plan_user_env(struct plan *p, const struct sl_exec_task *t,
             }
             n = got > n ? got : n * 2;
         }
-        have_pw = true;
-    } else {
-        have_pw = lookup_user(NULL, &pw, &pwbuf, NULL) == 0;
     }
-    if (have_pw) {
-        user = pw.pw_name;
-        home = pw.pw_dir;
-        shell = pw.pw_shell;
-    } else {
-        home = getenv("HOME");
-    }
-    if (!user) {
-        snprintf(uidbuf, sizeof(uidbuf), "%u", (unsigned)geteuid());
-        user = uidbuf;
-    }
+    user = pw.pw_name;
+    home = pw.pw_dir;
+    shell = pw.pw_shell;
     if (!home || !*home || strlen(home) >= PATH_MAX)
         home = "/";
     if (!shell || !*shell)
@@ -1205,13 +1216,13 @@ static int open_log(struct plan *p, const struct sl_exec_task *t,
         return sl_errorf(err, -ENAMETOOLONG, "log_path: too long");
     if ((slash = strrchr(dir, '/')) && slash != dir) {
         *slash = '\0';
-        if ((rc = sl_mkdir_p(dir, 0750)) < 0)
+        if ((rc = sl_mkdir_p(dir, 0700)) < 0)
             return sl_errorf(err, rc, "log directory %s: %s", dir,
                              strerror(-rc));
     }
     p->log_fd = open(t->log_path,
                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
-                     0640);
+                     0600);
     if (p->log_fd < 0 || fstat(p->log_fd, &st) < 0) {
         rc = -errno;
         return sl_errorf(err, rc, "log %s: %s", t->log_path, strerror(-rc));
@@ -1219,7 +1230,7 @@ static int open_log(struct plan *p, const struct sl_exec_task *t,
     if (!S_ISREG(st.st_mode))
         return sl_errorf(err, -EINVAL, "log %s: not a regular file",
                          t->log_path);
-    if (fchmod(p->log_fd, 0640) < 0 ||
+    if (fchmod(p->log_fd, 0600) < 0 ||
         (p->switch_user && fchown(p->log_fd, p->uid, p->gid) < 0)) {
         rc = -errno;
         return sl_errorf(err, rc, "log %s: %s", t->log_path, strerror(-rc));
@@ -1420,7 +1431,7 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
     nh.start_time = rep.start_time;
     snprintf(line, sizeof(line), "%d %llu %d\n", (int)nh.pid,
              (unsigned long long)nh.start_time, (int)shim);
-    if ((rc = sl_write_file_atomic(pid_path, line, strlen(line), 0644)) < 0) {
+    if ((rc = sl_write_file_atomic(pid_path, line, strlen(line), 0600)) < 0) {
         rc = sl_errorf(err, rc, "%s: %s", pid_path, strerror(-rc));
         kill(-nh.pid, SIGKILL);
         goto out;

@@ -137,7 +137,7 @@ b = submit(d, job_doc("frac", ["sleep", "1"], team="nlp",
                                  "memory": "2Gi"}))
 c = submit(d, job_doc("cpu", ["sleep", "1"], team="vision",
                       resources={"cpus": 1, "memory": "1Gi"}))
-marker = os.path.join(d.tmp, "retry.marker")
+marker = os.path.join(d.jobs, "retry.marker")
 r = submit(d, job_doc("retry", ["sh", "-c", "test -f %s || { touch %s; exit 3; }; "
                                 "sleep 1" % (marker, marker)],
                       team="vision", retries=1,

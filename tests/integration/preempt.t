@@ -12,7 +12,7 @@
 
 FAKE_GPUS=2xH100
 start_sluiced || bail "sluiced starts"
-D=$SLUICE_TMP
+D=$SLUICE_JOBS
 
 cat >"$D/classes.yaml" <<'YAML'
 apiVersion: sluice/v1

@@ -62,6 +62,12 @@ class Tap:
         for line in str(text).splitlines() or [""]:
             print("# " + line, flush=True)
 
+    def skip(self, n, reason):
+        """Count the next n tests as skipped (a check this host cannot make)."""
+        for _ in range(n):
+            self.n += 1
+            print("ok %d # skip %s" % (self.n, reason), flush=True)
+
     def skip_all(self, reason):
         print("1..0 # SKIP %s" % reason, flush=True)
         self.done = True
@@ -160,6 +166,12 @@ class Sluiced:
         self.fake_gpus = fake_gpus
         self.args = list(args)
         self.tmp = tmp or tempfile.mkdtemp(prefix="sluice-test.")
+        # Jobs run as an unprivileged account (sluiced --job-user, nobody
+        # by default): what they write goes in self.jobs (mode 1777).
+        os.chmod(self.tmp, 0o711)
+        self.jobs = os.path.join(self.tmp, "jobs")
+        os.makedirs(self.jobs, exist_ok=True)
+        os.chmod(self.jobs, 0o1777)
         self.data = os.path.join(self.tmp, "data")
         self.log = os.path.join(self.tmp, "sluiced.log")
         self.port = None

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -37,6 +38,7 @@
 #define DEADLINE_MS 10000
 
 static char tmpdir[64];
+static char self_name[64]; /* this process's account */
 static char run_dir[128];
 static struct sl_exec *X;
 
@@ -67,6 +69,9 @@ static struct sl_exec_task task_for(int64_t job, char *const *argv,
     log_path(log, log_size, job);
     t.log_path = log;
     t.log_cap_bytes = 1 << 20;
+    /* Most tests run their tasks as the test's own account, which the
+     * executor allows only by name (test_identity checks the refusals). */
+    t.allow_daemon_user = self_name;
     return t;
 }
 
@@ -265,7 +270,7 @@ static void test_reap_then_poll(void)
 static void test_log_capture(void)
 {
     char log[PATH_MAX], *text;
-    char *argv[] = {"sh", "-c", "echo to-stdout; echo to-stderr >&2", NULL};
+    char *argv[] = {"sh", "-c", "echo to-stdout; echo to-stderr >&2; umask", NULL};
     struct sl_exec_task t = task_for(10, argv, log, sizeof(log));
     struct sl_exec_handle h;
     struct stat st;
@@ -274,8 +279,9 @@ static void test_log_capture(void)
     text = slurp(log);
     ok(text && strstr(text, "to-stdout\n"), "stdout lands in the log");
     ok(text && strstr(text, "to-stderr\n"), "stderr lands in the log");
-    ok(stat(log, &st) == 0 && (st.st_mode & 0777) == 0640,
-       "the log file has mode 0640");
+    ok(stat(log, &st) == 0 && (st.st_mode & 0777) == 0600,
+       "the log file has mode 0600, whatever the umask");
+    ok(text && strstr(text, "\n0022\n"), "the task runs with umask 022");
     free(text);
 }
 
@@ -523,6 +529,13 @@ static void test_pid_file_and_release(void)
     touch(flag);
     is_int(wait_final(X, &h, &code), 1, "it finishes");
     ok(file_exists(exitf), "the exit record exists");
+    {
+        struct stat sp, se, sr;
+        ok(stat(pidf, &sp) == 0 && (sp.st_mode & 0777) == 0600 && stat(exitf, &se) == 0 &&
+               (se.st_mode & 0777) == 0600 && stat(run_dir, &sr) == 0 &&
+               (sr.st_mode & 0777) == 0700,
+           "pid file and exit record are 0600, the run dir 0700, under umask 0");
+    }
     sl_exec_release(X, &h);
     ok(!file_exists(pidf) && !file_exists(exitf),
        "release removes the pid file and the exit record");
@@ -800,6 +813,50 @@ static void test_user_switch(void)
            "an unknown user is refused");
     ok(strstr(err.text, "sluice-no-such-user") != NULL,
        "and the message names it: %s", err.text);
+}
+
+/* No task runs with the executor's own identity (its uid, or root) unless
+ * that account is the one allowed by name, and a task's account is not
+ * another one than the executor's when it cannot switch. */
+static void test_identity(void)
+{
+    char log[PATH_MAX], *text;
+    char *argv[] = {"id", "-u", NULL};
+    struct sl_exec_task t;
+    struct sl_exec_handle h;
+    struct sl_error err = {"", ""};
+
+    t = task_for(95, argv, log, sizeof(log));
+    t.allow_daemon_user = NULL;
+    is_int(sl_exec_start(X, &t, &h, &err), -EPERM,
+           "a task without an account, allowed none, does not run as the executor");
+    ok(strstr(err.text, self_name) && strstr(err.text, "--allow-daemon-user"),
+       "and the message names the account and the setting: %s", err.text);
+    t = task_for(95, argv, log, sizeof(log));
+    t.unix_user = self_name;
+    t.allow_daemon_user = "sluice-other";
+    is_int(sl_exec_start(X, &t, &h, &err), -EPERM,
+           "naming the executor's own account is refused when another one is allowed");
+    t = task_for(95, argv, log, sizeof(log));
+    t.unix_user = "root";
+    t.allow_daemon_user = "";
+    is_int(sl_exec_start(X, &t, &h, &err), -EPERM, "a task as root is refused");
+    ok(strstr(err.text, "uid 0") != NULL, "and the message says uid 0: %s", err.text);
+    t = task_for(96, argv, log, sizeof(log));
+    t.unix_user = self_name;
+    is_int(run_to_end(&t, &h), 0, "the one allowed account runs");
+    text = slurp(log);
+    ok(text && strtoul(text, NULL, 10) == (unsigned long)geteuid(), "as the executor's uid");
+    free(text);
+    if (geteuid() == 0) {
+        skip(2, "an unprivileged executor cannot be tested as root");
+        return;
+    }
+    t = task_for(97, argv, log, sizeof(log));
+    t.unix_user = "nobody";
+    is_int(sl_exec_start(X, &t, &h, &err), -EPERM,
+           "an executor that is not root refuses another account");
+    ok(strstr(err.text, "not root") != NULL, "saying it cannot switch: %s", err.text);
 }
 
 static void test_signal_state(void)
@@ -1261,6 +1318,8 @@ static void test_datasets(void)
 
 int main(void)
 {
+    /* The executor's files are private whatever the umask it runs with. */
+    umask(0);
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/sluice-test-exec-XXXXXX");
     if (!mkdtemp(tmpdir)) {
         printf("Bail out! mkdtemp: %s\n", strerror(errno));
@@ -1268,6 +1327,10 @@ int main(void)
     }
     snprintf(run_dir, sizeof(run_dir), "%s/run", tmpdir);
     sl_log_set_level(SL_LOG_ERROR);
+    {
+        struct passwd *pw = getpwuid(geteuid());
+        snprintf(self_name, sizeof(self_name), "%s", pw ? pw->pw_name : "?");
+    }
     X = sl_exec_create(run_dir);
     ok(X != NULL, "an executor is created on a fresh run_dir");
     if (!X)
@@ -1297,6 +1360,7 @@ int main(void)
     test_descriptors();
     test_cgroup_limits();
     test_user_switch();
+    test_identity();
     test_signal_state();
     test_threads();
     test_network_isolated();

@@ -601,6 +601,19 @@ static int job_persist(struct sl_engine *e, struct job *j, const char *type,
     return rc;
 }
 
+/* Record that Running job 'j' was told to stop ('type': cancel, preempt
+ * or timeout; its flag and intent_at_ms already set): the row carries the
+ * intent, and one event says it. */
+static int job_intent_write(struct sl_engine *e, struct job *j, const char *type)
+{
+    int rc = job_row(e, j, -1, 0);
+
+    if (rc == 0)
+        rc = sl_store_event_add(e->st, j->id, j->intent_at_ms, type, NULL, NULL,
+                                j->message);
+    return rc;
+}
+
 static void job_token_drop(struct job *j)
 {
     if (j->token) {
@@ -1820,10 +1833,14 @@ static int do_cancel(struct sl_engine *e, struct sl_op *op)
     }
     if (!j->cancel_requested) {
         j->cancel_requested = true;
+        j->intent_at_ms = sl_now_ms();
         job_msg(e, j, "cancel requested by %s: SIGTERM, then SIGKILL after %llds",
                 op->who.user, (long long)(e->cfg.cancel_grace_ms / 1000));
-        if ((rc = sl_store_event_add(e->st, j->id, sl_now_ms(), "cancel", NULL,
-                                     NULL, j->message)) < 0) {
+        /* The intent is in the row, so that a daemon restarted before the
+         * job ends finishes the cancel (intent_resume). */
+        if ((rc = job_intent_write(e, j, "cancel")) < 0) {
+            j->cancel_requested = false;
+            j->intent_at_ms = 0;
             op_fail(op, 503, "unavailable");
             return sl_errorf(&op->err, rc, "store: write failed");
         }
@@ -3338,12 +3355,18 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
         return;
     j->preempting = true;
     j->preempted_for = for_id;
+    j->intent_at_ms = sl_now_ms();
     atomic_fetch_add_explicit(&e->counters.preemptions, 1, memory_order_relaxed);
     job_msg(e, j, "preempted for job %lld (%s): %s, SIGKILL in %llds",
             (long long)for_id, whys[why], sl_signal_name(j->spec->ckpt_signal),
             (long long)(j->spec->ckpt_grace_ms / 1000));
-    if (sl_store_event_add(e->st, j->id, sl_now_ms(), "preempt", NULL, NULL, j->message) < 0)
-        sl_warn("msg=\"cannot record a preemption\" job=%lld", (long long)j->id);
+    if (job_intent_write(e, j, "preempt") < 0) {
+        /* The group must not commit without it: a restart would let the
+         * victim run on while its preemptor waits. */
+        sl_error("msg=\"cannot record a preemption; the group fails\" job=%lld",
+                 (long long)j->id);
+        e->write_failed = true;
+    }
     {
         static const char *const kinds[] = {
             [SL_PREEMPT_PRIORITY] = "priority", [SL_PREEMPT_RECLAIM] = "reclaim",
@@ -3489,11 +3512,15 @@ static void fire_timers(struct sl_engine *e, struct job *j, int64_t now)
     if (j->ckpt_at_ms && now >= j->ckpt_at_ms && !j->timed_out &&
         !j->cancel_requested && !j->preempting) {
         j->timed_out = true;
+        j->intent_at_ms = sl_now_ms();
         job_msg(e, j, "maxRuntime reached: sent %s, SIGKILL in %llds",
                 sl_signal_name(j->spec->ckpt_signal),
                 (long long)(j->spec->ckpt_grace_ms / 1000));
-        sl_store_event_add(e->st, j->id, sl_now_ms(), "timeout", NULL, NULL,
-                           j->message);
+        if (job_intent_write(e, j, "timeout") < 0) {
+            sl_error("msg=\"cannot record a timeout; the group fails\" job=%lld",
+                     (long long)j->id);
+            e->write_failed = true;
+        }
         job_signal_all(e, j, j->spec->ckpt_signal);
         j->kill_at_ms = now + j->spec->ckpt_grace_ms;
     }
@@ -3890,6 +3917,39 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
     return 0;
 }
 
+/* A re-adopted job that was told to stop before the restart (a cancel, a
+ * preemption, a timeout, or the failure of one task of its gang) is told
+ * again, and killed when its grace, counted from the first signal, is
+ * over: an acknowledged intent outlives the daemon. */
+static void intent_resume(struct sl_engine *e, struct job *j)
+{
+    const char *what = j->cancel_requested ? "cancel"
+                       : j->preempting     ? "preemption"
+                       : j->timed_out      ? "timeout"
+                                           : NULL;
+    int sig = j->cancel_requested ? SIGTERM : j->spec->ckpt_signal;
+    int64_t grace = j->cancel_requested ? e->cfg.cancel_grace_ms : j->spec->ckpt_grace_ms;
+    int64_t left;
+
+    if (!what) {
+        /* A gang whose task failed while the daemon was down stops whole. */
+        for (int t = 0; t < j->spec->tasks && !j->gang_failed; t++)
+            j->gang_failed = j->tasks[t].done && j->tasks[t].exit_code != 0;
+        if (!j->gang_failed)
+            return;
+        what = "failed gang";
+        j->intent_at_ms = sl_now_ms();
+    }
+    left = j->intent_at_ms + grace - sl_now_ms();
+    if (left < 0)
+        left = 0;
+    job_signal_all(e, j, sig);
+    j->kill_at_ms = sl_mono_ms() + left;
+    sl_info("msg=\"re-adopted job was told to stop: signalled again\" job=%lld intent=\"%s\" "
+            "signal=%s kill_in_ms=%lld",
+            (long long)j->id, what, sl_signal_name(sig), (long long)left);
+}
+
 static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
 {
     struct sl_engine *e = arg;
@@ -3938,6 +3998,14 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
     j->not_before_ms = not_before;
     j->limits_enforced = v->limits_enforced;
     j->gpus_enforced = v->gpus_enforced;
+    if (v->state == SL_JOB_RUNNING && v->intent && *v->intent) {
+        /* Told to stop before the restart: finished below (intent_resume). */
+        j->cancel_requested = strcmp(v->intent, "cancel") == 0;
+        j->preempting = strcmp(v->intent, "preempt") == 0;
+        j->timed_out = strcmp(v->intent, "timeout") == 0;
+        j->preempted_for = j->preempting ? v->intent_for : 0;
+        j->intent_at_ms = v->intent_at_ms;
+    }
     j->message = v->message && *v->message ? strdup(v->message) : NULL;
     if ((user = sl_sched_user(e->sched, j->user)) < 0) {
         job_free(j);
@@ -3965,6 +4033,10 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             j->placement = NULL;
             j->state = SL_JOB_PENDING;
             j->started_ms = 0;
+            /* A preemption or timeout ends with this attempt; an
+             * acknowledged cancel still holds (load_cancels). */
+            j->preempting = j->timed_out = false;
+            j->preempted_for = 0;
             sched_spec(e, j, q, pc, user, &sj);
             rc = sl_sched_job_add(e->sched, &sj, &err);
         }
@@ -3992,9 +4064,48 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         job_free(j);
         return rc;
     }
-    if (j->state == SL_JOB_RUNNING)
+    if (j->state == SL_JOB_RUNNING) {
+        intent_resume(e, j);
         job_timer(e, j);
+    }
     return 0;
+}
+
+/* Jobs whose cancel was acknowledged but whose tasks could not be
+ * re-adopted (their placement no longer fits the cluster) are Pending
+ * again after ld_job: they end Cancelled now, rather than run again. */
+static int load_cancels(struct sl_engine *e)
+{
+    struct job **found = NULL;
+    size_t n = 0, cap = 0, pos = 0;
+    int64_t id;
+    void *v;
+    int rc = 0;
+
+    while (rc == 0 && sl_imap_next(&e->jobs, &pos, &id, &v)) {
+        struct job *j = v;
+        if (j->state == SL_JOB_PENDING && j->cancel_requested)
+            rc = vec_push((void **)&found, &n, &cap, sizeof(j), &j);
+    }
+    if (rc == 0 && n > 0 && (rc = sl_store_begin(e->st)) == 0) {
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            found[i]->state = SL_JOB_CANCELLED;
+            job_msg(e, found[i], "cancelled: its tasks were gone when sluiced restarted");
+            rc = job_persist(e, found[i], "state", "Running", -1, sl_now_ms());
+        }
+        if (rc == 0)
+            rc = sl_store_commit(e->st);
+        else
+            sl_store_rollback(e->st);
+        for (size_t i = 0; i < n; i++) {
+            if (rc == 0)
+                job_forget(e, found[i]);
+            else
+                found[i]->state = SL_JOB_PENDING;
+        }
+    }
+    free(found);
+    return rc;
 }
 
 static int ld_budget(void *arg, const char *name, const char *spec_json)
@@ -4361,6 +4472,14 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         goto fail;
     }
     e->next_id++; /* ids as SQLite would give them: the largest + 1 */
+    if ((rc = load_cancels(e)) < 0) {
+        sl_errorf(err, rc, "store: cannot finish cancelled jobs: %s", strerror(-rc));
+        goto fail;
+    }
+    for (size_t i = 0; i < e->nrun; i++)
+        if (e->run[i]->preempting)
+            /* every job is loaded: its preemptor waits for it again */
+            sl_sched_job_terminating(e->sched, e->run[i]->id, e->run[i]->preempted_for);
     if ((rc = meter_load(e)) < 0) {
         sl_errorf(err, rc, "store: cannot load the meter's state: %s", strerror(-rc));
         goto fail;

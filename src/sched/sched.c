@@ -1363,6 +1363,25 @@ int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,
     return 0;
 }
 
+int sl_sched_job_terminating(struct sl_sched *s, int64_t id, int64_t for_job)
+{
+    struct job *j = sl_imap_get(&s->jobs, id), *p;
+
+    if (!j)
+        return -ENOENT;
+    if (j->state == J_TERMINATING)
+        return 0;
+    if (j->state != J_RUNNING)
+        return -EINVAL;
+    j->state = J_TERMINATING;
+    j->for_job = 0;
+    if (for_job > 0 && (p = sl_imap_get(&s->jobs, for_job)) && p->state == J_PENDING) {
+        j->for_job = for_job;
+        p->nvictims++;
+    }
+    return 0;
+}
+
 int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms)
 {
     struct job *j = sl_imap_get(&s->jobs, id);

@@ -199,6 +199,13 @@ int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms);
  * retries left), keeping its submit time; not before 'not_before_ms'. */
 int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,
                          int64_t not_before_ms);
+/* A running job is being preempted for pending job 'for_job' (0 = none
+ * known) as a pass would have decided: it keeps its resources until
+ * removed or requeued, is no victim again, and 'for_job' waits for it
+ * rather than look for other victims. For a daemon that restarts while a
+ * victim is in its grace. Returns 0 (also when it already is), -ENOENT,
+ * or -EINVAL when it is not running. */
+int sl_sched_job_terminating(struct sl_sched *s, int64_t id, int64_t for_job);
 /* Change a pending job's backoff. */
 int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms);
 

@@ -1187,16 +1187,16 @@ struct audit_out {
     bool json;                    /* a JSON array, else lines */
 };
 
-static int audit_emit(void *arg, int64_t seq, const char *line, size_t len)
+static int audit_emit(void *arg, const struct sl_store_audit_row *row)
 {
     struct audit_out *o = arg;
 
     if (o->json && o->n)
         sl_buf_add(o->b, ",", 1);
-    sl_buf_add(o->b, line, len);
+    sl_buf_add(o->b, row->line, row->len);
     if (!o->json)
         sl_buf_add(o->b, "\n", 1);
-    o->last = seq;
+    o->last = row->seq;
     o->n++;
     return o->b->failed ? -ENOMEM : 0;
 }
@@ -1257,12 +1257,29 @@ static void h_audit_export(struct ctx *c)
     sl_buf_fini(&b);
 }
 
-static int audit_feed(void *arg, int64_t seq, const char *line, size_t len)
+/* The live log checked: the chain by the verifier, and each row's index
+ * columns against its line, so that a search (which uses the columns)
+ * finds what the chain proves. */
+struct audit_check {
+    struct sl_audit_verifier v;
+    int64_t bad_seq, bad_line;    /* a row whose columns differ; 0 = none */
+    struct sl_error err;
+};
+
+static int audit_feed(void *arg, const struct sl_store_audit_row *row)
 {
-    struct sl_audit_verifier *v = arg;
-    (void)seq;
-    if (sl_audit_verifier_feed(v, line, len) < 0 || sl_audit_verifier_feed(v, "\n", 1) < 0)
+    struct audit_check *c = arg;
+    struct sl_audit_index ix = {row->seq, row->at_ms, row->actor, row->action,
+                                row->object, row->outcome};
+
+    if (sl_audit_verifier_feed(&c->v, row->line, row->len) < 0 ||
+        sl_audit_verifier_feed(&c->v, "\n", 1) < 0)
         return 1; /* stop at the first bad record */
+    if (sl_audit_index_check(&ix, row->line, row->len, &c->err) < 0) {
+        c->bad_seq = row->seq;
+        c->bad_line = c->v.lines;
+        return 1;
+    }
     return 0;
 }
 
@@ -1271,7 +1288,7 @@ static int audit_feed(void *arg, int64_t seq, const char *line, size_t len)
 static void h_audit_verify(struct ctx *c)
 {
     struct sl_audit_filter f = {0};
-    struct sl_audit_verifier v;
+    struct audit_check chk;
     struct sl_audit_head ck = {0};
     struct sl_error err = {0};
     int64_t ck_at = 0;
@@ -1296,16 +1313,18 @@ static void h_audit_verify(struct ctx *c)
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         return;
     }
-    sl_audit_verifier_init(&v, have_ck ? &ck : NULL);
-    if ((rc = sl_store_audit_scan(c->a->rd, &f, audit_feed, &v)) < 0) {
-        sl_audit_verifier_fini(&v);
+    memset(&chk, 0, sizeof(chk));
+    sl_audit_verifier_init(&chk.v, have_ck ? &ck : NULL);
+    if ((rc = sl_store_audit_scan(c->a->rd, &f, audit_feed, &chk)) < 0) {
+        sl_audit_verifier_fini(&chk.v);
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         return;
     }
-    ok = sl_audit_verifier_finish(&v) == 0;
-    sodium_bin2hex(hex, sizeof(hex), v.head.hash, 32);
-    res = json_pack("{s:b, s:I, s:s}", "ok", ok, "records", (json_int_t)v.head.size, "head",
-                    hex);
+    /* A row whose columns differ from its line is the first failure. */
+    ok = !chk.bad_seq && sl_audit_verifier_finish(&chk.v) == 0;
+    sodium_bin2hex(hex, sizeof(hex), chk.v.head.hash, 32);
+    res = json_pack("{s:b, s:I, s:s}", "ok", ok, "records", (json_int_t)chk.v.head.size,
+                    "head", hex);
     if (have_ck) {
         char at[40], ckhex[65];
         sodium_bin2hex(ckhex, sizeof(ckhex), ck.hash, 32);
@@ -1313,11 +1332,17 @@ static void h_audit_verify(struct ctx *c)
                             json_pack("{s:I, s:s, s:s}", "size", (json_int_t)ck.size, "head",
                                       ckhex, "at", sl_time_rfc3339(ck_at, at, sizeof(at))));
     }
-    if (!ok)
+    if (chk.bad_seq)
         json_object_set_new(res, "error",
-                            json_pack("{s:I, s:I, s:s}", "record", (json_int_t)v.bad_seq,
-                                      "line", (json_int_t)v.bad_line, "message", v.why));
-    sl_audit_verifier_fini(&v);
+                            json_pack("{s:I, s:I, s:s}", "record", (json_int_t)chk.bad_seq,
+                                      "line", (json_int_t)chk.bad_line, "message",
+                                      chk.err.text));
+    else if (!ok)
+        json_object_set_new(res, "error",
+                            json_pack("{s:I, s:I, s:s}", "record", (json_int_t)chk.v.bad_seq,
+                                      "line", (json_int_t)chk.v.bad_line, "message",
+                                      chk.v.why));
+    sl_audit_verifier_fini(&chk.v);
     sl_http_reply_json(c->r, 200, res);
 }
 

@@ -351,6 +351,43 @@ out:
     return rc;
 }
 
+int sl_audit_index_check(const struct sl_audit_index *ix, const char *s, size_t n,
+                         struct sl_error *err)
+{
+    struct sl_audit_rec r;
+    const char *cols[] = {"actor", "action", "object", "outcome"};
+    const char *have[] = {ix->actor, ix->action, ix->object, ix->outcome};
+    const char *want[4];
+    char shown[2][64];
+    int rc;
+
+    if ((rc = sl_audit_parse_line(s, n, &r, err)) < 0)
+        return rc;
+    want[0] = r.actor;
+    want[1] = r.action;
+    want[2] = r.object;
+    want[3] = r.outcome;
+    if (ix->seq != r.seq)
+        rc = sl_errorf(err, -EBADMSG, "record %lld: its seq column says %lld",
+                       (long long)r.seq, (long long)ix->seq);
+    else if (ix->at_ms != r.at_ms)
+        rc = sl_errorf(err, -EBADMSG,
+                       "record %lld: its time column says %lld ms, its line %lld ms",
+                       (long long)r.seq, (long long)ix->at_ms, (long long)r.at_ms);
+    for (size_t k = 0; rc == 0 && k < SL_ARRAY_LEN(cols); k++) {
+        if (have[k] && strcmp(have[k], want[k]) == 0)
+            continue;
+        sl_text_show(shown[0], sizeof(shown[0]), have[k] ? have[k] : "",
+                     have[k] ? strlen(have[k]) : 0, 48);
+        sl_text_show(shown[1], sizeof(shown[1]), want[k], strlen(want[k]), 48);
+        rc = sl_errorf(err, -EBADMSG,
+                       "record %lld: its %s column says \"%s\", its line \"%s\"",
+                       (long long)r.seq, cols[k], have[k] ? shown[0] : "(null)", shown[1]);
+    }
+    sl_audit_rec_fini(&r);
+    return rc;
+}
+
 void sl_audit_rec_fini(struct sl_audit_rec *r)
 {
     if (!r)

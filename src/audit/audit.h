@@ -91,6 +91,22 @@ int sl_audit_parse_line(const char *s, size_t n, struct sl_audit_rec *out,
 /* Free out->details; NULL-safe, idempotent. */
 void sl_audit_rec_fini(struct sl_audit_rec *r);
 
+/* What a store keeps beside each line to search it by (its index
+ * columns): the line's hash covers none of them, so a search trusts them
+ * only once they are checked against the line. */
+struct sl_audit_index {
+    int64_t seq;
+    int64_t at_ms;
+    const char *actor, *action, *object, *outcome; /* object "" = none */
+};
+
+/* Whether 'ix' says what line s[0..n) says. Returns 0; -EBADMSG with 'err'
+ * naming the first column that differs, its stored value and the line's
+ * ("record 7: its actor column says \"bob\", its line \"alice\""); the
+ * errors of sl_audit_parse_line when the line itself is bad. */
+int sl_audit_index_check(const struct sl_audit_index *ix, const char *s, size_t n,
+                         struct sl_error *err);
+
 /* A streaming verifier of a JSON-lines log. Fields after a failure:
  * bad_seq (the seq the bad record should have had: records verified + 1),
  * bad_line (1-based line number), bad_ckpt (the failure is against the

@@ -1707,14 +1707,15 @@ int sl_store_audit_head(struct sl_store *st, int64_t *size, unsigned char hash[3
 }
 
 int sl_store_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
-                        int (*fn)(void *arg, int64_t seq, const char *line, size_t len),
+                        int (*fn)(void *arg, const struct sl_store_audit_row *row),
                         void *arg)
 {
     sqlite3_stmt *q = NULL;
     int rc = 0, s, n = 0;
 
     if (sqlite3_prepare_v2(st->db,
-                           "SELECT seq, line FROM audit WHERE seq > ?1 AND "
+                           "SELECT seq, line, at, actor, action, object, outcome "
+                           "FROM audit WHERE seq > ?1 AND "
                            "(?2 IS NULL OR actor = ?2) AND (?3 IS NULL OR action = ?3) AND "
                            "(?4 IS NULL OR object = ?4) AND (?5 = 0 OR at >= ?5) AND "
                            "(?6 = 0 OR at < ?6) AND (?7 IS NULL OR outcome = ?7) "
@@ -1729,9 +1730,18 @@ int sl_store_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
     sqlite3_bind_int64(q, 6, f->to_ms);
     bind_text_or_null(q, 7, f->outcome);
     while ((f->limit <= 0 || n < f->limit) && (s = sqlite3_step(q)) == SQLITE_ROW) {
+        struct sl_store_audit_row row = {
+            .seq = sqlite3_column_int64(q, 0),
+            .line = col_str(q, 1),
+            .len = (size_t)sqlite3_column_bytes(q, 1),
+            .at_ms = sqlite3_column_int64(q, 2),
+            .actor = col_str(q, 3),
+            .action = col_str(q, 4),
+            .object = col_str(q, 5),
+            .outcome = col_str(q, 6),
+        };
         n++;
-        if ((rc = fn(arg, sqlite3_column_int64(q, 0), col_str(q, 1),
-                     (size_t)sqlite3_column_bytes(q, 1))) != 0)
+        if ((rc = fn(arg, &row)) != 0)
             break;
     }
     if (rc == 0 && (f->limit <= 0 || n < f->limit) && s != SQLITE_DONE)

@@ -259,10 +259,19 @@ struct sl_audit_filter {
     const char *actor, *action, *object, *outcome; /* NULL = any */
     int64_t from_ms, to_ms;        /* 0 = open */
 };
+/* One record as stored: its hashed line and the index columns a search
+ * uses (which only the line's hash protects once checked against it:
+ * sl_audit_index_check). Strings are valid during the callback only. */
+struct sl_store_audit_row {
+    int64_t seq, at_ms;
+    const char *actor, *action, *object, *outcome;
+    const char *line;
+    size_t len;
+};
 /* Calls fn for each matching record in seq order; fn returns non-zero to
  * stop (a negative value is returned). */
 int sl_store_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
-                        int (*fn)(void *arg, int64_t seq, const char *line, size_t len),
+                        int (*fn)(void *arg, const struct sl_store_audit_row *row),
                         void *arg);
 int sl_store_audit_checkpoint_put(struct sl_store *st, int64_t size, int64_t at_ms,
                                   const char *text);

@@ -112,13 +112,12 @@ static void test_escaping(void)
     if (!strstr(line.data, "\\uD83D\\uDE00"))
         diag("got %s", line.data);
     ok(strstr(line.data, "\"object\":\"\"") != NULL, "an empty object is \"\"");
-    for (size_t i = 0; i < line.len; i++)
-        if ((unsigned char)line.data[i] >= 0x80) {
-            ok(0, "the record is ASCII");
-            goto parsed;
-        }
-    ok(1, "the record is ASCII");
-parsed:
+    {
+        size_t i = 0;
+        while (i < line.len && (unsigned char)line.data[i] < 0x80)
+            i++;
+        is_int(i, line.len, "the record is ASCII");
+    }
     is_int(sl_audit_parse_line(line.data, line.len, &r, NULL), 0,
            "the record parses back");
     is_str(r.actor, "Jos\xc3\xa9 \"q\" \\", "the actor reads back as UTF-8");
@@ -322,6 +321,55 @@ static void test_parse(void)
         sl_buf_fini(&b);
     }
     sl_buf_fini(&log);
+}
+
+/* The index columns a store keeps beside each line are checked against it. */
+static void test_index(void)
+{
+    struct sl_audit_head head = {0, {0}};
+    struct sl_audit_entry e = {AT_MS, "alice", "job.submit", "job:7", "ok", NULL};
+    struct sl_audit_index ix = {1, AT_MS, "alice", "job.submit", "job:7", "ok"};
+    struct sl_error err = {"", ""};
+    struct sl_buf line;
+    json_t *d = json_object();
+    static const char *const what[] = {"actor", "action", "object", "outcome"};
+
+    e.details = d;
+    sl_buf_init(&line);
+    is_int(sl_audit_line(&head, &e, &line), 0, "a record is made");
+    is_int(sl_audit_index_check(&ix, line.data, line.len, &err), 0,
+           "columns that say what the line says pass");
+    for (int k = 0; k < 4; k++) {
+        struct sl_audit_index bad = ix;
+        const char **col = k == 0 ? &bad.actor : k == 1 ? &bad.action
+                                               : k == 2 ? &bad.object : &bad.outcome;
+        *col = "mallory";
+        err.text[0] = '\0';
+        is_int(sl_audit_index_check(&bad, line.data, line.len, &err), -EBADMSG,
+               "an edited %s column fails", what[k]);
+        ok(strstr(err.text, what[k]) && strstr(err.text, "mallory") &&
+               strstr(err.text, "record 1"),
+           "naming the record, the column and its value: %s", err.text);
+    }
+    {
+        struct sl_audit_index bad = ix;
+        bad.at_ms++;
+        is_int(sl_audit_index_check(&bad, line.data, line.len, &err), -EBADMSG,
+               "an edited time column fails: %s", err.text);
+        bad = ix;
+        bad.seq = 2;
+        is_int(sl_audit_index_check(&bad, line.data, line.len, &err), -EBADMSG,
+               "an edited seq column fails: %s", err.text);
+        bad = ix;
+        bad.object = NULL;
+        is_int(sl_audit_index_check(&bad, line.data, line.len, &err), -EBADMSG,
+               "a NULL column fails");
+    }
+    line.data[10] ^= 1;
+    ok(sl_audit_index_check(&ix, line.data, line.len, &err) < 0,
+       "a bad line fails as the parser says: %s", err.text);
+    sl_buf_fini(&line);
+    json_decref(d);
 }
 
 static void test_verifier(void)
@@ -778,6 +826,7 @@ int main(void)
     test_escaping();
     test_refusals();
     test_parse();
+    test_index();
     test_verifier();
     test_keys();
     test_checkpoints();

@@ -13,6 +13,10 @@
  * ("true"/"false"), a decimal integer, or a decimal number; anything else,
  * and every quoted scalar, is a string. "yes"/"no"/"on"/"off" stay strings.
  * The only tags accepted are the standard !!str, !!map and !!seq.
+ * Numbers have one meaning or are refused: a negative zero ("-0", "-0.0",
+ * in YAML or JSON) could be read as 0 or as a sign error, and a plain
+ * integer with a leading zero ("010") is 8 to a YAML 1.1 reader and 10 to a
+ * 1.2 one.
  *
  * The format is JSON when the first non-blank byte is '{' or '[' (a JSON
  * array of documents is what `sluice apply` accepts), else YAML.
@@ -142,6 +146,22 @@ static bool is_real_text(const char *s, size_t n)
     return i == n && (dot || exp);
 }
 
+/* Whether the number text s[0..n) is a negative zero: a '-' and no digit
+ * but 0 before an exponent ("-0", "-00", "-0.0", "-.0e5"). */
+static bool negative_zero(const char *s, size_t n)
+{
+    bool digit = false;
+
+    if (n < 2 || s[0] != '-')
+        return false;
+    for (size_t i = 1; i < n && s[i] != 'e' && s[i] != 'E'; i++) {
+        if (s[i] >= '1' && s[i] <= '9')
+            return false;
+        digit |= s[i] == '0';
+    }
+    return digit;
+}
+
 /* A new jansson value for a scalar event, typed as the file header says. */
 static int scalar_value(const yaml_event_t *ev, json_t **out,
                         struct sl_error *err)
@@ -165,9 +185,17 @@ static int scalar_value(const yaml_event_t *ev, json_t **out,
         v = json_null();
     } else if (typed && (b = bool_text(s, n)) >= 0) {
         v = json_boolean(b);
+    } else if (typed && (is_int_text(s, n) || is_real_text(s, n)) && negative_zero(s, n)) {
+        return mark_error(err, -EINVAL, &ev->start_mark,
+                          "-0 is not a number with one meaning: write 0");
     } else if (typed && is_int_text(s, n)) {
         char *end;
         long long x;
+        size_t d = s[0] == '-' || s[0] == '+';
+        if (n - d > 1 && s[d] == '0')
+            return mark_error(err, -EINVAL, &ev->start_mark,
+                              "an integer with a leading zero is octal to some YAML "
+                              "readers: write it without, or quote it for a string");
         errno = 0;
         x = strtoll(s, &end, 10); /* libyaml NUL-terminates values */
         if (errno == ERANGE || end != s + n)
@@ -419,6 +447,49 @@ static bool depth_ok(const json_t *v, int left)
     return true;
 }
 
+/* The first negative zero among the numbers of JSON text buf[0..len) (not
+ * inside strings): jansson reads "-0" as the integer 0. Returns 0, or
+ * -EINVAL with 'err' giving its line and column. */
+static int json_negative_zero(const char *buf, size_t len, struct sl_error *err)
+{
+    bool in_str = false;
+    int line = 1, col = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        col++;
+        if (c == '\n') {
+            line++;
+            col = 0;
+        }
+        if (in_str) {
+            if (c == '\\')
+                i++, col++;
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+        } else if (c == '-') {
+            size_t j = i + 1;
+            while (j < len && (isdigit((unsigned char)buf[j]) || buf[j] == '.' ||
+                               buf[j] == 'e' || buf[j] == 'E' ||
+                               ((buf[j] == '+' || buf[j] == '-') &&
+                                (buf[j - 1] == 'e' || buf[j - 1] == 'E'))))
+                j++;
+            if (negative_zero(buf + i, j - i))
+                return sl_errorf_field(err, -EINVAL, "",
+                                       "line %d, column %d: -0 is not a number with "
+                                       "one meaning: write 0",
+                                       line, col);
+            col += (int)(j - i - 1);
+            i = j - 1;
+        }
+    }
+    return 0;
+}
+
 static int decode_json(const char *buf, size_t len, bool multi, json_t **out,
                        struct sl_error *err)
 {
@@ -435,6 +506,8 @@ static int decode_json(const char *buf, size_t len, bool multi, json_t **out,
         return sl_errorf_field(err, -EINVAL, "", "line %d, column %d: %s",
                                jerr.line, jerr.column, text);
     }
+    if ((rc = json_negative_zero(buf, len, err)) < 0)
+        goto out;
     if (!depth_ok(v, DOC_MAX_DEPTH)) {
         rc = sl_errorf_field(err, -EINVAL, "", "nesting deeper than 32 levels");
         goto out;

@@ -313,6 +313,13 @@ static int check_object(const json_t *v, const char *path,
             path_key(p, path, k);
             return fail(err, p, "unknown field");
         }
+        if (json_is_null(e)) {
+            /* One meaning: a field is given or left out. "gpus: null"
+             * could read as none, any or the default. */
+            char p[PATH_MAX_LEN];
+            path_key(p, path, k);
+            return fail(err, p, "must not be null: leave the field out for its default");
+        }
     }
     return 0;
 }
@@ -704,6 +711,10 @@ static int parse_metadata(const json_t *doc, struct sl_job_spec *s,
             return fail_got(err, p, "a string", e);
         if (strlen(json_string_value(e)) != json_string_length(e))
             return fail(err, p, "must not contain NUL bytes");
+        if (!sl_text_printable(json_string_value(e)))
+            /* shown by sluice show and in reports: no terminal escapes,
+             * no line breaks that fake another line */
+            return fail(err, p, "must not contain control characters");
         if (json_string_length(e) > LABEL_VALUE_MAX)
             return fail(err, p, "must be at most %d bytes, got %zu",
                         LABEL_VALUE_MAX, json_string_length(e));

@@ -216,9 +216,15 @@ static void defaults(void)
     json_decref(j);
     sl_job_spec_destroy(s);
 
-    ok(parse(job("  tasks:\n  retries: ~\n"), &s, &err) == 0 && s->tasks == 1,
-       "a null value counts as absent");
-    sl_job_spec_destroy(s);
+    s = NULL;
+    ok(parse(job("  tasks:\n  retries: 1\n"), &s, &err) == -EINVAL && !s,
+       "an empty value (null) is refused, not taken as absent");
+    is_str(err.field, "spec.tasks", "naming its field");
+    ok(strstr(err.text, "null") != NULL, "and saying null: %s", err.text);
+    ok(parse(job("  resources: {gpus: null}\n"), &s, &err) == -EINVAL && !s &&
+           strcmp(err.field, "spec.resources.gpus") == 0,
+       "gpus: null is refused, not read as 0 GPUs");
+    ok(parse(job("  retries: ~\n"), &s, &err) == -EINVAL && !s, "~ is refused too");
 }
 
 static bool spec_equal(const struct sl_job_spec *a, const struct sl_job_spec *b)
@@ -475,6 +481,25 @@ static const struct bad_case bad_docs[] = {
     {"apiVersion: sluice/v1\nkind: Job\nmetadata: {labels: [a]}\n"
      "spec: {command: [x]}\n",
      "metadata.labels", "must be an object", "labels as a list are refused"},
+    {"apiVersion: sluice/v1\nkind: Job\nmetadata: {labels: {stage: \"a\\nb\"}}\n"
+     "spec: {command: [x]}\n",
+     "metadata.labels.stage", "control characters", "a label value with a newline is refused"},
+    {"{\"apiVersion\": \"sluice/v1\", \"kind\": \"Job\", \"metadata\": {\"labels\": "
+     "{\"stage\": \"\\u001b[31mred\"}}, \"spec\": {\"command\": [\"x\"]}}",
+     "metadata.labels.stage", "control characters",
+     "a label value with a terminal escape is refused"},
+    {"apiVersion: sluice/v1\nkind: Job\nspec: {command: [x], resources: {gpus: -0}}\n",
+     "", "-0 is not a number", "gpus: -0 is refused in YAML, not read as 0"},
+    {"{\"apiVersion\": \"sluice/v1\", \"kind\": \"Job\", \"spec\": {\"command\": "
+     "[\"x\"], \"resources\": {\"gpus\": -0}}}",
+     "", "-0 is not a number", "gpus: -0 is refused in JSON"},
+    {"{\"apiVersion\": \"sluice/v1\", \"kind\": \"Job\", \"spec\": {\"command\": "
+     "[\"x\"], \"resources\": {\"cpus\": -0.0}}}",
+     "", "-0 is not a number", "cpus: -0.0 is refused in JSON"},
+    {"apiVersion: sluice/v1\nkind: Job\nspec: {command: [x], retries: 010}\n",
+     "", "leading zero", "an integer with a leading zero is refused"},
+    {"apiVersion: sluice/v1\nkind: Job\nspec: {command: [x], resources: {gpus: null}}\n",
+     "spec.resources.gpus", "must not be null", "gpus: null is refused, not read as 0"},
     {"apiVersion: sluice/v1\nkind: Job\nspec: {tasks: 1}\n", "spec.command",
      "is required", "command is required"},
     {"apiVersion: sluice/v1\nkind: Job\nspec: {command: []}\n", "spec.command",
@@ -1034,6 +1059,21 @@ static bool mone(const char *kind, const char *spec, struct sl_manifest *m)
     return true;
 }
 
+/* A manifest refused for a null 'field'. */
+static bool mnull(const char *kind, const char *spec, const char *field)
+{
+    struct sl_manifest *ms = NULL;
+    struct sl_error err = {"", ""};
+    size_t n = 0;
+    int rc = mparse(mdoc(kind, spec), &ms, &n, &err);
+
+    free(ms);
+    if (rc == -EINVAL && strcmp(err.field, field) == 0 && strstr(err.text, "null"))
+        return true;
+    diag("%s {%s}: rc %d, %s: %s", kind, spec, rc, err.field, err.text);
+    return false;
+}
+
 struct mbad_case {
     const char *kind;  /* manifest kind, for mdoc() */
     const char *spec;  /* contents of the spec flow mapping */
@@ -1380,14 +1420,11 @@ static void res_lists(void)
         ok(r->gpu_milli == -1 && r->cpu_milli == -1 && r->mem_bytes == -1 &&
                r->nmodels == 0,
            "an empty resource list gives nothing");
-    if (mone("Queue", "nominal: ~, userLimit: {gpus: ~, cpus: ~, memory: ~, "
-                      "gpusByModel: ~}",
-             &m))
-        ok(r->gpu_milli == -1 && m.u.queue.user_limit.gpu_milli == -1 &&
-               m.u.queue.user_limit.cpu_milli == -1 &&
-               m.u.queue.user_limit.mem_bytes == -1 &&
-               m.u.queue.user_limit.nmodels == 0,
-           "null lists and null amounts count as absent");
+    ok(mnull("Queue", "nominal: ~", "spec.nominal") &&
+           mnull("Queue", "userLimit: {gpus: ~}", "spec.userLimit.gpus") &&
+           mnull("Queue", "userLimit: {cpus: 2, memory: ~}", "spec.userLimit.memory") &&
+           mnull("Queue", "nominal: {gpusByModel: ~}", "spec.nominal.gpusByModel"),
+       "null lists and null amounts are refused, each named");
     ok(mone("Queue", "nominal: {gpus: 0, gpusByModel: {A100: 0}, cpus: 0, "
                      "memory: 0}",
             &m) &&
@@ -1411,8 +1448,15 @@ static void res_lists(void)
        "gpus: 2.5e-1 is 250 milli-GPUs");
     ok(mone("Queue", "nominal: {gpus: 0.0}", &m) && r->gpu_milli == 0,
        "gpus: 0.0 is zero");
-    ok(mone("Queue", "nominal: {gpus: -0.0}", &m) && r->gpu_milli == 0,
-       "gpus: -0.0 is zero, not refused as negative");
+    {
+        struct sl_manifest *ms = NULL;
+        struct sl_error err = {"", ""};
+        size_t n = 0;
+        ok(mparse(mdoc("Queue", "nominal: {gpus: -0.0}"), &ms, &n, &err) == -EINVAL &&
+               strstr(err.text, "-0 is not a number"),
+           "gpus: -0.0 is refused: one meaning or none (%s)", err.text);
+        free(ms);
+    }
     ok(mone("Queue", "nominal: {gpus: 1000000}", &m) &&
            r->gpu_milli == 1000000000,
        "gpus: 1000000 is the largest whole amount");
@@ -1568,10 +1612,10 @@ static void queues(void)
         is_int(m.u.queue.reclaim, SL_RECLAIM_ANY,
                "reclaimWithinCohort defaults to Any");
     }
-    ok(mone("Queue", "cohort: ~, weight: ~, preemption: ~", &m) &&
-           !m.u.queue.cohort[0] && m.u.queue.weight_milli == 1000 &&
-           m.u.queue.reclaim == SL_RECLAIM_ANY,
-       "null Queue fields count as absent");
+    ok(mnull("Queue", "cohort: ~", "spec.cohort") &&
+           mnull("Queue", "weight: ~", "spec.weight") &&
+           mnull("Queue", "preemption: ~", "spec.preemption"),
+       "null Queue fields are refused, each named");
     ok(mone("Queue", "preemption: {}", &m) &&
            m.u.queue.preempt_within == SL_PREEMPT_LOWER_PRIORITY,
        "an empty preemption object keeps the defaults");
@@ -1640,8 +1684,8 @@ static void cohorts(void)
     ms = NULL;
     ok(mparse("apiVersion: sluice/v1\nkind: Cohort\nmetadata: {name: c}\n"
               "spec: ~\n",
-              &ms, &n, &err) == 0,
-       "a Cohort with a null spec parses");
+              &ms, &n, &err) == -EINVAL && strcmp(err.field, "spec") == 0,
+       "a Cohort with a null spec is refused: leave spec out");
     free(ms);
     ms = NULL;
     ok(mone("Cohort", "description: \"shared pool of the research teams\"", &m) &&
@@ -1650,8 +1694,8 @@ static void cohorts(void)
        "a Cohort description is read");
     ok(mone("Cohort", "", &m) && !m.u.cohort.description[0],
        "a Cohort with an empty spec parses");
-    ok(mone("Cohort", "description: ~", &m) && !m.u.cohort.description[0],
-       "a null description counts as absent");
+    ok(mnull("Cohort", "description: ~", "spec.description"),
+       "a null description is refused");
     ok(mone("Cohort", "description: \"caf\\u00e9 \\u2013 GPUs\"", &m) &&
            !strcmp(m.u.cohort.description, "caf\xc3\xa9 \xe2\x80\x93 GPUs"),
        "a description may hold non-ASCII text");
@@ -1697,9 +1741,9 @@ static void pclasses(void)
     ok(mone("PriorityClass", "opportunistic: false, preemptible: false", &m) &&
            !m.u.pclass.opportunistic && !m.u.pclass.preemptible,
        "opportunistic: false with preemptible: false is accepted");
-    ok(mone("PriorityClass", "opportunistic: ~, minRuntime: ~", &m) &&
-           !m.u.pclass.opportunistic && m.u.pclass.min_runtime_ms == 0,
-       "null opportunistic and minRuntime count as absent");
+    ok(mnull("PriorityClass", "opportunistic: ~", "spec.opportunistic") &&
+           mnull("PriorityClass", "minRuntime: ~", "spec.minRuntime"),
+       "null opportunistic and minRuntime are refused");
     ok(mone("PriorityClass", "minRuntime: 10m", &m) &&
            m.u.pclass.min_runtime_ms == 600000,
        "minRuntime: 10m is 600000 ms");
@@ -1788,13 +1832,10 @@ static void schedulers(void)
            m.u.sched.half_life_ms == 7LL * 86400000 && m.u.sched.preemption &&
            m.u.sched.nweights == 0,
        "empty Scheduler objects keep the defaults");
-    ok(mone("Scheduler", "placement: ~, backfill: ~, reservations: ~, "
-                         "fairShare: {halfLife: ~}, preemption: ~",
-            &m) &&
-           m.u.sched.placement == SL_PLACE_FGD && m.u.sched.backfill &&
-           m.u.sched.reservations == 1 &&
-           m.u.sched.half_life_ms == 7LL * 86400000,
-       "null Scheduler fields count as absent");
+    ok(mnull("Scheduler", "placement: ~", "spec.placement") &&
+           mnull("Scheduler", "backfill: ~", "spec.backfill") &&
+           mnull("Scheduler", "fairShare: {halfLife: ~}", "spec.fairShare.halfLife"),
+       "null Scheduler fields are refused, each named");
     for (int i = 0; i < 7; i++) {
         char spec[64];
         snprintf(spec, sizeof(spec), "placement: %s", names[i]);

@@ -1101,7 +1101,11 @@ static void h_tokens(struct ctx *c)
         }
         user = c->who.user;
     }
-    if (!(arr = sl_store_tokens(c->a->rd, user, team, &rc))) {
+    /* a team-admin sees exactly what it may revoke (the engine's
+     * may_manage_user): its team's tokens but those of admins and
+     * auditors */
+    if (!(arr = sl_store_tokens(c->a->rd, user, team, r == ROLE_TEAM_ADMIN ? c->who.user : NULL,
+                                &rc))) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         return;
     }

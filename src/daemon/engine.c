@@ -2514,14 +2514,17 @@ static int do_token(struct sl_engine *e, struct sl_op *op)
     int rc;
 
     snprintf(op->object, sizeof(op->object), "user:%s", op->token_user);
-    if (!u) {
+    if (!u && is_admin(&op->who)) {
         op_fail(op, 404, "not_found");
         return sl_errorf(&op->err, -ENOENT, "user '%s' not found", op->token_user);
     }
-    if (!may_manage_user(&op->who, u)) {
+    if (!u || !may_manage_user(&op->who, u)) {
+        /* The same answer whether the user exists or not: no one but an
+         * admin learns who the users are from it. */
         op_fail(op, 403, "forbidden");
         return sl_errorf(&op->err, -EPERM, "%s %s may not create tokens for user '%s'",
-                         op->who.role, op->who.user, u->name);
+                         op->who.job_id ? "job" : op->who.role, op->who.user,
+                         op->token_user);
     }
     token_new(token, sizeof(token), hash);
     if ((rc = sl_store_token_insert(e->st, hash, op->token_user, op->token_expires_ms,

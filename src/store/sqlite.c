@@ -956,7 +956,8 @@ int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_
     return rc;
 }
 
-json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team, int *rc)
+json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team,
+                        const char *manager, int *rc)
 {
     sqlite3_stmt *q = NULL;
     json_t *arr = json_array();
@@ -968,7 +969,9 @@ json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team,
                                    "t.created_at, t.expires_at, t.revoked_at, t.revoked "
                                    "FROM tokens t JOIN users u ON u.name = t.user "
                                    "WHERE (?1 IS NULL OR t.user = ?1) AND "
-                                   "(?2 IS NULL OR u.team = ?2) ORDER BY t.rowid",
+                                   "(?2 IS NULL OR u.team = ?2) AND (?3 IS NULL OR "
+                                   "t.user = ?3 OR u.role NOT IN ('admin', 'auditor')) "
+                                   "ORDER BY t.rowid",
                                    -1, &q, NULL) != SQLITE_OK) {
         json_decref(arr);
         *rc = arr ? -EIO : -ENOMEM;
@@ -976,6 +979,7 @@ json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team,
     }
     bind_text_or_null(q, 1, user);
     bind_text_or_null(q, 2, team);
+    bind_text_or_null(q, 3, manager);
     while ((s = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t job = sqlite3_column_int64(q, 4);
         json_array_append_new(

@@ -165,8 +165,12 @@ int sl_store_token_info(struct sl_store *st, int64_t id, char *user, char *team,
 int sl_store_token_revoke(struct sl_store *st, int64_t id, int64_t now_ms);
 /* Revoke the tokens of job 'job_id'; returns how many, or -EIO. */
 int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_ms);
-/* Token descriptions (never the secret) of 'user' and/or 'team' (NULL = any). */
-json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team, int *rc);
+/* Token descriptions (never the secret) of 'user' and/or 'team' (NULL = any).
+ * With 'manager' (NULL = none), what a team-admin of that name manages:
+ * the tokens of users with role admin or auditor are left out, but for
+ * the manager's own. */
+json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team,
+                        const char *manager, int *rc);
 
 /* Jobs (writer). insert writes every column of 'v' (and 'not_before_ms')
  * under id v->id, or under the next free id (max + 1) when v->id is 0,

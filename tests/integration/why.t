@@ -22,7 +22,7 @@ YAML
 ok "apply a cohort and a queue with a 2-GPU quota" \
     sluice apply -f "$SLUICE_TMP/queues.yaml"
 
-run1() { sluice run --queue research --gpus 1 --cpus 0.1 --memory 16Mi -- sleep 30; }
+run1() { sluice run --queue research --gpus 1 --cpus 0.1 --memory 16Mi -- sleep 300; }
 j1=$(run1)
 j2=$(run1)
 j3=$(run1)

@@ -2143,12 +2143,31 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
         rc = sl_errorf(&op->err, -EPERM, "only admin and team-admin may apply manifests");
         goto out;
     }
+    /* The accounts named first: a lookup may be slow (NSS), and the loop
+     * below holds e->mu. */
+    for (size_t i = 0; i < op->nmanifests && e->cfg.executor == SL_EXECUTOR_LOCAL; i++) {
+        const struct sl_manifest *m = &op->manifests[i];
+        struct sl_error why = {0};
+        if (m->kind == SL_KIND_USER && m->u.user.unix_user[0] &&
+            account_check(e, m->u.user.unix_user, &why) < 0) {
+            char text[sizeof(why.text) + 32];
+            snprintf(text, sizeof(text), "unix account %s", why.text);
+            rc = manifest_error(op, i, op->nmanifests, "spec.unixUser", text);
+            goto out;
+        }
+    }
     memcpy(teams, e->teams, sizeof(e->teams));
     memcpy(queues, e->queues, sizeof(e->queues));
     memcpy(cohorts, e->cohorts, sizeof(e->cohorts));
     memcpy(pcs, e->pclasses, sizeof(e->pclasses));
     memcpy(users, e->users, sizeof(e->users));
 
+    /* The catalog (teams, queues, cohorts, classes, users and their
+     * counts) changes under e->mu, which readers on the HTTP thread
+     * (/metrics, /v1/queues) hold: they see it before or after, never an
+     * array half grown. The store writes here do not sync (the syncer
+     * does, later). */
+    pthread_mutex_lock(&e->mu);
     for (size_t i = 0; i < op->nmanifests && rc == 0; i++) {
         const struct sl_manifest *m = &op->manifests[i];
         const char *kind = "";
@@ -2280,15 +2299,6 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
                 }
                 u = &e->users[e->nusers++];
                 sl_strlcpy(u->name, m->name, sizeof(u->name));
-            }
-            if (m->u.user.unix_user[0] && e->cfg.executor == SL_EXECUTOR_LOCAL) {
-                struct sl_error why = {0};
-                if (account_check(e, m->u.user.unix_user, &why) < 0) {
-                    char text[sizeof(why.text) + 32];
-                    snprintf(text, sizeof(text), "unix account %s", why.text);
-                    rc = manifest_error(op, i, op->nmanifests, "spec.unixUser", text);
-                    break;
-                }
             }
             sl_strlcpy(u->team, m->u.user.team, sizeof(u->team));
             sl_strlcpy(u->role, m->u.user.role, sizeof(u->role));
@@ -2426,10 +2436,10 @@ static int do_apply(struct sl_engine *e, struct sl_op *op)
         e->ncohorts = ncohorts;
         e->npclasses = npcs;
         e->nusers = nusers;
+        pthread_mutex_unlock(&e->mu);
         goto out;
     }
     /* All accepted and stored: now the scheduler sees the changes. */
-    pthread_mutex_lock(&e->mu);
     for (size_t i = 0; i < op->nmanifests; i++) {
         const struct sl_manifest *m = &op->manifests[i];
         struct queue *q;

@@ -2,6 +2,7 @@
 #   make            build build/sluiced and build/sluice
 #   make run        install missing packages, build, start sluiced --dev
 #   make test       install missing packages, build under ASan+UBSan, run every suite
+#   make tsan       the same suites under ThreadSanitizer (not part of make test)
 #   make bench      benchmarks (print figures; never fail on speed)
 #   make fuzz       libFuzzer targets (clang), run for FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -30,6 +31,18 @@ B       := build/asan
 DAEMON_LIBS :=
 OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
+else ifeq ($(SAN),fault)
+# The allocation-failure sweeps (tests/fault) replace malloc for the whole
+# process, which no sanitizer's allocator allows: a plain build of its own.
+B       := build/fault
+DAEMON_LIBS :=
+OPT     := -O0 -g
+else ifeq ($(SAN),thread)
+# ThreadSanitizer (make tsan): the daemon has an engine, a syncer, an HTTP,
+# a checkpointer and a GPU monitor thread.
+B       := build/tsan
+DAEMON_LIBS :=
+OPT     := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 else
 B       := build
 OPT     := -O2 -g
@@ -53,7 +66,7 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 
-.PHONY: all deps run test unit bench fuzz install clean check-banned
+.PHONY: all deps run test tsan unit bench fuzz install clean check-banned
 all: $(B)/sluiced $(B)/sluice
 
 deps:
@@ -93,14 +106,32 @@ $(B)/tests/audit-battery: $(B)/obj/tests/audit_battery.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Allocation-failure sweeps (tests/fault/fault_alloc.c); built with SAN=fault.
+$(B)/tests/fault_alloc.t: $(B)/obj/tests/fault/fault_alloc.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 unit: $(UNIT_BIN) $(B)/tests/fuzz_spec_replay $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
 
 run: deps all
 	scripts/run-dev.sh
 
+# races.t runs its daemon from the ThreadSanitizer build (SLUICE_TSAN_BIN);
+# the allocation-failure sweeps need a build without sanitizers.
 test: deps check-banned
 	$(MAKE) SAN=1 all unit
-	SLUICE_BIN=$(CURDIR)/build/asan prove -j2 --exec '' build/asan/tests/*.t tests/integration/*.t
+	$(MAKE) SAN=fault build/fault/tests/fault_alloc.t
+	$(MAKE) SAN=thread build/tsan/sluiced
+	SLUICE_BIN=$(CURDIR)/build/asan SLUICE_TSAN_BIN=$(CURDIR)/build/tsan \
+	  prove -j2 --exec '' build/asan/tests/*.t tests/integration/*.t \
+	  build/fault/tests/fault_alloc.t
+
+# Every suite against a ThreadSanitizer build: a race stops the process
+# (halt_on_error), so the test that started it fails.
+tsan: deps
+	$(MAKE) SAN=thread all unit
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $(TSAN_OPTIONS)" \
+	  SLUICE_BIN=$(CURDIR)/build/tsan prove -j2 --exec '' build/tsan/tests/*.t tests/integration/*.t
 
 check-banned:
 	@scripts/check-banned.sh

@@ -26,6 +26,7 @@
 #include "../policy/policy.h"
 #include "../store/store.h"
 #include "../util/buf.h"
+#include "../util/jfield.h"
 #include "metrics.h"
 
 #define LOG_READ_MAX (1 << 20)
@@ -1034,8 +1035,12 @@ static void h_token_create(struct ctx *c)
 
     if (len) {
         json_error_t jerr;
-        json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr), *v;
+        json_t *doc = sl_jf_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr), *v;
         const char *key;
+        if (!doc && sl_jf_oom(&jerr)) {
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+            return;
+        }
         if (!json_is_object(doc)) {
             json_decref(doc);
             refuse(c, 400, "invalid", NULL,
@@ -1496,8 +1501,12 @@ static json_t *body_json(struct ctx *c)
     size_t len;
     const char *body = sl_http_body(c->r, &len);
     json_error_t jerr;
-    json_t *doc = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    json_t *doc = len ? sl_jf_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
 
+    if (len && !doc && sl_jf_oom(&jerr)) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return NULL;
+    }
     if (!json_is_object(doc)) {
         json_decref(doc);
         refuse(c, 400, "invalid", NULL, "body must be a JSON object%s%s",

@@ -8,6 +8,7 @@
  * no second definition of the format to drift from the first.
  */
 #include "audit.h"
+#include "../util/jfield.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,13 +93,16 @@ static int check_entry(const struct sl_audit_entry *e)
 static int add_str(struct sl_buf *b, const char *s)
 {
     char tmp[SL_AUDIT_FIELD_MAX * 6 + 8];
-    json_t *j = json_string(s);
+    json_t *j;
     size_t n;
 
-    if (!j)
-        return -EINVAL;
+    sl_jf_watch();
+    if (!(j = json_string(s)))
+        return -ENOMEM; /* the text was checked (check_entry) */
     n = json_dumpb(j, tmp, sizeof(tmp), JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
     json_decref(j);
+    if (n == 0 && sl_jf_oom(NULL))
+        return -ENOMEM; /* jansson's dump allocates (its cycle check) */
     if (n == 0 || n > sizeof(tmp))
         return -EINVAL;
     sl_buf_add(b, tmp, n);
@@ -108,14 +112,17 @@ static int add_str(struct sl_buf *b, const char *s)
 struct capped {
     struct sl_buf *b;
     size_t limit;               /* the buffer may not grow past this */
+    bool over;                  /* it would have */
 };
 
 static int capped_add(const char *s, size_t n, void *data)
 {
     struct capped *c = data;
 
-    if (c->b->len + n > c->limit)
+    if (c->b->len + n > c->limit) {
+        c->over = true;
         return -1;
+    }
     sl_buf_add(c->b, s, n);
     return 0;
 }
@@ -127,7 +134,7 @@ static int build_prefix(struct sl_buf *b, int64_t seq,
                         const unsigned char prev[32])
 {
     const size_t start = b->len;
-    struct capped cap = {b, start + SL_AUDIT_LINE_MAX - HASH_TAIL};
+    struct capped cap = {b, start + SL_AUDIT_LINE_MAX - HASH_TAIL, false};
     char when[40], hex[65];
     int rc;
 
@@ -150,7 +157,9 @@ static int build_prefix(struct sl_buf *b, int64_t seq,
     else if (json_dump_callback(e->details, capped_add, &cap,
                                 JSON_COMPACT | JSON_SORT_KEYS |
                                     JSON_ENSURE_ASCII) != 0)
-        return b->failed ? -ENOMEM : -EFBIG;
+        /* too long, else memory: ours (b->failed) or jansson's own (the
+         * sorted keys) */
+        return cap.over && !b->failed ? -EFBIG : -ENOMEM;
     hex32(prev, hex);
     sl_buf_printf(b, ",\"prev\":\"%s\"", hex);
     if (b->failed)
@@ -285,8 +294,9 @@ int sl_audit_parse_line(const char *s, size_t n, struct sl_audit_rec *out,
         rc = sl_errorf(err, -EINVAL, "longer than %d bytes", SL_AUDIT_LINE_MAX);
         goto out;
     }
-    if (!(o = json_loadb(s, n, JSON_REJECT_DUPLICATES, &jerr))) {
-        rc = sl_errorf(err, -EINVAL, "not JSON: %s", jerr.text);
+    if (!(o = sl_jf_loadb(s, n, JSON_REJECT_DUPLICATES, &jerr))) {
+        rc = sl_jf_oom(&jerr) ? sl_errorf(err, -ENOMEM, "out of memory")
+                 : sl_errorf(err, -EINVAL, "not JSON: %s", jerr.text);
         goto out;
     }
     if (!json_is_object(o) || json_object_size(o) != SL_ARRAY_LEN(rec_keys)) {

@@ -27,6 +27,7 @@
  * Invariant: no partial result escapes; on failure *out is untouched.
  */
 #include "spec.h"
+#include "../util/jfield.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -497,9 +498,9 @@ static int decode_json(const char *buf, size_t len, bool multi, json_t **out,
     json_t *v = NULL, *docs = NULL;
     int rc = 0;
 
-    if (!(v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr))) {
+    if (!(v = sl_jf_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr))) {
         char text[128];
-        if (json_error_code(&jerr) == json_error_out_of_memory)
+        if (sl_jf_oom(&jerr))
             return sl_errorf_field(err, -ENOMEM, "", "out of memory");
         /* jansson may quote the offending input: keep the message clean */
         sl_text_show(text, sizeof(text), jerr.text, strlen(jerr.text), 120);

@@ -391,7 +391,9 @@ int sl_trivy_parse(const char *buf, size_t len, struct sl_scan *out, struct sl_e
     out->top = -1;
     if (len > TRIVY_MAX)
         return sl_errorf(err, -EFBIG, "a scan report is at most 16 MiB");
-    if (!(doc = json_loadb(buf, len, 0, &jerr)) || !json_is_object(doc)) {
+    if (!(doc = sl_jf_loadb(buf, len, 0, &jerr)) || !json_is_object(doc)) {
+        if (!doc && sl_jf_oom(&jerr))
+            return sl_errorf(err, -ENOMEM, "out of memory");
         json_decref(doc);
         return sl_errorf(err, -EINVAL, "not a JSON object: %s", jerr.text);
     }

@@ -362,7 +362,8 @@ static int resample(struct sl_trace_task **tt, size_t *nt, int64_t cap_milli, do
         demand -= (int64_t)v[n].tasks * v[n].num_gpu * v[n].gpu_milli;
     }
     for (size_t orig = n; demand < want && orig > 0;) {
-        const struct sl_trace_task *pick = &v[sl_rng_below(&rng, orig)];
+        size_t pi = (size_t)sl_rng_below(&rng, orig);
+        const struct sl_trace_task *pick = &v[pi];
         int64_t d = (int64_t)pick->tasks * pick->num_gpu * pick->gpu_milli;
         if (demand + d > want)
             break;
@@ -373,7 +374,8 @@ static int resample(struct sl_trace_task **tt, size_t *nt, int64_t cap_milli, do
                                        SL_TRACE_MAX_ROWS);
             if (!(nv = realloc(v, sizeof(*v) * cap * 2)))
                 return sl_errorf(err, -ENOMEM, "out of memory");
-            pick = nv + (pick - v);
+            /* the old block is gone: the pick is found again by index */
+            pick = nv + pi;
             v = nv;
             *tt = v;
             cap *= 2;

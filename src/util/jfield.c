@@ -3,6 +3,8 @@
  */
 #include "jfield.h"
 
+#include <stdlib.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +30,47 @@ const json_t *sl_jf_member(const json_t *obj, const char *key)
 {
     const json_t *v = json_object_get(obj, key);
     return json_is_null(v) ? NULL : v;
+}
+
+static _Thread_local bool jf_failed; /* an allocation of jansson's failed */
+
+static void *jf_malloc(size_t n)
+{
+    void *p = malloc(n);
+
+    if (!p)
+        jf_failed = true;
+    return p;
+}
+
+static void jf_free(void *p) { free(p); }
+
+/* Before main, so before any jansson value exists (jansson requires it). */
+__attribute__((constructor)) static void jf_alloc_init(void)
+{
+    json_set_alloc_funcs(jf_malloc, jf_free);
+}
+
+void sl_jf_watch(void) { jf_failed = false; }
+
+bool sl_jf_oom(const json_error_t *e)
+{
+    return jf_failed || (e && (json_error_code(e) == json_error_out_of_memory || !e->text[0]));
+}
+
+json_t *sl_jf_loadb(const char *buf, size_t len, size_t flags, json_error_t *e)
+{
+    json_t *v;
+
+    sl_jf_watch();
+    v = json_loadb(buf, len, flags, e);
+    if (v && jf_failed) {
+        /* jansson's lexer drops a byte it cannot store and goes on: what
+         * it returns after a failed allocation may not be what was sent */
+        json_decref(v);
+        v = NULL;
+    }
+    return v;
 }
 
 int sl_jf_check_keys(const json_t *v, const char *path, const char *const *allowed,

@@ -22,6 +22,20 @@ int sl_jf_fail(struct sl_error *err, const char *path, const char *fmt, ...)
 void sl_jf_path(char *dst, const char *parent, const char *key);
 /* obj[key], or NULL when absent or null. */
 const json_t *sl_jf_member(const json_t *obj, const char *key);
+
+/* Out of memory in jansson. jansson reports an allocation that fails
+ * inside its parser as a syntax error ("string or '}' expected"), which
+ * would blame the input for the machine's state; so jfield.c gives jansson
+ * an allocator that notes failures per thread. sl_jf_watch starts
+ * watching on this thread; sl_jf_oom says whether an allocation of
+ * jansson's failed since (and, given the error of a failed load, also
+ * when jansson said so itself). A failure then is -ENOMEM. */
+void sl_jf_watch(void);
+bool sl_jf_oom(const json_error_t *e); /* e may be NULL */
+/* json_loadb, watched: after a NULL, sl_jf_oom(e) tells memory from
+ * syntax. A load during which an allocation failed returns NULL even when
+ * jansson returned a value: its lexer drops bytes it cannot store. */
+json_t *sl_jf_loadb(const char *buf, size_t len, size_t flags, json_error_t *e);
 /* 'v' must be an object holding only keys of 'allowed' (NULL-ended). */
 int sl_jf_check_keys(const json_t *v, const char *path, const char *const *allowed,
                      struct sl_error *err);

@@ -380,7 +380,9 @@ void sl_energy_acc_at(const struct sl_energy_acc *a, int64_t at_ms, struct sl_gp
 struct sl_gpumon {
     struct sl_nvml *nvml;
     struct sl_rapl *rapl;
-    int64_t period_ms;
+    int64_t period_ms;            /* 0: no thread (sl_gpumon_round) */
+    int64_t (*now_ms)(void *arg); /* the clock samples are stamped by */
+    void *now_arg;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cond;
@@ -404,7 +406,7 @@ static void cpu_sample(struct sl_gpumon *m)
     if (!m->rapl || sl_rapl_read(m->rapl, &cs.energy_j) < 0)
         return;
     cs.has_energy = true;
-    sl_energy_acc_add(&m->cpu, &cs, sl_now_ms());
+    sl_energy_acc_add(&m->cpu, &cs, m->now_ms(m->now_arg));
 }
 
 static void sample_round(struct sl_gpumon *m)
@@ -418,7 +420,7 @@ static void sample_round(struct sl_gpumon *m)
      * a reader. All samples of a round share one time stamp. */
     for (int i = 0; i < n; i++)
         got[i] = sl_nvml_sample(m->nvml, i, &s[i]) == 0;
-    now = sl_now_ms();
+    now = m->now_ms(m->now_arg);
     pthread_mutex_lock(&m->mu);
     for (int i = 0; i < n; i++) {
         if (!got[i])
@@ -458,8 +460,27 @@ static void *monitor_main(void *arg)
     }
 }
 
+static int64_t wall_ms(void *arg)
+{
+    (void)arg;
+    return sl_now_ms();
+}
+
 struct sl_gpumon *sl_gpumon_start(struct sl_nvml *nvml, struct sl_rapl *rapl,
                                   int64_t period_ms)
+{
+    return sl_gpumon_start_clock(nvml, rapl, period_ms > 0 ? period_ms : 1000, NULL, NULL);
+}
+
+void sl_gpumon_round(struct sl_gpumon *m)
+{
+    if (m)
+        sample_round(m);
+}
+
+struct sl_gpumon *sl_gpumon_start_clock(struct sl_nvml *nvml, struct sl_rapl *rapl,
+                                        int64_t period_ms, int64_t (*now_ms)(void *arg),
+                                        void *arg)
 {
     struct sl_gpumon *m = calloc(1, sizeof(*m));
     pthread_condattr_t ca;
@@ -471,14 +492,16 @@ struct sl_gpumon *sl_gpumon_start(struct sl_nvml *nvml, struct sl_rapl *rapl,
     }
     m->nvml = nvml;
     m->rapl = rapl;
-    m->period_ms = period_ms > 0 ? period_ms : 1000;
+    m->period_ms = period_ms > 0 ? period_ms : 0;
+    m->now_ms = now_ms ? now_ms : wall_ms;
+    m->now_arg = arg;
     pthread_mutex_init(&m->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&m->cond, &ca);
     pthread_condattr_destroy(&ca);
     sample_round(m); /* a first sample before anyone reads */
-    if (pthread_create(&m->thread, NULL, monitor_main, m) != 0) {
+    if (m->period_ms && pthread_create(&m->thread, NULL, monitor_main, m) != 0) {
         sl_warn("msg=\"cannot start the GPU monitor; energy is estimated\"");
         pthread_cond_destroy(&m->cond);
         pthread_mutex_destroy(&m->mu);
@@ -557,7 +580,8 @@ void sl_gpumon_stop(struct sl_gpumon *m)
     m->stop = true;
     pthread_cond_signal(&m->cond);
     pthread_mutex_unlock(&m->mu);
-    pthread_join(m->thread, NULL);
+    if (m->period_ms)
+        pthread_join(m->thread, NULL);
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->mu);
     sl_nvml_close(m->nvml);

@@ -114,6 +114,15 @@ struct sl_gpumon;
 
 struct sl_gpumon *sl_gpumon_start(struct sl_nvml *nvml, struct sl_rapl *rapl,
                                   int64_t period_ms);
+/* The same with the clock samples are stamped by ('now_ms' with 'arg';
+ * sl_now_ms when NULL). With period_ms 0 no thread runs: the caller takes
+ * each round with sl_gpumon_round, as a unit test with a clock of its own
+ * does. */
+struct sl_gpumon *sl_gpumon_start_clock(struct sl_nvml *nvml, struct sl_rapl *rapl,
+                                        int64_t period_ms, int64_t (*now_ms)(void *arg),
+                                        void *arg);
+/* Sample every device and the CPU packages once, now. */
+void sl_gpumon_round(struct sl_gpumon *m);
 /* Device 'i' (NVML index) at wall time 'at_ms'; false when unknown. */
 bool sl_gpumon_gpu(struct sl_gpumon *m, int i, int64_t at_ms, struct sl_gpu_meter *out);
 /* Its last sample; false when none yet. */

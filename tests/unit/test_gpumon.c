@@ -282,6 +282,25 @@ static void test_rapl(void)
     sl_rapl_close(r);
 }
 
+/* The test's clock: the monitor stamps its samples by it and the
+ * stand-in NVML reads its energy counter at it ($FAKE_NVML_CLOCK). */
+static int64_t g_now_ms;
+static char g_clock[PATH_MAX];
+
+static int64_t test_now(void *arg)
+{
+    (void)arg;
+    return g_now_ms;
+}
+
+static void set_clock(int64_t ms)
+{
+    char text[32];
+    g_now_ms = ms;
+    snprintf(text, sizeof(text), "%lld\n", (long long)ms);
+    put(g_clock, text);
+}
+
 static void test_monitor(const char *lib)
 {
     struct sl_gpumon *m;
@@ -295,30 +314,46 @@ static void test_monitor(const char *lib)
                  "10 100 81559 100000 45 noenergy NVIDIA H100 80GB HBM3\n");
     setenv("FAKE_NVML_STATE", g_state, 1);
     setenv("SLUICE_NVML_LIB", lib, 1);
+    snprintf(g_clock, sizeof(g_clock), "%s/clock", g_dir);
+    setenv("FAKE_NVML_CLOCK", g_clock, 1);
     snprintf(pc, sizeof(pc), "%s/pc", g_dir);
-    m = sl_gpumon_start(sl_nvml_open(), sl_rapl_open(pc), 20);
-    ok(m != NULL, "the monitor starts");
+    set_clock(1796000000000);
+    m = sl_gpumon_start_clock(sl_nvml_open(), sl_rapl_open(pc), 0, test_now, NULL);
+    ok(m != NULL, "the monitor starts, on the test's clock and without a thread");
     if (!m)
         return;
     ok(sl_gpumon_last(m, 0, &s) && s.has_power && near(s.power_w, 250, 1e-9),
        "a first sample is there at once");
-    ok(sl_gpumon_has_cpu(m) && sl_gpumon_cpu(m, sl_now_ms(), &cj), "and RAPL");
-    t0 = sl_now_ms();
+    ok(sl_gpumon_has_cpu(m) && sl_gpumon_cpu(m, g_now_ms, &cj), "and RAPL");
+    t0 = g_now_ms;
     ok(sl_gpumon_gpu(m, 0, t0, &a), "GPU 0 reads at t0");
-    for (int i = 0; i < 200 && sl_gpumon_rounds(m) < 8; i++)
-        usleep(10000);
-    ok(sl_gpumon_rounds(m) >= 8, "the thread samples every period");
-    t1 = sl_now_ms();
-    ok(sl_gpumon_gpu(m, 0, t1, &b), "and at t1");
-    ok(b.energy_ok && near(b.energy_j - a.energy_j, 250.0 * (double)(t1 - t0) / 1000, 1.0),
-       "GPU 0 (counter): 250 W x the time between the readings");
-    ok(b.util_ok && near(b.busy_s - a.busy_s, 0.4 * (double)(t1 - t0) / 1000, 0.01),
+    for (int i = 0; i < 8; i++) {
+        set_clock(g_now_ms + 20);
+        sl_gpumon_round(m);
+    }
+    is_int(sl_gpumon_rounds(m), 9, "each round is one sample of every device");
+    t1 = g_now_ms;
+    ok(sl_gpumon_gpu(m, 0, t1, &b), "and at t1, 160 ms later");
+    ok(b.energy_ok && near(b.energy_j - a.energy_j, 250.0 * 0.160, 1e-6),
+       "GPU 0 (counter): 250 W x 0.16 s = 40 J (%.6f)", b.energy_j - a.energy_j);
+    ok(b.util_ok && near(b.busy_s - a.busy_s, 0.4 * 0.160, 1e-9),
        "and 40 %% of it busy");
     sl_gpumon_gpu(m, 1, t0, &a);
     sl_gpumon_gpu(m, 1, t1, &b);
-    ok(b.energy_ok && near(b.energy_j - a.energy_j, 100.0 * (double)(t1 - t0) / 1000, 1.0),
-       "GPU 1 (power only): 100 W x the time");
+    ok(b.energy_ok && near(b.energy_j - a.energy_j, 100.0 * 0.160, 1e-6),
+       "GPU 1 (power only): 100 W x 0.16 s");
+    {
+        struct sl_gpu_meter at1, later;
+        ok(sl_gpumon_gpu(m, 0, t1, &at1) && sl_gpumon_gpu(m, 0, t1 + 1000, &later) &&
+               near(later.energy_j - at1.energy_j, 250.0, 1e-6),
+           "a reading 1 s past the last sample extrapolates at its power: 250 J");
+    }
     ok(!sl_gpumon_gpu(m, 2, t1, &b) && !sl_gpumon_last(m, 2, &s), "no GPU 2");
+    sl_gpumon_stop(m);
+    unsetenv("FAKE_NVML_CLOCK");
+    m = sl_gpumon_start(sl_nvml_open(), NULL, 20);
+    ok(m && sl_gpumon_rounds(m) >= 1 && sl_gpumon_last(m, 0, &s),
+       "with a period, a thread samples; its first round is taken at start");
     sl_gpumon_stop(m);
     m = sl_gpumon_start(NULL, NULL, 1000);
     ok(m && !sl_gpumon_gpu(m, 0, t1, &b) && !sl_gpumon_cpu(m, t1, &cj),

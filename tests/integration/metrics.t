@@ -239,7 +239,7 @@ def prom_query(port, q):
 
 
 if not os.access(PROMETHEUS, os.X_OK):
-    tap.ok(True, "# SKIP %s is not installed (Debian package prometheus)" % PROMETHEUS)
+    tap.skip(1, "%s is not installed (Debian package prometheus)" % PROMETHEUS)
     tap.done_testing(d)
 
 import atexit  # noqa: E402

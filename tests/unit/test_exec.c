@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <pwd.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -795,7 +796,7 @@ static void test_user_switch(void)
     struct stat st;
 
     if (geteuid() != 0) {
-        ok(1, "# skip user switching needs root");
+        skip(1, "user switching needs root");
         return;
     }
     t.unix_user = "nobody";
@@ -895,7 +896,7 @@ static void test_signal_state(void)
     free(text);
 }
 
-static volatile int hammer_stop;
+static atomic_int hammer_stop; /* set by the main thread, read by the hammer */
 
 static void *hammer(void *arg)
 {
@@ -1072,7 +1073,7 @@ static void test_network_isolated(void)
         ok(text && strstr(text, "host:connected"),
            "an egress task reaches a listener on the host's 127.0.0.1");
     else
-        ok(1, "# skip python3 is not installed");
+        skip(1, "python3 is not installed");
     free(text);
 
     t = task_for(201, argv, log, sizeof(log));
@@ -1092,8 +1093,7 @@ static void test_network_isolated(void)
             ok(text && strstr(text, "lo:hi"),
                "its own loopback is up: it binds and connects to 127.0.0.1");
         } else {
-            ok(1, "# skip python3 is not installed");
-            ok(1, "# skip python3 is not installed");
+            skip(2, "python3 is not installed");
         }
     } else {
         is_int(h.network_enforced, SL_EXEC_NET_EGRESS,
@@ -1108,16 +1108,15 @@ static void test_network_isolated(void)
             ok(text && strstr(text, "host:connected"),
                "and reaches the host's listener, as the note says");
         else
-            ok(1, "# skip python3 is not installed");
-        ok(1, "# skip network namespaces are not available");
+            skip(1, "python3 is not installed");
+        skip(1, "network namespaces are not available");
     }
     free(text);
     if (lfd >= 0)
         close(lfd);
 
     if (!avail || geteuid() != 0) {
-        ok(1, "# skip isolation of another user's task needs root and "
-              "namespaces");
+        skip(1, "isolation of another user's task needs root and namespaces");
         return;
     }
     net_script(script, sizeof(script), 0, false);
@@ -1142,7 +1141,7 @@ static void test_network_adopt(void)
     int code = -1;
 
     if (!sl_exec_netns_available(X, NULL)) {
-        ok(1, "# skip network namespaces are not available");
+        skip(1, "network namespaces are not available");
         return;
     }
     path_in_tmp(flag, sizeof(flag), "flag210");
@@ -1183,8 +1182,7 @@ static void test_network_unshare_fails(void)
     pid_t pid;
 
     if (!sl_exec_netns_available(X, NULL) || geteuid() != 0) {
-        ok(1, "# skip needs root and network namespaces");
-        ok(1, "# skip needs root and network namespaces");
+        skip(2, "needs root and network namespaces");
         return;
     }
     log_path(log, sizeof(log), 220);

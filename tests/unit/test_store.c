@@ -16,6 +16,21 @@
 
 #define PAGES 8 /* wake the checkpointer at this many new WAL frames */
 
+/* This process's threads, from /proc/self/status. */
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            n = (int)strtol(line + 8, NULL, 10);
+    if (f)
+        fclose(f);
+    return n;
+}
+
 static long long file_size(const char *path)
 {
     struct stat sb;
@@ -65,9 +80,12 @@ int main(void)
        "the WAL stays bounded: %lld bytes at most", wal_max);
     ok(sl_store_meta_get(r, "k", got, sizeof(got)) == 0 && strcmp(got, "v2999") == 0,
        "a reader sees the last commit");
-    sl_store_close(r);
-    sl_store_close(w);
-    ok(1, "close stops the checkpointer");
+    {
+        int before = thread_count();
+        sl_store_close(r);
+        sl_store_close(w);
+        is_int(thread_count(), before - 1, "close stops the checkpointer's thread");
+    }
 
     w = sl_store_open(path, true, false, &err);
     ok(w && sl_store_meta_get(w, "k", got, sizeof(got)) == 0 && strcmp(got, "v2999") == 0,

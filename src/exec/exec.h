@@ -30,6 +30,15 @@
 
 #define SL_EXEC_MAX_GPUS 64
 
+/* The character major reserved to NVIDIA (the driver's
+ * NV_MAJOR_DEVICE_NUMBER; /proc/devices shows "195 nvidia", or
+ * "195 nvidia-frontend" with older drivers, once it is loaded):
+ * /dev/nvidia<N> is 195:<minor of GPU N>, nvidia-modeset 195:254,
+ * nvidiactl 195:255. nvidia-uvm, nvidia-uvm-tools and nvidia-caps get
+ * majors of their own, chosen when their module loads. */
+#define SL_EXEC_NVIDIA_MAJOR 195
+#define SL_EXEC_NVIDIA_GPU_MINOR_MAX 253 /* 254 and 255 are control devices */
+
 struct sl_exec;                  /* opaque */
 
 /* Create an executor keeping its files under 'run_dir' (pid/exit files) and
@@ -183,10 +192,17 @@ size_t sl_exec_reap(struct sl_exec *x, const pid_t **exited);
 /* --- host discovery ------------------------------------------------------ */
 
 struct sl_gpu_info {
-    int index;
+    int index;                    /* NVML's index (PCI bus order), or the
+                                     fake GPU's */
     char model[48];               /* short model name, e.g. "H100", "A100-80GB" */
     int64_t mem_bytes;
-    char uuid[64];                /* "" for fake GPUs */
+    char uuid[64];                /* "GPU-..." from NVML; "" for fake GPUs
+                                     or when NVML gives none */
+    int dev_major;                /* its character device /dev/nvidia<minor>:
+                                     SL_EXEC_NVIDIA_MAJOR; fake GPUs are
+                                     195:<index>. -1 with dev_minor -1 when
+                                     NVML gives no minor number */
+    int dev_minor;
 };
 
 struct sl_host_info {

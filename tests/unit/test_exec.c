@@ -2,7 +2,8 @@
  * test_exec.c - the local executor with real processes: exit codes, logs
  * and their cap, the task environment, signals to whole trees, re-adoption
  * after a daemon restart, cgroup limits, user switching, descriptor hygiene,
- * network profiles (an isolated task's namespace) and dataset variables.
+ * network profiles (an isolated task's namespace), dataset variables, and
+ * the device rules of GPU isolation.
  *
  * Everything lives in a fresh directory under /tmp. Waiting is polling with
  * short sleeps against a deadline, never a fixed long sleep.
@@ -32,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../src/exec/devices.h"
 #include "../../src/exec/exec.h"
 #include "../tap.h"
 
@@ -1316,6 +1318,93 @@ static void test_datasets(void)
            "a dataset count without a list is refused");
 }
 
+/* --- GPU isolation -------------------------------------------------------- */
+
+static void test_gpu_deny_list(void)
+{
+    struct sl_gpu_info host[4];
+    struct sl_dev_deny d;
+    char note[160] = "";
+    int own1[] = {1}, own0[] = {0}, own03[] = {0, 3};
+    bool all = true;
+
+    memset(host, 0, sizeof(host));
+    for (int i = 0; i < 4; i++) {
+        host[i].dev_major = SL_EXEC_NVIDIA_MAJOR;
+        host[i].dev_minor = i;
+    }
+    is_int(sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note)), 0,
+           "the deny list of GPU 1 of four is built");
+    ok(sl_dev_denied(&d, 195, 0) && !sl_dev_denied(&d, 195, 1) &&
+           sl_dev_denied(&d, 195, 2) && sl_dev_denied(&d, 195, 3),
+       "it denies 195:0, 195:2, 195:3 and not the task's own 195:1");
+    ok(sl_dev_denied(&d, 195, 4) && sl_dev_denied(&d, 195, 253),
+       "and every other GPU minor of 195, up to 253");
+    ok(!sl_dev_denied(&d, 195, 254) && !sl_dev_denied(&d, 195, 255),
+       "but neither nvidia-modeset 195:254 nor nvidiactl 195:255");
+    ok(!sl_dev_denied(&d, 1, 3) && !sl_dev_denied(&d, 196, 0),
+       "nor any other major (/dev/null 1:3, 196:0)");
+    is_int(d.n, 2, "as two ranges (195:0, 195:2-253)");
+
+    is_int(sl_dev_deny_gpus(host, 4, NULL, 0, &d, note, sizeof(note)), 0,
+           "the deny list of a task without GPUs is built");
+    for (uint32_t m = 0; m <= 253; m++)
+        all = all && sl_dev_denied(&d, 195, m);
+    ok(all && !sl_dev_denied(&d, 195, 255),
+       "it denies every GPU minor 195:0-253, not the control device");
+    is_int(sl_dev_deny_gpus(NULL, 0, NULL, 0, &d, note, sizeof(note)), 0,
+           "a host without GPUs still gets the NVIDIA range denied");
+    ok(sl_dev_denied(&d, 195, 0), "so a GPU nobody declared stays hidden");
+
+    /* Minors as NVML reports them need not follow the indices. */
+    host[0].dev_minor = 2;
+    host[2].dev_minor = 0;
+    is_int(sl_dev_deny_gpus(host, 4, own0, 1, &d, note, sizeof(note)), 0,
+           "GPU 0 whose device is nvidia2");
+    ok(!sl_dev_denied(&d, 195, 2) && sl_dev_denied(&d, 195, 0),
+       "is allowed by its minor number (195:2), not by its index");
+    host[0].dev_minor = 0;
+    host[2].dev_minor = 2;
+
+    /* A GPU under another major is denied by its own number. */
+    host[3].dev_major = 240;
+    host[3].dev_minor = 7;
+    is_int(sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note)), 0,
+           "a host GPU under another major");
+    ok(sl_dev_denied(&d, 240, 7) && !sl_dev_denied(&d, 240, 6),
+       "is denied exactly (240:7) to a task that was not given it");
+    is_int(sl_dev_deny_gpus(host, 4, own03, 2, &d, note, sizeof(note)), 0,
+           "GPUs 0 and 3 (195:0 and 240:7)");
+    ok(!sl_dev_denied(&d, 240, 7) && !sl_dev_denied(&d, 195, 0) &&
+           sl_dev_denied(&d, 195, 1) && sl_dev_denied(&d, 195, 3),
+       "allow their own devices and deny the others");
+    host[3].dev_major = SL_EXEC_NVIDIA_MAJOR;
+    host[3].dev_minor = 3;
+
+    host[1].dev_major = host[1].dev_minor = -1;
+    is_int(sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note)),
+           -ENODEV, "a task's GPU without a device number cannot be isolated");
+    ok(strstr(note, "GPU 1") != NULL, "and the note names it: %s", note);
+    is_int(sl_dev_deny_gpus(host, 4, own0, 1, &d, note, sizeof(note)), 0,
+           "another task's GPU without a device number is no obstacle");
+    ok(sl_dev_denied(&d, 195, 1), "it is hidden by the NVIDIA range");
+    is_int(sl_dev_deny_gpus(NULL, 0, own1, 1, &d, note, sizeof(note)),
+           -ENODEV, "GPUs that are not this host's cannot be isolated");
+    is_int(sl_dev_deny_gpus(host, 1, own1, 1, &d, note, sizeof(note)),
+           -EINVAL, "an index past the host's GPUs is refused");
+    {
+        struct bpf_insn insns[SL_DEVBPF_MAX_INSNS];
+        host[1].dev_major = SL_EXEC_NVIDIA_MAJOR;
+        host[1].dev_minor = 1;
+        sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note));
+        /* 5 to load, 4 + 3 for the two ranges, 4 to answer */
+        is_int(sl_devbpf_build(&d, insns, SL_DEVBPF_MAX_INSNS), 16,
+               "the device program of two ranges has 16 instructions");
+        is_int(sl_devbpf_build(&d, insns, 10), -ENOSPC,
+               "and does not fit in 10");
+    }
+}
+
 int main(void)
 {
     /* The executor's files are private whatever the umask it runs with. */
@@ -1368,6 +1457,7 @@ int main(void)
     test_network_unshare_fails();
     test_network_internal();
     test_datasets();
+    test_gpu_deny_list();
 
     sl_exec_destroy(X);
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -146,6 +146,8 @@ static const struct {
     {"SLUICE_ATTEMPT", "the attempt number", false},
     {"CUDA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
     {"NVIDIA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
+    {"SLUICE_GPUS", "the GPUs placed for the task", false},
+    {"CUDA_DEVICE_ORDER", "the GPUs' numbering (PCI bus order)", false},
     {"SLUICE_DATASETS", "the job's datasets", false},
     {"SLUICE_TOKEN", "the job's own API token", false},
     {"SLUICE_SERVER", "the API's address", false},

@@ -3154,8 +3154,8 @@ static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
 static int job_start_tasks(struct sl_engine *e, struct job *j)
 {
     struct sl_error err = {0};
-    bool enforced = true;
-    const char *note = NULL;
+    bool enforced = true, has_gpus = false, gpus_ok = true;
+    const char *note = NULL, *gpus_note = NULL;
     struct job_env env;
 
     if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
@@ -3194,6 +3194,12 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
         xt.ndatasets = env.nds;
         xt.gpus = tk->gpus;
         xt.ngpus = tk->ngpus;
+        /* Placed on this host: its GPU indices are this host's devices. */
+        if (e->host_is_node && tk->node == 0) {
+            xt.host_gpus = e->host.gpus;
+            xt.nhost_gpus = e->host.ngpus;
+        }
+        has_gpus |= tk->ngpus > 0;
         xt.cpu_milli = j->spec->cpu_milli;
         xt.mem_bytes = j->spec->mem_bytes;
         xt.pids_max = 4096;
@@ -3217,14 +3223,21 @@ static int job_start_tasks(struct sl_engine *e, struct job *j)
             enforced = false;
             note = tk->h.limits_note;
         }
+        if (tk->ngpus > 0 && !tk->h.gpus_enforced) {
+            gpus_ok = false;
+            gpus_note = tk->h.gpus_note;
+        }
     }
     job_env_fini(&env);
     job_token_drop(j);
     if (j->gang_failed)
         job_signal_all(e, j, SIGKILL); /* a gang runs whole or not at all */
     j->limits_enforced = enforced;
+    j->gpus_enforced = has_gpus ? gpus_ok : -1;
     if (!enforced && note && !j->message)
         job_msg(e, j, "limits not enforced: %s", note);
+    if (!gpus_ok && gpus_note && !j->message)
+        job_msg(e, j, "%s", gpus_note); /* "GPU isolation not enforced: ..." */
     /* A profile the executor could not put in force is said, never
      * pretended (its note names why). */
     if (!j->message && j->spec->tasks > 0 && j->tasks[0].started &&
@@ -3905,6 +3918,11 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
         if (rc == 0) {
             tk->started = true;
             all_done = false;
+            /* What holds now, not what held at the start. */
+            if (tk->ngpus > 0 && !tk->h.gpus_enforced && j->gpus_enforced == 1) {
+                j->gpus_enforced = 0;
+                job_msg(e, j, "%s", tk->h.gpus_note);
+            }
         } else if (rc == 1) {
             tk->started = true;
             tk->done = true;

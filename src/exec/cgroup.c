@@ -1,14 +1,18 @@
 /*
  * cgroup.c - per-task control groups for the local executor: probing
- * (v2 first, then v1), group creation with cpu/memory/pids limits, signalling
- * every member, removal. See cgroup.h for the layout.
+ * (v2 first, then v1; then how device rules can be put in force), group
+ * creation with cpu/memory/pids limits and device rules, signalling every
+ * member, removal. See cgroup.h for the layout.
  *
- * Invariant: a task's group is created (and its limits written) before the
- * task is forked; the task child joins it itself before exec, so the command
- * never runs outside its limits. The shim and the daemon stay outside.
+ * Invariant: a task's group is created (its limits written, its device
+ * rules or program in place) before the task is forked; the task child
+ * joins it itself before exec, so the command never runs outside its
+ * limits nor opens a device its rules deny. The shim and the daemon stay
+ * outside.
  */
 #include "cgroup.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,9 +24,14 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "devices.h"
+
 #include "../util/util.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
+#define CG_V1_DEVICES CG_ROOT "/devices"
+#define CG_HYBRID_UNIFIED CG_ROOT "/unified" /* systemd's hybrid layout */
+#define DEV_PROBE_GROUP "dev-probe"        /* under the base group */
 #define CGROUP_SUPER_MAGIC_V1 0x27e0ebL
 #define CGROUP2_SUPER_MAGIC_V2 0x63677270L
 
@@ -31,12 +40,14 @@
 static const struct {
     const char *name;
     const char *probe_file;
-} v1_hier[SL_CGROUP_MAX_HIER] = {
+} v1_hier[] = {
     {"cpu", "cpu.cfs_quota_us"},
     {"memory", "memory.limit_in_bytes"},
     {"pids", "pids.max"},
 };
 enum { V1_CPU, V1_MEMORY, V1_PIDS };
+static_assert(SL_ARRAY_LEN(v1_hier) < SL_CGROUP_MAX_HIER,
+              "v1 limits leave room for the device hierarchy");
 
 static const char *const v2_controllers[] = {"cpu", "memory", "pids"};
 
@@ -150,25 +161,36 @@ out:
     return rc;
 }
 
-/* Create (or find) the executor's base group in every hierarchy in use;
- * v2 also enables the controllers on the way down. */
-static int ensure_base(const struct sl_cgroup *cg, char *note, size_t size)
+/* Create (or find) the executor's base group in hierarchy 'i'; v2 limits
+ * also enable the controllers on the way down. */
+static int ensure_base_one(const struct sl_cgroup *cg, int i, char *note,
+                           size_t size)
 {
+    bool enable = cg->version == 2 && i < cg->nlimits;
     char path[PATH_MAX];
     int rc;
 
-    for (int i = 0; i < cg->nhier; i++) {
-        snprintf(path, sizeof(path), "%s/sluice", cg->mount[i]);
-        if ((rc = mkdir_ok(path, note, size)) < 0)
+    snprintf(path, sizeof(path), "%s/sluice", cg->mount[i]);
+    if ((rc = mkdir_ok(path, note, size)) < 0)
+        return rc;
+    if (enable && (rc = v2_enable(path, note, size)) < 0)
+        return rc;
+    snprintf(path, sizeof(path), "%s%s", cg->mount[i], cg->base_rel);
+    if ((rc = mkdir_ok(path, note, size)) < 0)
+        return rc;
+    if (enable && (rc = v2_enable(path, note, size)) < 0)
+        return rc;
+    return 0;
+}
+
+/* The same in every hierarchy in use. */
+static int ensure_base(const struct sl_cgroup *cg, char *note, size_t size)
+{
+    int rc;
+
+    for (int i = 0; i < cg->nhier; i++)
+        if ((rc = ensure_base_one(cg, i, note, size)) < 0)
             return rc;
-        if (cg->version == 2 && (rc = v2_enable(path, note, size)) < 0)
-            return rc;
-        snprintf(path, sizeof(path), "%s%s", cg->mount[i], cg->base_rel);
-        if ((rc = mkdir_ok(path, note, size)) < 0)
-            return rc;
-        if (cg->version == 2 && (rc = v2_enable(path, note, size)) < 0)
-            return rc;
-    }
     return 0;
 }
 
@@ -179,7 +201,7 @@ static int probe_v2(struct sl_cgroup *cg, char *why, size_t size)
     int rc;
 
     cg->version = 2;
-    cg->nhier = 1;
+    cg->nhier = cg->nlimits = 1;
     sl_strlcpy(cg->mount[0], CG_ROOT, sizeof(cg->mount[0]));
     if (statfs(CG_ROOT, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC_V2) {
         notef(why, size, "%s is not a cgroup2 mount", CG_ROOT);
@@ -219,9 +241,9 @@ static int probe_v1(struct sl_cgroup *cg, char *why, size_t size)
     int rc = 0;
 
     cg->version = 1;
-    cg->nhier = SL_CGROUP_MAX_HIER;
+    cg->nhier = cg->nlimits = (int)SL_ARRAY_LEN(v1_hier);
     cg->has_kill = false;
-    for (int i = 0; i < SL_CGROUP_MAX_HIER; i++) {
+    for (int i = 0; i < cg->nlimits; i++) {
         struct statfs sfs;
 
         snprintf(cg->mount[i], sizeof(cg->mount[i]), "%s/%s", CG_ROOT,
@@ -239,7 +261,7 @@ static int probe_v1(struct sl_cgroup *cg, char *why, size_t size)
     }
     if ((rc = ensure_base(cg, why, size)) < 0)
         goto out;
-    for (int i = 0; i < SL_CGROUP_MAX_HIER; i++) {
+    for (int i = 0; i < cg->nlimits; i++) {
         snprintf(path, sizeof(path), "%s%s/%s", cg->mount[i], cg->base_rel,
                  v1_hier[i].probe_file);
         if (access(path, F_OK) < 0) {
@@ -254,21 +276,161 @@ out:
     return rc;
 }
 
-void sl_cgroup_probe(struct sl_cgroup *cg, const char *tag)
+/* Whether 'path' is a mount of the given file system type. */
+static bool is_fs(const char *path, long magic)
+{
+    struct statfs sfs;
+
+    return statfs(path, &sfs) == 0 && (long)sfs.f_type == magic;
+}
+
+static int dir_path(const struct sl_cgroup *cg, int hier, const char *rel,
+                    char *buf, size_t size)
+{
+    if ((size_t)snprintf(buf, size, "%s%s", cg->mount[hier], rel) >= size)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+/* Make 'mount' the device hierarchy: one of the limits' hierarchies when it
+ * is one (v2), else one more. Returns its index. */
+static int dev_hier_add(struct sl_cgroup *cg, const char *mount)
+{
+    for (int i = 0; i < cg->nhier; i++)
+        if (strcmp(cg->mount[i], mount) == 0)
+            return i;
+    sl_strlcpy(cg->mount[cg->nhier], mount, sizeof(cg->mount[0]));
+    return cg->nhier++;
+}
+
+/* Undo dev_hier_add after a failed probe. */
+static void dev_hier_drop(struct sl_cgroup *cg, int i)
+{
+    char path[PATH_MAX];
+
+    if (i >= cg->nlimits && i == cg->nhier - 1) {
+        snprintf(path, sizeof(path), "%s%s", cg->mount[i], cg->base_rel);
+        rmdir(path);
+        cg->nhier--;
+    }
+    cg->dev = SL_CGROUP_DEV_NONE;
+    cg->dev_hier = -1;
+}
+
+/* Try 'kind' on hierarchy 'mount' for real: base groups, a probe group
+ * with the rules of a task without GPUs, removed again. */
+static int dev_try(struct sl_cgroup *cg, enum sl_cgroup_dev kind,
+                   const char *mount, char *why, size_t size)
+{
+    char probe[96], dir[PATH_MAX];
+    struct sl_dev_deny deny;
+    int i, rc;
+
+    if (kind == SL_CGROUP_DEV_V1) {
+        if (!is_fs(mount, CGROUP_SUPER_MAGIC_V1)) {
+            notef(why, size, "%s is not a cgroup v1 mount", mount);
+            return -ENOENT;
+        }
+        snprintf(dir, sizeof(dir), "%s/devices.deny", mount);
+        if (access(dir, F_OK) < 0) {
+            rc = -errno;
+            notef(why, size, "%s: %s", dir, strerror(-rc));
+            return rc;
+        }
+    } else if (!is_fs(mount, CGROUP2_SUPER_MAGIC_V2)) {
+        notef(why, size, "%s is not a cgroup2 mount", mount);
+        return -ENOENT;
+    }
+    i = dev_hier_add(cg, mount);
+    cg->dev = kind;
+    cg->dev_hier = i;
+    snprintf(probe, sizeof(probe), "%s/" DEV_PROBE_GROUP, cg->base_rel);
+    if ((rc = ensure_base_one(cg, i, why, size)) < 0 ||
+        (rc = dir_path(cg, i, probe, dir, sizeof(dir))) < 0 ||
+        (rc = mkdir_ok(dir, why, size)) < 0)
+        goto out;
+    if ((rc = sl_dev_deny_gpus(NULL, 0, NULL, 0, &deny, why, size)) == 0)
+        rc = sl_cgroup_task_devices(cg, probe, &deny, why, size);
+    if (rmdir(dir) < 0 && rc == 0) {
+        rc = -errno;
+        notef(why, size, "%s: %s", dir, strerror(-rc));
+    }
+out:
+    if (rc < 0)
+        dev_hier_drop(cg, i);
+    return rc;
+}
+
+/* The cgroup2 mount for a device program: the limits' when they are v2,
+ * else the one at the root (v2 without the limits' controllers), else the
+ * unified mount of a hybrid host. */
+static const char *bpf_mount(const struct sl_cgroup *cg)
+{
+    if (cg->version == 2)
+        return cg->mount[0];
+    return is_fs(CG_ROOT, CGROUP2_SUPER_MAGIC_V2) ? CG_ROOT : CG_HYBRID_UNIFIED;
+}
+
+static void probe_devices(struct sl_cgroup *cg, const char *want)
+{
+    char why1[160] = "", why2[160] = "";
+
+    cg->dev = SL_CGROUP_DEV_NONE;
+    cg->dev_hier = -1;
+    if (!want || !*want || strcmp(want, "auto") == 0) {
+        /* v2 limits: a program on the same groups. Otherwise the v1
+         * controller, whose rules are plain text, before a program on a
+         * hierarchy of its own. */
+        if (cg->version != 2 &&
+            dev_try(cg, SL_CGROUP_DEV_V1, CG_V1_DEVICES, why1,
+                    sizeof(why1)) == 0)
+            return;
+        if (dev_try(cg, SL_CGROUP_DEV_BPF, bpf_mount(cg), why2,
+                    sizeof(why2)) == 0)
+            return;
+        if (cg->version == 2)
+            snprintf(cg->dev_note, sizeof(cg->dev_note), "cgroup2 bpf: %s",
+                     why2);
+        else
+            snprintf(cg->dev_note, sizeof(cg->dev_note),
+                     "cgroup v1 devices: %s; cgroup2 bpf: %s", why1, why2);
+    } else if (strcmp(want, "v1") == 0) {
+        if (dev_try(cg, SL_CGROUP_DEV_V1, CG_V1_DEVICES, why1,
+                    sizeof(why1)) == 0)
+            return;
+        snprintf(cg->dev_note, sizeof(cg->dev_note), "cgroup v1 devices: %s",
+                 why1);
+    } else if (strcmp(want, "bpf") == 0) {
+        if (dev_try(cg, SL_CGROUP_DEV_BPF, bpf_mount(cg), why2,
+                    sizeof(why2)) == 0)
+            return;
+        snprintf(cg->dev_note, sizeof(cg->dev_note), "cgroup2 bpf: %s", why2);
+    } else if (strcmp(want, "none") == 0) {
+        sl_strlcpy(cg->dev_note, "SLUICE_DEVICE_CGROUP=none",
+                   sizeof(cg->dev_note));
+    } else {
+        snprintf(cg->dev_note, sizeof(cg->dev_note),
+                 "SLUICE_DEVICE_CGROUP=\"%.32s\": want auto, v1, bpf or none",
+                 want);
+    }
+}
+
+void sl_cgroup_probe(struct sl_cgroup *cg, const char *tag,
+                     const char *dev_want)
 {
     char why2[160] = "", why1[160] = "";
 
     memset(cg, 0, sizeof(*cg));
     snprintf(cg->base_rel, sizeof(cg->base_rel), "/sluice/%s", tag);
-    if (probe_v2(cg, why2, sizeof(why2)) == 0)
-        return;
-    if (probe_v1(cg, why1, sizeof(why1)) == 0)
-        return;
-    cg->version = 0;
-    cg->nhier = 0;
-    cg->has_kill = false;
-    snprintf(cg->note, sizeof(cg->note), "cgroup v2: %s; cgroup v1: %s", why2,
-             why1);
+    if (probe_v2(cg, why2, sizeof(why2)) < 0 &&
+        probe_v1(cg, why1, sizeof(why1)) < 0) {
+        cg->version = 0;
+        cg->nhier = cg->nlimits = 0;
+        cg->has_kill = false;
+        snprintf(cg->note, sizeof(cg->note), "cgroup v2: %s; cgroup v1: %s",
+                 why2, why1);
+    }
+    probe_devices(cg, dev_want);
 }
 
 void sl_cgroup_task_rel(const struct sl_cgroup *cg, int64_t job_id,
@@ -354,7 +516,7 @@ int sl_cgroup_task_create(const struct sl_cgroup *cg, const char *rel,
     char dirs[SL_CGROUP_MAX_HIER][PATH_MAX];
     int made = 0, rc;
 
-    if (cg->version == 0) {
+    if (cg->nhier == 0) {
         notef(note, size, "%s", cg->note);
         return -EOPNOTSUPP;
     }
@@ -371,7 +533,8 @@ int sl_cgroup_task_create(const struct sl_cgroup *cg, const char *rel,
         if ((rc = mkdir_ok(dirs[made], note, size)) < 0)
             goto out;
     }
-    if ((rc = write_limits(cg, dirs, cpu_milli, mem_bytes, pids_max, note,
+    if (cg->version != 0 &&
+        (rc = write_limits(cg, dirs, cpu_milli, mem_bytes, pids_max, note,
                            size)) < 0)
         goto out;
     sl_cgroup_task_paths(cg, rel, out);
@@ -387,7 +550,7 @@ bool sl_cgroup_task_exists(const struct sl_cgroup *cg, const char *rel)
     char path[PATH_MAX];
     struct stat st;
 
-    if (cg->version == 0 || !rel || !*rel)
+    if (cg->nhier == 0 || !rel || !*rel)
         return false;
     snprintf(path, sizeof(path), "%s%s", cg->mount[0], rel);
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -464,7 +627,7 @@ int sl_cgroup_task_signal(const struct sl_cgroup *cg, const char *rel,
 {
     struct sl_cgroup_task t;
 
-    if (cg->version == 0 || !rel || !*rel)
+    if (cg->nhier == 0 || !rel || !*rel)
         return 0;
     sl_cgroup_task_paths(cg, rel, &t);
     if (sig == SIGKILL)
@@ -478,7 +641,7 @@ int sl_cgroup_task_remove(const struct sl_cgroup *cg, const char *rel)
     char path[PATH_MAX];
     int rc = 0;
 
-    if (cg->version == 0 || !rel || !*rel)
+    if (cg->nhier == 0 || !rel || !*rel)
         return 0;
     for (int i = 0; i < cg->nhier; i++) {
         snprintf(path, sizeof(path), "%s%s", cg->mount[i], rel);
@@ -496,4 +659,131 @@ void sl_cgroup_base_remove(const struct sl_cgroup *cg)
         snprintf(path, sizeof(path), "%s%s", cg->mount[i], cg->base_rel);
         rmdir(path);
     }
+}
+
+int sl_cgroup_task_devices(const struct sl_cgroup *cg, const char *rel,
+                           const struct sl_dev_deny *deny, char *note,
+                           size_t size)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16];
+    int fd = -1, prog = -1, rc;
+
+    if (cg->dev == SL_CGROUP_DEV_NONE || cg->dev_hier < 0) {
+        notef(note, size, "%s", cg->dev_note);
+        return -EOPNOTSUPP;
+    }
+    if ((rc = dir_path(cg, cg->dev_hier, rel, dir, sizeof(dir))) < 0) {
+        notef(note, size, "%s%s: %s", cg->mount[cg->dev_hier], rel,
+              strerror(-rc));
+        return rc;
+    }
+    if (cg->dev == SL_CGROUP_DEV_V1) {
+        snprintf(path, sizeof(path), "%s/devices.deny", dir);
+        if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 ||
+            (rc = sl_dev_v1_write(fd, deny)) < 0) {
+            rc = fd < 0 ? -errno : rc;
+            notef(note, size, "%s: %s", path, strerror(-rc));
+        }
+        goto out;
+    }
+    if ((prog = sl_devbpf_load(deny, note, size)) < 0) {
+        rc = prog;
+        goto out;
+    }
+    if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rc = -errno;
+        notef(note, size, "%s: %s", dir, strerror(-rc));
+        goto out;
+    }
+    if ((rc = sl_devbpf_attach(prog, fd)) < 0)
+        notef(note, size, "bpf(BPF_PROG_ATTACH) %s: %s", dir, strerror(-rc));
+out:
+    if (fd >= 0)
+        close(fd);
+    if (prog >= 0)
+        close(prog); /* the attachment holds the program */
+    return rc;
+}
+
+/* The path of 'pid' in the hierarchy that lists 'controller' ("" = the
+ * cgroup2 line "0::"), from /proc/<pid>/cgroup, into 'buf'. */
+static int pid_cgroup(pid_t pid, const char *controller, char *buf,
+                      size_t size)
+{
+    char path[64], *text = NULL, *line, *save = NULL;
+    int rc;
+
+    snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+    if ((rc = sl_read_file(path, 1 << 16, &text, NULL)) < 0)
+        return rc;
+    rc = -ENOENT;
+    for (line = strtok_r(text, "\n", &save); line && rc < 0;
+         line = strtok_r(NULL, "\n", &save)) {
+        /* "<id>:<controllers, comma-separated>:<path>" */
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        bool hit = false;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        if (!*controller) {
+            hit = c1[1] == '\0' && strcmp(line, "0:") == 0;
+        } else {
+            char *save2 = NULL;
+            for (char *w = strtok_r(c1 + 1, ",", &save2); w && !hit;
+                 w = strtok_r(NULL, ",", &save2))
+                hit = strcmp(w, controller) == 0;
+        }
+        if (hit) {
+            sl_strlcpy(buf, c2 + 1, size);
+            rc = 0;
+        }
+    }
+    free(text);
+    return rc;
+}
+
+int sl_cgroup_task_devices_check(const struct sl_cgroup *cg, const char *rel,
+                                 pid_t pid, char *note, size_t size)
+{
+    char in[PATH_MAX], dir[PATH_MAX];
+    uint32_t count = 0;
+    int fd, rc;
+
+    if (cg->dev == SL_CGROUP_DEV_NONE || cg->dev_hier < 0) {
+        notef(note, size, "%s", cg->dev_note);
+        return -EOPNOTSUPP;
+    }
+    rc = pid_cgroup(pid, cg->dev == SL_CGROUP_DEV_V1 ? "devices" : "", in,
+                    sizeof(in));
+    if (rc < 0) {
+        notef(note, size, "the task's device cgroup is unknown: "
+                          "/proc/%d/cgroup: %s",
+              (int)pid, strerror(-rc));
+        return rc;
+    }
+    if (strcmp(in, rel) != 0) {
+        notef(note, size, "the task is in %.60s, not in its device cgroup",
+              in);
+        return -ESRCH;
+    }
+    if (cg->dev == SL_CGROUP_DEV_V1)
+        return 0;
+    if ((rc = dir_path(cg, cg->dev_hier, rel, dir, sizeof(dir))) < 0 ||
+        (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rc = rc < 0 ? rc : -errno;
+        notef(note, size, "%s%s: %s", cg->mount[cg->dev_hier], rel,
+              strerror(-rc));
+        return rc;
+    }
+    rc = sl_devbpf_count(fd, &count);
+    close(fd);
+    if (rc < 0) {
+        notef(note, size, "bpf(BPF_PROG_QUERY): %s", strerror(-rc));
+        return rc;
+    }
+    if (count == 0) {
+        notef(note, size, "no device program is attached to its cgroup");
+        return -ENOENT;
+    }
+    return 0;
 }

@@ -7,14 +7,15 @@
  *   - creates its own session, so the daemon's terminal signals do not reach it;
  *   - forks the task in a second new session/process group (pgid = task pid),
  *     with the environment, working directory, user, cgroup limits,
- *     GPU visibility and network profile already decided by the caller;
+ *     GPU visibility and device rules and network profile already decided
+ *     by the caller;
  *   - copies the task's stdout and stderr (one pipe each) into one log file,
  *     dropping bytes past the cap and appending one marker line when it does;
  *   - waits for the task and writes its exit status atomically to
  *     <run_dir>/<job>.<task>.<attempt>.exit ("<code>\n"; a signal N is 128+N).
  * The shim survives a daemon crash, so a restarted daemon can re-adopt the
- * task (pid, start time and shim pid recorded in
- * <run_dir>/<job>.<task>.<attempt>.pid) and still
+ * task (pid, start time, shim pid and whether its GPUs were isolated
+ * recorded in <run_dir>/<job>.<task>.<attempt>.pid) and still
  * learn its exit code.
  *
  * Not thread-safe: one thread (the daemon's engine) owns a struct sl_exec.
@@ -30,16 +31,40 @@
 
 #define SL_EXEC_MAX_GPUS 64
 
+/* The character major reserved to NVIDIA (the driver's
+ * NV_MAJOR_DEVICE_NUMBER; /proc/devices shows "195 nvidia", or
+ * "195 nvidia-frontend" with older drivers, once it is loaded):
+ * /dev/nvidia<N> is 195:<minor of GPU N>, nvidia-modeset 195:254,
+ * nvidiactl 195:255. nvidia-uvm, nvidia-uvm-tools and nvidia-caps get
+ * majors of their own, chosen when their module loads. */
+#define SL_EXEC_NVIDIA_MAJOR 195
+#define SL_EXEC_NVIDIA_GPU_MINOR_MAX 253 /* 254 and 255 are control devices */
+
 struct sl_exec;                  /* opaque */
+struct sl_gpu_info;              /* below, with host discovery */
 
 /* Create an executor keeping its files under 'run_dir' (pid/exit files) and
  * cgroups under a "sluice" group of its own. Probes cgroup v2, then v1, and
- * remembers which controllers it may use. Returns NULL and sets errno. */
+ * remembers which controllers it may use; then how device rules can be put
+ * in force (sl_exec_gpus_available), and network namespaces. Returns NULL
+ * and sets errno. */
 struct sl_exec *sl_exec_create(const char *run_dir);
 void sl_exec_destroy(struct sl_exec *x); /* NULL-safe; does not kill tasks */
 
 /* Whether limits can be enforced on this host, and why not (static text). */
 bool sl_exec_limits_available(const struct sl_exec *x, const char **why_not);
+
+/* Whether this executor can keep a task from opening GPUs it was not given
+ * (probed once by sl_exec_create: it creates a group, writes a deny rule
+ * (cgroup v1 devices controller) or loads and attaches a
+ * BPF_PROG_TYPE_CGROUP_DEVICE program (cgroup v2), and removes the group).
+ * The mechanism is chosen as docs/executor.md says; $SLUICE_DEVICE_CGROUP
+ * ("v1", "bpf" or "none"; unset or "auto": the choice) restricts it. When
+ * not, *why_not (may be NULL) says why, e.g. "bpf(BPF_PROG_LOAD):
+ * Operation not permitted"; the text lives as long as 'x'. *mech (may be
+ * NULL) is "cgroup1 devices", "cgroup2 bpf" or "none". */
+bool sl_exec_gpus_available(const struct sl_exec *x, const char **why_not,
+                            const char **mech);
 
 /* Whether this executor can put a task in a network namespace of its own
  * (probed once by sl_exec_create: a forked child tries
@@ -88,15 +113,36 @@ struct sl_exec_task {
     char *const *env;             /* extra "K=V" pairs, NULL-terminated; the
                                      executor adds SLUICE_JOB_ID,
                                      SLUICE_TASK_INDEX, SLUICE_ATTEMPT,
+                                     SLUICE_GPUS, CUDA_DEVICE_ORDER,
                                      CUDA_VISIBLE_DEVICES,
                                      NVIDIA_VISIBLE_DEVICES, SLUICE_DATASETS
                                      and SLUICE_DATASET_<NAME>[_MODE] itself
                                      (a job's own SLUICE_DATASET* entries
                                      are dropped) */
     const char *workdir;          /* NULL -> the user's home, else "/" */
-    const int *gpus;              /* device indices; NULL when ngpus == 0 */
-    int ngpus;                    /* the two *_VISIBLE_DEVICES are set to
-                                     "i,j,..." or to "" when 0 */
+    const int *gpus;              /* the task's GPUs: indices into
+                                     host_gpus (as in the job's placement);
+                                     NULL when ngpus == 0 */
+    int ngpus;                    /* SLUICE_GPUS is "i,j,..." (or "" when
+                                     0); CUDA_DEVICE_ORDER is PCI_BUS_ID;
+                                     CUDA_VISIBLE_DEVICES and
+                                     NVIDIA_VISIBLE_DEVICES are the GPUs'
+                                     UUIDs "GPU-...,GPU-..." when every one
+                                     of them has one, else "i,j,..." as
+                                     SLUICE_GPUS; "" when 0 */
+    const struct sl_gpu_info *host_gpus; /* borrowed: every GPU of this
+                                     host (sl_host_discover's list), or NULL
+                                     when the task's GPUs are not this
+                                     host's devices (simulated nodes): then
+                                     a task with GPUs is not isolated. Each
+                                     task's device rules deny every NVIDIA
+                                     GPU device (195:0..253, and any GPU of
+                                     this list by its numbers) except its
+                                     own, whatever 'gpus' holds; the control
+                                     devices and every other device stay
+                                     allowed */
+    int nhost_gpus;               /* 0..SL_EXEC_MAX_GPUS; every gpus[i] is
+                                     below it when host_gpus is given */
     int64_t cpu_milli;            /* 0 = no limit */
     int64_t mem_bytes;            /* 0 = no limit */
     int64_t pids_max;             /* 0 = no limit */
@@ -140,13 +186,22 @@ struct sl_exec_handle {
                                      asked for could not be enforced */
     char network_note[160];       /* why the asked profile is not in force;
                                      "" when it is */
+    bool gpus_enforced;           /* the task can open no NVIDIA GPU device
+                                     but its own, and cannot lift that:
+                                     its device rules are in force and it
+                                     does not run as root */
+    char gpus_note[256];          /* why not, when not ("GPU isolation not
+                                     enforced: ..."); "" when it is. The
+                                     environment is set either way */
     char cgroup[256];             /* cgroup path relative to mounts, or "" */
 };
 
 /* Start a task. Returns 0 and fills 'h', or -errno with 'err' filled
- * (bad user, bad network profile or dataset, fork failure, ...); then
- * nothing is left running. A profile or limit that cannot be enforced is
- * not an error: h->network_note and h->limits_note say what is not.
+ * (bad user, bad network profile, dataset or GPU list, fork failure, ...);
+ * then nothing is left running. A profile, limit or GPU isolation that
+ * cannot be enforced is not an error: h->network_note, h->limits_note and
+ * h->gpus_note say what is not. Device rules that could be written are
+ * written even when h->gpus_enforced is false (a task run as root).
  * Should the network namespace that the probe promised fail to come up in
  * the task child, the task does not run: its log gets one "sluice: ..."
  * line and it exits 127, as for a failed exec. */
@@ -165,7 +220,10 @@ int sl_exec_poll(struct sl_exec *x, struct sl_exec_handle *h, int *exit_code);
 /* Re-adopt a task after a daemon restart from its pid file. Returns 0 and
  * fills 'h' when the recorded process is alive with the recorded start time
  * (h->network_enforced is ISOLATED when its network namespace differs from
- * the daemon's, else EGRESS),
+ * the daemon's, else EGRESS; h->gpus_enforced is true when the pid file
+ * records that it was at the start, the process is still in its device
+ * cgroup and, on cgroup v2, a device program is still attached there;
+ * h->gpus_note says which of these failed),
  * 1 when it already finished (exit record present, *exit_code set),
  * -ESRCH when it is gone without a record or was never started. */
 int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
@@ -183,10 +241,17 @@ size_t sl_exec_reap(struct sl_exec *x, const pid_t **exited);
 /* --- host discovery ------------------------------------------------------ */
 
 struct sl_gpu_info {
-    int index;
+    int index;                    /* NVML's index (PCI bus order), or the
+                                     fake GPU's */
     char model[48];               /* short model name, e.g. "H100", "A100-80GB" */
     int64_t mem_bytes;
-    char uuid[64];                /* "" for fake GPUs */
+    char uuid[64];                /* "GPU-..." from NVML; "" for fake GPUs
+                                     or when NVML gives none */
+    int dev_major;                /* its character device /dev/nvidia<minor>:
+                                     SL_EXEC_NVIDIA_MAJOR; fake GPUs are
+                                     195:<index>. -1 with dev_minor -1 when
+                                     NVML gives no minor number */
+    int dev_minor;
 };
 
 struct sl_host_info {

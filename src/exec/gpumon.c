@@ -41,6 +41,7 @@ struct sl_nvml {
     nvml_return_t (*memory)(nvml_device_t, struct nvml_memory *);
     nvml_return_t (*uuid)(nvml_device_t, char *, unsigned int);
     /* optional: NULL where the library lacks them */
+    nvml_return_t (*minor)(nvml_device_t, unsigned int *);
     nvml_return_t (*util)(nvml_device_t, struct nvml_utilization *);
     nvml_return_t (*power)(nvml_device_t, unsigned int *);          /* mW */
     nvml_return_t (*temp)(nvml_device_t, int, unsigned int *);      /* C */
@@ -93,6 +94,7 @@ struct sl_nvml *sl_nvml_open(void)
         sl_warn("msg=\"NVML lacks a needed symbol; no GPUs\" lib=\"%s\"", path);
         goto fail;
     }
+    sym(n->lib, "nvmlDeviceGetMinorNumber", &n->minor, sizeof(n->minor));
     sym(n->lib, "nvmlDeviceGetUtilizationRates", &n->util, sizeof(n->util));
     sym(n->lib, "nvmlDeviceGetPowerUsage", &n->power, sizeof(n->power));
     sym(n->lib, "nvmlDeviceGetTemperature", &n->temp, sizeof(n->temp));
@@ -145,6 +147,18 @@ int sl_nvml_info(struct sl_nvml *n, int i, char *name, size_t name_size, char *u
     sl_strlcpy(name, nb, name_size);
     sl_strlcpy(uuid, ub, uuid_size);
     *mem_total = mem.total > (unsigned long long)INT64_MAX ? INT64_MAX : (int64_t)mem.total;
+    return 0;
+}
+
+int sl_nvml_minor(struct sl_nvml *n, int i, int *minor)
+{
+    unsigned int m = 0;
+
+    if (!n || i < 0 || i >= n->ndev || !n->have[i])
+        return -ENODEV;
+    if (!n->minor || n->minor(n->dev[i], &m) != 0 || m > INT32_MAX)
+        return -EOPNOTSUPP;
+    *minor = (int)m;
     return 0;
 }
 

@@ -38,7 +38,8 @@ struct sl_gpu_sample {
  * The library is $SLUICE_NVML_LIB when set (a path), else
  * "libnvidia-ml.so.1". Discovery needs nvmlInit_v2, nvmlShutdown,
  * nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetName,
- * nvmlDeviceGetMemoryInfo and nvmlDeviceGetUUID; sampling also uses
+ * nvmlDeviceGetMemoryInfo and nvmlDeviceGetUUID, and uses
+ * nvmlDeviceGetMinorNumber where the library has it; sampling also uses
  * nvmlDeviceGetUtilizationRates, nvmlDeviceGetPowerUsage,
  * nvmlDeviceGetTemperature and nvmlDeviceGetTotalEnergyConsumption where
  * the library has them (each one missing or failing leaves its figure
@@ -54,6 +55,10 @@ int sl_nvml_count(const struct sl_nvml *n);
  * for it. 'name' and 'uuid' get "" where NVML fails; mem_total 0. */
 int sl_nvml_info(struct sl_nvml *n, int i, char *name, size_t name_size,
                  char *uuid, size_t uuid_size, int64_t *mem_total);
+/* The minor number of device 'i''s /dev/nvidia<minor> (major 195).
+ * Returns 0 with *minor, -ENODEV when it has no handle, -EOPNOTSUPP when
+ * the library lacks the call or it fails. */
+int sl_nvml_minor(struct sl_nvml *n, int i, int *minor);
 /* One sample of device 'i'; -ENODEV when it has no handle. */
 int sl_nvml_sample(struct sl_nvml *n, int i, struct sl_gpu_sample *out);
 void sl_nvml_close(struct sl_nvml *n);

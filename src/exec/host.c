@@ -141,6 +141,9 @@ static int parse_fake(const char *spec, struct sl_host_info *out,
                                      : UNKNOWN_MODEL_GIB) *
                            GIB;
             g->uuid[0] = '\0';
+            /* As the driver numbers GPUs on most hosts: /dev/nvidia<i>. */
+            g->dev_major = SL_EXEC_NVIDIA_MAJOR;
+            g->dev_minor = total + i;
         }
         total += count;
         if (!end)
@@ -227,8 +230,10 @@ done:
         sl_strlcpy(out, "GPU", size);
 }
 
-/* The GPUs NVML reports (gpumon.c loads it), indexed as NVML and
- * CUDA_VISIBLE_DEVICES count them. */
+/* The GPUs NVML reports (gpumon.c loads it), indexed as NVML counts them
+ * (PCI bus order; CUDA counts so too under CUDA_DEVICE_ORDER=PCI_BUS_ID),
+ * with the device number of each: 195 and NVML's minor number, which need
+ * not be the index. */
 static void discover_nvml(struct sl_host_info *out)
 {
     struct sl_nvml *n = sl_nvml_open();
@@ -248,6 +253,14 @@ static void discover_nvml(struct sl_host_info *out)
         }
         g->index = i;
         sl_host_gpu_short_name(name, g->model, sizeof(g->model));
+        if (sl_nvml_minor(n, i, &g->dev_minor) == 0) {
+            g->dev_major = SL_EXEC_NVIDIA_MAJOR;
+        } else {
+            g->dev_major = g->dev_minor = -1;
+            sl_warn("msg=\"NVML gives no minor number: the GPU cannot be "
+                    "isolated\" index=%d",
+                    i);
+        }
         out->ngpus++;
     }
     sl_strlcpy(out->gpu_source, "nvml", sizeof(out->gpu_source));

@@ -19,8 +19,9 @@
  *     so a restarted daemon can bind its port while tasks still run.
  *   - The shim writes <run_dir>/<job>.<task>.<attempt>.exit ("<code>\n",
  *     rename into place) after the task's main process exited and its output
- *     was drained; the daemon writes the .pid file ("<pid> <start> <shim>\n")
- *     before sl_exec_start returns. Both survive a daemon crash: that is what
+ *     was drained; the daemon writes the .pid file
+ *     ("<pid> <start> <shim> <gpus isolated 0|1>\n") before sl_exec_start
+ *     returns. Both survive a daemon crash: that is what
  *     sl_exec_adopt reads.
  *   - A task's process group and cgroup are killed by the shim once the main
  *     process has exited: a finished task leaves nothing behind that could
@@ -30,6 +31,11 @@
  *     the handle saying so. It never runs with the host's network while the
  *     handle claims isolation: a failing unshare in the task child fails the
  *     task.
+ *   - A task's device rules (the NVIDIA GPUs it was not given) are in force
+ *     on its cgroup before it is forked, and it joins that group before
+ *     exec; h->gpus_enforced is true only when they are and the task does
+ *     not run as root (which could lift them). Whatever was in force is
+ *     recorded in the pid file for sl_exec_adopt.
  */
 #include "exec.h"
 #include "../core/spec.h"
@@ -59,6 +65,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "devices.h"
 
 #define TASK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define SHIM_REPORT_FD 3        /* the shim's pipe to the daemon (start only) */
@@ -71,6 +78,7 @@
 #define MAX_ARGS 65536
 #define DATASET_FIELD_MAX 63    /* name and version of a dataset */
 #define DATASET_ENV_PREFIX "SLUICE_DATASET"
+#define GPU_UUID_MAX 63         /* sl_gpu_info.uuid */
 
 /* exec.h promises the numbering of the job spec's network profiles. */
 static_assert(SL_EXEC_NET_EGRESS == (int)SL_NET_EGRESS, "egress");
@@ -639,13 +647,15 @@ static int read_exit(const struct sl_exec *x, int64_t job_id, int task_index,
     return rc;
 }
 
-/* Read the pid file. Returns 0 or -errno (-ENOENT: never started). */
+/* Read the pid file "<pid> <start> <shim> [<gpus enforced 0|1>]". Returns
+ * 0 or -errno (-ENOENT: never started); *gpus (may be NULL) is -1 when
+ * the file does not say (written before it recorded that). */
 static int read_pid_file(const struct sl_exec *x, int64_t job_id,
                          int task_index, int attempt, pid_t *pid,
-                         uint64_t *start, pid_t *shim)
+                         uint64_t *start, pid_t *shim, int *gpus)
 {
-    char path[PATH_MAX], *text = NULL, *save = NULL, *tok[3];
-    int64_t v[3];
+    char path[PATH_MAX], *text = NULL, *save = NULL, *tok[4];
+    int64_t v[3], g = -1;
     int rc;
 
     if ((rc = file_path(x, job_id, task_index, attempt, "pid", path,
@@ -656,15 +666,20 @@ static int read_pid_file(const struct sl_exec *x, int64_t job_id,
     tok[0] = strtok_r(text, " \n", &save);
     tok[1] = strtok_r(NULL, " \n", &save);
     tok[2] = strtok_r(NULL, " \n", &save);
+    tok[3] = strtok_r(NULL, " \n", &save);
     for (int i = 0; i < 3 && rc == 0; i++)
         if (!tok[i] ||
             sl_parse_int64(tok[i], i == 1 ? 0 : 1, INT64_MAX, &v[i]) < 0 ||
             (i != 1 && v[i] > INT32_MAX))
             rc = -EINVAL;
+    if (rc == 0 && tok[3] && sl_parse_int64(tok[3], 0, 1, &g) < 0)
+        rc = -EINVAL;
     if (rc == 0) {
         *pid = (pid_t)v[0];
         *start = (uint64_t)v[1];
         *shim = (pid_t)v[2];
+        if (gpus)
+            *gpus = (int)g;
     }
     free(text);
     return rc;
@@ -848,13 +863,21 @@ struct sl_exec *sl_exec_create(const char *run_dir)
         hash *= 1099511628211ULL;
     }
     snprintf(tag, sizeof(tag), "r-%016llx", (unsigned long long)hash);
-    sl_cgroup_probe(&x->cg, tag);
+    sl_cgroup_probe(&x->cg, tag, getenv("SLUICE_DEVICE_CGROUP"));
     if (x->cg.version == 0)
         sl_info("msg=\"resource limits not enforced\" why=\"%s\"",
                 x->cg.note);
     else
         sl_debug("msg=\"cgroups\" version=%d base=%s", x->cg.version,
                  x->cg.base_rel);
+    if (x->cg.dev == SL_CGROUP_DEV_NONE)
+        sl_info("msg=\"GPU isolation not available\" why=\"%s\"",
+                x->cg.dev_note);
+    else
+        sl_debug("msg=\"device rules\" mechanism=\"%s\" mount=%s",
+                 x->cg.dev == SL_CGROUP_DEV_V1 ? "cgroup1 devices"
+                                               : "cgroup2 bpf",
+                 x->cg.mount[x->cg.dev_hier]);
     probe_netns(x);
     if (!x->netns_ok)
         sl_info("msg=\"network isolation not available\" why=\"%s\"",
@@ -881,6 +904,20 @@ bool sl_exec_limits_available(const struct sl_exec *x, const char **why_not)
     if (why_not)
         *why_not = x ? x->cg.note : "no executor";
     return x && x->cg.version != 0;
+}
+
+bool sl_exec_gpus_available(const struct sl_exec *x, const char **why_not,
+                            const char **mech)
+{
+    bool ok = x && x->cg.dev != SL_CGROUP_DEV_NONE;
+
+    if (why_not)
+        *why_not = x ? (ok ? "" : x->cg.dev_note) : "no executor";
+    if (mech)
+        *mech = !ok ? "none"
+                : x->cg.dev == SL_CGROUP_DEV_V1 ? "cgroup1 devices"
+                                                : "cgroup2 bpf";
+    return ok;
 }
 
 bool sl_exec_netns_available(const struct sl_exec *x, const char **why_not)
@@ -1159,11 +1196,56 @@ static int plan_dataset_env(struct plan *p, const struct sl_exec_task *t)
     return 0;
 }
 
+/* A UUID as NVML writes them ("GPU-..." or "MIG-..."): safe in a
+ * comma-separated list. */
+static bool uuid_ok(const char *u)
+{
+    size_t n = strnlen(u, GPU_UUID_MAX + 1);
+
+    if (n < 5 || n > GPU_UUID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= 'A' && u[i] <= 'Z') ||
+              (u[i] >= '0' && u[i] <= '9') || u[i] == '-'))
+            return false;
+    return true;
+}
+
+/* SLUICE_GPUS, CUDA_DEVICE_ORDER and the two *_VISIBLE_DEVICES. UUIDs
+ * rather than indices where NVML gave them: CUDA accepts "GPU-<uuid>", and
+ * a UUID still names the right GPU when the device rules hide the others
+ * and CUDA numbers what it can open from 0. */
+static int plan_gpu_env(struct plan *p, const struct sl_exec_task *t)
+{
+    char idx[SL_EXEC_MAX_GPUS * 8] = "";
+    char uuids[SL_EXEC_MAX_GPUS * (GPU_UUID_MAX + 1) + 1] = "";
+    size_t ilen = 0, ulen = 0;
+    bool by_uuid = t->ngpus > 0 && t->host_gpus;
+
+    for (int i = 0; i < t->ngpus; i++) {
+        const char *u = t->host_gpus ? t->host_gpus[t->gpus[i]].uuid : "";
+        ilen += (size_t)snprintf(idx + ilen, sizeof(idx) - ilen, "%s%d",
+                                 i ? "," : "", t->gpus[i]);
+        if (!uuid_ok(u))
+            by_uuid = false;
+        else if (by_uuid)
+            ulen += (size_t)snprintf(uuids + ulen, sizeof(uuids) - ulen,
+                                     "%s%s", i ? "," : "", u);
+    }
+    if (env_put(p, strdupf("SLUICE_GPUS=%s", idx)) < 0 ||
+        env_put(p, strdupf("CUDA_DEVICE_ORDER=PCI_BUS_ID")) < 0 ||
+        env_put(p, strdupf("CUDA_VISIBLE_DEVICES=%s",
+                           by_uuid ? uuids : idx)) < 0 ||
+        env_put(p, strdupf("NVIDIA_VISIBLE_DEVICES=%s",
+                           by_uuid ? uuids : idx)) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
 static int plan_env(struct plan *p, const struct sl_exec_task *t,
                     struct sl_error *err)
 {
-    char gpus[SL_EXEC_MAX_GPUS * 8] = "";
-    size_t ntask = 0, len = 0;
+    size_t ntask = 0;
     int rc;
 
     for (; t->env && t->env[ntask]; ntask++) {
@@ -1177,7 +1259,7 @@ static int plan_env(struct plan *p, const struct sl_exec_task *t,
                              "env[%zu]: \"%.40s\" is not KEY=VALUE", ntask,
                              kv);
     }
-    /* base (6) + task + executor (6 + 2 per dataset) + NULL */
+    /* base (6) + task + executor (8 + 2 per dataset) + NULL */
     if (!(p->envp = calloc(ntask + 16 + 2 * (size_t)t->ndatasets,
                            sizeof(*p->envp))))
         return sl_errorf(err, -ENOMEM, "out of memory");
@@ -1192,15 +1274,10 @@ static int plan_env(struct plan *p, const struct sl_exec_task *t,
         if (env_put(p, strdupf("%s", t->env[i])) < 0)
             return sl_errorf(err, -ENOMEM, "out of memory");
     }
-    for (int i = 0; i < t->ngpus; i++)
-        len += (size_t)snprintf(gpus + len, sizeof(gpus) - len, "%s%d",
-                                i ? "," : "", t->gpus[i]);
     if (env_put(p, strdupf("SLUICE_JOB_ID=%lld", (long long)t->job_id)) < 0 ||
         env_put(p, strdupf("SLUICE_TASK_INDEX=%d", t->task_index)) < 0 ||
         env_put(p, strdupf("SLUICE_ATTEMPT=%d", t->attempt)) < 0 ||
-        env_put(p, strdupf("CUDA_VISIBLE_DEVICES=%s", gpus)) < 0 ||
-        env_put(p, strdupf("NVIDIA_VISIBLE_DEVICES=%s", gpus)) < 0 ||
-        plan_dataset_env(p, t) < 0)
+        plan_gpu_env(p, t) < 0 || plan_dataset_env(p, t) < 0)
         return sl_errorf(err, -ENOMEM, "out of memory");
     return 0;
 }
@@ -1263,10 +1340,20 @@ static int check_task(const struct sl_exec_task *t, struct sl_error *err)
     if (t->ngpus > 0 && !t->gpus)
         return sl_errorf(err, -EINVAL, "gpus: %d devices but no list",
                          t->ngpus);
-    for (int i = 0; i < t->ngpus; i++)
+    if (t->nhost_gpus < 0 || t->nhost_gpus > SL_EXEC_MAX_GPUS ||
+        (t->nhost_gpus > 0 && !t->host_gpus))
+        return sl_errorf(err, -EINVAL, "host_gpus: count %d out of 0..%d "
+                                       "or no list",
+                         t->nhost_gpus, SL_EXEC_MAX_GPUS);
+    for (int i = 0; i < t->ngpus; i++) {
         if (t->gpus[i] < 0 || t->gpus[i] > 99999)
             return sl_errorf(err, -EINVAL, "gpus[%d]: bad index %d", i,
                              t->gpus[i]);
+        if (t->host_gpus && t->gpus[i] >= t->nhost_gpus)
+            return sl_errorf(err, -EINVAL,
+                             "gpus[%d]: %d is not one of the host's %d GPUs",
+                             i, t->gpus[i], t->nhost_gpus);
+    }
     if (t->cpu_milli < 0 || t->mem_bytes < 0 || t->pids_max < 0)
         return sl_errorf(err, -EINVAL, "limits: must not be negative");
     if (!t->log_path || !*t->log_path)
@@ -1302,6 +1389,45 @@ static void plan_network(const struct sl_exec *x, const struct sl_exec_task *t,
         sl_warn("msg=\"task runs with the host's network\" job=%lld task=%d "
                 "why=\"%s\"",
                 (long long)t->job_id, t->task_index, nh->network_note);
+}
+
+/* Put the task's device rules in force on its group (made or not by now)
+ * and say what holds; never claim more than is done. */
+static void plan_gpus(const struct sl_exec *x, const struct sl_exec_task *t,
+                      const struct plan *p, struct sl_exec_handle *nh)
+{
+    struct sl_dev_deny deny;
+    char why[256] = "";
+    uid_t uid = p->switch_user ? p->uid : geteuid();
+
+    nh->gpus_enforced = false;
+    nh->gpus_note[0] = '\0';
+    if (x->cg.dev == SL_CGROUP_DEV_NONE)
+        sl_strlcpy(why, x->cg.dev_note, sizeof(why));
+    else if (!p->in_cgroup)
+        snprintf(why, sizeof(why), "the task has no cgroup: %s",
+                 nh->limits_note);
+    else if (sl_dev_deny_gpus(t->host_gpus, t->nhost_gpus, t->gpus, t->ngpus,
+                              &deny, why, sizeof(why)) < 0 ||
+             sl_cgroup_task_devices(&x->cg, nh->cgroup, &deny, why,
+                                    sizeof(why)) < 0)
+        ; /* 'why' says it */
+    else if (uid == 0)
+        /* Root may write its own devices.allow, detach the program or move
+         * to another group: the rules hold only for a task that cannot. */
+        sl_strlcpy(why, "the task runs as root, which can lift its device "
+                        "rules",
+                   sizeof(why));
+    else
+        nh->gpus_enforced = true;
+    if (nh->gpus_enforced)
+        return;
+    snprintf(nh->gpus_note, sizeof(nh->gpus_note),
+             "GPU isolation not enforced: %s", why);
+    if (t->ngpus > 0)
+        sl_warn("msg=\"task may open GPUs it was not given\" job=%lld "
+                "task=%d why=\"%s\"",
+                (long long)t->job_id, t->task_index, why);
 }
 
 /* Read the shim's start report, waiting at most START_TIMEOUT_MS. */
@@ -1382,16 +1508,18 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
     nh.job_id = t->job_id;
     nh.task_index = t->task_index;
     nh.attempt = t->attempt;
-    if (x->cg.version != 0) {
+    if (x->cg.nhier != 0) {
         sl_cgroup_task_rel(&x->cg, t->job_id, t->task_index, t->attempt,
                            nh.cgroup, sizeof(nh.cgroup));
         if (sl_cgroup_task_create(&x->cg, nh.cgroup, t->cpu_milli,
                                   t->mem_bytes, t->pids_max, &p.cgt,
                                   nh.limits_note,
                                   sizeof(nh.limits_note)) == 0) {
+            /* A group may exist for the device rules alone. */
             p.in_cgroup = cgroup_made = true;
-            nh.limits_enforced = true;
-            nh.limits_note[0] = '\0';
+            nh.limits_enforced = x->cg.version != 0;
+            sl_strlcpy(nh.limits_note, nh.limits_enforced ? "" : x->cg.note,
+                       sizeof(nh.limits_note));
         } else {
             sl_warn("msg=\"task runs without limits\" job=%lld task=%d "
                     "why=\"%s\"",
@@ -1402,6 +1530,7 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
         sl_strlcpy(nh.limits_note, x->cg.note, sizeof(nh.limits_note));
     }
     plan_network(x, t, &p, &nh);
+    plan_gpus(x, t, &p, &nh);
 
     if (pipe2(report, O_CLOEXEC) < 0) {
         rc = sl_errorf(err, -errno, "pipe: %s", strerror(errno));
@@ -1429,8 +1558,9 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
     nh.shim_pid = shim;
     nh.pid = (pid_t)rep.pid;
     nh.start_time = rep.start_time;
-    snprintf(line, sizeof(line), "%d %llu %d\n", (int)nh.pid,
-             (unsigned long long)nh.start_time, (int)shim);
+    snprintf(line, sizeof(line), "%d %llu %d %d\n", (int)nh.pid,
+             (unsigned long long)nh.start_time, (int)shim,
+             nh.gpus_enforced ? 1 : 0);
     if ((rc = sl_write_file_atomic(pid_path, line, strlen(line), 0600)) < 0) {
         rc = sl_errorf(err, rc, "%s: %s", pid_path, strerror(-rc));
         kill(-nh.pid, SIGKILL);
@@ -1525,7 +1655,7 @@ int sl_exec_poll(struct sl_exec *x, struct sl_exec_handle *h, int *exit_code)
     if (read_exit(x, h->job_id, h->task_index, h->attempt, exit_code) == 0)
         return 1;
     if (read_pid_file(x, h->job_id, h->task_index, h->attempt, &unused_pid,
-                      &unused_start, &shim) == 0 &&
+                      &unused_start, &shim, NULL) == 0 &&
         shim_alive(shim, h->start_time))
         return 0; /* still draining the pipes; the record comes next */
     /* The shim may have written the record and exited just now. */
@@ -1556,12 +1686,39 @@ static void adopt_network(struct sl_exec_handle *h)
         h->network_enforced = SL_EXEC_NET_ISOLATED;
 }
 
+/* An adopted task's GPUs: isolated when the pid file says they were at
+ * the start and, while its main process lives, its rules still hold
+ * (cgroup.h); a task whose shim is only draining its output keeps what was
+ * recorded. */
+static void adopt_gpus(const struct sl_exec *x, struct sl_exec_handle *h,
+                       int recorded)
+{
+    char rel[256], why[256] = "";
+
+    h->gpus_enforced = false;
+    sl_cgroup_task_rel(&x->cg, h->job_id, h->task_index, h->attempt, rel,
+                       sizeof(rel));
+    if (recorded < 0)
+        sl_strlcpy(why, "its pid file does not record its device rules",
+                   sizeof(why));
+    else if (recorded == 0)
+        sl_strlcpy(why, "it was not when the task started", sizeof(why));
+    else if (!task_alive(h->pid, h->start_time) ||
+             sl_cgroup_task_devices_check(&x->cg, rel, h->pid, why,
+                                          sizeof(why)) == 0)
+        h->gpus_enforced = true;
+    if (!h->gpus_enforced)
+        snprintf(h->gpus_note, sizeof(h->gpus_note),
+                 "GPU isolation not enforced: %s", why);
+}
+
 int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
                   int attempt, struct sl_exec_handle *h, int *exit_code)
 {
     struct sl_exec_handle nh;
     pid_t pid, shim;
     uint64_t start;
+    int gpus = -1;
 
     if (!x || !h || !exit_code || job_id < 0 || task_index < 0 || attempt < 0)
         return -EINVAL;
@@ -1569,11 +1726,13 @@ int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
     nh.job_id = job_id;
     nh.task_index = task_index;
     nh.attempt = attempt;
-    if (x->cg.version != 0) {
+    if (x->cg.nhier != 0) {
         sl_cgroup_task_rel(&x->cg, job_id, task_index, attempt, nh.cgroup,
                            sizeof(nh.cgroup));
         if (sl_cgroup_task_exists(&x->cg, nh.cgroup)) {
-            nh.limits_enforced = true;
+            nh.limits_enforced = x->cg.version != 0;
+            sl_strlcpy(nh.limits_note, nh.limits_enforced ? "" : x->cg.note,
+                       sizeof(nh.limits_note));
         } else {
             nh.cgroup[0] = '\0';
             sl_strlcpy(nh.limits_note, "no cgroup found for this task",
@@ -1586,13 +1745,15 @@ int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
         *h = nh;
         return 1;
     }
-    if (read_pid_file(x, job_id, task_index, attempt, &pid, &start, &shim) < 0)
+    if (read_pid_file(x, job_id, task_index, attempt, &pid, &start, &shim,
+                      &gpus) < 0)
         return -ESRCH;
     nh.pid = pid;
     nh.start_time = start;
     nh.shim_pid = 0;
     if (task_alive(pid, start) || shim_alive(shim, start)) {
         adopt_network(&nh);
+        adopt_gpus(x, &nh, gpus);
         *h = nh;
         return 0;
     }

@@ -7,15 +7,17 @@
  * $FAKE_NVML_STATE names the file, read again at every call (a test
  * rewrites it to change what the GPUs report). One line per GPU:
  *
- *   UTIL_PCT MEM_USED_MIB MEM_TOTAL_MIB POWER_MW TEMP_C ENERGY NAME...
+ *   UTIL_PCT MEM_USED_MIB MEM_TOTAL_MIB POWER_MW TEMP_C ENERGY [minor=M] NAME...
  *
  * ENERGY is "energy" (the GPU has a total energy counter) or "noenergy"
  * (nvmlDeviceGetTotalEnergyConsumption answers NOT_SUPPORTED, as on
  * pre-Volta GPUs). The counter reads POWER_MW x the wall clock in ms /
  * 1000 mJ, as if the GPU had always drawn that power: exact for a test
  * that keeps each GPU's power constant. A POWER_MW of -1 makes
- * nvmlDeviceGetPowerUsage fail too. Lines starting with '#' are comments;
- * the UUID of GPU i is GPU-fake-000i.
+ * nvmlDeviceGetPowerUsage fail too. nvmlDeviceGetMinorNumber answers M
+ * (its /dev/nvidia<M>), the GPU's index when there is no minor= word, and
+ * NOT_SUPPORTED for minor=-1. Lines starting with '#' are comments; the
+ * UUID of GPU i is GPU-fake-000i.
  *
  * $FAKE_NVML_CLOCK, when set, names a file holding the time in ms that the
  * energy counter is read at, in place of the wall clock: a test that also
@@ -40,6 +42,7 @@ struct fake_gpu {
     unsigned long long used_mib, total_mib;
     long long power_mw;
     int has_energy;
+    long minor;                  /* -1: not supported */
     char name[96];
 };
 
@@ -71,6 +74,14 @@ static int load(struct fake_gpu *g, int max)
             off == 0)
             continue;
         g[n].has_energy = strcmp(energy, "energy") == 0;
+        g[n].minor = n;
+        if (strncmp(line + off, "minor=", 6) == 0) {
+            char *end = NULL;
+            g[n].minor = strtol(line + off + 6, &end, 10);
+            off = (int)(end - line);
+            while (line[off] == ' ')
+                off++;
+        }
         snprintf(g[n].name, sizeof(g[n].name), "%s", line + off);
         n++;
     }
@@ -161,6 +172,19 @@ int nvmlDeviceGetUUID(nvml_device_t d, char *uuid, unsigned int len)
     if (len < 20)
         return NVML_ERROR_INSUFFICIENT_SIZE;
     snprintf(uuid, len, "GPU-fake-%04ld", (long)(size_t)d - 1);
+    return NVML_SUCCESS;
+}
+
+int nvmlDeviceGetMinorNumber(nvml_device_t d, unsigned int *minor)
+{
+    struct fake_gpu g;
+    int rc = get(d, &g);
+
+    if (rc)
+        return rc;
+    if (g.minor < 0)
+        return NVML_ERROR_NOT_SUPPORTED;
+    *minor = (unsigned)g.minor;
     return NVML_SUCCESS;
 }
 

@@ -31,7 +31,7 @@ id3=$(sluice run --retries 1 --cpus 0.1 --memory 64Mi -- sh -c "echo run-\$SLUIC
 ok "a third job runs" wait_state "$id3" Running 30
 kill9_sluiced
 for f in "$SLUICE_TMP"/data/run/"$id3".*.pid; do
-    read -r tpid _start shim <"$f"
+    read -r tpid _start shim _gpus <"$f"
     kill -KILL "$shim" "$tpid" 2>/dev/null
 done
 pkill -KILL -f "sleep $mark" 2>/dev/null

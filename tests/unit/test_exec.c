@@ -2,7 +2,10 @@
  * test_exec.c - the local executor with real processes: exit codes, logs
  * and their cap, the task environment, signals to whole trees, re-adoption
  * after a daemon restart, cgroup limits, user switching, descriptor hygiene,
- * network profiles (an isolated task's namespace) and dataset variables.
+ * network profiles (an isolated task's namespace), dataset variables, and
+ * GPU isolation: device rules (cgroup v1 devices, cgroup2 device programs)
+ * tried against device nodes the test makes with mknod (major 195, no
+ * driver: an allowed open gives ENXIO, a denied one EPERM).
  *
  * Everything lives in a fresh directory under /tmp. Waiting is polling with
  * short sleeps against a deadline, never a fixed long sleep.
@@ -17,6 +20,7 @@
 #include <pwd.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <linux/capability.h>
@@ -29,10 +33,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../../src/exec/devices.h"
 #include "../../src/exec/exec.h"
 #include "../tap.h"
 
@@ -321,11 +327,15 @@ static void test_environment(void)
         "echo \"C=[$CUDA_VISIBLE_DEVICES] N=[$NVIDIA_VISIBLE_DEVICES] "
         "c=${CUDA_VISIBLE_DEVICES+set} n=${NVIDIA_VISIBLE_DEVICES+set} "
         "J=$SLUICE_JOB_ID T=$SLUICE_TASK_INDEX A=$SLUICE_ATTEMPT F=$FOO "
-        "L=[$SLUICE_TEST_LEAK]\"; echo \"P=$PATH\"";
+        "L=[$SLUICE_TEST_LEAK]\"; echo \"P=$PATH\"; "
+        "echo \"G=[$SLUICE_GPUS] g=${SLUICE_GPUS+set} "
+        "O=[$CUDA_DEVICE_ORDER]\"";
     char *argv[] = {"sh", "-c", script, NULL};
     char *env[] = {"FOO=bar", "SLUICE_JOB_ID=999",
-                   "CUDA_VISIBLE_DEVICES=0,1,2,3", NULL};
+                   "CUDA_VISIBLE_DEVICES=0,1,2,3", "SLUICE_GPUS=0",
+                   "CUDA_DEVICE_ORDER=FASTEST_FIRST", NULL};
     int gpus[] = {1, 3};
+    struct sl_gpu_info host[4];
     struct sl_exec_task t = task_for(20, argv, log, sizeof(log));
     struct sl_exec_handle h;
 
@@ -348,6 +358,47 @@ static void test_environment(void)
     ok(text && strstr(text, "P=/usr/local/sbin:/usr/local/bin:/usr/sbin:"
                             "/usr/bin:/sbin:/bin\n"),
        "PATH is the clean base");
+    ok(text && strstr(text, "G=[1,3] g=set O=[PCI_BUS_ID]\n"),
+       "SLUICE_GPUS is \"1,3\" and CUDA_DEVICE_ORDER PCI_BUS_ID, whatever "
+       "the job's env says");
+    free(text);
+
+    /* GPUs with UUIDs, as NVML gives them: CUDA_VISIBLE_DEVICES names them
+     * by UUID, SLUICE_GPUS keeps the indices. */
+    memset(host, 0, sizeof(host));
+    for (int i = 0; i < 4; i++) {
+        host[i].index = i;
+        host[i].dev_major = SL_EXEC_NVIDIA_MAJOR;
+        host[i].dev_minor = i;
+        snprintf(host[i].uuid, sizeof(host[i].uuid),
+                 "GPU-0000000%d-aaaa-bbbb-cccc-ddddeeeeffff", i);
+    }
+    t = task_for(22, argv, log, sizeof(log));
+    t.gpus = gpus;
+    t.ngpus = 2;
+    t.host_gpus = host;
+    t.nhost_gpus = 4;
+    is_int(run_to_end(&t, &h), 0, "a task given GPUs with UUIDs exits 0");
+    text = slurp(log);
+    ok(text && strstr(text,
+                      "C=[GPU-00000001-aaaa-bbbb-cccc-ddddeeeeffff,"
+                      "GPU-00000003-aaaa-bbbb-cccc-ddddeeeeffff] "
+                      "N=[GPU-00000001-aaaa-bbbb-cccc-ddddeeeeffff,"
+                      "GPU-00000003-aaaa-bbbb-cccc-ddddeeeeffff] "),
+       "both *_VISIBLE_DEVICES list the GPUs' UUIDs when NVML gave them");
+    ok(text && strstr(text, "G=[1,3] g=set O=[PCI_BUS_ID]\n"),
+       "and SLUICE_GPUS still has the indices");
+    free(text);
+    host[3].uuid[0] = '\0';
+    t = task_for(23, argv, log, sizeof(log));
+    t.gpus = gpus;
+    t.ngpus = 2;
+    t.host_gpus = host;
+    t.nhost_gpus = 4;
+    is_int(run_to_end(&t, &h), 0, "a task given a GPU without UUID exits 0");
+    text = slurp(log);
+    ok(text && strstr(text, "C=[1,3] N=[1,3] "),
+       "one GPU without a UUID: both *_VISIBLE_DEVICES fall back to indices");
     free(text);
 
     t = task_for(21, argv, log, sizeof(log));
@@ -355,6 +406,8 @@ static void test_environment(void)
     text = slurp(log);
     ok(text && strstr(text, "C=[] N=[] c=set n=set J=21 T=0 A=0"),
        "a GPU-less task sees both *_VISIBLE_DEVICES set to \"\"");
+    ok(text && strstr(text, "G=[] g=set O=[PCI_BUS_ID]\n"),
+       "and SLUICE_GPUS set to \"\", CUDA_DEVICE_ORDER to PCI_BUS_ID");
     free(text);
     unsetenv("SLUICE_TEST_LEAK");
 }
@@ -512,7 +565,7 @@ static void test_pid_file_and_release(void)
     struct sl_exec_task t = task_for(45, argv, log, sizeof(log));
     struct sl_exec_handle h;
     struct sl_error err;
-    int pid = 0, shim = 0, code = -1;
+    int pid = 0, shim = 0, code = -1, gpus = -1;
     unsigned long long start = 0;
 
     path_in_tmp(flag, sizeof(flag), "flag45");
@@ -522,10 +575,13 @@ static void test_pid_file_and_release(void)
     snprintf(exitf, sizeof(exitf), "%s/45.0.0.exit", run_dir);
     ok(sl_exec_start(X, &t, &h, &err) == 0, "a task starts");
     text = slurp(pidf);
-    ok(text && sscanf(text, "%d %llu %d\n", &pid, &start, &shim) == 3 &&
+    ok(text &&
+           sscanf(text, "%d %llu %d %d\n", &pid, &start, &shim, &gpus) ==
+               4 &&
            pid == h.pid && start == h.start_time && shim == h.shim_pid &&
-           h.start_time > 0,
-       "the pid file holds \"<pid> <start time> <shim pid>\"");
+           h.start_time > 0 && gpus == (h.gpus_enforced ? 1 : 0),
+       "the pid file holds \"<pid> <start time> <shim pid> <gpus "
+       "enforced>\"");
     free(text);
     touch(flag);
     is_int(wait_final(X, &h, &code), 1, "it finishes");
@@ -604,6 +660,23 @@ static void test_bad_input(void)
     t = task_for(60, argv, log, sizeof(log));
     t.ngpus = SL_EXEC_MAX_GPUS + 1;
     is_int(sl_exec_start(X, &t, &h, &err), -EINVAL, "65 GPUs are refused");
+    {
+        struct sl_gpu_info host[2];
+        int gpus[] = {2};
+        memset(host, 0, sizeof(host));
+        t = task_for(60, argv, log, sizeof(log));
+        t.gpus = gpus;
+        t.ngpus = 1;
+        t.host_gpus = host;
+        t.nhost_gpus = 2;
+        is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+               "a GPU index past the host's GPUs is refused");
+        ok(strstr(err.text, "host's 2 GPUs") != NULL,
+           "and the message says so: %s", err.text);
+        t.nhost_gpus = SL_EXEC_MAX_GPUS + 1;
+        is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
+               "65 host GPUs are refused");
+    }
     t = task_for(60, argv, log, sizeof(log));
     t.env = env;
     is_int(sl_exec_start(X, &t, &h, &err), -EINVAL,
@@ -728,7 +801,8 @@ static void test_cgroup_limits(void)
     ok(sl_exec_start(X, &t, &h, &err) == 0, "a task with limits starts");
     if (!sl_exec_limits_available(X, &why)) {
         ok(why && *why, "without cgroups the executor says why: %s", why);
-        ok(!h.limits_enforced && h.limits_note[0] && !h.cgroup[0],
+        ok(!h.limits_enforced && h.limits_note[0] &&
+               (!h.cgroup[0] || sl_exec_gpus_available(X, NULL, NULL)),
            "and the handle says its limits are not enforced: %s",
            h.limits_note);
     } else {
@@ -1314,6 +1388,421 @@ static void test_datasets(void)
            "a dataset count without a list is refused");
 }
 
+/* --- GPU isolation -------------------------------------------------------- */
+
+static void test_gpu_deny_list(void)
+{
+    struct sl_gpu_info host[4];
+    struct sl_dev_deny d;
+    char note[160] = "";
+    int own1[] = {1}, own0[] = {0}, own03[] = {0, 3};
+    bool all = true;
+
+    memset(host, 0, sizeof(host));
+    for (int i = 0; i < 4; i++) {
+        host[i].dev_major = SL_EXEC_NVIDIA_MAJOR;
+        host[i].dev_minor = i;
+    }
+    is_int(sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note)), 0,
+           "the deny list of GPU 1 of four is built");
+    ok(sl_dev_denied(&d, 195, 0) && !sl_dev_denied(&d, 195, 1) &&
+           sl_dev_denied(&d, 195, 2) && sl_dev_denied(&d, 195, 3),
+       "it denies 195:0, 195:2, 195:3 and not the task's own 195:1");
+    ok(sl_dev_denied(&d, 195, 4) && sl_dev_denied(&d, 195, 253),
+       "and every other GPU minor of 195, up to 253");
+    ok(!sl_dev_denied(&d, 195, 254) && !sl_dev_denied(&d, 195, 255),
+       "but neither nvidia-modeset 195:254 nor nvidiactl 195:255");
+    ok(!sl_dev_denied(&d, 1, 3) && !sl_dev_denied(&d, 196, 0),
+       "nor any other major (/dev/null 1:3, 196:0)");
+    is_int(d.n, 2, "as two ranges (195:0, 195:2-253)");
+
+    is_int(sl_dev_deny_gpus(host, 4, NULL, 0, &d, note, sizeof(note)), 0,
+           "the deny list of a task without GPUs is built");
+    for (uint32_t m = 0; m <= 253; m++)
+        all = all && sl_dev_denied(&d, 195, m);
+    ok(all && !sl_dev_denied(&d, 195, 255),
+       "it denies every GPU minor 195:0-253, not the control device");
+    is_int(sl_dev_deny_gpus(NULL, 0, NULL, 0, &d, note, sizeof(note)), 0,
+           "a host without GPUs still gets the NVIDIA range denied");
+    ok(sl_dev_denied(&d, 195, 0), "so a GPU nobody declared stays hidden");
+
+    /* Minors as NVML reports them need not follow the indices. */
+    host[0].dev_minor = 2;
+    host[2].dev_minor = 0;
+    is_int(sl_dev_deny_gpus(host, 4, own0, 1, &d, note, sizeof(note)), 0,
+           "GPU 0 whose device is nvidia2");
+    ok(!sl_dev_denied(&d, 195, 2) && sl_dev_denied(&d, 195, 0),
+       "is allowed by its minor number (195:2), not by its index");
+    host[0].dev_minor = 0;
+    host[2].dev_minor = 2;
+
+    /* A GPU under another major is denied by its own number. */
+    host[3].dev_major = 240;
+    host[3].dev_minor = 7;
+    is_int(sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note)), 0,
+           "a host GPU under another major");
+    ok(sl_dev_denied(&d, 240, 7) && !sl_dev_denied(&d, 240, 6),
+       "is denied exactly (240:7) to a task that was not given it");
+    is_int(sl_dev_deny_gpus(host, 4, own03, 2, &d, note, sizeof(note)), 0,
+           "GPUs 0 and 3 (195:0 and 240:7)");
+    ok(!sl_dev_denied(&d, 240, 7) && !sl_dev_denied(&d, 195, 0) &&
+           sl_dev_denied(&d, 195, 1) && sl_dev_denied(&d, 195, 3),
+       "allow their own devices and deny the others");
+    host[3].dev_major = SL_EXEC_NVIDIA_MAJOR;
+    host[3].dev_minor = 3;
+
+    host[1].dev_major = host[1].dev_minor = -1;
+    is_int(sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note)),
+           -ENODEV, "a task's GPU without a device number cannot be isolated");
+    ok(strstr(note, "GPU 1") != NULL, "and the note names it: %s", note);
+    is_int(sl_dev_deny_gpus(host, 4, own0, 1, &d, note, sizeof(note)), 0,
+           "another task's GPU without a device number is no obstacle");
+    ok(sl_dev_denied(&d, 195, 1), "it is hidden by the NVIDIA range");
+    is_int(sl_dev_deny_gpus(NULL, 0, own1, 1, &d, note, sizeof(note)),
+           -ENODEV, "GPUs that are not this host's cannot be isolated");
+    is_int(sl_dev_deny_gpus(host, 1, own1, 1, &d, note, sizeof(note)),
+           -EINVAL, "an index past the host's GPUs is refused");
+    {
+        struct bpf_insn insns[SL_DEVBPF_MAX_INSNS];
+        host[1].dev_major = SL_EXEC_NVIDIA_MAJOR;
+        host[1].dev_minor = 1;
+        sl_dev_deny_gpus(host, 4, own1, 1, &d, note, sizeof(note));
+        /* 5 to load, 4 + 3 for the two ranges, 4 to answer */
+        is_int(sl_devbpf_build(&d, insns, SL_DEVBPF_MAX_INSNS), 16,
+               "the device program of two ranges has 16 instructions");
+        is_int(sl_devbpf_build(&d, insns, 10), -ENOSPC,
+               "and does not fit in 10");
+    }
+}
+
+/* Nodes the GPU tests open: nvidia0..3 (195:0..3) and nvidiactl (195:255)
+ * in a directory anyone may enter. No driver is loaded, so an open the
+ * device rules allow fails with ENXIO, one they deny with EPERM. */
+static char gpu_dir[64];
+
+static bool make_gpu_nodes(void)
+{
+    char path[128];
+
+    snprintf(gpu_dir, sizeof(gpu_dir), "/tmp/sluice-test-gpus-XXXXXX");
+    if (!mkdtemp(gpu_dir) || chmod(gpu_dir, 0755) < 0)
+        return false;
+    for (int i = 0; i <= 4; i++) {
+        int minor = i < 4 ? i : 255;
+        if (i < 4)
+            snprintf(path, sizeof(path), "%s/nvidia%d", gpu_dir, i);
+        else
+            snprintf(path, sizeof(path), "%s/nvidiactl", gpu_dir);
+        if (mknod(path, S_IFCHR | 0666, makedev(SL_EXEC_NVIDIA_MAJOR,
+                                                (unsigned)minor)) < 0 ||
+            chmod(path, 0666) < 0)
+            return false;
+    }
+    return true;
+}
+
+/* Tries every node, then prints the GPU variables: "nvidia0=<error>" etc.,
+ * "null=[]" when /dev/null opens. */
+#define GPU_SCRIPT                                                         \
+    "for n in nvidia0 nvidia1 nvidia2 nvidia3 nvidiactl; do "              \
+    "r=$(cat \"$D/$n\" 2>&1 </dev/null >/dev/null); "                      \
+    "echo \"$n=${r##*: }\"; done; "                                        \
+    "r=$(cat /dev/null 2>&1); echo \"null=[$r]\"; "                        \
+    "echo \"O=$CUDA_DEVICE_ORDER G=$SLUICE_GPUS C=$CUDA_VISIBLE_DEVICES\""
+
+#define ALLOWED "No such device or address"
+#define DENIED "Operation not permitted"
+
+static bool has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+
+    for (const char *p = text; p && (p = strstr(p, line)); p++)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+            return true;
+    return false;
+}
+
+static bool node_is(const char *text, const char *node, const char *what)
+{
+    char line[96];
+
+    snprintf(line, sizeof(line), "%s=%s", node, what);
+    return text && has_line(text, line);
+}
+
+static int run_on(struct sl_exec *x, struct sl_exec_task *t,
+                  struct sl_exec_handle *h)
+{
+    struct sl_error err = {"", ""};
+    int code = -1, rc;
+
+    if ((rc = sl_exec_start(x, t, h, &err)) < 0) {
+        diag("start: %s", err.text);
+        return rc;
+    }
+    rc = wait_final(x, h, &code);
+    sl_exec_release(x, h);
+    return rc == 1 ? code : rc;
+}
+
+/* The four fake GPUs of --fake-gpus 4xH100, with their device numbers. */
+static bool fake_host(struct sl_host_info *info)
+{
+    struct sl_error err = {"", ""};
+
+    return sl_host_discover("4xH100", info, &err) == 0 && info->ngpus == 4;
+}
+
+/* The device hierarchy of mechanism 'want' on this host. */
+static const char *dev_mount(const char *want)
+{
+    struct stat st;
+
+    if (strcmp(want, "v1") == 0)
+        return "/sys/fs/cgroup/devices";
+    return stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0
+               ? "/sys/fs/cgroup"
+               : "/sys/fs/cgroup/unified";
+}
+
+static void test_gpu_isolation(const char *want, int64_t job0)
+{
+    char rd[PATH_MAX], log[PATH_MAX], denv[128], flag[128];
+    char script[512], *text;
+    char *argv[] = {"sh", "-c", GPU_SCRIPT, NULL};
+    char *wait_argv[] = {"sh", "-c", script, NULL};
+    char *env[] = {denv, NULL};
+    const char *why = "", *mech = "";
+    struct sl_host_info info;
+    struct sl_exec_task t;
+    struct sl_exec_handle h, h2;
+    struct sl_exec *x, *x2;
+    int one[] = {1}, two[] = {2}, code = -1;
+
+    snprintf(rd, sizeof(rd), "%s/run-%s", tmpdir, want);
+    setenv("SLUICE_DEVICE_CGROUP", want, 1);
+    x = sl_exec_create(rd);
+    unsetenv("SLUICE_DEVICE_CGROUP");
+    ok(x != NULL, "an executor asked for %s device rules is created", want);
+    if (!x)
+        return;
+    sl_exec_gpus_available(x, &why, &mech);
+    diag("%s device rules: %s%s%s", want, mech, *why ? ": " : "", why);
+    if (geteuid() != 0 || !gpu_dir[0] || !fake_host(&info) ||
+        !sl_exec_gpus_available(x, NULL, NULL)) {
+        ok(1, "# skip %s device rules: %s", want,
+           geteuid() != 0 ? "not root" : !gpu_dir[0] ? "no mknod" : why);
+        sl_exec_destroy(x);
+        return;
+    }
+    is_str(mech, strcmp(want, "v1") == 0 ? "cgroup1 devices" : "cgroup2 bpf",
+           "and uses %s", want);
+    ok(info.gpus[1].dev_major == 195 && info.gpus[1].dev_minor == 1,
+       "fake GPU 1 is the device 195:1");
+    snprintf(denv, sizeof(denv), "D=%s", gpu_dir);
+
+    /* GPU 1 of four, as an unprivileged user. */
+    t = task_for(job0, argv, log, sizeof(log));
+    t.env = env;
+    t.gpus = one;
+    t.ngpus = 1;
+    t.host_gpus = info.gpus;
+    t.nhost_gpus = info.ngpus;
+    t.unix_user = "nobody";
+    is_int(run_on(x, &t, &h), 0, "%s: a task given GPU 1 of 4 exits 0", want);
+    ok(h.gpus_enforced && !h.gpus_note[0],
+       "%s: its handle says GPU isolation is enforced", want);
+    text = slurp(log);
+    ok(node_is(text, "nvidia1", ALLOWED),
+       "%s: it can open nvidia1 (ENXIO: allowed, no driver)", want);
+    ok(node_is(text, "nvidia0", DENIED) && node_is(text, "nvidia2", DENIED) &&
+           node_is(text, "nvidia3", DENIED),
+       "%s: it gets EPERM on nvidia0, nvidia2 and nvidia3", want);
+    ok(node_is(text, "nvidiactl", ALLOWED),
+       "%s: the control device 195:255 stays allowed", want);
+    ok(text && has_line(text, "null=[]"), "%s: /dev/null opens", want);
+    ok(text && has_line(text, "O=PCI_BUS_ID G=1 C=1"),
+       "%s: CUDA_DEVICE_ORDER=PCI_BUS_ID, SLUICE_GPUS and "
+       "CUDA_VISIBLE_DEVICES are 1",
+       want);
+    if (!ok(text && strstr(text, "nvidia0=") && !strstr(text, "sluice:"),
+            "%s: the task ran", want))
+        diag("%s", text ? text : "(no log)");
+    free(text);
+
+    /* No GPUs: none of them. */
+    t = task_for(job0 + 1, argv, log, sizeof(log));
+    t.env = env;
+    t.host_gpus = info.gpus;
+    t.nhost_gpus = info.ngpus;
+    t.unix_user = "nobody";
+    is_int(run_on(x, &t, &h), 0, "%s: a task without GPUs exits 0", want);
+    text = slurp(log);
+    ok(h.gpus_enforced && node_is(text, "nvidia0", DENIED) &&
+           node_is(text, "nvidia1", DENIED) &&
+           node_is(text, "nvidia2", DENIED) &&
+           node_is(text, "nvidia3", DENIED),
+       "%s: a task without GPUs gets EPERM on every one of them", want);
+    ok(node_is(text, "nvidiactl", ALLOWED) && has_line(text, "null=[]"),
+       "%s: and still opens nvidiactl and /dev/null", want);
+    free(text);
+
+    /* As root: the rules hold, but root could lift them. */
+    t = task_for(job0 + 2, argv, log, sizeof(log));
+    t.env = env;
+    t.gpus = one;
+    t.ngpus = 1;
+    t.host_gpus = info.gpus;
+    t.nhost_gpus = info.ngpus;
+    is_int(run_on(x, &t, &h), 0, "%s: a task run as root exits 0", want);
+    text = slurp(log);
+    ok(node_is(text, "nvidia0", DENIED) && node_is(text, "nvidia1", ALLOWED),
+       "%s: its device rules are in force too", want);
+    ok(!h.gpus_enforced && strstr(h.gpus_note, "runs as root"),
+       "%s: but its handle does not claim isolation: %s", want,
+       h.gpus_note);
+    free(text);
+
+    /* Re-adoption reads back what holds. */
+    snprintf(flag, sizeof(flag), "%s/flag-%s", gpu_dir, want);
+    snprintf(script, sizeof(script),
+             "while [ ! -e '%s' ]; do sleep 0.01; done", flag);
+    t = task_for(job0 + 3, wait_argv, log, sizeof(log));
+    t.gpus = two;
+    t.ngpus = 1;
+    t.host_gpus = info.gpus;
+    t.nhost_gpus = info.ngpus;
+    t.unix_user = "nobody";
+    {
+        struct sl_error err = {"", ""};
+        ok(sl_exec_start(x, &t, &h, &err) == 0 && h.gpus_enforced,
+           "%s: an isolated task starts", want);
+    }
+    setenv("SLUICE_DEVICE_CGROUP", want, 1);
+    x2 = sl_exec_create(rd);
+    unsetenv("SLUICE_DEVICE_CGROUP");
+    ok(x2 && sl_exec_adopt(x2, job0 + 3, 0, 0, &h2, &code) == 0 &&
+           h2.gpus_enforced && !h2.gpus_note[0],
+       "%s: an executor that adopts it finds it isolated", want);
+    {
+        /* Out of its group, as only a privileged process can do. */
+        char procs[128], num[24];
+        int fd;
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", dev_mount(want));
+        snprintf(num, sizeof(num), "%d", (int)h.pid);
+        fd = open(procs, O_WRONLY);
+        ok(fd >= 0 && write(fd, num, strlen(num)) == (ssize_t)strlen(num),
+           "%s: the test moves the task out of its device cgroup", want);
+        if (fd >= 0)
+            close(fd);
+    }
+    ok(x2 && sl_exec_adopt(x2, job0 + 3, 0, 0, &h2, &code) == 0 &&
+           !h2.gpus_enforced &&
+           strstr(h2.gpus_note, "not in its device cgroup"),
+       "%s: then adoption says it is no longer isolated: %s", want,
+       h2.gpus_note);
+    touch(flag);
+    is_int(wait_final(x, &h, &code), 1, "%s: the task finishes", want);
+    sl_exec_release(x, &h);
+    sl_exec_destroy(x2);
+    sl_exec_destroy(x);
+}
+
+/* A daemon without the privilege to write device rules (here: the test as
+ * nobody) runs GPU tasks, says they are not isolated, and sets the
+ * environment all the same. */
+static void test_gpu_unprivileged(void)
+{
+    char dir[128], rd[160], log[160], res[160], denv[128], *text;
+    char *argv[] = {"sh", "-c", GPU_SCRIPT, NULL};
+    char *env[] = {denv, NULL};
+    struct sl_host_info info;
+    int one[] = {1}, st = 0;
+    pid_t pid;
+
+    if (!fake_host(&info)) {
+        ok(0, "fake GPUs are discovered");
+        return;
+    }
+    if (geteuid() != 0 || !gpu_dir[0]) {
+        /* The test runs unprivileged already: X is such a daemon. */
+        struct sl_exec_task t = task_for(320, argv, log, sizeof(log));
+        struct sl_exec_handle h;
+        t.gpus = one;
+        t.ngpus = 1;
+        t.host_gpus = info.gpus;
+        t.nhost_gpus = info.ngpus;
+        is_int(run_to_end(&t, &h), 0, "an unprivileged executor runs a task "
+                                      "given GPU 1");
+        ok(!h.gpus_enforced &&
+               strncmp(h.gpus_note, "GPU isolation not enforced: ", 28) == 0,
+           "and says it is not isolated: %s", h.gpus_note);
+        text = slurp(log);
+        ok(text && strstr(text, "O=PCI_BUS_ID G=1 C=1"),
+           "and sets the environment all the same");
+        free(text);
+        return;
+    }
+    snprintf(dir, sizeof(dir), "%s/unpriv", gpu_dir);
+    snprintf(rd, sizeof(rd), "%s/run", dir);
+    snprintf(log, sizeof(log), "%s/task.log", dir);
+    snprintf(res, sizeof(res), "%s/result", dir);
+    snprintf(denv, sizeof(denv), "D=%s", gpu_dir);
+    ok(mkdir(dir, 0755) == 0 && chown(dir, 65534, 65534) == 0,
+       "a directory for an executor run by nobody");
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        char unused[PATH_MAX];
+        struct sl_exec_task t = task_for(321, argv, unused, sizeof(unused));
+        struct sl_exec_handle h;
+        struct sl_exec *x;
+        const char *why = "";
+        bool avail;
+        char line[512];
+        int fd, code, n;
+
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+            _exit(200);
+        if (!(x = sl_exec_create(rd)))
+            _exit(201);
+        avail = sl_exec_gpus_available(x, &why, NULL);
+        t.log_path = log;
+        t.allow_daemon_user = "nobody"; /* the daemon's own account here */
+        t.env = env;
+        t.gpus = one;
+        t.ngpus = 1;
+        t.host_gpus = info.gpus;
+        t.nhost_gpus = info.ngpus;
+        code = run_on(x, &t, &h);
+        n = snprintf(line, sizeof(line), "avail=%d code=%d enforced=%d\n%s\n%s\n",
+                     avail, code, h.gpus_enforced, why, h.gpus_note);
+        if ((fd = open(res, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
+            write(fd, line, (size_t)n) != n)
+            _exit(202);
+        close(fd);
+        _exit(0);
+    }
+    ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+           WEXITSTATUS(st) == 0,
+       "an executor run by nobody runs a task given GPU 1 (status %d)",
+       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    text = slurp(res);
+    ok(text && strncmp(text, "avail=0 code=0 enforced=0\n", 26) == 0,
+       "it cannot isolate GPUs, and the handle says so");
+    ok(text && strstr(text, "\nGPU isolation not enforced: ") &&
+           strstr(text, "Permission denied"),
+       "the note says why: %s", text ? text : "(none)");
+    free(text);
+    text = slurp(log);
+    ok(node_is(text, "nvidia0", ALLOWED) && node_is(text, "nvidia2", ALLOWED),
+       "the task can open GPUs it was not given, as the note says");
+    ok(text && has_line(text, "O=PCI_BUS_ID G=1 C=1"),
+       "and its environment is set all the same");
+    free(text);
+}
+
 int main(void)
 {
     /* The executor's files are private whatever the umask it runs with. */
@@ -1366,8 +1855,20 @@ int main(void)
     test_network_unshare_fails();
     test_network_internal();
     test_datasets();
+    test_gpu_deny_list();
+    if (geteuid() == 0 && !make_gpu_nodes()) {
+        diag("mknod of the test's GPU nodes failed: %s", strerror(errno));
+        if (gpu_dir[0] && !strchr(gpu_dir, 'X'))
+            nftw(gpu_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        gpu_dir[0] = '\0';
+    }
+    test_gpu_isolation("v1", 300);
+    test_gpu_isolation("bpf", 310);
+    test_gpu_unprivileged();
 
     sl_exec_destroy(X);
+    if (gpu_dir[0])
+        nftw(gpu_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();
 }

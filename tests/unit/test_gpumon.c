@@ -63,10 +63,12 @@ static void test_nvml(const char *lib)
     struct timespec ts;
     double t0, t1;
 
-    put(g_state, "# util used total mW C energy name\n"
+    int minor = -1;
+
+    put(g_state, "# util used total mW C energy [minor] name\n"
                  "87 30000 81559 350000 61 energy NVIDIA H100 80GB HBM3\n"
-                 "0 10 40960 -1 40 noenergy NVIDIA A100-SXM4-40GB\n"
-                 "5 10 15360 27500 35 noenergy Tesla T4\n");
+                 "0 10 40960 -1 40 noenergy minor=7 NVIDIA A100-SXM4-40GB\n"
+                 "5 10 15360 27500 35 noenergy minor=-1 Tesla T4\n");
     setenv("FAKE_NVML_STATE", g_state, 1);
     setenv("SLUICE_NVML_LIB", lib, 1);
     n = sl_nvml_open();
@@ -81,6 +83,16 @@ static void test_nvml(const char *lib)
     is_int(mem, 81559LL << 20, "its memory");
     is_int(sl_nvml_info(n, 3, name, sizeof(name), uuid, sizeof(uuid), &mem), -ENODEV,
            "device 3 does not exist");
+    ok(sl_nvml_minor(n, 0, &minor) == 0 && minor == 0,
+       "device 0's minor number is 0 (/dev/nvidia0)");
+    ok(sl_nvml_minor(n, 1, &minor) == 0 && minor == 7,
+       "device 1's is what NVML says, 7, not its index");
+    is_int(sl_nvml_minor(n, 2, &minor), -EOPNOTSUPP,
+           "a device whose minor number NVML does not give says so");
+    is_int(sl_nvml_minor(n, 3, &minor), -ENODEV, "device 3 has none");
+    ok(sl_nvml_info(n, 1, name, sizeof(name), uuid, sizeof(uuid), &mem) == 0 &&
+           strcmp(name, "NVIDIA A100-SXM4-40GB") == 0,
+       "a minor= word is not part of the name (%s)", name);
     is_int(sl_nvml_sample(n, -1, &s), -ENODEV, "nor does device -1");
 
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -111,6 +123,11 @@ static void test_nvml(const char *lib)
        info.gpus[2].model);
     ok(strcmp(info.gpus[2].uuid, "GPU-fake-0002") == 0 && info.gpus[2].index == 2,
        "with their UUIDs and NVML indices");
+    ok(info.gpus[0].dev_major == 195 && info.gpus[0].dev_minor == 0 &&
+           info.gpus[1].dev_major == 195 && info.gpus[1].dev_minor == 7,
+       "and their devices, 195:<NVML's minor number> (195:0, 195:7)");
+    ok(info.gpus[2].dev_major == -1 && info.gpus[2].dev_minor == -1,
+       "a GPU without a minor number has no device number (-1:-1)");
 
     put(g_state, "");
     is_int(sl_host_discover(NULL, &info, &err), 0, "an NVML with no devices");

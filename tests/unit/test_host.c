@@ -27,6 +27,12 @@ static void test_fake_good(void)
             info.gpus[i].mem_bytes != 80 * GIB || info.gpus[i].uuid[0])
             all = false;
     ok(all, "each is an H100 with 80 GiB, indexed 0..7, without a UUID");
+    all = true;
+    for (int i = 0; i < 8; i++)
+        if (info.gpus[i].dev_major != SL_EXEC_NVIDIA_MAJOR ||
+            info.gpus[i].dev_minor != i)
+            all = false;
+    ok(all, "fake GPU i is the device 195:i (/dev/nvidia<i>)");
 
     is_int(sl_host_discover("4xA100-80GB,2xT4", &info, &err), 0,
            "\"4xA100-80GB,2xT4\" is accepted");
@@ -37,6 +43,8 @@ static void test_fake_good(void)
     ok(strcmp(info.gpus[4].model, "T4") == 0 && info.gpus[4].index == 4 &&
            info.gpus[5].index == 5 && info.gpus[5].mem_bytes == 16 * GIB,
        "the last two are T4 with 16 GiB, indices 4 and 5");
+    ok(info.gpus[5].dev_major == 195 && info.gpus[5].dev_minor == 5,
+       "numbered on across the items: the sixth is 195:5");
 
     is_int(sl_host_discover("H100", &info, &err), 0, "a bare model is accepted");
     is_int(info.ngpus, 1, "and means one GPU");

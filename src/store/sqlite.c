@@ -776,6 +776,12 @@ static const char *col_text(sqlite3_stmt *q, int i)
     return (const char *)sqlite3_column_text(q, i);
 }
 
+/* A nullable boolean column: -1 for NULL, else 0 or 1. */
+static int col_tristate(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? -1 : sqlite3_column_int(q, i) != 0;
+}
+
 /* Fill a view from a row of JOB_COLS. Strings point into the statement. */
 static void row_to_view(sqlite3_stmt *q, struct sl_job_view *v)
 {
@@ -798,17 +804,13 @@ static void row_to_view(sqlite3_stmt *q, struct sl_job_view *v)
     v->finished_ms = sqlite3_column_int64(q, 14);
     v->placement_json = col_text(q, 15);
     v->message = col_text(q, 16);
-    v->limits_enforced = sqlite3_column_type(q, 17) == SQLITE_NULL
-                             ? -1
-                             : sqlite3_column_int(q, 17);
+    v->limits_enforced = col_tristate(q, 17);
     v->spec_json = col_text(q, 18);
     v->preemptions = sqlite3_column_int(q, 20);
     v->intent = col_text(q, 21);
     v->intent_at_ms = sqlite3_column_int64(q, 22);
     v->intent_for = sqlite3_column_int64(q, 23);
-    v->gpus_enforced = sqlite3_column_type(q, 24) == SQLITE_NULL
-                           ? -1
-                           : sqlite3_column_int(q, 24);
+    v->gpus_enforced = col_tristate(q, 24);
 }
 
 int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld)

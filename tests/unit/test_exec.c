@@ -97,19 +97,12 @@ static int wait_final(struct sl_exec *x, struct sl_exec_handle *h, int *code)
     }
 }
 
+static int run_on(struct sl_exec *x, struct sl_exec_task *t, struct sl_exec_handle *h);
+
 /* Start, wait, and return the exit code (or a negative error). */
 static int run_to_end(struct sl_exec_task *t, struct sl_exec_handle *h)
 {
-    struct sl_error err = {"", ""};
-    int code = -1, rc;
-
-    if ((rc = sl_exec_start(X, t, h, &err)) < 0) {
-        diag("start: %s", err.text);
-        return rc;
-    }
-    rc = wait_final(X, h, &code);
-    sl_exec_release(X, h);
-    return rc == 1 ? code : rc;
+    return run_on(X, t, h);
 }
 
 static char *slurp(const char *path)
@@ -1531,6 +1524,8 @@ static bool node_is(const char *text, const char *node, const char *what)
     return text && has_line(text, line);
 }
 
+/* Start on executor 'x', wait, and return the exit code (or a negative
+ * error). */
 static int run_on(struct sl_exec *x, struct sl_exec_task *t,
                   struct sl_exec_handle *h)
 {

@@ -3,12 +3,12 @@
  * requests, and answers that may come later from another thread.
  *
  * Each connection holds at most one request in flight. The server reads a
- * request (headers up to SL_HTTP_MAX_HEAD, a Content-Length body up to
- * SL_HTTP_MAX_BODY), runs the handler, and either sends the answer at once
- * or leaves the request suspended; another thread then fills the answer and
- * calls sl_http_resume, which queues the request for the server thread and
- * wakes it once per batch (an eventfd written only when the queue was
- * empty). A suspended request costs no system call until its answer goes
+ * request (its head judged by sl_http_parse_head, parse.c, each time a line
+ * of it ends; a Content-Length body up to SL_HTTP_MAX_BODY), runs the
+ * handler, and either sends the answer at once or leaves the request
+ * suspended; another thread then fills the answer and calls
+ * sl_http_resume, which queues the request for the server thread and wakes
+ * it once per batch (an eventfd written only when the queue was empty). A suspended request costs no system call until its answer goes
  * out, which is why this server does not use libmicrohttpd: there every
  * suspend and resume costs three (see bench/README.md).
  *
@@ -41,8 +41,6 @@
 
 #include "../util/util.h"
 
-#define SL_HTTP_MAX_HEAD (8 * 1024)   /* request line + headers */
-#define MAX_HEADERS 64
 #define MAX_EXTRA_HEADERS 4
 #define MAX_CONNS 1000
 #define IDLE_TIMEOUT_MS 300000
@@ -56,7 +54,7 @@ struct sl_http_req {
     char method[16];
     char path[1024];
     char *head;                   /* owned copy of the header block */
-    const char *hname[MAX_HEADERS], *hvalue[MAX_HEADERS];
+    const char *hname[SL_HTTP_MAX_FIELDS], *hvalue[SL_HTTP_MAX_FIELDS];
     int nheaders;
     char *query;                  /* owned, raw, without '?'; may be NULL */
     char **decoded;               /* owned decoded query values */
@@ -64,6 +62,7 @@ struct sl_http_req {
     char *body;                   /* owned, NUL-terminated */
     size_t body_len;
     bool keep_alive;
+    bool head_only;               /* HEAD: the answer goes without its body */
     enum phase phase;
     bool suspend_now;
     int status;
@@ -83,6 +82,10 @@ struct conn {
     int fd;
     char *in;                     /* owned read buffer */
     size_t in_len, in_cap;
+    size_t scan_off;              /* bytes of 'in' looked at for a line end */
+    struct sl_http_req *rx;       /* owned: head parsed, body still coming */
+    size_t rx_head, rx_need;      /* bytes of its head, of head and body */
+    bool rx_continue;             /* it asked for 100 Continue */
     bool continue_sent;           /* 100 Continue sent for the current request */
     struct sl_http_req *req;      /* in flight (suspended), or NULL */
     char *out;                    /* owned unsent answer bytes */
@@ -249,14 +252,17 @@ void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json)
 void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
                          const char *field, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], shown[512];
     va_list ap;
     json_t *err;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    err = json_pack("{s:s, s:s}", "code", code, "message", msg);
+    /* A message may quote the request (a decoded query value): JSON wants
+     * valid UTF-8, and an invalid byte must not turn a 400 into a 503. */
+    sl_text_show(shown, sizeof(shown), msg, strlen(msg), sizeof(shown) - 1);
+    err = json_pack("{s:s, s:s}", "code", code, "message", shown);
     if (err && field && *field)
         json_object_set_new(err, "field", json_string(field));
     sl_http_reply_json(r, status, err ? json_pack("{s:o}", "error", err) : NULL);
@@ -323,6 +329,7 @@ static void conn_close(struct sl_http *s, struct conn *c)
         epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
     }
+    req_free(c->rx);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -391,9 +398,9 @@ static const char *reason_phrase(int status)
         /* status, reason phrase */
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
-        {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
-        {411, "Length Required"}, {413, "Content Too Large"},
-        {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
+        {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
+        {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
+        {414, "URI Too Long"}, {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
         {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
         {501, "Not Implemented"}, {503, "Service Unavailable"},
         {505, "HTTP Version Not Supported"},
@@ -428,6 +435,8 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
     }
     memcpy(head + n, "\r\n", 2);
     n += 2;
+    if (r->head_only)
+        r->resp_len = 0; /* RFC 9110 9.3.2: the headers of a GET, no body */
     total = n + r->resp_len;
     /* A 100 Continue may still be unsent ahead of this; append. */
     if (!(out = realloc(c->out, c->out_len + total))) {
@@ -455,128 +464,105 @@ static void conn_refuse(struct sl_http *s, struct conn *c, int status,
     }
     r->keep_alive = false;
     sl_http_reply_error(r, status, code, NULL, "%s", msg);
+    req_free(c->rx);
+    c->rx = NULL;
     c->in_len = 0;
     c->lingering = true;
     conn_answer(s, c, r);
 }
 
-static bool token_eq(const char *v, const char *word)
+/* The error code of a refusal by the server itself. */
+static const char *refusal_code(int status)
 {
-    /* comma-separated list, case-insensitive */
-    size_t wl = strlen(word);
-    while (v && *v) {
-        while (*v == ' ' || *v == ',')
-            v++;
-        if (strncasecmp(v, word, wl) == 0 && (v[wl] == '\0' || v[wl] == ',' ||
-                                              v[wl] == ' '))
-            return true;
-        v = strchr(v, ',');
+    return status == 413 || status == 414 || status == 431 ? "too_large" : "invalid";
+}
+
+/* The request of a parsed head at the start of c->in: its own copy of the
+ * head, with names and values NUL-terminated in place. NULL on ENOMEM. */
+static struct sl_http_req *req_from_head(struct conn *c, const struct sl_http_head *h)
+{
+    struct sl_http_req *r = calloc(1, sizeof(*r));
+    const char *t, *q;
+    size_t plen;
+
+    if (!r || !(r->head = malloc(h->head_len + 1))) {
+        free(r);
+        return NULL;
     }
-    return false;
+    r->c = c;
+    memcpy(r->head, c->in, h->head_len);
+    r->head[h->head_len] = '\0';
+    /* The parser bounds the method and the target by these buffers. */
+    memcpy(r->method, r->head + h->method.off, h->method.len);
+    r->method[h->method.len] = '\0';
+    t = r->head + h->target.off;
+    q = memchr(t, '?', h->target.len);
+    plen = q ? (size_t)(q - t) : h->target.len;
+    memcpy(r->path, t, plen);
+    r->path[plen] = '\0';
+    if (q && !(r->query = strndup(q + 1, h->target.len - plen - 1))) {
+        req_free(r);
+        return NULL;
+    }
+    for (int i = 0; i < h->nfields; i++) {
+        /* Each name ends at its colon, each value at OWS or CR: writing
+         * the terminators never touches another field. */
+        r->head[h->name[i].off + h->name[i].len] = '\0';
+        r->head[h->value[i].off + h->value[i].len] = '\0';
+        r->hname[i] = r->head + h->name[i].off;
+        r->hvalue[i] = r->head + h->value[i].off;
+    }
+    r->nheaders = h->nfields;
+    r->keep_alive = h->keep_alive;
+    r->head_only = strcmp(r->method, "HEAD") == 0;
+    return r;
 }
 
 /* Parse and run every complete request in c->in. Returns false when the
  * connection was closed. */
 static bool conn_process(struct sl_http *s, struct conn *c)
 {
+    _Static_assert(SL_HTTP_MAX_METHOD < sizeof(((struct sl_http_req *)0)->method) &&
+                       SL_HTTP_MAX_TARGET < sizeof(((struct sl_http_req *)0)->path),
+                   "a parsed method and target fit the request's buffers");
     while (!c->req && c->in_len > 0) {
         struct sl_http_req *r;
-        char *end, *line, *save = NULL, *p;
-        size_t head_len;
-        int64_t clen = 0;
-        bool http10;
-        const char *v;
+        size_t clen;
 
-        c->in[c->in_len] = '\0';
-        end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
-        if (!end) {
-            if (c->in_len > SL_HTTP_MAX_HEAD) {
-                conn_refuse(s, c, 431, "too_large", "request headers too large");
+        if (!c->rx) {
+            struct sl_http_head h;
+            struct sl_http_refusal why;
+            int rc;
+
+            /* The parser judges whole lines: try again only once one has
+             * ended (or the cap is reached), so a head that trickles in
+             * costs one parse per line, not one per byte. */
+            if (c->in_len < SL_HTTP_MAX_HEAD &&
+                !memchr(c->in + c->scan_off, '\n', c->in_len - c->scan_off)) {
+                c->scan_off = c->in_len;
+                return true;
+            }
+            rc = sl_http_parse_head(c->in, c->in_len, &h, &why);
+            if (rc == -EAGAIN) {
+                c->scan_off = c->in_len;
+                return true;
+            }
+            if (rc < 0) {
+                conn_refuse(s, c, why.status, refusal_code(why.status), why.text);
                 return false;
             }
-            return true; /* wait for more */
-        }
-        head_len = (size_t)(end - c->in) + 4;
-        if (head_len > SL_HTTP_MAX_HEAD) {
-            conn_refuse(s, c, 431, "too_large", "request headers too large");
-            return false;
-        }
-        if (!(r = calloc(1, sizeof(*r))) || !(r->head = malloc(head_len + 1))) {
-            free(r);
-            conn_close(s, c);
-            return false;
-        }
-        r->c = c;
-        memcpy(r->head, c->in, head_len);
-        r->head[head_len] = '\0';
-        /* request line */
-        line = strtok_r(r->head, "\r\n", &save);
-        {
-            char *sp1 = line ? strchr(line, ' ') : NULL;
-            char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-            char *q;
-            if (!sp1 || !sp2 || sp1 - line >= (ptrdiff_t)sizeof(r->method) ||
-                strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || sp1[1] != '/') {
-                req_free(r);
-                conn_refuse(s, c, 400, "invalid", "malformed request line");
+            if (!(c->rx = req_from_head(c, &h))) {
+                conn_close(s, c);
                 return false;
             }
-            *sp1 = *sp2 = '\0';
-            sl_strlcpy(r->method, line, sizeof(r->method));
-            http10 = strcmp(sp2 + 1, "HTTP/1.0") == 0;
-            if ((q = strchr(sp1 + 1, '?'))) {
-                *q = '\0';
-                if (!(r->query = strdup(q + 1))) {
-                    req_free(r);
-                    conn_close(s, c);
-                    return false;
-                }
-            }
-            if (sl_strlcpy(r->path, sp1 + 1, sizeof(r->path)) >= sizeof(r->path)) {
-                req_free(r);
-                conn_refuse(s, c, 400, "invalid", "URL too long");
-                return false;
-            }
+            c->rx_head = h.head_len;
+            c->rx_need = h.head_len + (size_t)(h.content_length > 0 ? h.content_length : 0);
+            c->rx_continue = h.expect_continue;
         }
-        while ((line = strtok_r(NULL, "\r\n", &save))) {
-            char *colon = strchr(line, ':');
-            if (!colon || colon == line || r->nheaders == MAX_HEADERS) {
-                req_free(r);
-                conn_refuse(s, c, 400, "invalid", "malformed or too many headers");
-                return false;
-            }
-            *colon = '\0';
-            for (p = colon + 1; *p == ' ' || *p == '\t'; p++)
-                ;
-            r->hname[r->nheaders] = line;
-            r->hvalue[r->nheaders++] = p;
-        }
-        if (sl_http_header(r, "Transfer-Encoding")) {
-            req_free(r);
-            conn_refuse(s, c, 411, "invalid",
-                        "chunked request bodies are not accepted; send Content-Length");
-            return false;
-        }
-        if ((v = sl_http_header(r, "Content-Length")) &&
-            sl_parse_int64(v, 0, INT64_MAX, &clen) < 0) {
-            req_free(r);
-            conn_refuse(s, c, 400, "invalid", "bad Content-Length");
-            return false;
-        }
-        if (clen > (int64_t)SL_HTTP_MAX_BODY) {
-            char msg[64];
-            req_free(r);
-            snprintf(msg, sizeof(msg), "request larger than %u bytes", SL_HTTP_MAX_BODY);
-            conn_refuse(s, c, 413, "too_large", msg);
-            return false;
-        }
-        v = sl_http_header(r, "Connection");
-        r->keep_alive = http10 ? (v && token_eq(v, "keep-alive"))
-                               : !(v && token_eq(v, "close"));
-        if (c->in_len < head_len + (size_t)clen) {
+        r = c->rx;
+        if (c->in_len < c->rx_need) {
             /* The body is still coming. */
-            v = sl_http_header(r, "Expect");
-            if (v && strcasecmp(v, "100-continue") == 0 && !c->continue_sent) {
+            if (c->rx_continue && !c->continue_sent) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
                 char *out = realloc(c->out, c->out_len + sizeof(cont) - 1);
                 if (out) {
@@ -584,25 +570,24 @@ static bool conn_process(struct sl_http *s, struct conn *c)
                     memcpy(c->out + c->out_len, cont, sizeof(cont) - 1);
                     c->out_len += sizeof(cont) - 1;
                     c->continue_sent = true;
-                    req_free(r);
                     return conn_flush(s, c);
                 }
             }
-            req_free(r);
             return true;
         }
-        if (!(r->body = malloc((size_t)clen + 1))) {
-            req_free(r);
+        clen = c->rx_need - c->rx_head;
+        if (!(r->body = malloc(clen + 1))) {
             conn_close(s, c);
             return false;
         }
-        memcpy(r->body, c->in + head_len, (size_t)clen);
+        memcpy(r->body, c->in + c->rx_head, clen);
         r->body[clen] = '\0';
-        r->body_len = (size_t)clen;
-        /* the header block stays in r->head; drop the request from c->in */
-        memmove(c->in, c->in + head_len + (size_t)clen,
-                c->in_len - head_len - (size_t)clen);
-        c->in_len -= head_len + (size_t)clen;
+        r->body_len = clen;
+        /* the head stays in r->head; drop the request from c->in */
+        memmove(c->in, c->in + c->rx_need, c->in_len - c->rx_need);
+        c->in_len -= c->rx_need;
+        c->rx = NULL;
+        c->scan_off = 0;
         c->continue_sent = false;
 
         r->phase = PH_HANDLING;

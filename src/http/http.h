@@ -2,10 +2,11 @@
  * http.h - the HTTP/1.1 server (src/http/http.c).
  *
  * One epoll thread serves every connection with keep-alive. A request's
- * headers are read up to 8 KiB (431 past that) and its Content-Length body
- * up to SL_HTTP_MAX_BODY (413 past that, answered at once, then the rest of
- * the upload is read and dropped before the close); chunked request bodies
- * are refused with 411. The handler sees a complete request and either
+ * head is parsed strictly (parse.h: up to 8 KiB, 431 past that) and its
+ * Content-Length body read up to SL_HTTP_MAX_BODY (413 past that, answered
+ * at once, then the rest of the upload is read and dropped before the
+ * close); chunked request bodies are refused with 411. Every refusal of a
+ * head closes the connection after its answer. The handler sees a complete request and either
  * answers at once (sl_http_reply*) or suspends it (sl_http_suspend) and
  * answers later from another thread (sl_http_reply* then sl_http_resume).
  */
@@ -17,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SL_HTTP_MAX_BODY (1u << 20)
+#include "parse.h"
 
 struct sl_http;
 struct sl_http_req;

@@ -950,6 +950,12 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
                    sizeof(resp->error.message));
         return -EINVAL;
     }
+    if (len && !content_type) {
+        /* The server refuses such a body (415): say so before sending. */
+        sl_strlcpy(resp->error.message, "a request body needs a Content-Type",
+                   sizeof(resp->error.message));
+        return -EINVAL;
+    }
     for (const char *p = path; *p; p++)
         if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
             sl_strlcpy(resp->error.message,

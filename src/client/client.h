@@ -67,7 +67,9 @@ const char *sl_client_server(const struct sl_client *c);
 
 /* Send 'method' ("GET", "POST", "DELETE", ...) to 'path' (starts with '/',
  * query string already escaped) with 'len' bytes of 'body' (may be NULL
- * when len is 0) of type 'content_type' (NULL: no Content-Type header).
+ * when len is 0) of type 'content_type' (NULL: no Content-Type header,
+ * allowed only without a body: the server answers a body without a type
+ * 415, so the call refuses it with -EINVAL before sending).
  * '*resp' is initialised by the call, whatever it held before (so release
  * a previous answer first).
  *

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@ struct config {
     int64_t retry_backoff_ms;
     int64_t cancel_grace_ms;
     enum sl_log_level log_level;
+    struct sl_http_config http; /* connection limits and timeouts */
 };
 
 static void usage(FILE *f)
@@ -56,11 +58,25 @@ static void usage(FILE *f)
             "  --executor KIND    local (default): run jobs as processes; simulated:\n"
             "                     run nothing (scheduler load tests; jobs say so)\n"
             "  --sync full|normal full (default): fsync every group commit;\n"
-            "                     normal: survive a crash of sluiced, not of the host\n");
+            "                     normal: survive a crash of sluiced, not of the host\n"
+            "\n"
+            "Connection limits (sluiced(8), CONNECTION LIMITS):\n"
+            "  --max-connections N           at once (default 4096, fitted to\n"
+            "                                RLIMIT_NOFILE)\n"
+            "  --max-connections-per-peer N  per IPv4 address or IPv6 /64\n"
+            "                                (default 512; 0 = no limit)\n"
+            "  --header-timeout D            a request head, from its first byte\n"
+            "                                (default 10s)\n"
+            "  --body-timeout D              a request body, from its head (30s)\n"
+            "  --send-timeout D              an answer the peer takes nothing of (30s)\n"
+            "  --idle-timeout D              a kept-alive connection between\n"
+            "                                requests (60s)\n");
 }
 
 /* Settings table: config-file key, kind, and where it lands. */
-enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR };
+enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR,
+            K_COUNT /* int, 1..1000000 */, K_LIMIT /* int, 0 (none)..1000000 */,
+            K_TIMEOUT /* int64 ms, a positive duration */ };
 static const struct setting {
     const char *key;
     enum kind kind;
@@ -78,6 +94,12 @@ static const struct setting {
     {"retryBackoff", K_DURATION, offsetof(struct config, retry_backoff_ms), 0},
     {"cancelGrace", K_DURATION, offsetof(struct config, cancel_grace_ms), 0},
     {"logLevel", K_LOGLEVEL, offsetof(struct config, log_level), 0},
+    {"maxConnections", K_COUNT, offsetof(struct config, http.max_conns), 0},
+    {"maxConnectionsPerPeer", K_LIMIT, offsetof(struct config, http.max_conns_per_peer), 0},
+    {"headerTimeout", K_TIMEOUT, offsetof(struct config, http.header_timeout_ms), 0},
+    {"bodyTimeout", K_TIMEOUT, offsetof(struct config, http.body_timeout_ms), 0},
+    {"sendTimeout", K_TIMEOUT, offsetof(struct config, http.send_timeout_ms), 0},
+    {"idleTimeout", K_TIMEOUT, offsetof(struct config, http.idle_timeout_ms), 0},
 };
 
 static int set_value(struct config *cfg, const struct setting *s, const char *val,
@@ -109,6 +131,21 @@ static int set_value(struct config *cfg, const struct setting *s, const char *va
         if (sl_parse_duration_ms(val, &v) < 0)
             return sl_errorf(err, -EINVAL,
                              "%s%s: must be a duration such as 10s, got '%s'",
+                             origin, s->key, val);
+        *(int64_t *)dst = v;
+        return 0;
+    case K_COUNT:
+    case K_LIMIT:
+        if (sl_parse_int64(val, s->kind == K_COUNT ? 1 : 0, 1000000, &v) < 0)
+            return sl_errorf(err, -EINVAL, "%s%s: must be a whole number from %d to "
+                             "1000000, got '%s'", origin, s->key,
+                             s->kind == K_COUNT ? 1 : 0, val);
+        *(int *)dst = (int)v;
+        return 0;
+    case K_TIMEOUT:
+        if (sl_parse_duration_ms(val, &v) < 0 || v < 1)
+            return sl_errorf(err, -EINVAL,
+                             "%s%s: must be a positive duration such as 10s, got '%s'",
                              origin, s->key, val);
         *(int64_t *)dst = v;
         return 0;
@@ -191,6 +228,22 @@ static const struct setting *setting_named(const char *key)
     return NULL;
 }
 
+/* Connections are descriptors: take the hard RLIMIT_NOFILE as the soft
+ * one (the HTTP server fits its table below it). */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            sl_warn("msg=\"cannot raise the open files limit\" soft=%llu hard=%llu "
+                    "error=\"%s\"", (unsigned long long)was,
+                    (unsigned long long)rl.rlim_max, strerror(errno));
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -204,6 +257,12 @@ int main(int argc, char **argv)
         {"executor", required_argument, NULL, 'x'},
         {"sync", required_argument, NULL, 'y'},
         {"log-level", required_argument, NULL, 'L'},
+        {"max-connections", required_argument, NULL, 'M'},
+        {"max-connections-per-peer", required_argument, NULL, 'P'},
+        {"header-timeout", required_argument, NULL, 'T'},
+        {"body-timeout", required_argument, NULL, 'B'},
+        {"send-timeout", required_argument, NULL, 'W'},
+        {"idle-timeout", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -219,6 +278,12 @@ int main(int argc, char **argv)
         {'s', "store", "--store: "},    {'g', "fakeGpus", "--fake-gpus: "},
         {'y', "sync", "--sync: "},      {'L', "logLevel", "--log-level: "},
         {'n', "fakeNodes", "--fake-nodes: "}, {'x', "executor", "--executor: "},
+        {'M', "maxConnections", "--max-connections: "},
+        {'P', "maxConnectionsPerPeer", "--max-connections-per-peer: "},
+        {'T', "headerTimeout", "--header-timeout: "},
+        {'B', "bodyTimeout", "--body-timeout: "},
+        {'W', "sendTimeout", "--send-timeout: "},
+        {'I', "idleTimeout", "--idle-timeout: "},
     };
     struct config cfg = {
         .sync_full = true,
@@ -226,6 +291,7 @@ int main(int argc, char **argv)
         .retry_backoff_ms = 5000,
         .cancel_grace_ms = 10000,
         .log_level = SL_LOG_INFO,
+        .http = SL_HTTP_CONFIG_DEFAULT,
     };
     struct sl_error err = {0};
     struct sl_engine_config ecfg;
@@ -356,7 +422,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "sluiced: cannot start the engine thread\n");
         goto out;
     }
-    if (!(http = sl_http_start(cfg.listen, sl_api_handle, api, why, sizeof(why)))) {
+    raise_nofile();
+    if (!(http = sl_http_start(cfg.listen, &cfg.http, sl_api_handle, api, why,
+                               sizeof(why)))) {
         fprintf(stderr, "sluiced: %s\n", why);
         goto out;
     }

@@ -90,8 +90,17 @@ $(B)/tests/%.t: $(B)/obj/tests/unit/%.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The fuzz target's replay driver: runs every saved input through the parser.
+# The fuzz targets' replay drivers: each runs every saved input of its
+# corpus (tests/fuzz/corpus/NAME) through its parser, as TAP.
+FUZZ_REPLAY := $(B)/tests/fuzz_spec_replay $(B)/tests/fuzz_http_request_replay \
+               $(B)/tests/fuzz_http_response_replay
 $(B)/tests/fuzz_spec_replay: $(B)/obj/tests/fuzz/fuzz_spec.o $(B)/obj/tests/fuzz/replay_main.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/fuzz_http_request_replay: $(B)/obj/tests/fuzz/fuzz_http_request.o $(B)/obj/tests/fuzz/replay_main.o $(B)/obj/src/http/parse.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/fuzz_http_response_replay: $(B)/obj/tests/fuzz/fuzz_http_response.o $(B)/obj/tests/fuzz/replay_main.o $(B)/obj/src/client/client.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -111,7 +120,7 @@ $(B)/tests/fault_alloc.t: $(B)/obj/tests/fault/fault_alloc.o $(B)/libsluice-core
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-unit: $(UNIT_BIN) $(B)/tests/fuzz_spec_replay $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
+unit: $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
 
 run: deps all
 	scripts/run-dev.sh
@@ -145,15 +154,34 @@ bench: deps all $(B)/bench/sched_bench
 	bench/run.sh
 	bench/sched.sh all
 
+# Each target: its source, what it links beside FUZZ_SRC, its -max_len, its
+# corpus under tests/fuzz/corpus/. New inputs land in build/fuzz/corpus/NAME;
+# fold the useful ones in with -merge=1 (tests/fuzz/README.md, which also
+# gives the commands of a long run).
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/policy/*.c)
-fuzz: deps
-	@mkdir -p build/fuzz/corpus
-	clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=undefined $(PKG_CFLAGS) \
-	  -o build/fuzz/fuzz_spec tests/fuzz/fuzz_spec.c $(FUZZ_SRC) $(PKG_LIBS) -lpthread -ldl -lm
-	build/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
-	  build/fuzz/corpus tests/fuzz/corpus/spec
+FUZZ_CC := clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined $(PKG_CFLAGS)
+FUZZ_TARGETS := spec http_request http_response
+build/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(FUZZ_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -o $@ $^ $(PKG_LIBS) -lpthread -ldl -lm
+build/fuzz/fuzz_http_request: tests/fuzz/fuzz_http_request.c src/http/parse.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -o $@ $^
+build/fuzz/fuzz_http_response: tests/fuzz/fuzz_http_response.c src/client/client.c $(FUZZ_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -o $@ $^ $(PKG_LIBS) -lpthread -ldl -lm
+FUZZ_MAX_LEN_spec := 4096
+FUZZ_MAX_LEN_http_request := 9000
+FUZZ_MAX_LEN_http_response := 4096
+# fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
+fuzz: deps $(FUZZ_TARGETS:%=fuzz-run-%)
+fuzz-run-%: build/fuzz/fuzz_%
+	@mkdir -p build/fuzz/corpus/$*
+	$< -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN_$*) -print_final_stats=1 \
+	  -artifact_prefix=build/fuzz/ \
+	  build/fuzz/corpus/$* tests/fuzz/corpus/$*
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8

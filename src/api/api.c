@@ -283,28 +283,6 @@ static void reply_errno(struct ctx *c, int rc, const struct sl_error *err)
 
 /* ---- helpers ---------------------------------------------------------- */
 
-/* Accept JSON and YAML bodies; refuse other declared media types. */
-static bool body_type_ok(struct ctx *c)
-{
-    const char *ct = sl_http_header(c->r, "Content-Type");
-    static const char *const ok[] = {
-        "application/json", "application/yaml", "application/x-yaml",
-        "text/yaml", "text/x-yaml",
-    };
-
-    if (!ct || !*ct)
-        return true;
-    for (size_t i = 0; i < SL_ARRAY_LEN(ok); i++) {
-        size_t n = strlen(ok[i]);
-        if (strncasecmp(ct, ok[i], n) == 0 && (ct[n] == '\0' || ct[n] == ';'))
-            return true;
-    }
-    refuse(c, 415, "unsupported_media_type", NULL,
-                        "Content-Type %s is not accepted; send application/json "
-                        "or application/yaml", ct);
-    return false;
-}
-
 static bool can_see_team(const struct ctx *c, const char *team)
 {
     return all_teams(&c->who) || (team && strcmp(team, c->who.team) == 0);
@@ -383,8 +361,6 @@ static void h_job_submit(struct ctx *c)
     const char *body = sl_http_body(c->r, &len);
     int rc;
 
-    if (!body_type_ok(c))
-        return;
     if (!query_bool(c, "dry_run", &dry))
         return;
     if (dry)
@@ -595,8 +571,6 @@ static void h_apply(struct ctx *c)
     const char *body = sl_http_body(c->r, &len);
     int rc;
 
-    if (!body_type_ok(c))
-        return;
     if ((rc = sl_manifests_parse(body, len, &m, &n, &err)) < 0) {
         reply_errno(c, rc, &err);
         return;
@@ -1746,12 +1720,30 @@ static void h_lineage(struct ctx *c)
 
 /* ---- routing ---------------------------------------------------------- */
 
+/* Media types of request bodies. A route names the kinds it reads; a
+ * POST, PUT or PATCH with a body of any other type, or of none, is 415
+ * before its handler runs (docs/api-contract.md). */
+enum media { MT_NONE = 0, MT_JSON = 1u << 0, MT_YAML = 1u << 1, MT_CSV = 1u << 2 };
+static const struct {
+    unsigned kind;
+    const char *type;
+} media_types[] = {
+    /* kind, media type (the first of each kind is the one documented) */
+    {MT_JSON, "application/json"},
+    {MT_YAML, "application/yaml"},
+    {MT_YAML, "application/x-yaml"},
+    {MT_YAML, "text/yaml"},
+    {MT_YAML, "text/x-yaml"},
+    {MT_CSV, "text/csv"},
+};
+
 /* The route table. Columns: method, path pattern ({id} = a positive
  * integer, {name} = an object name, {ref} = a reference such as
  * NAME@VERSION or model:NAME@VERSION), handler, the scope it needs
  * (SC_PUBLIC = no token), the audit action of a state-changing route (its
- * refusals are recorded too; NULL = a read) and the kind of object its
- * {id}/{name} names in the record. */
+ * refusals are recorded too; NULL = a read), the kind of object its
+ * {id}/{name} names in the record, and the media types of the body it
+ * reads (MT_NONE: none). */
 static const struct route {
     const char *method;
     const char *pattern;
@@ -1759,44 +1751,93 @@ static const struct route {
     unsigned scope;
     const char *action;
     const char *object;
+    unsigned body;
 } routes[] = {
-    {"GET", "/healthz", h_healthz, SC_PUBLIC, NULL, NULL},
-    {"GET", "/metrics", h_metrics, SC_PUBLIC, NULL, NULL},
-    {"GET", "/v1/whoami", h_whoami, SC_SELF, NULL, NULL},
-    {"POST", "/v1/jobs", h_job_submit, SC_JOBS_WRITE, "job.submit", NULL},
-    {"GET", "/v1/jobs", h_job_list, SC_JOBS_READ, NULL, NULL},
-    {"GET", "/v1/jobs/{id}", h_job_get, SC_JOBS_READ, NULL, NULL},
-    {"DELETE", "/v1/jobs/{id}", h_job_cancel, SC_JOBS_WRITE, "job.cancel", "job"},
-    {"GET", "/v1/jobs/{id}/events", h_job_events, SC_JOBS_READ, NULL, NULL},
-    {"GET", "/v1/jobs/{id}/logs", h_job_logs, SC_JOBS_READ, NULL, NULL},
-    {"GET", "/v1/jobs/{id}/explain", h_job_explain, SC_JOBS_READ, NULL, NULL},
-    {"GET", "/v1/nodes", h_nodes, SC_READ, NULL, NULL},
-    {"POST", "/v1/apply", h_apply, SC_MANAGE, "apply", NULL},
-    {"GET", "/v1/teams", h_teams, SC_READ, NULL, NULL},
-    {"GET", "/v1/queues", h_queues, SC_READ, NULL, NULL},
-    {"GET", "/v1/priorityclasses", h_pclasses, SC_READ, NULL, NULL},
-    {"GET", "/v1/policies", h_policies, SC_READ, NULL, NULL},
-    {"GET", "/v1/datasets", h_datasets, SC_READ, NULL, NULL},
-    {"POST", "/v1/users/{name}/tokens", h_token_create, SC_TOKENS, "token.create", "user"},
-    {"GET", "/v1/tokens", h_tokens, SC_SELF, NULL, NULL},
-    {"DELETE", "/v1/tokens/{id}", h_token_revoke, SC_TOKENS, "token.revoke", "token"},
-    {"GET", "/v1/report", h_report, SC_REPORTS, NULL, NULL},
-    {"GET", "/v1/report/utilisation", h_report_util, SC_REPORTS, NULL, NULL},
-    {"GET", "/v1/budgets", h_budgets, SC_REPORTS, NULL, NULL},
-    {"POST", "/v1/carbon/{name}", h_carbon, SC_ADMIN, "carbon.put", "site"},
-    {"POST", "/v1/scans", h_scan_import, SC_ADMIN, "scan.import", NULL},
-    {"GET", "/v1/scans", h_scans, SC_READ, NULL, NULL},
-    {"GET", "/v1/audit", h_audit, SC_AUDIT, NULL, NULL},
-    {"GET", "/v1/audit/export", h_audit_export, SC_AUDIT, NULL, NULL},
-    {"GET", "/v1/audit/verify", h_audit_verify, SC_AUDIT, NULL, NULL},
-    {"GET", "/v1/audit/checkpoint", h_audit_checkpoint, SC_AUDIT, NULL, NULL},
-    {"GET", "/v1/audit/pubkey", h_audit_pubkey, SC_SELF, NULL, NULL},
-    {"POST", "/v1/models", h_model_register, SC_MODELS, "model.register", NULL},
-    {"GET", "/v1/models", h_models, SC_LINEAGE, NULL, NULL},
-    {"GET", "/v1/models/{ref}", h_model_get, SC_LINEAGE, NULL, NULL},
-    {"POST", "/v1/models/{ref}/stage", h_model_stage, SC_MODELS, "model.stage", "model"},
-    {"GET", "/v1/lineage/{ref}", h_lineage, SC_LINEAGE, NULL, NULL},
+    {"GET", "/healthz", h_healthz, SC_PUBLIC, NULL, NULL, MT_NONE},
+    {"GET", "/metrics", h_metrics, SC_PUBLIC, NULL, NULL, MT_NONE},
+    {"GET", "/v1/whoami", h_whoami, SC_SELF, NULL, NULL, MT_NONE},
+    {"POST", "/v1/jobs", h_job_submit, SC_JOBS_WRITE, "job.submit", NULL, MT_JSON | MT_YAML},
+    {"GET", "/v1/jobs", h_job_list, SC_JOBS_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}", h_job_get, SC_JOBS_READ, NULL, NULL, MT_NONE},
+    {"DELETE", "/v1/jobs/{id}", h_job_cancel, SC_JOBS_WRITE, "job.cancel", "job", MT_NONE},
+    {"GET", "/v1/jobs/{id}/events", h_job_events, SC_JOBS_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}/logs", h_job_logs, SC_JOBS_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}/explain", h_job_explain, SC_JOBS_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/nodes", h_nodes, SC_READ, NULL, NULL, MT_NONE},
+    {"POST", "/v1/apply", h_apply, SC_MANAGE, "apply", NULL, MT_JSON | MT_YAML},
+    {"GET", "/v1/teams", h_teams, SC_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/queues", h_queues, SC_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/priorityclasses", h_pclasses, SC_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/policies", h_policies, SC_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/datasets", h_datasets, SC_READ, NULL, NULL, MT_NONE},
+    {"POST", "/v1/users/{name}/tokens", h_token_create, SC_TOKENS, "token.create", "user", MT_JSON},
+    {"GET", "/v1/tokens", h_tokens, SC_SELF, NULL, NULL, MT_NONE},
+    {"DELETE", "/v1/tokens/{id}", h_token_revoke, SC_TOKENS, "token.revoke", "token", MT_NONE},
+    {"GET", "/v1/report", h_report, SC_REPORTS, NULL, NULL, MT_NONE},
+    {"GET", "/v1/report/utilisation", h_report_util, SC_REPORTS, NULL, NULL, MT_NONE},
+    {"GET", "/v1/budgets", h_budgets, SC_REPORTS, NULL, NULL, MT_NONE},
+    {"POST", "/v1/carbon/{name}", h_carbon, SC_ADMIN, "carbon.put", "site", MT_CSV},
+    {"POST", "/v1/scans", h_scan_import, SC_ADMIN, "scan.import", NULL, MT_JSON},
+    {"GET", "/v1/scans", h_scans, SC_READ, NULL, NULL, MT_NONE},
+    {"GET", "/v1/audit", h_audit, SC_AUDIT, NULL, NULL, MT_NONE},
+    {"GET", "/v1/audit/export", h_audit_export, SC_AUDIT, NULL, NULL, MT_NONE},
+    {"GET", "/v1/audit/verify", h_audit_verify, SC_AUDIT, NULL, NULL, MT_NONE},
+    {"GET", "/v1/audit/checkpoint", h_audit_checkpoint, SC_AUDIT, NULL, NULL, MT_NONE},
+    {"GET", "/v1/audit/pubkey", h_audit_pubkey, SC_SELF, NULL, NULL, MT_NONE},
+    {"POST", "/v1/models", h_model_register, SC_MODELS, "model.register", NULL, MT_JSON},
+    {"GET", "/v1/models", h_models, SC_LINEAGE, NULL, NULL, MT_NONE},
+    {"GET", "/v1/models/{ref}", h_model_get, SC_LINEAGE, NULL, NULL, MT_NONE},
+    {"POST", "/v1/models/{ref}/stage", h_model_stage, SC_MODELS, "model.stage", "model", MT_JSON},
+    {"GET", "/v1/lineage/{ref}", h_lineage, SC_LINEAGE, NULL, NULL, MT_NONE},
 };
+
+/* Whether the request's body has a media type its route reads. Only a
+ * POST, PUT or PATCH with a non-empty body is checked, here once for every
+ * route rather than in each handler; a type matches with any parameters
+ * ("application/json; charset=utf-8"), case-insensitively. When it does
+ * not, answers 415 through refuse(), so that a known caller's refused
+ * change is recorded as every other refusal is. */
+static bool body_type_ok(struct ctx *c, const struct route *rt)
+{
+    const char *method = sl_http_method(c->r), *ct = sl_http_header(c->r, "Content-Type");
+    char want[96] = "", shown[64];
+    size_t len, o = 0;
+    unsigned listed = 0;
+
+    sl_http_body(c->r, &len);
+    if (len == 0 || (strcmp(method, "POST") != 0 && strcmp(method, "PUT") != 0 &&
+                     strcmp(method, "PATCH") != 0))
+        return true;
+    for (size_t i = 0; ct && i < SL_ARRAY_LEN(media_types); i++) {
+        size_t n = strlen(media_types[i].type);
+        const char *p = ct + n;
+        if (!(rt->body & media_types[i].kind) || strncasecmp(ct, media_types[i].type, n) != 0)
+            continue;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0' || *p == ';')
+            return true;
+    }
+    for (size_t i = 0; i < SL_ARRAY_LEN(media_types) && o < sizeof(want); i++) {
+        if (!(rt->body & media_types[i].kind) || (listed & media_types[i].kind))
+            continue;
+        listed |= media_types[i].kind;
+        o += (size_t)snprintf(want + o, sizeof(want) - o, "%s%s", o ? " or " : "",
+                              media_types[i].type);
+    }
+    if (!rt->body)
+        refuse(c, 415, "unsupported_media_type", NULL, "%s %s takes no body", method,
+               rt->pattern);
+    else if (!ct || !*ct)
+        refuse(c, 415, "unsupported_media_type", NULL,
+               "a request body needs a Content-Type; send %s", want);
+    else
+        refuse(c, 415, "unsupported_media_type", NULL,
+               "Content-Type %s is not accepted by %s %s; send %s",
+               (sl_text_show(shown, sizeof(shown), ct, strlen(ct), 48), shown), method,
+               rt->pattern, want);
+    return false;
+}
 
 static int hexval(char c)
 {
@@ -1980,6 +2021,8 @@ static void dispatch(struct ctx *c)
             return;
         }
     }
+    if (!body_type_ok(c, rt))
+        return;
     rt->fn(c);
 }
 

@@ -56,9 +56,14 @@ struct sl_client {
     int fd;            /* the kept-alive connection, -1 when none */
 };
 
-/* Buffered reads from the connection, bounded by the request deadline. */
+/* Buffered reads from the connection, bounded by the request deadline;
+ * or, with fd -1, from bytes in memory (sl_client_parse_answer), handed
+ * out 'step' at a time as a socket might, their end the end of the
+ * stream. */
 struct reader {
     int fd;
+    const char *src;     /* not owned: the memory source, src_len bytes */
+    size_t src_len, src_off, src_step; /* bytes; step 0 = as many as fit */
     char *buf;           /* owned by the request; cap bytes */
     size_t cap, pos, end; /* bytes; unread data is buf[pos, end) */
     int64_t deadline_ms; /* sl_mono_ms() clock */
@@ -484,6 +489,20 @@ static int rd_fill(struct reader *r)
     }
     if (r->end == r->cap)
         return -ENOBUFS;
+    if (r->fd < 0) {
+        size_t n = r->cap - r->end;
+        if (r->src_off == r->src_len)
+            return EOF_RC;
+        if (n > r->src_len - r->src_off)
+            n = r->src_len - r->src_off;
+        if (r->src_step && n > r->src_step)
+            n = r->src_step;
+        memcpy(r->buf + r->end, r->src + r->src_off, n);
+        r->src_off += n;
+        r->end += n;
+        r->got_any = true;
+        return (int)n;
+    }
     for (;;) {
         ssize_t n = read(r->fd, r->buf + r->end, r->cap - r->end);
         int rc;
@@ -874,15 +893,15 @@ static void decode_error(struct sl_response *r)
     json_decref(doc);
 }
 
-/* The message and errno for a request that failed after it was sent. */
-static int answer_error(const struct sl_client *c, const struct reader *rd,
-                        int rc, const char *why, const char *url,
-                        struct sl_response *r)
+/* The message and errno for a request that failed after it was sent to
+ * 'server' ('url' the whole URL). */
+static int answer_error(const char *server, const struct reader *rd, int rc,
+                        const char *why, const char *url, struct sl_response *r)
 {
     switch (rc) {
     case -ETIMEDOUT:
         return fail(r, -ETIMEDOUT, "timed out after %d s waiting for %.300s",
-                    SL_CLIENT_TIMEOUT_MS / 1000, c->server);
+                    SL_CLIENT_TIMEOUT_MS / 1000, server);
     case -EFBIG:
         return fail(r, -EFBIG, "answer from %.512s is larger than %zu MiB", url,
                     SL_CLIENT_MAX_BODY >> 20);
@@ -895,15 +914,15 @@ static int answer_error(const struct sl_client *c, const struct reader *rd,
                                   "of the answer"
                                 : "connection to %.300s closed before an "
                                   "answer came",
-                    c->server);
+                    server);
     case -EIO:
         if (why)
-            return fail(r, -EIO, "bad answer from %.300s: %s", c->server, why);
+            return fail(r, -EIO, "bad answer from %.300s: %s", server, why);
         break;
     default:
         break;
     }
-    return fail(r, -ECONNRESET, "connection lost to %.300s: %s", c->server,
+    return fail(r, -ECONNRESET, "connection lost to %.300s: %s", server,
                 strerror(-rc));
 }
 
@@ -947,6 +966,12 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
     if (!method || !path || path[0] != '/' || (len && !body) ||
         !method_valid(method) || (content_type && !ctype_valid(content_type))) {
         sl_strlcpy(resp->error.message, "bad request arguments",
+                   sizeof(resp->error.message));
+        return -EINVAL;
+    }
+    if (len && !content_type) {
+        /* The server refuses such a body (415): say so before sending. */
+        sl_strlcpy(resp->error.message, "a request body needs a Content-Type",
                    sizeof(resp->error.message));
         return -EINVAL;
     }
@@ -1015,7 +1040,7 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
 
     rd.fd = c->fd;
     if ((rc = read_answer(&rd, method, resp, &keep, &why)) < 0) {
-        rc = answer_error(c, &rd, rc, why, url, resp);
+        rc = answer_error(c->server, &rd, rc, why, url, resp);
         keep = false;
         goto out;
     }
@@ -1028,6 +1053,34 @@ out:
         /* The head holds the token: do not leave it in freed memory. */
         memset(head.data, 0, head.cap);
     sl_buf_fini(&head);
+    free(rd.buf);
+    return rc;
+}
+
+int sl_client_parse_answer(const char *data, size_t len, size_t step,
+                           const char *method, struct sl_response *resp, bool *keep)
+{
+    struct reader rd = {.fd = -1, .src = data, .src_len = len, .src_step = step};
+    const char *why = NULL;
+    int rc;
+
+    memset(resp, 0, sizeof(*resp));
+    resp->log_offset = -1;
+    *keep = false;
+    if (!method || !method_valid(method) || (len && !data)) {
+        sl_strlcpy(resp->error.message, "bad arguments", sizeof(resp->error.message));
+        return -EINVAL;
+    }
+    if (!(rd.buf = malloc(HEAD_MAX + 1)))
+        return fail(resp, -ENOMEM, "out of memory");
+    rd.cap = HEAD_MAX + 1;
+    rd.deadline_ms = INT64_MAX;
+    if ((rc = read_answer(&rd, method, resp, keep, &why)) < 0) {
+        rc = answer_error("memory", &rd, rc, why, "memory", resp);
+        *keep = false;
+    } else if (resp->status >= 400) {
+        decode_error(resp);
+    }
     free(rd.buf);
     return rc;
 }

@@ -19,6 +19,7 @@
 #define SL_CLIENT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,7 +68,9 @@ const char *sl_client_server(const struct sl_client *c);
 
 /* Send 'method' ("GET", "POST", "DELETE", ...) to 'path' (starts with '/',
  * query string already escaped) with 'len' bytes of 'body' (may be NULL
- * when len is 0) of type 'content_type' (NULL: no Content-Type header).
+ * when len is 0) of type 'content_type' (NULL: no Content-Type header,
+ * allowed only without a body: the server answers a body without a type
+ * 415, so the call refuses it with -EINVAL before sending).
  * '*resp' is initialised by the call, whatever it held before (so release
  * a previous answer first).
  *
@@ -93,6 +96,23 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
  * look at resp->status. */
 int sl_client_json(struct sl_client *c, const char *method, const char *path,
                    const json_t *body, json_t **out, struct sl_response *resp);
+
+/* Read one answer to a 'method' request from the 'len' bytes at 'data'
+ * exactly as sl_client_request reads it from its connection: the bytes
+ * come 'step' at a time (0: as many as the read buffer takes), and their
+ * end is the end of the stream. The answer parser without a socket, for
+ * tests and the fuzz target (tests/fuzz/fuzz_http_response.c).
+ *
+ * Returns 0 when a whole answer is there: resp holds it as
+ * sl_client_request fills it (for status >= 400 with the error decoded)
+ * and *keep says whether a connection could carry another request after
+ * it. Otherwise a negated errno as sl_client_request returns it: -EIO (a
+ * malformed answer), -EFBIG, -ECONNRESET (the bytes end before the
+ * answer), -ENOMEM, -EINVAL (bad arguments); resp->error.message says
+ * what happened, resp->body is NULL and *keep false. Release resp with
+ * sl_response_fini in every case. Thread-safe: no state. */
+int sl_client_parse_answer(const char *data, size_t len, size_t step,
+                           const char *method, struct sl_response *resp, bool *keep);
 
 /* Percent-escape 's' for a path segment or query value. Returns a new
  * string (free with free()) or NULL on -ENOMEM. */

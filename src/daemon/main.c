@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct config {
     char job_user[64];            /* "none" = refuse unmapped users */
     char allow_daemon_user[64];   /* the one account allowed to have the
                                      daemon's uid; "" = none */
+    struct sl_http_config http; /* connection limits and timeouts */
 };
 
 static void usage(FILE *f)
@@ -69,12 +71,25 @@ static void usage(FILE *f)
             "  --allow-daemon-user USER\n"
             "                     the one account a job may run as although it has\n"
             "                     sluiced's own uid (default: none; --dev as a user\n"
-            "                     other than root: that user)\n");
+            "                     other than root: that user)\n"
+            "\n"
+            "Connection limits (sluiced(8), CONNECTION LIMITS):\n"
+            "  --max-connections N           at once (default 4096, fitted to\n"
+            "                                RLIMIT_NOFILE)\n"
+            "  --max-connections-per-peer N  per IPv4 address or IPv6 /64\n"
+            "                                (default 512; 0 = no limit)\n"
+            "  --header-timeout D            a request head, from its first byte\n"
+            "                                (default 10s)\n"
+            "  --body-timeout D              a request body, from its head (30s)\n"
+            "  --send-timeout D              an answer the peer takes nothing of (30s)\n"
+            "  --idle-timeout D              a kept-alive connection between\n"
+            "                                requests (60s)\n");
 }
 
 /* Settings table: config-file key, kind, and where it lands. */
 enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR,
-            K_ACCOUNT };
+            K_ACCOUNT, K_COUNT /* int, 1..1000000 */, K_LIMIT /* int, 0 (none)..1000000 */,
+            K_TIMEOUT /* int64 ms, a positive duration */ };
 static const struct setting {
     const char *key;
     enum kind kind;
@@ -94,6 +109,12 @@ static const struct setting {
     {"logLevel", K_LOGLEVEL, offsetof(struct config, log_level), 0},
     {"jobUser", K_ACCOUNT, offsetof(struct config, job_user), 64},
     {"allowDaemonUser", K_ACCOUNT, offsetof(struct config, allow_daemon_user), 64},
+    {"maxConnections", K_COUNT, offsetof(struct config, http.max_conns), 0},
+    {"maxConnectionsPerPeer", K_LIMIT, offsetof(struct config, http.max_conns_per_peer), 0},
+    {"headerTimeout", K_TIMEOUT, offsetof(struct config, http.header_timeout_ms), 0},
+    {"bodyTimeout", K_TIMEOUT, offsetof(struct config, http.body_timeout_ms), 0},
+    {"sendTimeout", K_TIMEOUT, offsetof(struct config, http.send_timeout_ms), 0},
+    {"idleTimeout", K_TIMEOUT, offsetof(struct config, http.idle_timeout_ms), 0},
 };
 
 static int set_value(struct config *cfg, const struct setting *s, const char *val,
@@ -125,6 +146,21 @@ static int set_value(struct config *cfg, const struct setting *s, const char *va
         if (sl_parse_duration_ms(val, &v) < 0)
             return sl_errorf(err, -EINVAL,
                              "%s%s: must be a duration such as 10s, got '%s'",
+                             origin, s->key, val);
+        *(int64_t *)dst = v;
+        return 0;
+    case K_COUNT:
+    case K_LIMIT:
+        if (sl_parse_int64(val, s->kind == K_COUNT ? 1 : 0, 1000000, &v) < 0)
+            return sl_errorf(err, -EINVAL, "%s%s: must be a whole number from %d to "
+                             "1000000, got '%s'", origin, s->key,
+                             s->kind == K_COUNT ? 1 : 0, val);
+        *(int *)dst = (int)v;
+        return 0;
+    case K_TIMEOUT:
+        if (sl_parse_duration_ms(val, &v) < 0 || v < 1)
+            return sl_errorf(err, -EINVAL,
+                             "%s%s: must be a positive duration such as 10s, got '%s'",
                              origin, s->key, val);
         *(int64_t *)dst = v;
         return 0;
@@ -302,6 +338,22 @@ static int data_dir_open(const struct config *cfg, const char *lock_path, int *l
     return 0;
 }
 
+/* Connections are descriptors: take the hard RLIMIT_NOFILE as the soft
+ * one (the HTTP server fits its table below it). */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            sl_warn("msg=\"cannot raise the open files limit\" soft=%llu hard=%llu "
+                    "error=\"%s\"", (unsigned long long)was,
+                    (unsigned long long)rl.rlim_max, strerror(errno));
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -317,6 +369,12 @@ int main(int argc, char **argv)
         {"job-user", required_argument, NULL, 'u'},
         {"allow-daemon-user", required_argument, NULL, 'U'},
         {"log-level", required_argument, NULL, 'L'},
+        {"max-connections", required_argument, NULL, 'M'},
+        {"max-connections-per-peer", required_argument, NULL, 'P'},
+        {"header-timeout", required_argument, NULL, 'T'},
+        {"body-timeout", required_argument, NULL, 'B'},
+        {"send-timeout", required_argument, NULL, 'W'},
+        {"idle-timeout", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -333,6 +391,12 @@ int main(int argc, char **argv)
         {'y', "sync", "--sync: "},      {'L', "logLevel", "--log-level: "},
         {'n', "fakeNodes", "--fake-nodes: "}, {'x', "executor", "--executor: "},
         {'u', "jobUser", "--job-user: "}, {'U', "allowDaemonUser", "--allow-daemon-user: "},
+        {'M', "maxConnections", "--max-connections: "},
+        {'P', "maxConnectionsPerPeer", "--max-connections-per-peer: "},
+        {'T', "headerTimeout", "--header-timeout: "},
+        {'B', "bodyTimeout", "--body-timeout: "},
+        {'W', "sendTimeout", "--send-timeout: "},
+        {'I', "idleTimeout", "--idle-timeout: "},
     };
     struct config cfg = {
         .sync_full = true,
@@ -341,6 +405,7 @@ int main(int argc, char **argv)
         .cancel_grace_ms = 10000,
         .log_level = SL_LOG_INFO,
         .job_user = "nobody",
+        .http = SL_HTTP_CONFIG_DEFAULT,
     };
     struct sl_error err = {0};
     struct sl_engine_config ecfg;
@@ -440,7 +505,9 @@ int main(int argc, char **argv)
     /* The port first: a daemon that cannot listen writes nothing (no
      * store, token or key). Until the engine is ready every request is
      * answered 503. */
-    if (!(http = sl_http_start(cfg.listen, gate_handle, &gate, why, sizeof(why)))) {
+    raise_nofile();
+    if (!(http = sl_http_start(cfg.listen, &cfg.http, gate_handle, &gate, why,
+                               sizeof(why)))) {
         fprintf(stderr, "sluiced: %s\n", why);
         goto out;
     }

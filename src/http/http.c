@@ -3,14 +3,32 @@
  * requests, and answers that may come later from another thread.
  *
  * Each connection holds at most one request in flight. The server reads a
- * request (headers up to SL_HTTP_MAX_HEAD, a Content-Length body up to
- * SL_HTTP_MAX_BODY), runs the handler, and either sends the answer at once
- * or leaves the request suspended; another thread then fills the answer and
- * calls sl_http_resume, which queues the request for the server thread and
- * wakes it once per batch (an eventfd written only when the queue was
- * empty). A suspended request costs no system call until its answer goes
+ * request (its head judged by sl_http_parse_head, parse.c, each time a line
+ * of it ends; a Content-Length body up to SL_HTTP_MAX_BODY), runs the
+ * handler, and either sends the answer at once or leaves the request
+ * suspended; another thread then fills the answer and calls
+ * sl_http_resume, which queues the request for the server thread and wakes
+ * it once per batch (an eventfd written only when the queue was empty). A suspended request costs no system call until its answer goes
  * out, which is why this server does not use libmicrohttpd: there every
  * suspend and resume costs three (see bench/README.md).
+ *
+ * Limits (struct sl_http_config): each connection has one deadline at a
+ * time, from the state it is in - a new connection's first head from the
+ * accept, a later head from its first byte, a body from the end of its
+ * head, an answer from the last byte the peer took, a kept-alive
+ * connection from its last answer; a byte that arrives never moves a
+ * deadline. A sweep every SWEEP_MS closes what is past its deadline (408
+ * where a request was under way). Connections are counted per peer (an
+ * IPv4 address, an IPv6 /64) in an open-addressing table sized for the
+ * table of connections, so it never fills; a peer at its limit gets 429
+ * at the accept. When the table of connections is full, or the process is
+ * out of descriptors, the least recently active idle connection (no
+ * request at the handler, nothing left to send; a request still arriving
+ * counts as idle since its last byte) is closed to make room: an LRU list
+ * of exactly those makes it O(1). With none idle the new one gets 503.
+ * Out of descriptors with none to close, a spare descriptor is given up
+ * to accept and shed the connection, and accepting pauses briefly rather
+ * than spin on a listening socket that stays readable.
  *
  * Invariants:
  *  - Only the server thread touches connections and the sockets.
@@ -18,6 +36,9 @@
  *    it, until sl_http_resume hands it back.
  *  - A connection whose peer went away while its request was suspended is
  *    kept until the answer arrives, then freed.
+ *  - A closed connection is freed only after the batch of events in hand,
+ *    which may still name it (conns_reap).
+ *  - A connection is on the LRU list exactly when it is idle (lru_set).
  */
 #include "http.h"
 
@@ -25,6 +46,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -35,17 +57,18 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "../util/util.h"
 
-#define SL_HTTP_MAX_HEAD (8 * 1024)   /* request line + headers */
-#define MAX_HEADERS 64
 #define MAX_EXTRA_HEADERS 4
-#define MAX_CONNS 1000
-#define IDLE_TIMEOUT_MS 300000
+#define LINGER_MS 5000        /* a refused connection drains its input so long */
+#define SWEEP_MS 500          /* deadlines are checked this often */
+#define ACCEPT_PAUSE_MS 100   /* out of descriptors: accept again after this */
 
 enum phase { PH_HANDLING, PH_SUSPENDED, PH_ANSWERED };
 
@@ -56,7 +79,7 @@ struct sl_http_req {
     char method[16];
     char path[1024];
     char *head;                   /* owned copy of the header block */
-    const char *hname[MAX_HEADERS], *hvalue[MAX_HEADERS];
+    const char *hname[SL_HTTP_MAX_FIELDS], *hvalue[SL_HTTP_MAX_FIELDS];
     int nheaders;
     char *query;                  /* owned, raw, without '?'; may be NULL */
     char **decoded;               /* owned decoded query values */
@@ -64,6 +87,7 @@ struct sl_http_req {
     char *body;                   /* owned, NUL-terminated */
     size_t body_len;
     bool keep_alive;
+    bool head_only;               /* HEAD: the answer goes without its body */
     enum phase phase;
     bool suspend_now;
     int status;
@@ -83,6 +107,10 @@ struct conn {
     int fd;
     char *in;                     /* owned read buffer */
     size_t in_len, in_cap;
+    size_t scan_off;              /* bytes of 'in' looked at for a line end */
+    struct sl_http_req *rx;       /* owned: head parsed, body still coming */
+    size_t rx_head, rx_need;      /* bytes of its head, of head and body */
+    bool rx_continue;             /* it asked for 100 Continue */
     bool continue_sent;           /* 100 Continue sent for the current request */
     struct sl_http_req *req;      /* in flight (suspended), or NULL */
     char *out;                    /* owned unsent answer bytes */
@@ -92,8 +120,27 @@ struct conn {
     bool reading;                 /* EPOLLIN is in the interest set */
     bool lingering;               /* refused: write side shut, input drained
                                      until EOF so the peer reads the answer */
-    int64_t active_ms;
-    struct conn *prev, *next;     /* all connections */
+    bool served;                  /* has had an answer: no longer new */
+    bool dead;                    /* closed; freed after this batch */
+    bool in_lru;                  /* on the idle list */
+    bool counted;                 /* counted in s->peers under peer_key */
+    bool peer_v6;
+    uint64_t peer_key;            /* see peer_key() */
+    int64_t head_ms;              /* the pending head began (the accept, for
+                                     a new connection); sl_mono_ms() */
+    int64_t body_ms;              /* rx's head was complete */
+    int64_t sent_ms;              /* the peer last took answer bytes */
+    int64_t idle_ms;              /* the last answer was queued */
+    int64_t linger_ms;            /* the refusal that started lingering */
+    struct conn *prev, *next;     /* all connections; 'next' links the dead */
+    struct conn *lru_prev, *lru_next; /* idle ones, least recently active first */
+};
+
+/* Connections of one peer. n == 0 marks a free slot. */
+struct peer {
+    uint64_t key;                 /* IPv4 address, or the IPv6 /64 prefix */
+    uint32_t n;                   /* its connections */
+    bool v6;
 };
 
 struct sl_http {
@@ -105,8 +152,17 @@ struct sl_http {
     pthread_mutex_t mu;           /* guards the resumed queue and the flags */
     struct sl_http_req *rhead, *rtail;
     bool stop, quiesce;
+    struct sl_http_config cfg;    /* limits in force (max_conns fitted) */
     struct conn *conns;
     int nconns;
+    struct conn *dead;            /* closed, freed at the end of the batch */
+    struct conn *lru_head, *lru_tail; /* idle connections, oldest first */
+    struct peer *peers;           /* owned; npeers slots, a power of two */
+    size_t npeers;
+    uint64_t seed;                /* of the peer hash */
+    int spare_fd;                 /* /dev/null, given up when out of fds */
+    int64_t accept_paused_until;  /* 0, or when to listen again */
+    int64_t fd_warned_ms;         /* last "out of descriptors" warning */
 };
 
 /* epoll tags for the two non-connection descriptors */
@@ -249,14 +305,17 @@ void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json)
 void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
                          const char *field, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], shown[512];
     va_list ap;
     json_t *err;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    err = json_pack("{s:s, s:s}", "code", code, "message", msg);
+    /* A message may quote the request (a decoded query value): JSON wants
+     * valid UTF-8, and an invalid byte must not turn a 400 into a 503. */
+    sl_text_show(shown, sizeof(shown), msg, strlen(msg), sizeof(shown) - 1);
+    err = json_pack("{s:s, s:s}", "code", code, "message", shown);
     if (err && field && *field)
         json_object_set_new(err, "field", json_string(field));
     sl_http_reply_json(r, status, err ? json_pack("{s:o}", "error", err) : NULL);
@@ -306,8 +365,121 @@ static void req_free(struct sl_http_req *r)
     free(r);
 }
 
+/* ---- peers: connections per address ----------------------------------- */
+
+static size_t peer_hash(const struct sl_http *s, uint64_t key, bool v6)
+{
+    /* splitmix64 of a seeded key: a peer cannot choose addresses that
+     * collide. */
+    uint64_t z = key ^ s->seed ^ (v6 ? 0x9e3779b97f4a7c15ULL : 0);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return (size_t)(z ^ (z >> 31)) & (s->npeers - 1);
+}
+
+/* The peer's key: an IPv4 address (also mapped into IPv6), or the /64 an
+ * IPv6 host is usually given whole. False for another family. */
+static bool peer_key(const struct sockaddr_storage *ss, uint64_t *key, bool *v6)
+{
+    if (ss->ss_family == AF_INET) {
+        *key = ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
+        *v6 = false;
+        return true;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const unsigned char *a = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+        uint64_t k = 0;
+        if (IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)ss)->sin6_addr)) {
+            *key = (uint64_t)a[12] << 24 | (uint64_t)a[13] << 16 |
+                   (uint64_t)a[14] << 8 | a[15];
+            *v6 = false;
+            return true;
+        }
+        for (int i = 0; i < 8; i++)
+            k = k << 8 | a[i];
+        *key = k;
+        *v6 = true;
+        return true;
+    }
+    return false;
+}
+
+/* The slot of the peer, or of the free slot where it would go. The table
+ * has twice the slots of max_conns, and a slot is taken only by a peer
+ * with a connection, so a free one is always found. */
+static size_t peer_slot(const struct sl_http *s, uint64_t key, bool v6)
+{
+    size_t i = peer_hash(s, key, v6);
+
+    while (s->peers[i].n && !(s->peers[i].key == key && s->peers[i].v6 == v6))
+        i = (i + 1) & (s->npeers - 1);
+    return i;
+}
+
+/* One connection fewer for the peer of c; a peer without any leaves the
+ * table (backward-shift deletion: no tombstones to pile up). */
+static void peer_release(struct sl_http *s, struct conn *c)
+{
+    size_t i, j, mask = s->npeers - 1;
+
+    if (!c->counted)
+        return;
+    c->counted = false;
+    i = peer_slot(s, c->peer_key, c->peer_v6);
+    if (--s->peers[i].n)
+        return;
+    for (j = i;;) {
+        size_t home;
+        j = (j + 1) & mask;
+        if (!s->peers[j].n)
+            break;
+        home = peer_hash(s, s->peers[j].key, s->peers[j].v6);
+        /* The entry at j stays when its home lies cyclically in (i, j]. */
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        s->peers[i] = s->peers[j];
+        s->peers[j].n = 0;
+        i = j;
+    }
+}
+
+/* ---- the idle list ------------------------------------------------------ */
+
+static void lru_unlink(struct sl_http *s, struct conn *c)
+{
+    if (!c->in_lru)
+        return;
+    if (c->lru_prev)
+        c->lru_prev->lru_next = c->lru_next;
+    else
+        s->lru_head = c->lru_next;
+    if (c->lru_next)
+        c->lru_next->lru_prev = c->lru_prev;
+    else
+        s->lru_tail = c->lru_prev;
+    c->lru_prev = c->lru_next = NULL;
+    c->in_lru = false;
+}
+
+/* After activity or a change of state: an idle connection goes to the
+ * young end of the list, any other leaves it. */
+static void lru_set(struct sl_http *s, struct conn *c)
+{
+    lru_unlink(s, c);
+    if (c->req || c->out_off < c->out_len || c->fd < 0 || c->dead)
+        return;
+    c->lru_prev = s->lru_tail;
+    if (s->lru_tail)
+        s->lru_tail->lru_next = c;
+    else
+        s->lru_head = c;
+    s->lru_tail = c;
+    c->in_lru = true;
+}
+
 static void conn_close(struct sl_http *s, struct conn *c)
 {
+    lru_unlink(s, c);
     if (c->req) {
         /* Suspended: its answer is still to come; free the connection when
          * it does (see resumed()). */
@@ -319,10 +491,16 @@ static void conn_close(struct sl_http *s, struct conn *c)
         }
         return;
     }
+    if (c->dead)
+        return;
     if (c->fd >= 0) {
         epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
+        c->fd = -1;
     }
+    peer_release(s, c);
+    req_free(c->rx);
+    c->rx = NULL;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -330,9 +508,22 @@ static void conn_close(struct sl_http *s, struct conn *c)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
-    free(c->in);
-    free(c->out);
-    free(c);
+    /* Events of this batch may still name it: free it after the batch. */
+    c->dead = true;
+    c->next = s->dead;
+    s->dead = c;
+}
+
+/* Free the connections closed during the batch of events just handled. */
+static void conns_reap(struct sl_http *s)
+{
+    while (s->dead) {
+        struct conn *c = s->dead;
+        s->dead = c->next;
+        free(c->in);
+        free(c->out);
+        free(c);
+    }
 }
 
 static void conn_events(struct sl_http *s, struct conn *c, bool reading, bool writing)
@@ -347,6 +538,8 @@ static void conn_events(struct sl_http *s, struct conn *c, bool reading, bool wr
 /* Send what is pending; false when the connection had to be closed. */
 static bool conn_flush(struct sl_http *s, struct conn *c)
 {
+    bool progress = false;
+
     while (c->out_off < c->out_len) {
         ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
                          MSG_NOSIGNAL);
@@ -354,31 +547,38 @@ static bool conn_flush(struct sl_http *s, struct conn *c)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (progress)
+                    c->sent_ms = sl_mono_ms();
                 conn_events(s, c, false, true);
+                lru_set(s, c); /* something left to send: not idle */
                 return true;
             }
             conn_close(s, c);
             return false;
         }
         c->out_off += (size_t)n;
+        progress = true;
     }
     free(c->out);
     c->out = NULL;
     c->out_len = c->out_off = 0;
     if (c->close_after && c->lingering) {
         /* Let the peer finish sending and read our answer before the
-         * close, rather than meet a reset. */
+         * close, rather than meet a reset; LINGER_MS from the refusal at
+         * most, whatever the peer sends. */
         shutdown(c->fd, SHUT_WR);
-        c->active_ms = sl_mono_ms();
         conn_events(s, c, true, false);
+        lru_set(s, c);
         return false;
     }
     if (c->close_after) {
         conn_close(s, c);
         return false;
     }
+    c->idle_ms = sl_mono_ms();
     if (!c->reading)
         conn_events(s, c, true, false);
+    lru_set(s, c);
     return true;
 }
 
@@ -391,9 +591,9 @@ static const char *reason_phrase(int status)
         /* status, reason phrase */
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
-        {404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
-        {411, "Length Required"}, {413, "Content Too Large"},
-        {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
+        {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
+        {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
+        {414, "URI Too Long"}, {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
         {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
         {501, "Not Implemented"}, {503, "Service Unavailable"},
         {505, "HTTP Version Not Supported"},
@@ -428,6 +628,8 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
     }
     memcpy(head + n, "\r\n", 2);
     n += 2;
+    if (r->head_only)
+        r->resp_len = 0; /* RFC 9110 9.3.2: the headers of a GET, no body */
     total = n + r->resp_len;
     /* A 100 Continue may still be unsent ahead of this; append. */
     if (!(out = realloc(c->out, c->out_len + total))) {
@@ -441,6 +643,10 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
         memcpy(c->out + c->out_len + n, r->resp, r->resp_len);
     c->out_len += total;
     req_free(r);
+    /* Answered: the next head's deadline runs from now (bytes of it may
+     * have come already, behind this request). */
+    c->served = true;
+    c->head_ms = c->idle_ms = c->sent_ms = sl_mono_ms();
     return conn_flush(s, c);
 }
 
@@ -455,128 +661,107 @@ static void conn_refuse(struct sl_http *s, struct conn *c, int status,
     }
     r->keep_alive = false;
     sl_http_reply_error(r, status, code, NULL, "%s", msg);
+    req_free(c->rx);
+    c->rx = NULL;
     c->in_len = 0;
     c->lingering = true;
+    c->linger_ms = sl_mono_ms();
     conn_answer(s, c, r);
 }
 
-static bool token_eq(const char *v, const char *word)
+/* The error code of a refusal by the server itself. */
+static const char *refusal_code(int status)
 {
-    /* comma-separated list, case-insensitive */
-    size_t wl = strlen(word);
-    while (v && *v) {
-        while (*v == ' ' || *v == ',')
-            v++;
-        if (strncasecmp(v, word, wl) == 0 && (v[wl] == '\0' || v[wl] == ',' ||
-                                              v[wl] == ' '))
-            return true;
-        v = strchr(v, ',');
+    return status == 413 || status == 414 || status == 431 ? "too_large" : "invalid";
+}
+
+/* The request of a parsed head at the start of c->in: its own copy of the
+ * head, with names and values NUL-terminated in place. NULL on ENOMEM. */
+static struct sl_http_req *req_from_head(struct conn *c, const struct sl_http_head *h)
+{
+    struct sl_http_req *r = calloc(1, sizeof(*r));
+    const char *t, *q;
+    size_t plen;
+
+    if (!r || !(r->head = malloc(h->head_len + 1))) {
+        free(r);
+        return NULL;
     }
-    return false;
+    r->c = c;
+    memcpy(r->head, c->in, h->head_len);
+    r->head[h->head_len] = '\0';
+    /* The parser bounds the method and the target by these buffers. */
+    memcpy(r->method, r->head + h->method.off, h->method.len);
+    r->method[h->method.len] = '\0';
+    t = r->head + h->target.off;
+    q = memchr(t, '?', h->target.len);
+    plen = q ? (size_t)(q - t) : h->target.len;
+    memcpy(r->path, t, plen);
+    r->path[plen] = '\0';
+    if (q && !(r->query = strndup(q + 1, h->target.len - plen - 1))) {
+        req_free(r);
+        return NULL;
+    }
+    for (int i = 0; i < h->nfields; i++) {
+        /* Each name ends at its colon, each value at OWS or CR: writing
+         * the terminators never touches another field. */
+        r->head[h->name[i].off + h->name[i].len] = '\0';
+        r->head[h->value[i].off + h->value[i].len] = '\0';
+        r->hname[i] = r->head + h->name[i].off;
+        r->hvalue[i] = r->head + h->value[i].off;
+    }
+    r->nheaders = h->nfields;
+    r->keep_alive = h->keep_alive;
+    r->head_only = strcmp(r->method, "HEAD") == 0;
+    return r;
 }
 
 /* Parse and run every complete request in c->in. Returns false when the
  * connection was closed. */
 static bool conn_process(struct sl_http *s, struct conn *c)
 {
+    _Static_assert(SL_HTTP_MAX_METHOD < sizeof(((struct sl_http_req *)0)->method) &&
+                       SL_HTTP_MAX_TARGET < sizeof(((struct sl_http_req *)0)->path),
+                   "a parsed method and target fit the request's buffers");
     while (!c->req && c->in_len > 0) {
         struct sl_http_req *r;
-        char *end, *line, *save = NULL, *p;
-        size_t head_len;
-        int64_t clen = 0;
-        bool http10;
-        const char *v;
+        size_t clen;
 
-        c->in[c->in_len] = '\0';
-        end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
-        if (!end) {
-            if (c->in_len > SL_HTTP_MAX_HEAD) {
-                conn_refuse(s, c, 431, "too_large", "request headers too large");
+        if (!c->rx) {
+            struct sl_http_head h;
+            struct sl_http_refusal why;
+            int rc;
+
+            /* The parser judges whole lines: try again only once one has
+             * ended (or the cap is reached), so a head that trickles in
+             * costs one parse per line, not one per byte. */
+            if (c->in_len < SL_HTTP_MAX_HEAD &&
+                !memchr(c->in + c->scan_off, '\n', c->in_len - c->scan_off)) {
+                c->scan_off = c->in_len;
+                return true;
+            }
+            rc = sl_http_parse_head(c->in, c->in_len, &h, &why);
+            if (rc == -EAGAIN) {
+                c->scan_off = c->in_len;
+                return true;
+            }
+            if (rc < 0) {
+                conn_refuse(s, c, why.status, refusal_code(why.status), why.text);
                 return false;
             }
-            return true; /* wait for more */
-        }
-        head_len = (size_t)(end - c->in) + 4;
-        if (head_len > SL_HTTP_MAX_HEAD) {
-            conn_refuse(s, c, 431, "too_large", "request headers too large");
-            return false;
-        }
-        if (!(r = calloc(1, sizeof(*r))) || !(r->head = malloc(head_len + 1))) {
-            free(r);
-            conn_close(s, c);
-            return false;
-        }
-        r->c = c;
-        memcpy(r->head, c->in, head_len);
-        r->head[head_len] = '\0';
-        /* request line */
-        line = strtok_r(r->head, "\r\n", &save);
-        {
-            char *sp1 = line ? strchr(line, ' ') : NULL;
-            char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-            char *q;
-            if (!sp1 || !sp2 || sp1 - line >= (ptrdiff_t)sizeof(r->method) ||
-                strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || sp1[1] != '/') {
-                req_free(r);
-                conn_refuse(s, c, 400, "invalid", "malformed request line");
+            if (!(c->rx = req_from_head(c, &h))) {
+                conn_close(s, c);
                 return false;
             }
-            *sp1 = *sp2 = '\0';
-            sl_strlcpy(r->method, line, sizeof(r->method));
-            http10 = strcmp(sp2 + 1, "HTTP/1.0") == 0;
-            if ((q = strchr(sp1 + 1, '?'))) {
-                *q = '\0';
-                if (!(r->query = strdup(q + 1))) {
-                    req_free(r);
-                    conn_close(s, c);
-                    return false;
-                }
-            }
-            if (sl_strlcpy(r->path, sp1 + 1, sizeof(r->path)) >= sizeof(r->path)) {
-                req_free(r);
-                conn_refuse(s, c, 400, "invalid", "URL too long");
-                return false;
-            }
+            c->rx_head = h.head_len;
+            c->rx_need = h.head_len + (size_t)(h.content_length > 0 ? h.content_length : 0);
+            c->rx_continue = h.expect_continue;
+            c->body_ms = sl_mono_ms();
         }
-        while ((line = strtok_r(NULL, "\r\n", &save))) {
-            char *colon = strchr(line, ':');
-            if (!colon || colon == line || r->nheaders == MAX_HEADERS) {
-                req_free(r);
-                conn_refuse(s, c, 400, "invalid", "malformed or too many headers");
-                return false;
-            }
-            *colon = '\0';
-            for (p = colon + 1; *p == ' ' || *p == '\t'; p++)
-                ;
-            r->hname[r->nheaders] = line;
-            r->hvalue[r->nheaders++] = p;
-        }
-        if (sl_http_header(r, "Transfer-Encoding")) {
-            req_free(r);
-            conn_refuse(s, c, 411, "invalid",
-                        "chunked request bodies are not accepted; send Content-Length");
-            return false;
-        }
-        if ((v = sl_http_header(r, "Content-Length")) &&
-            sl_parse_int64(v, 0, INT64_MAX, &clen) < 0) {
-            req_free(r);
-            conn_refuse(s, c, 400, "invalid", "bad Content-Length");
-            return false;
-        }
-        if (clen > (int64_t)SL_HTTP_MAX_BODY) {
-            char msg[64];
-            req_free(r);
-            snprintf(msg, sizeof(msg), "request larger than %u bytes", SL_HTTP_MAX_BODY);
-            conn_refuse(s, c, 413, "too_large", msg);
-            return false;
-        }
-        v = sl_http_header(r, "Connection");
-        r->keep_alive = http10 ? (v && token_eq(v, "keep-alive"))
-                               : !(v && token_eq(v, "close"));
-        if (c->in_len < head_len + (size_t)clen) {
+        r = c->rx;
+        if (c->in_len < c->rx_need) {
             /* The body is still coming. */
-            v = sl_http_header(r, "Expect");
-            if (v && strcasecmp(v, "100-continue") == 0 && !c->continue_sent) {
+            if (c->rx_continue && !c->continue_sent) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
                 char *out = realloc(c->out, c->out_len + sizeof(cont) - 1);
                 if (out) {
@@ -584,31 +769,32 @@ static bool conn_process(struct sl_http *s, struct conn *c)
                     memcpy(c->out + c->out_len, cont, sizeof(cont) - 1);
                     c->out_len += sizeof(cont) - 1;
                     c->continue_sent = true;
-                    req_free(r);
+                    c->sent_ms = sl_mono_ms();
                     return conn_flush(s, c);
                 }
             }
-            req_free(r);
             return true;
         }
-        if (!(r->body = malloc((size_t)clen + 1))) {
-            req_free(r);
+        clen = c->rx_need - c->rx_head;
+        if (!(r->body = malloc(clen + 1))) {
             conn_close(s, c);
             return false;
         }
-        memcpy(r->body, c->in + head_len, (size_t)clen);
+        memcpy(r->body, c->in + c->rx_head, clen);
         r->body[clen] = '\0';
-        r->body_len = (size_t)clen;
-        /* the header block stays in r->head; drop the request from c->in */
-        memmove(c->in, c->in + head_len + (size_t)clen,
-                c->in_len - head_len - (size_t)clen);
-        c->in_len -= head_len + (size_t)clen;
+        r->body_len = clen;
+        /* the head stays in r->head; drop the request from c->in */
+        memmove(c->in, c->in + c->rx_need, c->in_len - c->rx_need);
+        c->in_len -= c->rx_need;
+        c->rx = NULL;
+        c->scan_off = 0;
         c->continue_sent = false;
 
         r->phase = PH_HANDLING;
         s->handler(r, s->arg);
         if (r->suspend_now) {
             c->req = r;
+            lru_set(s, c); /* the handler holds a request: not idle */
             return true;
         }
         if (r->phase != PH_ANSWERED)
@@ -621,6 +807,8 @@ static bool conn_process(struct sl_http *s, struct conn *c)
 
 static void conn_read(struct sl_http *s, struct conn *c)
 {
+    bool got = false;
+
     if (c->lingering) {
         char sink[4096];
         ssize_t n;
@@ -661,11 +849,17 @@ static void conn_read(struct sl_http *s, struct conn *c)
             conn_close(s, c);
             return;
         }
+        /* The first byte of a head on a kept-alive connection starts its
+         * deadline; later bytes do not move it. */
+        if (c->in_len == 0 && c->served && !c->rx && !c->req)
+            c->head_ms = sl_mono_ms();
         c->in_len += (size_t)n;
-        c->active_ms = sl_mono_ms();
+        got = true;
         if ((size_t)n < room)
             break; /* a short read: the socket is drained for now */
     }
+    if (got)
+        lru_set(s, c); /* activity: the young end of the idle list */
     if (c->req) {
         /* A request is in flight: keep what came, read no more for now. */
         conn_events(s, c, false, c->out_len > c->out_off);
@@ -674,16 +868,134 @@ static void conn_read(struct sl_http *s, struct conn *c)
     conn_process(s, c);
 }
 
+/* Close the least recently active idle connection: true when there was
+ * one. */
+static bool evict_one(struct sl_http *s)
+{
+    struct conn *c = s->lru_head;
+
+    if (!c)
+        return false;
+    sl_debug("msg=\"closing the oldest idle connection to make room\" connections=%d",
+             s->nconns);
+    conn_close(s, c);
+    return true;
+}
+
+/* A whole answer that closes the connection, for the server's own
+ * refusals outside any request ('msg' is plain ASCII without quotes). */
+static size_t canned(char *out, size_t size, int status, const char *code,
+                     const char *msg)
+{
+    char body[256];
+    int blen = snprintf(body, sizeof(body),
+                        "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n", code, msg);
+    int n = snprintf(out, size,
+                     "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                     status, reason_phrase(status), blen, body);
+    return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
+/* Send a canned answer as far as the socket takes it at once (a peer that
+ * does not read loses it; nothing waits for it). What the peer sent
+ * already is read first, so that the close is less likely a reset that
+ * loses the answer. */
+static void send_canned(int fd, int status, const char *code, const char *msg)
+{
+    char out[512], sink[4096];
+    size_t n = canned(out, sizeof(out), status, code, msg);
+
+    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+        ;
+    if (send(fd, out, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        /* best effort: the peer may be gone */
+    }
+}
+
+/* Refuse a connection not taken in, and close it. */
+static void shed(int fd, int status, const char *code, const char *msg)
+{
+    send_canned(fd, status, code, msg);
+    close(fd);
+}
+
+/* Stop accepting for ACCEPT_PAUSE_MS: the listening socket stays readable
+ * while the process is out of descriptors, and epoll would report it at
+ * once, again and again. */
+static void accept_pause(struct sl_http *s)
+{
+    struct epoll_event ev = {.events = 0, .data.ptr = &tag_listen};
+    int64_t now = sl_mono_ms();
+
+    epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &ev);
+    s->accept_paused_until = now + ACCEPT_PAUSE_MS;
+    if (now - s->fd_warned_ms >= 60000) {
+        s->fd_warned_ms = now;
+        sl_warn("msg=\"out of file descriptors: new connections are refused\" "
+                "connections=%d max_connections=%d", s->nconns, s->cfg.max_conns);
+    }
+}
+
+/* Accept once out of descriptors: make room by closing an idle connection,
+ * or shed the new one through the spare descriptor. True when the caller
+ * may accept again. */
+static bool accept_no_fds(struct sl_http *s)
+{
+    int fd;
+
+    if (evict_one(s))
+        return true;
+    if (s->spare_fd >= 0) {
+        close(s->spare_fd);
+        fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0)
+            shed(fd, 503, "unavailable", "out of file descriptors; try again");
+        s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && s->spare_fd >= 0)
+            return true;
+    }
+    accept_pause(s);
+    return false;
+}
+
 static void conn_accept(struct sl_http *s)
 {
     for (;;) {
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
+        struct sockaddr_storage ss;
+        socklen_t sslen = sizeof(ss);
+        int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sslen,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC), one = 1;
         struct conn *c;
         struct epoll_event ev;
+        uint64_t key = 0;
+        bool v6 = false, counted;
+        size_t slot = 0;
 
-        if (fd < 0)
-            return;
-        if (s->nconns >= MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if ((errno == EMFILE || errno == ENFILE) && accept_no_fds(s))
+                continue;
+            return; /* EAGAIN: none waiting; or paused */
+        }
+        counted = s->cfg.max_conns_per_peer > 0 && peer_key(&ss, &key, &v6);
+        if (counted) {
+            slot = peer_slot(s, key, v6);
+            if (s->peers[slot].n >= (uint32_t)s->cfg.max_conns_per_peer) {
+                char msg[96];
+                snprintf(msg, sizeof(msg),
+                         "too many connections from this address (at most %d)",
+                         s->cfg.max_conns_per_peer);
+                shed(fd, 429, "too_many_requests", msg);
+                continue;
+            }
+        }
+        if (s->nconns >= s->cfg.max_conns && !evict_one(s)) {
+            shed(fd, 503, "unavailable", "too many connections, none idle; try again");
+            continue;
+        }
+        if (!(c = calloc(1, sizeof(*c)))) {
             close(fd);
             continue;
         }
@@ -691,7 +1003,7 @@ static void conn_accept(struct sl_http *s)
         c->s = s;
         c->fd = fd;
         c->reading = true;
-        c->active_ms = sl_mono_ms();
+        c->head_ms = c->idle_ms = c->sent_ms = sl_mono_ms();
         ev.events = EPOLLIN | EPOLLRDHUP;
         ev.data.ptr = c;
         if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -699,11 +1011,22 @@ static void conn_accept(struct sl_http *s)
             free(c);
             continue;
         }
+        if (counted) {
+            /* evict_one may have moved the entries: find the slot again. */
+            slot = peer_slot(s, key, v6);
+            s->peers[slot].key = key;
+            s->peers[slot].v6 = v6;
+            s->peers[slot].n++;
+            c->counted = true;
+            c->peer_key = key;
+            c->peer_v6 = v6;
+        }
         c->next = s->conns;
         if (s->conns)
             s->conns->prev = c;
         s->conns = c;
         s->nconns++;
+        lru_set(s, c);
     }
 }
 
@@ -734,14 +1057,39 @@ static void resumed(struct sl_http *s)
     }
 }
 
-static void sweep_idle(struct sl_http *s)
+/* When c is to be closed for want of progress; INT64_MAX while the
+ * handler holds its request (the engine answers every one). */
+static int64_t conn_deadline(const struct sl_http *s, const struct conn *c)
+{
+    if (c->req || c->fd < 0)
+        return INT64_MAX;
+    if (c->lingering)
+        return c->linger_ms + LINGER_MS;
+    if (c->out_off < c->out_len)
+        return c->sent_ms + s->cfg.send_timeout_ms;
+    if (c->rx)
+        return c->body_ms + s->cfg.body_timeout_ms;
+    if (c->in_len > 0 || !c->served)
+        return c->head_ms + s->cfg.header_timeout_ms;
+    return c->idle_ms + s->cfg.idle_timeout_ms;
+}
+
+/* Close what is past its deadline. A request under way is told 408, as
+ * far as the socket takes it at once; an idle connection just closes. */
+static void sweep(struct sl_http *s)
 {
     int64_t now = sl_mono_ms();
     struct conn *c = s->conns;
+
     while (c) {
         struct conn *next = c->next;
-        if (!c->req && now - c->active_ms > (c->lingering ? 5000 : IDLE_TIMEOUT_MS))
+        if (now >= conn_deadline(s, c)) {
+            if (!c->lingering && c->out_len == 0 && (c->in_len > 0 || c->rx))
+                send_canned(c->fd, 408, "invalid",
+                            c->rx ? "the request body did not come in time"
+                                  : "the request head did not come in time");
             conn_close(s, c);
+        }
         c = next;
     }
 }
@@ -755,8 +1103,13 @@ static void *server_main(void *arg)
     pthread_setname_np(pthread_self(), "http");
     for (;;) {
         bool stop, quiesce;
-        int n = epoll_wait(s->epfd, ev, (int)SL_ARRAY_LEN(ev), 1000);
+        int64_t now = sl_mono_ms(), wait_ms = last_sweep + SWEEP_MS - now;
+        int n;
 
+        if (s->accept_paused_until && s->accept_paused_until - now < wait_ms)
+            wait_ms = s->accept_paused_until - now;
+        n = epoll_wait(s->epfd, ev, (int)SL_ARRAY_LEN(ev),
+                       wait_ms < 0 ? 0 : (int)wait_ms);
         for (int i = 0; i < n; i++) {
             void *p = ev[i].data.ptr;
             if (p == &tag_listen) {
@@ -765,6 +1118,8 @@ static void *server_main(void *arg)
                 resumed(s);
             } else {
                 struct conn *c = p;
+                if (c->dead)
+                    continue; /* closed earlier in this batch */
                 if (ev[i].events & EPOLLOUT) {
                     if (!conn_flush(s, c))
                         continue;
@@ -777,19 +1132,28 @@ static void *server_main(void *arg)
         stop = s->stop;
         quiesce = s->quiesce;
         pthread_mutex_unlock(&s->mu);
+        now = sl_mono_ms();
+        if (s->accept_paused_until && now >= s->accept_paused_until && s->lfd >= 0) {
+            struct epoll_event lev = {.events = EPOLLIN, .data.ptr = &tag_listen};
+            s->accept_paused_until = 0;
+            epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->lfd, &lev);
+        }
         if (quiesce && s->lfd >= 0) {
             epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lfd, NULL);
             close(s->lfd);
             s->lfd = -1;
+            s->accept_paused_until = 0;
         }
         if (stop) {
             resumed(s); /* the last answers, best effort */
+            conns_reap(s);
             break;
         }
-        if (sl_mono_ms() - last_sweep > 1000) {
-            sweep_idle(s);
-            last_sweep = sl_mono_ms();
+        if (now - last_sweep >= SWEEP_MS) {
+            sweep(s);
+            last_sweep = now;
         }
+        conns_reap(s);
     }
     return NULL;
 }
@@ -845,9 +1209,32 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss,
     return AF_INET;
 }
 
-struct sl_http *sl_http_start(const char *addr, sl_http_handler h, void *arg,
-                              char *why, size_t why_size)
+/* Lower max_conns to what RLIMIT_NOFILE leaves beside SL_HTTP_FD_RESERVE
+ * descriptors for the rest of the daemon. */
+static void fit_nofile(struct sl_http_config *cfg)
 {
+    struct rlimit rl;
+    rlim_t fit;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    fit = rl.rlim_cur > 2 * SL_HTTP_FD_RESERVE ? rl.rlim_cur - SL_HTTP_FD_RESERVE
+                                                : rl.rlim_cur / 2;
+    if (fit < 1)
+        fit = 1;
+    if ((rlim_t)cfg->max_conns <= fit)
+        return;
+    sl_warn("msg=\"max connections lowered to fit the open files limit\" "
+            "max_connections=%llu asked=%d nofile=%llu reserve=%d",
+            (unsigned long long)fit, cfg->max_conns, (unsigned long long)rl.rlim_cur,
+            SL_HTTP_FD_RESERVE);
+    cfg->max_conns = (int)fit;
+}
+
+struct sl_http *sl_http_start(const char *addr, const struct sl_http_config *cfg,
+                              sl_http_handler h, void *arg, char *why, size_t why_size)
+{
+    static const struct sl_http_config defaults = SL_HTTP_CONFIG_DEFAULT;
     struct sl_http *s = NULL;
     struct sockaddr_storage ss;
     socklen_t sslen = 0;
@@ -858,14 +1245,42 @@ struct sl_http *sl_http_start(const char *addr, sl_http_handler h, void *arg,
         errno = EINVAL;
         return NULL;
     }
+    if (!cfg)
+        cfg = &defaults;
+    if (cfg->max_conns < 1 || cfg->max_conns > INT_MAX / 4 || cfg->max_conns_per_peer < 0 ||
+        cfg->header_timeout_ms < 1 || cfg->body_timeout_ms < 1 ||
+        cfg->send_timeout_ms < 1 || cfg->idle_timeout_ms < 1) {
+        snprintf(why, why_size, "HTTP limits: max connections must be at least 1, the "
+                                "per-peer limit 0 or more and every timeout positive");
+        errno = EINVAL;
+        return NULL;
+    }
     if (!(s = calloc(1, sizeof(*s)))) {
         snprintf(why, why_size, "out of memory");
         return NULL;
     }
     s->handler = h;
     s->arg = arg;
-    s->lfd = s->epfd = s->wake_fd = -1;
+    s->lfd = s->epfd = s->wake_fd = s->spare_fd = -1;
+    s->cfg = *cfg;
+    fit_nofile(&s->cfg);
     pthread_mutex_init(&s->mu, NULL);
+    /* Twice as many peer slots as connections, a power of two. */
+    for (s->npeers = 16; s->npeers < 2 * (size_t)s->cfg.max_conns; s->npeers *= 2)
+        ;
+    if (!(s->peers = calloc(s->npeers, sizeof(*s->peers)))) {
+        saved = ENOMEM;
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
+    if (getrandom(&s->seed, sizeof(s->seed), GRND_NONBLOCK) != sizeof(s->seed))
+        s->seed = (uint64_t)sl_mono_ns() ^ (uint64_t)getpid() << 32;
+    /* Kept to be given up when the process is out of descriptors. */
+    if ((s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+        saved = errno;
+        snprintf(why, why_size, "cannot open /dev/null: %s", strerror(saved));
+        goto fail;
+    }
     if ((s->lfd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0 ||
         setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
         bind(s->lfd, (struct sockaddr *)&ss, sslen) < 0 || listen(s->lfd, 1024) < 0) {
@@ -889,6 +1304,12 @@ struct sl_http *sl_http_start(const char *addr, sl_http_handler h, void *arg,
         goto fail;
     }
     s->running = true;
+    sl_info("msg=\"http limits\" max_connections=%d max_connections_per_peer=%d "
+            "header_timeout_ms=%lld body_timeout_ms=%lld send_timeout_ms=%lld "
+            "idle_timeout_ms=%lld",
+            s->cfg.max_conns, s->cfg.max_conns_per_peer, (long long)s->cfg.header_timeout_ms,
+            (long long)s->cfg.body_timeout_ms, (long long)s->cfg.send_timeout_ms,
+            (long long)s->cfg.idle_timeout_ms);
     return s;
 fail:
     sl_http_stop(s);
@@ -931,6 +1352,10 @@ void sl_http_stop(struct sl_http *s)
         c->req = NULL;
         conn_close(s, c);
     }
+    conns_reap(s);
+    free(s->peers);
+    if (s->spare_fd >= 0)
+        close(s->spare_fd);
     if (s->lfd >= 0)
         close(s->lfd);
     if (s->epfd >= 0)

@@ -2,12 +2,24 @@
  * http.h - the HTTP/1.1 server (src/http/http.c).
  *
  * One epoll thread serves every connection with keep-alive. A request's
- * headers are read up to 8 KiB (431 past that) and its Content-Length body
- * up to SL_HTTP_MAX_BODY (413 past that, answered at once, then the rest of
- * the upload is read and dropped before the close); chunked request bodies
- * are refused with 411. The handler sees a complete request and either
- * answers at once (sl_http_reply*) or suspends it (sl_http_suspend) and
- * answers later from another thread (sl_http_reply* then sl_http_resume).
+ * head is parsed strictly (parse.h: up to 8 KiB, 431 past that) and its
+ * Content-Length body read up to SL_HTTP_MAX_BODY (413 past that, answered
+ * at once, then the rest of the upload is read and dropped before the
+ * close); chunked request bodies are refused with 411. Every refusal of a
+ * head closes the connection after its answer. The handler sees a complete
+ * request and either answers at once (sl_http_reply*) or suspends it
+ * (sl_http_suspend) and answers later from another thread (sl_http_reply*
+ * then sl_http_resume).
+ *
+ * No peer can hold the server: connections are limited in all and per
+ * peer address, a request head and body each have a deadline that later
+ * bytes do not extend, an answer the peer does not take is dropped, and
+ * when the table is full the least recently active idle connection makes
+ * room for a new one (struct sl_http_config; docs/man/sluiced.8).
+ *
+ * Thread-safety: sl_http_start, sl_http_quiesce and sl_http_stop are
+ * called from one thread; sl_http_resume from any; the request accessors
+ * and answers from the thread that holds the request.
  */
 #ifndef SL_HTTP_H
 #define SL_HTTP_H
@@ -17,7 +29,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SL_HTTP_MAX_BODY (1u << 20)
+#include "parse.h"
+
+/* The server's limits. Every field is in force as given; fill one with
+ * SL_HTTP_CONFIG_DEFAULT and change what differs. */
+struct sl_http_config {
+    int max_conns;             /* connections at once; lowered at start to
+                                  RLIMIT_NOFILE less SL_HTTP_FD_RESERVE */
+    int max_conns_per_peer;    /* per IPv4 address or IPv6 /64;
+                                  0 = no limit */
+    int64_t header_timeout_ms; /* a request head must be complete this long
+                                  after its first byte (after the accept on
+                                  a new connection) */
+    int64_t body_timeout_ms;   /* its body, this long after the head */
+    int64_t send_timeout_ms;   /* an answer of which the peer takes nothing
+                                  for this long is dropped */
+    int64_t idle_timeout_ms;   /* a kept-alive connection between requests */
+};
+
+#define SL_HTTP_CONFIG_DEFAULT                                                 \
+    {                                                                          \
+        .max_conns = 4096, .max_conns_per_peer = 512,                          \
+        .header_timeout_ms = 10000, .body_timeout_ms = 30000,                  \
+        .send_timeout_ms = 30000, .idle_timeout_ms = 60000,                    \
+    }
+
+/* Descriptors kept for the rest of the daemon (store, task logs, pipes)
+ * below RLIMIT_NOFILE when max_conns is fitted to it. */
+#define SL_HTTP_FD_RESERVE 256
 
 struct sl_http;
 struct sl_http_req;
@@ -25,10 +64,14 @@ struct sl_http_req;
 /* Called once per complete request on the server thread. */
 typedef void (*sl_http_handler)(struct sl_http_req *req, void *arg);
 
-/* Listen on "HOST:PORT" ("127.0.0.1:8470", "[::1]:8470", ":8470" = all).
- * Returns NULL and sets errno; 'why' gets a message. */
-struct sl_http *sl_http_start(const char *listen, sl_http_handler h, void *arg,
-                              char *why, size_t why_size);
+/* Listen on "HOST:PORT" ("127.0.0.1:8470", "[::1]:8470", ":8470" = all)
+ * with the limits of 'cfg' (NULL: SL_HTTP_CONFIG_DEFAULT; copied). Returns
+ * NULL and sets errno (EINVAL for a bad address, max_conns below 1, a
+ * negative per-peer limit or a timeout below 1 ms); 'why' gets a message. When max_conns does not fit RLIMIT_NOFILE it is lowered
+ * and the start logs it. */
+struct sl_http *sl_http_start(const char *listen, const struct sl_http_config *cfg,
+                              sl_http_handler h, void *arg, char *why,
+                              size_t why_size);
 /* Stop accepting new connections (in-flight ones finish). */
 void sl_http_quiesce(struct sl_http *s);
 void sl_http_stop(struct sl_http *s); /* NULL-safe */

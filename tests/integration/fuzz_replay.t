@@ -1,14 +1,38 @@
 #!/bin/sh
-# fuzz_replay.t - replay the saved fuzz inputs of the job spec and manifests
-# parsers (seeds and former crashers) under the sanitizer build. TAP comes
-# from the replay driver itself, one line per input.
+# fuzz_replay.t - replay the saved inputs (seeds and former crashers) of
+# every libFuzzer target under the sanitizer build: the job spec and
+# manifests parsers (tests/fuzz/corpus/spec), the server's request head
+# parser (http_request) and the CLI client's answer parser
+# (http_response). Each target's replay driver prints one TAP line per
+# input; this file numbers them as one stream. A crash (or a sanitizer
+# report, on stderr) ends that driver's run and is one more failure here.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${SLUICE_BIN:-$root/build/asan}
-replay="$bin/tests/fuzz_spec_replay"
+n=0
+failed=0
 
-if [ ! -x "$replay" ]; then
-    echo "not ok 1 - $replay is built (make SAN=1 unit builds it)"
-    echo "1..1"
-    exit 1
-fi
-exec "$replay" "$root/tests/fuzz/corpus/spec"
+for t in spec http_request http_response; do
+    replay="$bin/tests/fuzz_${t}_replay"
+    if [ ! -x "$replay" ]; then
+        n=$((n + 1))
+        failed=1
+        echo "not ok $n - $replay is built (make SAN=1 unit builds it)"
+        continue
+    fi
+    out=$("$replay" "$root/tests/fuzz/corpus/$t")
+    rc=$?
+    printf '%s\n' "$out" | awk -v base="$n" -v t="fuzz_$t" '
+        /^(not )?ok [0-9]+ / {
+            verdict = ($0 ~ /^not /) ? "not ok" : "ok"
+            sub(/^(not )?ok [0-9]+ - /, "")
+            printf "%s %d - %s %s\n", verdict, base + (++k), t, $0
+        }'
+    n=$((n + $(printf '%s\n' "$out" | grep -c '^\(not \)\{0,1\}ok [0-9]')))
+    if [ "$rc" -ne 0 ]; then
+        n=$((n + 1))
+        failed=1
+        echo "not ok $n - fuzz_$t replays its whole corpus (exit $rc; see its report above)"
+    fi
+done
+echo "1..$n"
+exit $failed

@@ -576,6 +576,44 @@ def test_invalid_submissions():
          want=415, code="unsupported_media_type", name="submit as text/plain")
 
 
+def test_media_types():
+    """One check before every handler: a POST with a body needs a
+    Content-Type its route reads (415 unsupported_media_type otherwise),
+    and a known caller's refused change is in the audit log."""
+    doc = json.dumps(pending_doc("oa-mt")).encode()
+    for path, body, types in (
+            ("/v1/jobs", doc, "application/json or application/yaml"),
+            ("/v1/apply", b"kind: Team\nmetadata: {name: oa-mt}\n",
+             "application/json or application/yaml"),
+            ("/v1/users/admin/tokens", b"{}", "application/json"),
+            ("/v1/carbon/lab", b"2026-12-01T10:00:00Z,5\n", "text/csv"),
+            ("/v1/scans", b"{}", "application/json"),
+            ("/v1/models", b"{}", "application/json"),
+            ("/v1/models/oa-mt@1/stage", b'{"stage":"staging"}', "application/json")):
+        r = call("POST", path, body, want=415, code="unsupported_media_type",
+                 name="POST %s with a body and no Content-Type" % path)
+        tap.ok(types in ((r.json or {}).get("error") or {}).get("message", ""),
+               "POST %s: the message names %s" % (path, types), "got %r" % r)
+    call("POST", "/v1/carbon/lab", b"2026-12-01T10:00:00Z,5\n", ctype="application/json",
+         want=415, code="unsupported_media_type", name="carbon sent as JSON")
+    call("POST", "/v1/models", b"{}", ctype="application/yaml", want=415,
+         code="unsupported_media_type", name="a model sent as YAML")
+    call("POST", "/v1/jobs", doc, ctype="application/x-www-form-urlencoded", want=415,
+         code="unsupported_media_type", name="submit as a form (curl -d)")
+    call("POST", "/v1/jobs", doc, ctype="application/jsonp", want=415,
+         code="unsupported_media_type", name="submit as application/jsonp")
+    call("POST", "/v1/jobs", doc, ctype="Application/JSON ; charset=utf-8", want=201,
+         name="submit as Application/JSON with a parameter")
+    call("POST", "/v1/users/admin/tokens", b"", want=201,
+         name="an empty token request needs no Content-Type")
+    r = call("GET", "/v1/audit?action=job.submit&outcome=refused&limit=10000", want=200,
+             name="refused submissions in the audit log")
+    tap.ok(any("Content-Type" in json.dumps(x.get("details"))
+               for x in (r.json or {}).get("records", [])),
+           "a 415 of a change is recorded in the audit log",
+           "records: %r" % (r.json or {}).get("records", [])[-3:])
+
+
 def test_sizes():
     # Exactly 1 MiB is allowed: a valid document padded with blanks.
     doc = json.dumps(pending_doc("oa-one-mib")).encode()
@@ -1033,6 +1071,7 @@ def main():
     test_reads()
     jid = test_submit_and_read()
     test_invalid_submissions()
+    test_media_types()
     test_sizes()
     if jid:
         test_cancel(jid)

@@ -57,7 +57,7 @@ LDFLAGS += $(OPT) -Wl,--as-needed
 LDLIBS  += $(PKG_LIBS) -lpthread -ldl -lm
 
 CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c src/audit/*.c src/policy/*.c)
-DAEMON_SRC := $(wildcard src/http/*.c src/api/*.c src/daemon/*.c)
+DAEMON_SRC := $(wildcard src/http/*.c src/api/*.c src/engine/*.c src/daemon/*.c)
 CLI_SRC    := $(wildcard src/client/*.c src/cli/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 

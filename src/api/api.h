@@ -8,7 +8,7 @@
 #ifndef SL_API_H
 #define SL_API_H
 
-#include "../daemon/engine.h"
+#include "../engine/engine.h"
 #include "../http/http.h"
 
 struct sl_api;

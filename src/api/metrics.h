@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "../daemon/engine.h"
+#include "../engine/engine.h"
 #include "../util/buf.h"
 
 #define SL_METRICS_CTYPE "text/plain; version=0.0.4; charset=utf-8"

@@ -18,7 +18,7 @@
 #include "../api/api.h"
 #include "../core/spec.h"
 #include "../http/http.h"
-#include "engine.h"
+#include "../engine/engine.h"
 
 #define SLUICE_VERSION "0.1.0"
 #define CONFIG_MAX_BYTES (256 * 1024)

@@ -1,0 +1,496 @@
+/*
+ * admission.c - submit and cancel: admission policies, dataset and scan
+ * lookups, lineage, and the submit and cancel operations.
+ * See engine_int.h for what the modules share and the invariants.
+ */
+#include "engine_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../policy/policy.h"
+#include "../sched/sched.h"
+#include "../sim/trace.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/heap.h"
+#include "../util/imap.h"
+
+/* Default job name: the command's base name, made a valid name. */
+static void default_name(const struct sl_job_spec *s, char *out, size_t size)
+{
+    const char *base = strrchr(s->argv[0], '/');
+    size_t n = 0;
+
+    base = base ? base + 1 : s->argv[0];
+    for (; *base && n + 1 < size && n < SL_NAME_MAX; base++) {
+        char c = *base;
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            c = '-';
+        if (c == '-' && (n == 0 || out[n - 1] == '-'))
+            continue;
+        out[n++] = c;
+    }
+    while (n > 0 && out[n - 1] == '-')
+        n--;
+    out[n] = '\0';
+    if (n == 0)
+        sl_strlcpy(out, "job", size);
+}
+
+void sl_eng_sched_spec(struct sl_engine *e, const struct job *j, const struct queue *q,
+                       const struct pclass *pc, int user, struct sl_sched_job_spec *sj)
+{
+    memset(sj, 0, sizeof(*sj));
+    sj->id = j->id;
+    sj->queue = q->sq;
+    sj->user = user;
+    sj->pclass = pc->sc;
+    sj->submit_ms = j->submitted_ms;
+    sj->not_before_ms = j->not_before_ms;
+    sj->tasks = j->spec->tasks;
+    sj->gpus = j->spec->gpus;
+    sj->gpu_milli = j->spec->gpu_milli;
+    sj->gpu_models = (const char *const *)j->spec->gpu_models;
+    sj->cpu_milli = j->spec->cpu_milli;
+    sj->mem_bytes = j->spec->mem_bytes;
+    sj->topology = j->spec->topology;
+    sj->max_runtime_ms = j->spec->max_runtime_ms;
+    (void)e;
+}
+
+static int policy_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct sl_policy *)a)->name, ((const struct sl_policy *)b)->name);
+}
+
+void sl_eng_policy_set(struct sl_engine *e, const struct sl_policy *p)
+{
+    struct sl_policy *grown;
+
+    for (int i = 0; i < e->npolicies; i++)
+        if (strcmp(e->policies[i].name, p->name) == 0) {
+            e->policies[i] = *p;
+            return;
+        }
+    if (!(grown = realloc(e->policies, sizeof(*grown) * (size_t)(e->npolicies + 1)))) {
+        sl_error("msg=\"out of memory: policy %s is stored but not in force until "
+                 "restart\"", p->name);
+        return;
+    }
+    e->policies = grown;
+    e->policies[e->npolicies++] = *p;
+    qsort(e->policies, (size_t)e->npolicies, sizeof(*e->policies), policy_cmp);
+}
+
+static int ld_policy(void *arg, const char *name, const char *spec)
+{
+    struct sl_engine *e = arg;
+    struct sl_manifest *m = NULL;
+
+    if (sl_eng_manifest_from_store("Policy", name, spec, &m) < 0)
+        return 0; /* said by sl_eng_manifest_from_store; the others still load */
+    sl_eng_policy_set(e, &m->u.policy);
+    free(m);
+    return 0;
+}
+
+int sl_eng_policies_load(struct sl_engine *e, struct sl_error *err)
+{
+    int rc = sl_store_objs_each(e->st, "Policy", ld_policy, e);
+    return rc < 0 ? sl_errorf(err, rc, "store: cannot load the policies") : 0;
+}
+
+/* The lookups of sl_admit, from the store (engine thread): one scratch
+ * object each, valid until the next call. */
+struct admit_scratch {
+    struct sl_engine *e;
+    struct sl_dataset ds;
+    struct sl_scan scan;
+};
+
+static const struct sl_dataset *admit_dataset(void *arg, const char *name, const char *version)
+{
+    struct admit_scratch *x = arg;
+    char key[160], *text;
+    struct sl_manifest *m = NULL;
+    int rc;
+
+    snprintf(key, sizeof(key), "%s@%s", name, version);
+    if (!(text = sl_store_obj_get(x->e->st, "Dataset", key, &rc)))
+        return NULL;
+    rc = sl_eng_manifest_from_store("Dataset", name, text, &m);
+    free(text);
+    if (rc < 0)
+        return NULL;
+    x->ds = m->u.dataset;
+    free(m);
+    return &x->ds;
+}
+
+static const struct sl_scan *admit_scan(void *arg, const char *digest)
+{
+    struct admit_scratch *x = arg;
+    char *text;
+    json_t *j;
+    int rc;
+
+    if (!(text = sl_store_obj_get(x->e->st, "Scan", digest, &rc)))
+        return NULL;
+    j = json_loads(text, 0, NULL);
+    free(text);
+    rc = j ? sl_scan_from_json(j, &x->scan) : -EINVAL;
+    json_decref(j);
+    return rc == 0 ? &x->scan : NULL;
+}
+
+/* The lineage the job records: its image (and digest), code and datasets
+ * as admitted. */
+static char *lineage_text(const struct sl_job_spec *s, const struct sl_verdict *v)
+{
+    json_t *ds = json_array(), *o;
+    struct sl_image_ref ref;
+    char *text;
+
+    for (int i = 0; ds && i < v->ndatasets; i++)
+        json_array_append_new(ds, json_pack("{s:s, s:s, s:s, s:s}", "name", v->datasets[i].name,
+                                            "version", v->datasets[i].version, "digest",
+                                            v->datasets[i].digest, "mode",
+                                            v->datasets[i].rw ? "rw" : "ro"));
+    o = json_pack("{s:o, s:o, s:o}", "image",
+                  s->image ? json_pack("{s:s, s:s?}", "ref", s->image, "digest",
+                                       sl_image_ref_parse(s->image, &ref) == 0 && ref.digest[0]
+                                           ? ref.digest
+                                           : NULL)
+                           : json_null(),
+                  "code",
+                  s->code_repo ? json_pack("{s:s, s:s}", "repo", s->code_repo, "commit",
+                                           s->code_commit)
+                               : json_null(),
+                  "datasets", ds ? ds : json_array());
+    text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
+int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
+{
+    struct sl_job_spec *s = op->spec;
+    struct sl_sched_job_spec sj;
+    struct sl_error why = {0};
+    struct team *tm;
+    struct queue *q;
+    struct pclass *pc;
+    struct job *j = NULL;
+    struct sl_job_view v;
+    json_t *doc = NULL;
+    char *spec_json = NULL, name[SL_NAME_MAX + 1], btext[256];
+    const struct budget *spent;
+    struct sl_verdict *verdict = NULL;
+    int rc, user;
+
+    snprintf(op->object, sizeof(op->object), "team:%s", s->team[0] ? s->team : op->who.team);
+    if (op->who.job_id || !(sl_eng_is_admin(&op->who) || sl_eng_is_role(&op->who, "team-admin") ||
+                            sl_eng_is_role(&op->who, "member"))) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "role %s may not submit jobs",
+                         op->who.job_id ? "job" : op->who.role);
+    }
+    tm = sl_eng_team_find(e, s->team[0] ? s->team : op->who.team);
+    if (!tm) {
+        sl_eng_op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, "metadata.team",
+                               "team '%s' does not exist",
+                               s->team[0] ? s->team : op->who.team);
+    }
+    if (!sl_eng_is_admin(&op->who) && strcmp(tm->name, op->who.team) != 0) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "metadata.team",
+                               "user '%s' may not submit to team '%s'",
+                               op->who.user, tm->name);
+    }
+    q = sl_eng_queue_find(e, s->queue[0] ? s->queue : tm->default_queue);
+    if (!q || strcmp(q->team, tm->name) != 0) {
+        sl_eng_op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, "spec.queue",
+                               "queue '%s' does not exist in team '%s'",
+                               s->queue[0] ? s->queue : tm->default_queue,
+                               tm->name);
+    }
+    if (e->cfg.executor == SL_EXECUTOR_LOCAL && !op->who.unix_user[0] && !e->job_user[0]) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "spec.unixUser",
+                               "user '%s' has no Unix account to run jobs as (kind: User "
+                               "spec.unixUser, set by an admin), and sluiced runs no job "
+                               "of an unmapped user (--job-user none)",
+                               op->who.user);
+    }
+    pc = sl_eng_pclass_find(e, s->priority_class[0] ? s->priority_class : NULL);
+    if (!pc) {
+        sl_eng_op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, "spec.priorityClass",
+                               "priority class '%s' does not exist",
+                               s->priority_class);
+    }
+    /* admission policy: refused here, nothing is created */
+    {
+        struct admit_scratch x = {.e = e};
+        struct sl_admit_in in = {.spec = s, .team = tm->name, .queue = q->name,
+                                 .pclass = pc->name, .dataset = admit_dataset,
+                                 .scan = admit_scan, .arg = &x};
+        if (!(verdict = calloc(1, sizeof(*verdict))) ||
+            sl_admit(e->policies, (size_t)e->npolicies, &in, verdict) < 0) {
+            sl_eng_op_fail(op, 503, "unavailable");
+            rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+            free(verdict);
+            return rc;
+        }
+        if (!verdict->allowed) {
+            sl_eng_op_fail(op, 403, "policy_denied");
+            rc = sl_errorf_field(&op->err, -EPERM, verdict->field, "%s", verdict->message);
+            op->audit_details = json_pack("{s:s, s:s}", "policy", verdict->policy, "rule",
+                                          verdict->rule);
+            free(verdict);
+            return rc;
+        }
+        if ((int)s->network != verdict->network) {
+            /* a policy's default profile: the stored spec says it */
+            s->network = (enum sl_network)verdict->network;
+            free(op->spec_json);
+            op->spec_json = NULL;
+        }
+    }
+    if ((spent = sl_eng_budget_spent(e, tm->name, sl_now_ms()))) {
+        struct pclass *low = sl_eng_demote_class(e);
+        sl_eng_budget_text(e, spent, sl_now_ms(), btext, sizeof(btext));
+        if (spent->b.action == SL_BUDGET_BLOCK || !low) {
+            free(verdict);
+            sl_eng_op_fail(op, 403, "budget_exceeded");
+            return sl_errorf_field(&op->err, -EPERM, "metadata.team",
+                                   "%s; new jobs are blocked", btext);
+        }
+        if (low != pc && low->value < pc->value)
+            pc = low;
+        else
+            spent = NULL; /* already as low as demotion goes */
+    }
+    if (op->dry_run) {
+        /* the verdict, and nothing kept */
+        json_t *ds = json_array();
+        for (int i = 0; ds && i < verdict->ndatasets; i++)
+            json_array_append_new(ds, json_pack("{s:s, s:s, s:s}", "name",
+                                                verdict->datasets[i].name, "version",
+                                                verdict->datasets[i].version, "mode",
+                                                verdict->datasets[i].rw ? "rw" : "ro"));
+        op->result = json_pack("{s:b, s:s, s:s, s:s, s:s, s:o, s:s?}", "allowed", 1, "team",
+                               tm->name, "queue", q->name, "priority_class", pc->name,
+                               "network",
+                               s->network == SL_NET_ISOLATED   ? "isolated"
+                               : s->network == SL_NET_INTERNAL ? "internal"
+                                                               : "egress",
+                               "datasets", ds ? ds : json_array(), "demoted_to",
+                               spent ? pc->name : NULL);
+        free(verdict);
+        op->status = 200;
+        return 0;
+    }
+    if (!(j = calloc(1, sizeof(*j)))) {
+        free(verdict);
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    j->lineage = lineage_text(s, verdict);
+    free(verdict);
+    if (spent) {
+        char note[384];
+        snprintf(note, sizeof(note), "demoted to %s: %s", pc->name, btext);
+        if (!(j->demoted = strdup(note))) {
+            free(j);
+            sl_eng_op_fail(op, 503, "unavailable");
+            return sl_errorf(&op->err, -ENOMEM, "out of memory");
+        }
+        sl_eng_job_msg(e, j, "%s", note);
+    }
+    if (s->name[0])
+        sl_strlcpy(name, s->name, sizeof(name));
+    else
+        default_name(s, name, sizeof(name));
+    j->spec = s;
+    op->spec = NULL;
+    if (!(j->name = strdup(name)) || !(j->team = sl_eng_intern(&e->strs, tm->name)) ||
+        !(j->project = sl_eng_intern(&e->strs, s->project)) ||
+        !(j->user = sl_eng_intern(&e->strs, op->who.user)) ||
+        !(j->unix_user = sl_eng_intern(&e->strs, op->who.unix_user)) ||
+        !(j->queue = sl_eng_intern(&e->strs, q->name)) ||
+        !(j->pclass = sl_eng_intern(&e->strs, pc->name))) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    j->priority = pc->value;
+    j->state = SL_JOB_PENDING;
+    j->submitted_ms = sl_now_ms();
+    j->limits_enforced = j->gpus_enforced = -1;
+
+    /* The normalised spec as text: the HTTP thread's (made beside the
+     * parse, off this thread), else made here. */
+    spec_json = op->spec_json;
+    op->spec_json = NULL;
+    if (!spec_json && (!(doc = sl_job_spec_to_json(s)) ||
+                       !(spec_json = json_dumps(doc, JSON_COMPACT)))) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    /* Nothing is written here: the row and the Pending event go with the
+     * job's first write (sl_eng_job_row), at the latest just before this
+     * transaction commits, and the answer waits for that commit. */
+    j->id = e->next_id;
+    sl_eng_job_view(j, &v, NULL, spec_json);
+    if ((rc = sl_eng_vec_push((void **)&e->unstored, &e->nunstored, &e->unstored_cap,
+                       sizeof(j->id), &j->id)) < 0) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        sl_errorf(&op->err, rc, "out of memory");
+        goto out;
+    }
+    if ((rc = sl_eng_op_job_body(op, &v)) < 0) {
+        e->nunstored--;
+        goto out;
+    }
+    pthread_mutex_lock(&e->mu);
+    user = sl_sched_user(e->sched, j->user);
+    if (user < 0) {
+        rc = user;
+    } else {
+        sl_eng_sched_spec(e, j, q, pc, user, &sj);
+        rc = sl_sched_job_add(e->sched, &sj, &why);
+    }
+    if (rc == 0 && (rc = sl_imap_put(&e->jobs, j->id, j)) < 0)
+        sl_sched_job_remove(e->sched, j->id, j->submitted_ms);
+    pthread_mutex_unlock(&e->mu);
+    if (rc < 0) {
+        e->nunstored--;
+        free(op->body);
+        op->body = NULL;
+        if (rc == -ENOMEM) {
+            sl_eng_op_fail(op, 503, "unavailable");
+            sl_errorf(&op->err, rc, "out of memory");
+        } else {
+            sl_eng_op_fail(op, 400, "invalid");
+            sl_errorf_field(&op->err, -EINVAL, why.field, "%s", why.text);
+            rc = -EINVAL;
+        }
+        goto out;
+    }
+    e->next_id++;
+    snprintf(op->object, sizeof(op->object), "job:%lld", (long long)j->id);
+    op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i, s:s?}", "name",
+                                  j->name, "team", j->team, "queue", j->queue,
+                                  "priority_class", j->pclass, "image", s->image, "tasks",
+                                  s->tasks, "gpus", s->gpus, "gpu_milli", s->gpu_milli,
+                                  "budget", spent ? spent->b.name : NULL);
+    j->fresh = true;
+    j->spec_json = spec_json;
+    spec_json = NULL;
+    e->nfresh++;
+    j = NULL;
+    op->status = 201;
+out:
+    json_decref(doc);
+    free(spec_json);
+    sl_eng_job_free(j);
+    return rc;
+}
+
+int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
+{
+    struct job *j = sl_imap_get(&e->jobs, op->job_id);
+    struct sl_job_view v;
+    int rc;
+
+    if (!j) {
+        json_t *row = sl_store_job_get(e->st, op->job_id, &rc);
+        const char *team = row ? json_string_value(json_object_get(row, "team")) : NULL;
+        if (!row || (!sl_eng_is_admin(&op->who) && team && strcmp(team, op->who.team))) {
+            json_decref(row);
+            sl_eng_op_fail(op, 404, "not_found");
+            return sl_errorf(&op->err, -ENOENT, "job %lld not found",
+                             (long long)op->job_id);
+        }
+        sl_eng_op_fail(op, 409, "conflict");
+        sl_errorf(&op->err, -EALREADY, "job %lld has already finished (%s)",
+                  (long long)op->job_id,
+                  json_string_value(json_object_get(row, "state")));
+        json_decref(row);
+        return -EALREADY;
+    }
+    if (!sl_eng_is_admin(&op->who) && strcmp(j->team, op->who.team) != 0) {
+        sl_eng_op_fail(op, 404, "not_found");
+        return sl_errorf(&op->err, -ENOENT, "job %lld not found",
+                         (long long)op->job_id);
+    }
+    if (strcmp(op->who.role, "viewer") == 0) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "role viewer may not cancel jobs");
+    }
+    if (j->state == SL_JOB_PENDING) {
+        j->state = SL_JOB_CANCELLED;
+        sl_eng_job_msg(e, j, "cancelled by %s while pending", op->who.user);
+        if ((rc = sl_eng_job_persist(e, j, "state", "Pending", -1, sl_now_ms())) < 0) {
+            j->state = SL_JOB_PENDING;
+            sl_eng_op_fail(op, 503, "unavailable");
+            return sl_errorf(&op->err, rc, "store: write failed");
+        }
+        sl_eng_job_view(j, &v, NULL, NULL);
+        v.finished_ms = sl_now_ms();
+        v.spec_doc = sl_job_spec_to_json(j->spec);
+        rc = sl_eng_op_job_body(op, &v);
+        json_decref(v.spec_doc);
+        sl_eng_job_forget(e, j);
+        e->sched_full = true; /* a reservation may be gone */
+        if (rc < 0)
+            return rc;
+        op->status = 202;
+        return 0;
+    }
+    if (!j->cancel_requested) {
+        j->cancel_requested = true;
+        j->intent_at_ms = sl_now_ms();
+        sl_eng_job_msg(e, j, "cancel requested by %s: SIGTERM, then SIGKILL after %llds",
+                op->who.user, (long long)(e->cfg.cancel_grace_ms / 1000));
+        /* The intent is in the row, so that a daemon restarted before the
+         * job ends finishes the cancel (intent_resume). */
+        if ((rc = sl_eng_job_intent_write(e, j, "cancel")) < 0) {
+            j->cancel_requested = false;
+            j->intent_at_ms = 0;
+            sl_eng_op_fail(op, 503, "unavailable");
+            return sl_errorf(&op->err, rc, "store: write failed");
+        }
+        sl_eng_job_signal_all(e, j, SIGTERM);
+        j->kill_at_ms = sl_mono_ms() + e->cfg.cancel_grace_ms;
+        sl_eng_job_timer(e, j);
+    }
+    sl_eng_job_view(j, &v, j->placement, NULL);
+    v.spec_doc = sl_job_spec_to_json(j->spec);
+    rc = sl_eng_op_job_body(op, &v);
+    json_decref(v.spec_doc);
+    if (rc < 0)
+        return rc;
+    op->status = 202;
+    return 0;
+}

@@ -1,0 +1,528 @@
+/*
+ * engine_int.h - what the engine's modules share: the engine's state
+ * (struct sl_engine), jobs and tasks as the engine holds them, and the
+ * functions one module calls in another. Not a public header: only
+ * the engine modules include it; everything else uses engine.h.
+ *
+ * The modules, in the order a change usually meets them:
+ *   core.c        the loop, the op queue, group commit, the syncer, timers
+ *   catalog.c     teams, queues, cohorts, classes, users; apply
+ *   teamadmin.c   what a team-admin may apply
+ *   admission.c   submit and cancel, admission policies, lineage
+ *   job.c         job views, rows, the run list, transitions to an end
+ *   launch.c      placement, preemption, the job environment, starting tasks
+ *   meter.c       ledger intervals, budgets, idle detection
+ *   govern.c      tokens, scans, models and stages, carbon
+ *   auditlog.c    the audit writer and its checkpoints
+ *   recovery.c    creation, loading, re-adoption, bootstrap
+ *   readers.c     JSON views and /metrics for the HTTP thread
+ *
+ * Invariants:
+ *  - Only the engine thread writes the store and changes jobs and nodes.
+ *  - e->mu guards what the HTTP thread reads: the job map, the scheduler
+ *    (reasons, explanations, queue and node figures) and job messages. The
+ *    engine takes it around those changes, never across I/O.
+ *  - A job is in e->jobs exactly while it is Pending or Running (a job being
+ *    preempted is Running); the scheduler knows exactly those jobs, and it
+ *    owns the resource accounting: a Running job's resources are taken in it
+ *    exactly while the job is Running.
+ *  - Processes are started only after the transaction that marked the job
+ *    Running has committed; a crash in between leaves a Running job with no
+ *    pid file, which the next start marks Lost (and retries per policy).
+ *  - A submission writes nothing at once: the job is 'fresh' and its row
+ *    and Pending event are inserted with its first write (most often its
+ *    placement in the same group) or, at the latest, just before the group
+ *    commits; its 201 follows that commit, as every answer does. Nothing
+ *    that a savepoint may undo holds a fresh job's only insert.
+ *  - Running jobs sit in e->timers at their next timer; a loop iteration
+ *    looks only at those that are due.
+ */
+#ifndef SL_ENGINE_INT_H
+#define SL_ENGINE_INT_H
+
+#include "engine.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../audit/audit.h"
+#include "../policy/policy.h"
+#include "../sched/sched.h"
+#include "../sim/trace.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/heap.h"
+#include "../util/imap.h"
+
+#define MAX_NAMED 1024        /* teams, queues, classes, users, cohorts */
+#define ADOPTED_POLL_MS 1000  /* tasks re-adopted after a restart */
+#define SIM_DURATION_LABEL "sim-duration"
+#define CHECKPOINT_PAGES 1000 /* WAL frames that wake the checkpointer */
+#define MAX_BUDGETS 256
+#define METER_TICK_MS 1000    /* budget thresholds, idle flags */
+#define GPUMON_PERIOD_MS 1000 /* NVML and RAPL samples */
+#define PRICING_TEXT_MAX 65536
+#define RES_INF INT64_MAX
+#define AUDIT_CHECKPOINT_MS 60000 /* a signed checkpoint this often, when the
+                                     log grew */
+
+struct team { char name[64]; char default_queue[64]; };
+struct queue {
+    char name[64], team[64], cohort[64];
+    char *spec_json;              /* owned: canonical manifest spec */
+    int sq;                       /* scheduler index */
+};
+struct cohort { char name[64]; char description[257]; };
+struct pclass {
+    char name[64];
+    int value;
+    bool preemptible, is_default, opportunistic;
+    int64_t min_runtime_ms;
+    int sc;                       /* scheduler index */
+};
+struct user { char name[64]; char team[64]; char role[16]; char unix_user[64]; };
+
+/* A team's use since this sluiced started, for the counters of /metrics:
+ * closed intervals at the rates they ran at (running ones are added at
+ * each scrape). Guarded by e->mu. */
+struct team_use { double gpu_hours, cu, cost, kwh; };
+
+/* A budget and its use in the current period: closed intervals summed,
+ * running ones as sums of their rates, so that the use at any time is
+ * closed + rsum * now - rstart (see budget_used). */
+struct budget {
+    struct sl_budget b;
+    int64_t period_start;         /* of the period the sums are for */
+    double closed;                /* unit */
+    double rsum, rstart;          /* unit per ms; unit */
+    unsigned warned;              /* 1: 80 % event written, 2: 100 % */
+};
+
+struct task {
+    int node;                     /* scheduler node index */
+    int ngpus;
+    int gpus[SL_EXEC_MAX_GPUS];
+    int gpu_milli;
+    bool started;                 /* process launched (or adopted) */
+    bool done;
+    int exit_code;
+    int64_t sim_end_ms;           /* simulated executor: when it ends (wall:
+                                     the job's started_ms + its duration) */
+    struct sl_exec_handle h;
+    bool metered;                 /* on this host, with the monitor: m0 holds
+                                     its readings at the interval's start */
+    struct task_reading { bool energy_ok, util_ok, cpu_ok;
+                          double energy_j, busy_s, cpu_j; } m0;
+};
+
+struct job {
+    int64_t id;
+    struct sl_job_spec *spec;     /* owned */
+    char *name;                   /* owned */
+    const char *team, *project, *user, *queue, *pclass, *unix_user; /* interned */
+    int priority;
+    enum sl_job_state state;
+    int attempt, preemptions;
+    int64_t submitted_ms, started_ms, not_before_ms;
+    struct task *tasks;           /* spec->tasks entries while Running */
+    bool cancel_requested, timed_out, gang_failed, lost, preempting, adopted;
+    int64_t preempted_for;        /* preempting: the job it makes room for */
+    int64_t ckpt_at_ms;           /* maxRuntime: send checkpoint signal (mono) */
+    int64_t kill_at_ms;           /* send SIGKILL (mono); 0 = none */
+    int limits_enforced;          /* -1 unknown */
+    int gpus_enforced;            /* -1 unknown or no GPUs; see
+                                     sl_job_view.gpus_enforced */
+    int64_t intent_at_ms;         /* when a cancel, preemption or timeout
+                                     first signalled it (wall); 0 = none */
+    char *message;                /* owned; guarded by e->mu; NULL = none */
+    char *placement;              /* owned: the tasks' placement as the
+                                     API's JSON text, while Running */
+    bool fresh;                   /* submitted in the open transaction and
+                                     not yet stored: its first write inserts
+                                     the row (see job_row) */
+    char *spec_json;              /* owned while fresh: the spec's text */
+    size_t run_idx;               /* index in e->run while Running */
+    struct sl_heap_item due;      /* in e->timers while Running with a timer
+                                     (key: its next one, mono ms) */
+    double rate[3];               /* while Running: gpu-hours, CU and cost
+                                     per ms at the estimate (budgets);
+                                     guarded by e->mu for readers */
+    double rate_kwh;              /* and kWh per ms */
+    char *lineage;                /* owned while fresh: its lineage (JSON) */
+    char *token;                  /* owned from placement to launch: the
+                                     attempt's job token, in clear */
+    char *demoted;                /* owned while fresh: why a spent budget
+                                     demoted it (its "budget" event) */
+    /* Idle-but-allocated (metered GPUs only): the stretch under the
+     * Pricing's idle threshold that began at idle_since_ms (0 = none), the
+     * tick it was last seen, and the time of this interval in stretches at
+     * least idle.after long. */
+    int64_t idle_since_ms, idle_last_ms, idle_ms;
+    bool idle_counting, idle_flagged;
+};
+
+/* Interned strings: names that many jobs share, kept for the daemon's life. */
+struct strtab {
+    char **slot;                  /* open addressing; NULL = empty */
+    size_t cap, len;
+};
+
+struct sl_engine {
+    struct sl_engine_config cfg;
+    char data_dir[1024], store_path[1100], log_dir[1100], run_dir[1100];
+    char fake_nodes[1100];
+    struct sl_store *st;
+    struct sl_exec *exec;
+    struct sl_host_info host;     /* this machine */
+    struct sl_gpumon *mon;        /* its GPUs' and CPUs' meters; NULL = none
+                                     (fake GPUs, no NVML nor RAPL) */
+    bool host_is_node;            /* node 0 is this host (no --fake-nodes) */
+    struct sl_sched *sched;       /* guarded by mu */
+    struct strtab strs;
+
+    struct team teams[MAX_NAMED];
+    int nteams;
+    struct queue queues[MAX_NAMED];
+    int nqueues;
+    struct cohort cohorts[MAX_NAMED];
+    int ncohorts;
+    struct pclass pclasses[64];
+    int npclasses;
+    struct user users[MAX_NAMED];
+    int nusers;
+    struct sl_pricing pricing;    /* in force; guarded by mu for readers */
+    struct team_use team_use[MAX_NAMED]; /* by index in teams */
+    struct budget budgets[MAX_BUDGETS];
+    int nbudgets;                 /* guarded by mu for readers */
+    int64_t next_meter_ms;        /* next meter tick (mono) */
+    int64_t meter_since;          /* the meter's first start (wall) */
+
+    pthread_mutex_t mu;           /* see invariants */
+    struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
+    struct sl_imap shims;         /* shim pid -> job id, for exited tasks */
+    size_t nfresh;                /* jobs submitted since the last pass */
+    int64_t *unstored;            /* ids of the fresh jobs of the open
+                                     transaction, stored before it commits */
+    size_t nunstored, unstored_cap;
+    int64_t next_id;              /* the id of the next job submitted */
+    bool write_failed;            /* a write the open transaction needs
+                                     failed: it must not commit */
+    struct job **run;             /* Running jobs; j->run_idx is the index */
+    size_t nrun, run_cap;
+    struct sl_heap timers;        /* Running jobs that have a timer: task
+                                     ends (simulated), maxRuntime, kill
+                                     after grace; room for every Running
+                                     job is reserved before it runs */
+    struct sl_exec_handle *gone;  /* tasks whose end is recorded in the open
+                                     transaction: their pid and exit files
+                                     go only once it has committed */
+    size_t ngone, gone_cap;
+    bool sched_full;              /* something was freed or changed */
+    int64_t sched_wake_ms;        /* the scheduler's next timer (wall) */
+    int64_t next_poll_ms;         /* adopted tasks of the local executor (mono) */
+
+    pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
+    struct sl_op *qhead, *qtail;
+    bool stopping;
+    bool broken;                  /* a commit failed: memory and store differ */
+    int wake_fd;                  /* eventfd: ops queued or SIGCHLD */
+
+    /* The syncer: answers committed operations once their WAL frames are on
+     * disk, so that the engine can go on with the next group meanwhile. */
+    pthread_mutex_t smu;
+    pthread_cond_t scond;
+    struct sl_op *shead, *stail;  /* committed, not yet answered */
+    bool sstop;
+    pthread_t sthread;
+    bool srunning;
+    int wal_fd;                   /* the store's -wal file, for fdatasync */
+    pthread_t thread;
+    bool running;
+    struct sl_engine_counters counters; /* for /metrics; see engine.h */
+
+    /* The audit log: its head as of the open transaction, the signing key
+     * (read-only after creation, so that the HTTP thread may sign) */
+    struct sl_audit_head audit_head;
+    struct sl_audit_head audit_committed; /* guarded by mu */
+    struct sl_audit_key audit_key;
+    char audit_origin[160];
+    char audit_vkey[256];
+    struct sl_buf audit_line;
+    int64_t audit_ckpt_size;      /* the last checkpoint's size */
+    int64_t next_ckpt_ms;         /* mono */
+    char *audit_ckpt_text;        /* a checkpoint to write to its file once
+                                     the transaction holding it commits */
+    _Atomic uint64_t token_epoch; /* bumped when a token is revoked */
+    bool tokens_revoked;          /* in the open transaction */
+    char api_url[160];            /* for tasks; "" = no job tokens */
+    char job_user[64];            /* the account of unmapped users' jobs;
+                                     "" = they are refused (see
+                                     identity_check) */
+    char allow_daemon_user[64];   /* see sl_engine_config */
+    struct sl_policy *policies;   /* kind: Policy, by name */
+    int npolicies;
+};
+
+/* ---- core.c ------------------------------------------------------------ */
+
+extern int sl_eng_g_wake_fd;
+
+void sl_eng_on_sigchld(int sig);
+
+void sl_eng_op_fail(struct sl_op *op, int status, const char *code);
+
+/* The answer of a job operation: the job object as text. */
+int sl_eng_op_job_body(struct sl_op *op, const struct sl_job_view *v);
+
+/* ---- catalog.c --------------------------------------------------------- */
+
+/* The one copy of 's', or NULL on -ENOMEM. */
+const char *sl_eng_intern(struct strtab *t, const char *s);
+
+void sl_eng_strtab_fini(struct strtab *t);
+
+struct team *sl_eng_team_find(struct sl_engine *e, const char *name);
+
+struct queue *sl_eng_queue_find(struct sl_engine *e, const char *name);
+
+struct pclass *sl_eng_pclass_find(struct sl_engine *e, const char *name);
+
+struct user *sl_eng_user_find(struct sl_engine *e, const char *name);
+
+void sl_eng_sched_settings(struct sl_engine *e, const struct sl_manifest *m);
+
+/* Parse one stored manifest spec back ({kind, name, spec JSON text}). */
+int sl_eng_manifest_from_store(const char *kind, const char *name, const char *spec_json,
+                               struct sl_manifest **out);
+
+bool sl_eng_is_role(const struct sl_principal *who, const char *role);
+
+bool sl_eng_is_admin(const struct sl_principal *who);
+
+int sl_eng_manifest_forbidden(struct sl_op *op, size_t i, size_t n, const char *field,
+                              const char *msg);
+
+extern const char *const sl_eng_action_names[];
+
+int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op);
+
+int sl_eng_ld_team(void *arg, const char *name, const char *dq);
+
+int sl_eng_ld_cohort(void *arg, const char *name, const char *description);
+
+int sl_eng_ld_queue(void *arg, const char *name, const char *team, const char *spec_json);
+
+int sl_eng_ld_pclass(void *arg, const char *name, int value, bool preemptible,
+                     bool is_default, bool opportunistic, int64_t min_runtime_ms);
+
+int sl_eng_ld_user(void *arg, const char *name, const char *team,
+                   const char *role, const char *unix_user);
+
+/* ---- teamadmin.c ------------------------------------------------------- */
+
+/* A team-admin applies its team's users (as team-admin, member or viewer)
+ * and queues; the team's total quota, borrowing limits and fair-share
+ * weight may not grow past what it has: quota an admin granted moves
+ * between the team's queues, and only an admin adds to it. */
+int sl_eng_team_admin_check(struct sl_engine *e, struct sl_op *op);
+
+/* ---- job.c ------------------------------------------------------------- */
+
+/* Set the job's message (NULL fmt clears it). */
+void sl_eng_job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...);
+
+/* The placement of a job's tasks as the API's JSON text (the array of
+ * {node, task, gpus, gpu_milli} objects, compact), written once when the
+ * job is placed and kept while it runs. Returns NULL on -ENOMEM. */
+char *sl_eng_placement_text(struct sl_engine *e, const struct job *j);
+
+void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
+                     const char *placement, const char *spec_json);
+
+/* Write the job row for its current state. With 'exit_code' >= 0 the job
+ * is finished with that code.
+ *
+ * A job submitted in the open transaction has no row yet ('fresh'): the
+ * submission writes nothing, and the job's first write inserts its row as
+ * it is then, with the Pending event of its submission first. A job placed
+ * in the group that submitted it is thus written once, Running, instead of
+ * inserted Pending and updated; the events are the same. The caller undoes
+ * a failed write with a savepoint and must then set 'fresh' back. */
+int sl_eng_job_row(struct sl_engine *e, struct job *j, int exit_code, int64_t finished_ms);
+
+/* Store the fresh job 'id' if it still is: before a commit, and before an
+ * operation on it takes a savepoint (which could undo the insert). A
+ * failure fails the whole open transaction. */
+void sl_eng_job_store_fresh(struct sl_engine *e, int64_t id);
+
+/* Write the job row for its current state, plus one event. */
+int sl_eng_job_persist(struct sl_engine *e, struct job *j, const char *type,
+                       const char *from, int exit_code, int64_t finished_ms);
+
+/* Record that Running job 'j' was told to stop ('type': cancel, preempt
+ * or timeout; its flag and intent_at_ms already set): the row carries the
+ * intent, and one event says it. */
+int sl_eng_job_intent_write(struct sl_engine *e, struct job *j, const char *type);
+
+void sl_eng_job_token_drop(struct job *j);
+
+void sl_eng_job_free(struct job *j);
+
+/* Append to a growable vector. */
+int sl_eng_vec_push(void **vec, size_t *n, size_t *cap, size_t elem, const void *v);
+
+/* On the run list, with room in the timer heap for it. Caller holds
+ * e->mu. Returns 0 or -ENOMEM (nothing changed). */
+int sl_eng_run_add(struct sl_engine *e, struct job *j);
+
+/* Off the run list (the last entry takes its place) and off the timer
+ * heap. Caller holds e->mu. */
+void sl_eng_run_del(struct sl_engine *e, struct job *j);
+
+/* Put a Running job in the timer heap at its next timer, or take it out
+ * when it has none. Call after anything that changes one. Cannot fail:
+ * sl_eng_run_add reserved the room. */
+void sl_eng_job_timer(struct sl_engine *e, struct job *j);
+
+void sl_eng_job_forget(struct sl_engine *e, struct job *j);
+
+/* Back to Pending in the scheduler, keeping the submit time. */
+void sl_eng_job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_before);
+
+/* A Running job whose every task has ended: decide its outcome. The row is
+ * written while the placement is still known, then the resources go back. */
+int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost);
+
+void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig);
+
+/* ---- meter.c ----------------------------------------------------------- */
+
+/* Use of budget 'b' at wall time 'now'. */
+double sl_eng_budget_used(const struct budget *b, int64_t now);
+
+/* Open the ledger intervals of a job just placed (in the placement's
+ * savepoint), with the meters' readings at its start. */
+int sl_eng_ledger_open(struct sl_engine *e, struct job *j);
+
+/* After sl_eng_ledger_open has been written: count the job in its budgets. Also
+ * for a Running job re-adopted at start (its intervals are open). */
+void sl_eng_ledger_running(struct sl_engine *e, struct job *j);
+
+/* Close the intervals of a Running job at 'end' and move its use into its
+ * budgets' closed sums. A failed write fails the group: no change without
+ * its record. */
+void sl_eng_ledger_close(struct sl_engine *e, struct job *j, int64_t end);
+
+/* Add or replace a budget (caller holds e->mu); sl_eng_meter_recount counts it. */
+void sl_eng_budget_set(struct sl_engine *e, const struct sl_budget *nb);
+
+/* Every Running job's rates again (the Pricing changed) and every budget
+ * recounted. */
+void sl_eng_meter_recount(struct sl_engine *e);
+
+/* The 80 % and 100 % events of every budget, once per period each; a new
+ * period's recount; idle-but-allocated jobs. In the open transaction. */
+void sl_eng_meter_tick(struct sl_engine *e);
+
+/* The budget of 'team' that is spent, the one that blocks before one that
+ * demotes; NULL when none is. */
+const struct budget *sl_eng_budget_spent(struct sl_engine *e, const char *team,
+                                         int64_t now);
+
+/* The class a demoted job gets: "best-effort" when it exists, else the
+ * preemptible class of lowest value; NULL when there is none. */
+struct pclass *sl_eng_demote_class(struct sl_engine *e);
+
+void sl_eng_budget_text(struct sl_engine *e, const struct budget *b, int64_t now,
+                        char *buf, size_t size);
+
+/* The Pricing, the budgets and their counts; intervals left open by jobs
+ * that no longer run are closed. After the jobs are loaded. */
+int sl_eng_meter_load(struct sl_engine *e);
+
+/* ---- admission.c ------------------------------------------------------- */
+
+/* The scheduler's view of a job. */
+void sl_eng_sched_spec(struct sl_engine *e, const struct job *j, const struct queue *q,
+                       const struct pclass *pc, int user, struct sl_sched_job_spec *sj);
+
+/* Put policy 'p' in force (engine thread; kept sorted by name). */
+void sl_eng_policy_set(struct sl_engine *e, const struct sl_policy *p);
+
+int sl_eng_policies_load(struct sl_engine *e, struct sl_error *err);
+
+int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op);
+
+int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op);
+
+/* ---- govern.c ---------------------------------------------------------- */
+
+/* A new random token: "sl_" + 43 base64url characters (32 random bytes). */
+void sl_eng_token_new(char *out, size_t size, unsigned char hash[32]);
+
+int sl_eng_do_token(struct sl_engine *e, struct sl_op *op);
+
+int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op);
+
+/* An image scan's summary (src/policy/policy.h, sl_scan_json), by digest. */
+int sl_eng_do_scan(struct sl_engine *e, struct sl_op *op);
+
+/* Register a model version: by a user of its team, or by a job with its
+ * own token (the model is then tied to that job). Versions are immutable. */
+int sl_eng_do_model(struct sl_engine *e, struct sl_op *op);
+
+int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op);
+
+/* Hourly carbon intensity of a site (admin): every hour or none. */
+int sl_eng_do_carbon(struct sl_engine *e, struct sl_op *op);
+
+/* ---- auditlog.c -------------------------------------------------------- */
+
+/* Append one record to the audit log in the open transaction, stealing
+ * 'details' (NULL = {}). A record that cannot be written fails the whole
+ * transaction: no change without its record. */
+void sl_eng_audit_add(struct sl_engine *e, const char *actor, const char *action,
+                      const char *object, bool ok, json_t *details);
+
+/* The record of operation 'op', after its savepoint was released (ok) or
+ * rolled back (refused). */
+void sl_eng_audit_op(struct sl_engine *e, struct sl_op *op, int rc);
+
+/* At most every AUDIT_CHECKPOINT_MS (or with 'now'), when the log grew:
+ * sign its head into a checkpoint, stored in the open transaction and
+ * written to DATA/audit/checkpoint once it commits. */
+void sl_eng_audit_checkpoint(struct sl_engine *e, bool now);
+
+/* After a commit: the head readers may sign, and the checkpoint file. */
+void sl_eng_audit_committed(struct sl_engine *e);
+
+void sl_eng_audit_rollback(struct sl_engine *e);
+
+int sl_eng_audit_open(struct sl_engine *e, struct sl_error *err);
+
+/* ---- launch.c ---------------------------------------------------------- */
+
+int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j);
+
+void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarted);
+
+/* Poll one job's tasks; finish it when all have ended, else put it at
+ * its next timer. */
+void sl_eng_poll_job(struct sl_engine *e, struct job *j);
+
+/* Poll the tasks whose shim exited and, once a second, the re-adopted
+ * ones (their shims are not our children); finish jobs whose tasks have
+ * all ended. The simulated executor's task ends are timers (run_due). */
+void sl_eng_poll_tasks(struct sl_engine *e);
+
+/* ---- recovery.c -------------------------------------------------------- */
+
+/* Whether Unix account 'name' may run jobs here: it exists and has
+ * neither the daemon's uid nor uid 0, unless it is the one account
+ * --allow-daemon-user names; a daemon that is not root runs jobs as
+ * itself only. Returns 0, or -EINVAL / -EPERM with 'err' saying why (its
+ * text starts with the account's name in quotes). */
+int sl_eng_account_check(const struct sl_engine *e, const char *name, struct sl_error *err);
+
+#endif

@@ -1,0 +1,349 @@
+/*
+ * govern.c - governance operations: job and user tokens, revocation, image
+ * scans, the model registry and its stages, carbon intensity.
+ * See engine_int.h for what the modules share and the invariants.
+ */
+#include "engine_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../policy/policy.h"
+#include "../sched/sched.h"
+#include "../sim/trace.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/heap.h"
+#include "../util/imap.h"
+
+void sl_eng_token_new(char *out, size_t size, unsigned char hash[32])
+{
+    unsigned char raw[32];
+    char b64[64];
+
+    randombytes_buf(raw, sizeof(raw));
+    sodium_bin2base64(b64, sizeof(b64), raw, sizeof(raw),
+                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    snprintf(out, size, "sl_%s", b64);
+    crypto_generichash(hash, 32, (const unsigned char *)out, strlen(out), NULL, 0);
+    sodium_memzero(raw, sizeof(raw));
+}
+
+/* May 'who' create or revoke the tokens of user 'u'? Admin: anyone; a
+ * team-admin: the users of its team below admin and auditor; anyone: itself.
+ * A job token: nobody. */
+static bool may_manage_user(const struct sl_principal *who, const struct user *u)
+{
+    if (who->job_id)
+        return false;
+    if (sl_eng_is_admin(who) || strcmp(who->user, u->name) == 0)
+        return true;
+    return sl_eng_is_role(who, "team-admin") && strcmp(u->team, who->team) == 0 &&
+           strcmp(u->role, "admin") != 0 && strcmp(u->role, "auditor") != 0;
+}
+
+int sl_eng_do_token(struct sl_engine *e, struct sl_op *op)
+{
+    char token[80], when[40];
+    unsigned char hash[32];
+    const struct user *u = sl_eng_user_find(e, op->token_user);
+    int64_t id = 0;
+    int rc;
+
+    snprintf(op->object, sizeof(op->object), "user:%s", op->token_user);
+    if (!u && sl_eng_is_admin(&op->who)) {
+        sl_eng_op_fail(op, 404, "not_found");
+        return sl_errorf(&op->err, -ENOENT, "user '%s' not found", op->token_user);
+    }
+    if (!u || !may_manage_user(&op->who, u)) {
+        /* The same answer whether the user exists or not: no one but an
+         * admin learns who the users are from it. */
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "%s %s may not create tokens for user '%s'",
+                         op->who.job_id ? "job" : op->who.role, op->who.user,
+                         op->token_user);
+    }
+    sl_eng_token_new(token, sizeof(token), hash);
+    if ((rc = sl_store_token_insert(e->st, hash, op->token_user, op->token_expires_ms,
+                                    op->token_label, 0, &id)) < 0) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    op->result = json_pack("{s:s, s:I, s:s, s:s, s:o}", "token", token, "id", (json_int_t)id,
+                           "user", op->token_user, "label", op->token_label, "expires_at",
+                           op->token_expires_ms
+                               ? json_string(sl_time_rfc3339(op->token_expires_ms,
+                                                             when, sizeof(when)))
+                               : json_null());
+    /* the record names the token, never its secret */
+    op->audit_details = json_pack("{s:I, s:s, s:o}", "token_id", (json_int_t)id, "label",
+                                  op->token_label, "expires_at",
+                                  op->token_expires_ms
+                                      ? json_string(sl_time_rfc3339(op->token_expires_ms,
+                                                                    when, sizeof(when)))
+                                      : json_null());
+    op->status = 201;
+    sodium_memzero(token, sizeof(token));
+    return 0;
+}
+
+int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op)
+{
+    char user[64], team[64];
+    int64_t job_id;
+    bool revoked;
+    const struct user *u;
+    int rc;
+
+    snprintf(op->object, sizeof(op->object), "token:%lld", (long long)op->token_id);
+    if (sl_store_token_info(e->st, op->token_id, user, team, &job_id, &revoked) < 0 ||
+        !(u = sl_eng_user_find(e, user)) ||
+        (!may_manage_user(&op->who, u) && !sl_eng_is_role(&op->who, "auditor"))) {
+        /* a token one may not manage is one one cannot see */
+        sl_eng_op_fail(op, 404, "not_found");
+        return sl_errorf(&op->err, -ENOENT, "token %lld not found", (long long)op->token_id);
+    }
+    if (sl_eng_is_role(&op->who, "auditor") && !may_manage_user(&op->who, u)) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "auditor may not revoke tokens");
+    }
+    if (revoked) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf(&op->err, -EALREADY, "token %lld is already revoked",
+                         (long long)op->token_id);
+    }
+    if ((rc = sl_store_token_revoke(e->st, op->token_id, sl_now_ms())) < 0) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    e->tokens_revoked = true;
+    op->result = json_pack("{s:I, s:s, s:b}", "id", (json_int_t)op->token_id, "user", user,
+                           "revoked", 1);
+    op->audit_details = json_pack("{s:s}", "user", user);
+    op->status = 200;
+    return 0;
+}
+
+int sl_eng_do_scan(struct sl_engine *e, struct sl_op *op)
+{
+    const char *digest = json_string_value(json_object_get(op->doc, "digest"));
+    char *text = NULL;
+    int act;
+
+    snprintf(op->object, sizeof(op->object), "image:%s", digest ? digest : "");
+    if (!sl_eng_is_admin(&op->who)) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "only admin may import scans");
+    }
+    if (!digest || !(text = json_dumps(op->doc, JSON_COMPACT | JSON_SORT_KEYS))) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    act = sl_store_obj_put(e->st, "Scan", digest, text);
+    free(text);
+    if (act < 0) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, act, "store: write failed");
+    }
+    op->audit_details = json_deep_copy(json_object_get(op->doc, "counts"));
+    if (op->audit_details && !json_is_object(op->audit_details)) {
+        json_decref(op->audit_details);
+        op->audit_details = NULL;
+    }
+    op->result = json_pack("{s:O, s:s}", "scan", op->doc, "action", sl_eng_action_names[act]);
+    op->status = act == 1 ? 201 : 200;
+    return 0;
+}
+
+int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
+{
+    json_t *d = op->doc, *m = NULL;
+    const char *name = json_string_value(json_object_get(d, "name"));
+    const char *version = json_string_value(json_object_get(d, "version"));
+    const char *team = json_string_value(json_object_get(d, "team"));
+    json_int_t job = json_integer_value(json_object_get(d, "job"));
+    char key[160], when[40], *text = NULL, *old;
+    int rc;
+
+    snprintf(key, sizeof(key), "%s@%s", name ? name : "", version ? version : "");
+    snprintf(op->object, sizeof(op->object), "model:%s", key);
+    if (strcmp(op->who.role, "viewer") == 0 || strcmp(op->who.role, "auditor") == 0) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "role %s may not register models", op->who.role);
+    }
+    if (op->who.job_id) {
+        if (job && job != op->who.job_id) {
+            sl_eng_op_fail(op, 403, "forbidden");
+            return sl_errorf_field(&op->err, -EPERM, "job",
+                                   "a job token registers models of its own job (%lld) only",
+                                   (long long)op->who.job_id);
+        }
+        job = op->who.job_id;
+    }
+    if (!team)
+        team = op->who.team;
+    if (!sl_eng_is_admin(&op->who) && strcmp(team, op->who.team) != 0) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "team", "user '%s' may not register "
+                               "models for team '%s'", op->who.user, team);
+    }
+    if (!sl_eng_team_find(e, team)) {
+        sl_eng_op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, "team", "team '%s' does not exist", team);
+    }
+    if (job) {
+        /* the job must exist and belong to the model's team */
+        json_t *jd = sl_store_job_get(e->st, job, &rc);
+        const char *jt = json_string_value(json_object_get(jd, "team"));
+        bool same = jt && strcmp(jt, team) == 0;
+        json_decref(jd);
+        if (!jd || !same) {
+            sl_eng_op_fail(op, 400, "invalid");
+            return sl_errorf_field(&op->err, -EINVAL, "job", "job %lld %s", (long long)job,
+                                   jd ? "belongs to another team" : "does not exist");
+        }
+    }
+    if ((old = sl_store_obj_get(e->st, "Model", key, &rc))) {
+        free(old);
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EALREADY, "version",
+                               "model %s is already registered; versions are immutable", key);
+    }
+    m = json_pack("{s:s, s:s, s:s, s:O, s:O, s:o, s:o, s:s, s:s, s:s, s:[]}", "name", name,
+                  "version", version, "team", team, "digest", json_object_get(d, "digest"),
+                  "uri", json_object_get(d, "uri"), "metrics",
+                  json_object_get(d, "metrics") ? json_incref(json_object_get(d, "metrics"))
+                                                : json_object(),
+                  "job", job ? json_integer(job) : json_null(), "registered_by",
+                  op->who.user, "registered_at",
+                  sl_time_rfc3339(sl_now_ms(), when, sizeof(when)), "stage", "none",
+                  "history");
+    if (!m || !(text = json_dumps(m, JSON_COMPACT))) {
+        json_decref(m);
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    rc = sl_store_obj_put(e->st, "Model", key, text);
+    free(text);
+    if (rc < 0) {
+        json_decref(m);
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    op->audit_details = json_pack("{s:s, s:O, s:O, s:o}", "team", team, "digest",
+                                  json_object_get(d, "digest"), "uri",
+                                  json_object_get(d, "uri"), "job",
+                                  job ? json_integer(job) : json_null());
+    op->result = m;
+    op->status = 201;
+    return 0;
+}
+
+int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
+{
+    const char *stage = json_string_value(json_object_get(op->doc, "stage"));
+    const char *comment = json_string_value(json_object_get(op->doc, "comment"));
+    json_t *m = NULL, *hist;
+    const char *team, *from;
+    char *text, when[40], from_buf[32];
+    int rc;
+
+    snprintf(op->object, sizeof(op->object), "model:%s", op->model);
+    if (!(text = sl_store_obj_get(e->st, "Model", op->model, &rc)) ||
+        !(m = json_loads(text, 0, NULL))) {
+        free(text);
+        sl_eng_op_fail(op, rc == -ENOENT ? 404 : 503, rc == -ENOENT ? "not_found" : "unavailable");
+        return sl_errorf(&op->err, rc == -ENOENT ? -ENOENT : -EIO, "model %s not found",
+                         op->model);
+    }
+    free(text);
+    team = json_string_value(json_object_get(m, "team"));
+    sl_strlcpy(from_buf, json_string_value(json_object_get(m, "stage"))
+                             ? json_string_value(json_object_get(m, "stage"))
+                             : "",
+               sizeof(from_buf));
+    from = from_buf; /* the member is replaced below */
+    if (!sl_eng_is_admin(&op->who) && (!team || strcmp(team, op->who.team) != 0)) {
+        json_decref(m);
+        sl_eng_op_fail(op, 404, "not_found");
+        return sl_errorf(&op->err, -ENOENT, "model %s not found", op->model);
+    }
+    if (op->who.job_id || !sl_policy_may_approve(e->policies, (size_t)e->npolicies,
+                                                 op->who.role)) {
+        json_decref(m);
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf_field(&op->err, -EPERM, "stage",
+                               "role %s may not move models between stages (models.approvers)",
+                               op->who.job_id ? "job" : op->who.role);
+    }
+    if (from && strcmp(from, stage) == 0) {
+        json_decref(m);
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EALREADY, "stage", "model %s is already in %s",
+                               op->model, stage);
+    }
+    if (from && strcmp(from, "archived") == 0) {
+        json_decref(m);
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EALREADY, "stage",
+                               "model %s is archived; register a new version", op->model);
+    }
+    hist = json_object_get(m, "history");
+    json_array_append_new(hist, json_pack("{s:s, s:s, s:s, s:s, s:s}", "from", from ? from : "",
+                                          "to", stage, "by", op->who.user, "at",
+                                          sl_time_rfc3339(sl_now_ms(), when, sizeof(when)),
+                                          "comment", comment ? comment : ""));
+    json_object_set_new(m, "stage", json_string(stage));
+    if (!(text = json_dumps(m, JSON_COMPACT)) ||
+        (rc = sl_store_obj_put(e->st, "Model", op->model, text)) < 0) {
+        free(text);
+        json_decref(m);
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -EIO, "store: write failed");
+    }
+    free(text);
+    op->audit_details = json_pack("{s:s, s:s, s:s}", "from", from ? from : "", "to", stage,
+                                  "comment", comment ? comment : "");
+    op->result = m;
+    op->status = 200;
+    return 0;
+}
+
+int sl_eng_do_carbon(struct sl_engine *e, struct sl_op *op)
+{
+    int rc = 0;
+
+    if (!sl_eng_is_admin(&op->who)) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        return sl_errorf(&op->err, -EPERM, "only admin may set carbon intensity");
+    }
+    for (size_t i = 0; i < op->ncarbon && rc == 0; i++)
+        rc = sl_store_carbon_put(e->st, op->carbon_site, op->carbon_hour_ms[i],
+                                 op->carbon_g[i]);
+    if (rc < 0) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    op->result = json_pack("{s:s, s:I}", "site", op->carbon_site, "hours",
+                           (json_int_t)op->ncarbon);
+    op->status = 200;
+    return 0;
+}
+
+uint64_t sl_engine_token_epoch(struct sl_engine *e)
+{
+    return atomic_load_explicit(&e->token_epoch, memory_order_acquire);
+}

@@ -1,0 +1,442 @@
+/*
+ * job.c - jobs: the API view of a job, its rows and events, the run list
+ * and timers, and the transitions to an end (finish, requeue, forget).
+ * See engine_int.h for what the modules share and the invariants.
+ */
+#include "engine_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../policy/policy.h"
+#include "../sched/sched.h"
+#include "../sim/trace.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/heap.h"
+#include "../util/imap.h"
+
+void sl_eng_job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...)
+{
+    char buf[256];
+    char *m = NULL;
+    va_list ap;
+
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        m = strdup(buf); /* on -ENOMEM the job just loses its message */
+    }
+    pthread_mutex_lock(&e->mu);
+    free(j->message);
+    j->message = m;
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Append the decimal form of 'v'. */
+static void buf_int(struct sl_buf *b, int v)
+{
+    char t[16];
+    int n = snprintf(t, sizeof(t), "%d", v);
+
+    sl_buf_add(b, t, (size_t)n);
+}
+
+char *sl_eng_placement_text(struct sl_engine *e, const struct job *j)
+{
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    sl_buf_add(&b, "[", 1);
+    pthread_mutex_lock(&e->mu); /* node names live in the scheduler */
+    for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
+        const struct task *tk = &j->tasks[t];
+        struct sl_sched_node_view nv;
+        sl_sched_node_view(e->sched, tk->node, &nv);
+        sl_buf_adds(&b, t ? ",{\"node\":" : "{\"node\":");
+        sl_buf_json_str(&b, nv.name);
+        sl_buf_adds(&b, ",\"task\":");
+        buf_int(&b, t);
+        sl_buf_adds(&b, ",\"gpus\":[");
+        for (int g = 0; g < tk->ngpus; g++) {
+            if (g)
+                sl_buf_add(&b, ",", 1);
+            buf_int(&b, tk->gpus[g]);
+        }
+        sl_buf_adds(&b, "],\"gpu_milli\":");
+        buf_int(&b, tk->gpu_milli);
+        sl_buf_add(&b, "}", 1);
+    }
+    pthread_mutex_unlock(&e->mu);
+    sl_buf_add(&b, "]", 1);
+    if (b.failed) {
+        sl_buf_fini(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
+                     const char *placement, const char *spec_json)
+{
+    memset(v, 0, sizeof(*v));
+    v->id = j->id;
+    v->name = j->name;
+    v->team = j->team;
+    v->project = j->project;
+    v->user = j->user;
+    v->queue = j->queue;
+    v->priority_class = j->pclass;
+    v->priority = j->priority;
+    v->state = j->state;
+    v->attempt = j->attempt;
+    v->retries = j->spec->retries;
+    v->preemptions = j->preemptions;
+    v->submitted_ms = j->submitted_ms;
+    v->started_ms = j->started_ms;
+    v->placement_json = placement;
+    v->message = j->message;
+    v->limits_enforced = j->limits_enforced;
+    v->gpus_enforced = j->gpus_enforced;
+    if (j->state == SL_JOB_RUNNING) {
+        v->intent = j->cancel_requested ? "cancel"
+                    : j->preempting     ? "preempt"
+                    : j->timed_out      ? "timeout"
+                                        : NULL;
+        v->intent_at_ms = v->intent ? j->intent_at_ms : 0;
+        v->intent_for = j->preempting ? j->preempted_for : 0;
+    }
+    v->spec_json = spec_json;
+}
+
+int sl_eng_job_row(struct sl_engine *e, struct job *j, int exit_code, int64_t finished_ms)
+{
+    struct sl_job_view v;
+    int rc;
+
+    sl_eng_job_view(j, &v, j->fresh ? j->placement : j->placement ? j->placement : "[]",
+             j->spec_json);
+    if (exit_code >= 0) {
+        v.has_exit_code = true;
+        v.exit_code = exit_code;
+    }
+    v.finished_ms = finished_ms;
+    if (!j->fresh)
+        return sl_store_job_update(e->st, &v, j->not_before_ms);
+    if ((rc = sl_store_job_insert(e->st, &v, j->not_before_ms)) == 0 &&
+        (!j->lineage || (rc = sl_store_job_lineage(e->st, j->id, j->lineage)) == 0) &&
+        (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "state", NULL, "Pending",
+                                 NULL)) == 0 &&
+        (!j->demoted || (rc = sl_store_event_add(e->st, j->id, j->submitted_ms, "budget",
+                                                 "Pending", "Pending", j->demoted)) == 0))
+        j->fresh = false;
+    return rc;
+}
+
+void sl_eng_job_store_fresh(struct sl_engine *e, int64_t id)
+{
+    struct job *j = sl_imap_get(&e->jobs, id);
+
+    if (!j || !j->fresh)
+        return;
+    if (sl_eng_job_row(e, j, -1, 0) < 0) {
+        sl_error("msg=\"store: cannot write a new job; the group fails\" job=%lld",
+                 (long long)id);
+        e->write_failed = true;
+    } else {
+        free(j->spec_json);
+        j->spec_json = NULL;
+        free(j->demoted);
+        j->demoted = NULL;
+        free(j->lineage);
+        j->lineage = NULL;
+    }
+}
+
+int sl_eng_job_persist(struct sl_engine *e, struct job *j, const char *type,
+                       const char *from, int exit_code, int64_t finished_ms)
+{
+    int rc = sl_eng_job_row(e, j, exit_code, finished_ms);
+
+    if (rc == 0)
+        rc = sl_store_event_add(e->st, j->id, sl_now_ms(), type, from,
+                                sl_job_state_name(j->state), j->message);
+    return rc;
+}
+
+int sl_eng_job_intent_write(struct sl_engine *e, struct job *j, const char *type)
+{
+    int rc = sl_eng_job_row(e, j, -1, 0);
+
+    if (rc == 0)
+        rc = sl_store_event_add(e->st, j->id, j->intent_at_ms, type, NULL, NULL,
+                                j->message);
+    return rc;
+}
+
+void sl_eng_job_token_drop(struct job *j)
+{
+    if (j->token) {
+        sodium_memzero(j->token, strlen(j->token));
+        free(j->token);
+        j->token = NULL;
+    }
+}
+
+void sl_eng_job_free(struct job *j)
+{
+    if (!j)
+        return;
+    sl_job_spec_destroy(j->spec);
+    free(j->tasks);
+    free(j->placement);
+    free(j->spec_json);
+    free(j->name);
+    free(j->message);
+    free(j->demoted);
+    free(j->lineage);
+    sl_eng_job_token_drop(j);
+    free(j);
+}
+
+int sl_eng_vec_push(void **vec, size_t *n, size_t *cap, size_t elem, const void *v)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        void *nv = realloc(*vec, ncap * elem);
+        if (!nv)
+            return -ENOMEM;
+        *vec = nv;
+        *cap = ncap;
+    }
+    memcpy((char *)*vec + *n * elem, v, elem);
+    (*n)++;
+    return 0;
+}
+
+int sl_eng_run_add(struct sl_engine *e, struct job *j)
+{
+    int rc = sl_heap_reserve(&e->timers, e->nrun + 1);
+
+    if (rc == 0 && (rc = sl_eng_vec_push((void **)&e->run, &e->nrun, &e->run_cap,
+                                  sizeof(j), &j)) == 0)
+        j->run_idx = e->nrun - 1;
+    return rc;
+}
+
+void sl_eng_run_del(struct sl_engine *e, struct job *j)
+{
+    size_t i = j->run_idx;
+
+    sl_heap_del(&e->timers, &j->due);
+    if (i >= e->nrun || e->run[i] != j)
+        return; /* not on the list */
+    e->run[i] = e->run[--e->nrun];
+    e->run[i]->run_idx = i;
+}
+
+/* When the job's next timer is due (mono ms), or INT64_MAX for none: the
+ * maxRuntime checkpoint, the SIGKILL after a grace period and, with the
+ * simulated executor, the end of a task. A task's end is on the wall clock
+ * (so that finished_at - started_at is never below its duration) and is
+ * put on the monotonic one here; should the clocks drift apart, the task
+ * is found not yet ended and put back. */
+static int64_t job_due_ms(const struct sl_engine *e, const struct job *j)
+{
+    int64_t due = INT64_MAX, mono = 0, wall = 0;
+
+    if (j->ckpt_at_ms && !j->timed_out && !j->cancel_requested && !j->preempting)
+        due = j->ckpt_at_ms;
+    if (j->kill_at_ms && j->kill_at_ms < due)
+        due = j->kill_at_ms;
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks) {
+        mono = sl_mono_ms();
+        wall = sl_now_ms();
+        for (int t = 0; t < j->spec->tasks; t++) {
+            const struct task *tk = &j->tasks[t];
+            int64_t at = tk->sim_end_ms <= wall ? mono : mono + (tk->sim_end_ms - wall);
+            if (tk->started && !tk->done && at < due)
+                due = at;
+        }
+    }
+    return due;
+}
+
+void sl_eng_job_timer(struct sl_engine *e, struct job *j)
+{
+    int64_t due = j->tasks ? job_due_ms(e, j) : INT64_MAX;
+
+    if (due == INT64_MAX)
+        sl_heap_del(&e->timers, &j->due);
+    else if (sl_heap_set(&e->timers, &j->due, due) < 0)
+        sl_warn("msg=\"timer heap without room\" job=%lld", (long long)j->id);
+}
+
+/* A Running job stops: off the run list; its task files go once the
+ * transaction that records its end has committed. The scheduler is told
+ * by the caller (remove or requeue), which gives the resources back. */
+static void job_release(struct sl_engine *e, struct job *j)
+{
+    pthread_mutex_lock(&e->mu);
+    sl_eng_run_del(e, j);
+    pthread_mutex_unlock(&e->mu);
+    for (int t = 0; t < j->spec->tasks; t++) {
+        if (j->tasks[t].h.shim_pid > 0)
+            sl_imap_del(&e->shims, j->tasks[t].h.shim_pid);
+        /* A crash before the commit must still find the exit records. */
+        if (j->tasks[t].started && e->cfg.executor == SL_EXECUTOR_LOCAL &&
+            sl_eng_vec_push((void **)&e->gone, &e->ngone, &e->gone_cap,
+                     sizeof(struct sl_exec_handle), &j->tasks[t].h) < 0)
+            sl_warn("msg=\"out of memory: task files of job %lld kept\"",
+                    (long long)j->id);
+    }
+    free(j->tasks);
+    j->tasks = NULL;
+    free(j->placement);
+    j->placement = NULL;
+    e->sched_full = true;
+}
+
+void sl_eng_job_forget(struct sl_engine *e, struct job *j)
+{
+    sl_engine_count_finished(e, j->state);
+    pthread_mutex_lock(&e->mu);
+    sl_imap_del(&e->jobs, j->id);
+    sl_sched_job_remove(e->sched, j->id, sl_now_ms());
+    pthread_mutex_unlock(&e->mu);
+    sl_eng_job_free(j);
+}
+
+void sl_eng_job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_before)
+{
+    pthread_mutex_lock(&e->mu);
+    sl_sched_job_requeue(e->sched, j->id, sl_now_ms(), not_before);
+    pthread_mutex_unlock(&e->mu);
+}
+
+int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
+{
+    int code = 0, rc, failures = j->attempt - j->preemptions;
+    int64_t now = sl_now_ms();
+
+    sl_eng_ledger_close(e, j, now);
+    sl_eng_job_token_drop(j);
+    if (e->cfg.executor == SL_EXECUTOR_LOCAL && e->api_url[0]) {
+        int n = sl_store_tokens_revoke_job(e->st, j->id, now);
+        if (n < 0)
+            e->write_failed = true;
+        e->tokens_revoked |= n > 0;
+    }
+    for (int t = 0; t < j->spec->tasks; t++)
+        if (j->tasks[t].exit_code != 0 && code == 0)
+            code = j->tasks[t].exit_code;
+    if (j->cancel_requested) {
+        j->state = SL_JOB_CANCELLED;
+        sl_eng_job_msg(e, j, "cancelled while running");
+        rc = sl_eng_job_persist(e, j, "state", "Running", code, now);
+    } else if (j->preempting) {
+        /* Preempted: recorded, then back in line with its submit time. */
+        char from[32];
+        j->state = SL_JOB_PREEMPTED;
+        rc = sl_eng_job_persist(e, j, "state", "Running", -1, 0);
+        job_release(e, j);
+        snprintf(from, sizeof(from), "Preempted");
+        j->preemptions++;
+        j->attempt++;
+        j->state = SL_JOB_PENDING;
+        j->started_ms = 0;
+        j->not_before_ms = 0;
+        j->limits_enforced = j->gpus_enforced = -1;
+        j->preempting = j->lost = j->gang_failed = j->timed_out = false;
+        j->kill_at_ms = j->ckpt_at_ms = 0;
+        sl_eng_job_msg(e, j, "preempted for job %lld and requeued (%d time%s)",
+                (long long)j->preempted_for, j->preemptions,
+                j->preemptions > 1 ? "s" : "");
+        j->preempted_for = 0;
+        sl_eng_job_requeue_sched(e, j, 0);
+        if (rc == 0)
+            rc = sl_eng_job_persist(e, j, "requeue", from, -1, 0);
+        return rc;
+    } else if (j->timed_out) {
+        j->state = SL_JOB_FAILED;
+        sl_eng_job_msg(e, j, "exceeded maxRuntime of %llds; killed",
+                (long long)(j->spec->max_runtime_ms / 1000));
+        rc = sl_eng_job_persist(e, j, "state", "Running", code ? code : 137, now);
+    } else if (lost) {
+        j->state = SL_JOB_LOST;
+        sl_eng_job_msg(e, j, "task process vanished while sluiced was down");
+        rc = sl_eng_job_persist(e, j, "state", "Running", -1, now);
+    } else if (code != 0 && failures >= j->spec->retries) {
+        j->state = SL_JOB_FAILED;
+        sl_eng_job_msg(e, j, "exited with code %d%s", code,
+                j->gang_failed ? " (gang stopped)" : "");
+        rc = sl_eng_job_persist(e, j, "state", "Running", code, now);
+    } else if (code == 0) {
+        j->state = SL_JOB_SUCCEEDED; /* keeps the launch note, if any */
+        rc = sl_eng_job_persist(e, j, "state", "Running", 0, now);
+    } else {
+        rc = 0; /* a failed attempt with retries left: requeued below */
+    }
+    job_release(e, j);
+    if (rc < 0 || (sl_job_state_final(j->state) && j->state != SL_JOB_LOST) ||
+        (j->state == SL_JOB_LOST && failures >= j->spec->retries)) {
+        sl_eng_job_forget(e, j);
+        return rc;
+    }
+    /* Requeue: a failed attempt, or a Lost job, with retries left. */
+    {
+        const char *from = j->state == SL_JOB_LOST ? "Lost" : "Running";
+        int64_t backoff = e->cfg.retry_backoff_ms << (failures < 10 ? failures : 10);
+        if (backoff > 600000)
+            backoff = 600000;
+        if (j->state == SL_JOB_LOST)
+            sl_eng_job_msg(e, j, "lost on attempt %d; retry %d of %d in %llds", j->attempt + 1,
+                    failures + 1, j->spec->retries, (long long)(backoff / 1000));
+        else
+            sl_eng_job_msg(e, j, "attempt %d failed with exit code %d; retry %d of %d in %llds",
+                    j->attempt + 1, code, failures + 1, j->spec->retries,
+                    (long long)(backoff / 1000));
+        j->attempt++;
+        j->state = SL_JOB_PENDING;
+        j->started_ms = 0;
+        j->not_before_ms = now + backoff;
+        j->limits_enforced = j->gpus_enforced = -1;
+        j->lost = j->gang_failed = j->timed_out = false;
+        j->kill_at_ms = j->ckpt_at_ms = 0;
+        sl_eng_job_requeue_sched(e, j, j->not_before_ms);
+        return sl_eng_job_persist(e, j, "retry", from, -1, 0);
+    }
+}
+
+static void task_signal(struct sl_engine *e, struct task *tk, int sig)
+{
+    if (!tk->started || tk->done)
+        return;
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+        /* nothing runs: the signal ends the task at once */
+        tk->sim_end_ms = 0;
+        tk->exit_code = 128 + sig;
+        return;
+    }
+    sl_exec_signal(e->exec, &tk->h, sig);
+}
+
+void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig)
+{
+    for (int t = 0; t < j->spec->tasks; t++)
+        task_signal(e, &j->tasks[t], sig);
+}

@@ -1,0 +1,511 @@
+/*
+ * launch.c - placement and launch: carrying out the scheduler's decisions
+ * (place, preempt), the job environment, datasets and job tokens,
+ * starting tasks and polling them.
+ * See engine_int.h for what the modules share and the invariants.
+ */
+#include "engine_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../policy/policy.h"
+#include "../sched/sched.h"
+#include "../sim/trace.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/heap.h"
+#include "../util/imap.h"
+
+/* The simulated executor's run time of a job: its label sim-duration. */
+static int64_t sim_duration_ms(const struct job *j)
+{
+    const char *v = json_string_value(json_object_get(j->spec->labels, SIM_DURATION_LABEL));
+    int64_t ms = 0;
+
+    if (v && sl_parse_duration_ms(v, &ms) < 0)
+        ms = 0;
+    return ms;
+}
+
+/* What a job's tasks get beyond their spec: the job token and the API's
+ * address, and the datasets as the store has them now. */
+struct job_env {
+    char **v;                     /* the spec's env + ours, NULL-terminated */
+    char *token_kv, *server_kv;
+    struct sl_exec_dataset ds[SL_EXEC_MAX_DATASETS];
+    char *ds_text[SL_EXEC_MAX_DATASETS]; /* their documents (owned) */
+    int nds;
+};
+
+static void job_env_fini(struct job_env *x)
+{
+    if (x->token_kv) {
+        sodium_memzero(x->token_kv, strlen(x->token_kv));
+        free(x->token_kv);
+    }
+    free(x->server_kv);
+    free(x->v);
+    for (int i = 0; i < x->nds; i++)
+        free(x->ds_text[i]);
+    memset(x, 0, sizeof(*x));
+}
+
+/* Dataset 'ref' ("name@version" or "name@version:rw", admitted at
+ * submission) as the store has it: its path for the task. One gone since
+ * is left out, and said. */
+static void job_dataset(struct sl_engine *e, struct job *j, const char *ref,
+                        struct job_env *x)
+{
+    char key[160], *colon, *text, *buf;
+    const char *path;
+    bool rw = false;
+    json_t *d;
+    size_t kn, pn;
+    int rc;
+
+    sl_strlcpy(key, ref, sizeof(key));
+    if ((colon = strrchr(key, ':')) && strcmp(colon, ":rw") == 0) {
+        *colon = '\0';
+        rw = true;
+    }
+    text = sl_store_obj_get(e->st, "Dataset", key, &rc);
+    d = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    path = json_string_value(json_object_get(d, "path"));
+    if (!path) {
+        sl_eng_job_msg(e, j, "dataset %s is no longer declared; not given to the job", key);
+        json_decref(d);
+        return;
+    }
+    kn = strlen(key) + 1;
+    pn = strlen(path) + 1;
+    if (!(buf = malloc(kn + pn))) {
+        json_decref(d);
+        return;
+    }
+    memcpy(buf, key, kn);
+    memcpy(buf + kn, path, pn);
+    json_decref(d);
+    *strchr(buf, '@') = '\0'; /* name, version, path */
+    x->ds_text[x->nds] = buf;
+    x->ds[x->nds].name = buf;
+    x->ds[x->nds].version = buf + strlen(buf) + 1;
+    x->ds[x->nds].path = buf + kn;
+    x->ds[x->nds].rw = rw;
+    x->nds++;
+}
+
+static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
+{
+    int n = 0;
+
+    memset(x, 0, sizeof(*x));
+    if (!(x->v = calloc((size_t)j->spec->envc + 3, sizeof(char *))))
+        return -ENOMEM;
+    for (int i = 0; i < j->spec->envc; i++)
+        x->v[n++] = j->spec->env[i];
+    if (j->token) {
+        size_t len = strlen(j->token) + 16;
+        if (!(x->token_kv = malloc(len)) ||
+            !(x->server_kv = malloc(strlen(e->api_url) + 16))) {
+            job_env_fini(x);
+            return -ENOMEM;
+        }
+        snprintf(x->token_kv, len, "SLUICE_TOKEN=%s", j->token);
+        snprintf(x->server_kv, strlen(e->api_url) + 16, "SLUICE_SERVER=%s", e->api_url);
+        x->v[n++] = x->token_kv;
+        x->v[n++] = x->server_kv;
+    }
+    for (int i = 0; i < j->spec->n_datasets && x->nds < SL_EXEC_MAX_DATASETS; i++)
+        job_dataset(e, j, j->spec->datasets[i], x);
+    return 0;
+}
+
+int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
+{
+    struct sl_error err = {0};
+    bool enforced = true, has_gpus = false, gpus_ok = true;
+    const char *note = NULL, *gpus_note = NULL;
+    struct job_env env;
+
+    if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+        int64_t end = j->started_ms + sim_duration_ms(j);
+        for (int t = 0; t < j->spec->tasks; t++) {
+            j->tasks[t].started = true;
+            j->tasks[t].sim_end_ms = end;
+        }
+        sl_eng_job_msg(e, j, "simulated executor: the command is not run");
+        return 0;
+    }
+    if (job_env(e, j, &env) < 0) {
+        sl_eng_job_msg(e, j, "cannot start: out of memory");
+        for (int t = 0; t < j->spec->tasks; t++) {
+            j->tasks[t].done = true;
+            j->tasks[t].exit_code = 127;
+        }
+        j->gang_failed = true;
+        return 0;
+    }
+    for (int t = 0; t < j->spec->tasks; t++) {
+        struct task *tk = &j->tasks[t];
+        struct sl_exec_task xt = {0};
+        char log_path[1200];
+        int rc;
+
+        snprintf(log_path, sizeof(log_path), "%s/%lld.%d.log", e->log_dir,
+                 (long long)j->id, t);
+        xt.job_id = j->id;
+        xt.task_index = t;
+        xt.attempt = j->attempt;
+        xt.argv = j->spec->argv;
+        xt.env = env.v;
+        xt.network = j->spec->network;
+        xt.datasets = env.ds;
+        xt.ndatasets = env.nds;
+        xt.gpus = tk->gpus;
+        xt.ngpus = tk->ngpus;
+        /* Placed on this host: its GPU indices are this host's devices. */
+        if (e->host_is_node && tk->node == 0) {
+            xt.host_gpus = e->host.gpus;
+            xt.nhost_gpus = e->host.ngpus;
+        }
+        has_gpus |= tk->ngpus > 0;
+        xt.cpu_milli = j->spec->cpu_milli;
+        xt.mem_bytes = j->spec->mem_bytes;
+        xt.pids_max = 4096;
+        xt.unix_user = j->unix_user[0] ? j->unix_user : e->job_user;
+        xt.allow_daemon_user = e->allow_daemon_user;
+        xt.log_path = log_path;
+        xt.log_cap_bytes = e->cfg.log_cap_bytes;
+        rc = sl_exec_start(e->exec, &xt, &tk->h, &err);
+        if (rc < 0) {
+            sl_eng_job_msg(e, j, "task %d failed to start: %s", t, err.text);
+            tk->done = true;
+            tk->exit_code = 127;
+            j->gang_failed = true;
+            continue;
+        }
+        tk->started = true;
+        if (tk->h.shim_pid > 0 &&
+            sl_imap_put(&e->shims, tk->h.shim_pid, (void *)(intptr_t)j->id) < 0)
+            j->adopted = true; /* no map entry: poll it on the timer */
+        if (!tk->h.limits_enforced) {
+            enforced = false;
+            note = tk->h.limits_note;
+        }
+        if (tk->ngpus > 0 && !tk->h.gpus_enforced) {
+            gpus_ok = false;
+            gpus_note = tk->h.gpus_note;
+        }
+    }
+    job_env_fini(&env);
+    sl_eng_job_token_drop(j);
+    if (j->gang_failed)
+        sl_eng_job_signal_all(e, j, SIGKILL); /* a gang runs whole or not at all */
+    j->limits_enforced = enforced;
+    j->gpus_enforced = has_gpus ? gpus_ok : -1;
+    if (!enforced && note && !j->message)
+        sl_eng_job_msg(e, j, "limits not enforced: %s", note);
+    if (!gpus_ok && gpus_note && !j->message)
+        sl_eng_job_msg(e, j, "%s", gpus_note); /* "GPU isolation not enforced: ..." */
+    /* A profile the executor could not put in force is said, never
+     * pretended (its note names why). */
+    if (!j->message && j->spec->tasks > 0 && j->tasks[0].started &&
+        j->tasks[0].h.network_note[0])
+        sl_eng_job_msg(e, j, "%s", j->tasks[0].h.network_note);
+    return 0;
+}
+
+/* The writes of a placement, in a savepoint of their own so that a failed
+ * one leaves the row as it was: the row Running with its placement and the
+ * event Pending -> Running; with the simulated executor, which has nothing
+ * to wait for, also the "launched" event (the row then carries its note). */
+static int job_place_write(struct sl_engine *e, struct job *j)
+{
+    bool simulated = e->cfg.executor == SL_EXECUTOR_SIMULATED, fresh = j->fresh;
+    int64_t now = sl_now_ms();
+    int rc;
+
+    if ((rc = sl_store_savepoint(e->st)) < 0)
+        return rc;
+    if ((rc = sl_eng_job_row(e, j, -1, 0)) == 0 && (rc = sl_eng_ledger_open(e, j)) == 0)
+        rc = sl_store_event_add(e->st, j->id, now, "state", "Pending", "Running",
+                                simulated ? NULL : j->message);
+    if (rc == 0 && simulated)
+        rc = sl_store_event_add(e->st, j->id, now, "launched", "Running", "Running",
+                                j->message);
+    if (rc < 0) {
+        sl_store_rollback_to(e->st);
+        j->fresh = fresh; /* its insert, if it was this, is undone */
+    } else if ((rc = sl_store_release(e->st)) == 0 && fresh) {
+        free(j->spec_json);
+        j->spec_json = NULL;
+        free(j->demoted);
+        j->demoted = NULL;
+    }
+    return rc;
+}
+
+/* Mark a placed job Running: with the local executor before its processes
+ * start (they start once this has committed), with the simulated one
+ * started at once. On failure the job is Pending again, in the scheduler
+ * too. */
+/* A token of the job's own for this attempt, given to its tasks (the
+ * local executor) to register models and read what their team may: the
+ * job's user's team, role "job". Revoked when the attempt ends. */
+static void job_token(struct sl_engine *e, struct job *j)
+{
+    char token[80], label[64];
+    unsigned char hash[32];
+
+    if (e->cfg.executor != SL_EXECUTOR_LOCAL || !e->api_url[0] || j->token)
+        return;
+    sl_eng_token_new(token, sizeof(token), hash);
+    snprintf(label, sizeof(label), "job %lld attempt %d", (long long)j->id, j->attempt);
+    if (sl_store_token_insert(e->st, hash, j->user, 0, label, j->id, NULL) == 0)
+        j->token = strdup(token);
+    else
+        sl_warn("msg=\"cannot make a job token; the job runs without one\" job=%lld",
+                (long long)j->id);
+    sodium_memzero(token, sizeof(token));
+}
+
+static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_start *d)
+{
+    struct task *tasks = calloc((size_t)j->spec->tasks, sizeof(*tasks));
+    int rc;
+
+    if (!tasks) {
+        sl_eng_job_requeue_sched(e, j, 0);
+        return -ENOMEM;
+    }
+    for (int t = 0; t < d->ntasks; t++) {
+        tasks[t].node = d->tasks[t].node;
+        tasks[t].ngpus = d->tasks[t].ngpus;
+        tasks[t].gpu_milli = d->tasks[t].gpu_milli;
+        memcpy(tasks[t].gpus, d->tasks[t].gpus, sizeof(int) * (size_t)tasks[t].ngpus);
+    }
+    j->tasks = tasks;
+    j->state = SL_JOB_RUNNING;
+    j->started_ms = sl_now_ms();
+    j->not_before_ms = 0;
+    sl_eng_job_msg(e, j, NULL);
+    rc = (j->placement = sl_eng_placement_text(e, j)) ? 0 : -ENOMEM;
+    if (rc == 0) {
+        pthread_mutex_lock(&e->mu);
+        rc = sl_eng_run_add(e, j);
+        pthread_mutex_unlock(&e->mu);
+    }
+    if (rc == 0) {
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED)
+            sl_eng_job_start_tasks(e, j);
+        if ((rc = job_place_write(e, j)) < 0) {
+            pthread_mutex_lock(&e->mu);
+            sl_eng_run_del(e, j);
+            pthread_mutex_unlock(&e->mu);
+        }
+    }
+    if (rc < 0) {
+        /* The row is unchanged: still Pending; give the scheduler's
+         * allocation back and retry on the next pass. */
+        j->tasks = NULL;
+        free(tasks);
+        free(j->placement);
+        j->placement = NULL;
+        j->state = SL_JOB_PENDING;
+        j->started_ms = 0;
+        sl_eng_job_msg(e, j, NULL);
+        sl_eng_job_requeue_sched(e, j, 0);
+        return rc;
+    }
+    if (j->spec->max_runtime_ms)
+        j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
+    sl_eng_job_timer(e, j);
+    sl_eng_ledger_running(e, j);
+    atomic_fetch_add_explicit(&e->counters.placements, 1, memory_order_relaxed);
+    job_token(e, j);
+    {
+        char obj[32];
+        json_t *pl = json_loads(j->placement, 0, NULL);
+        snprintf(obj, sizeof(obj), "job:%lld", (long long)j->id);
+        sl_eng_audit_add(e, "scheduler", "job.place", obj, true,
+                  json_pack("{s:s, s:s, s:s, s:o, s:i}", "team", j->team, "queue", j->queue,
+                            "priority_class", j->pclass, "placement",
+                            pl ? pl : json_array(), "attempt", j->attempt));
+    }
+    return 0;
+}
+
+/* The scheduler chose 'j' as a victim for job 'for_id'. */
+static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
+                        enum sl_preempt_why why)
+{
+    static const char *const whys[] = {
+        [SL_PREEMPT_PRIORITY] = "a higher-priority job of its queue",
+        [SL_PREEMPT_RECLAIM] = "its queue's cohort reclaiming lent quota",
+        [SL_PREEMPT_OPPORTUNISTIC] = "it ran opportunistically on idle capacity",
+    };
+
+    if (j->state != SL_JOB_RUNNING || j->preempting || j->cancel_requested)
+        return;
+    j->preempting = true;
+    j->preempted_for = for_id;
+    j->intent_at_ms = sl_now_ms();
+    atomic_fetch_add_explicit(&e->counters.preemptions, 1, memory_order_relaxed);
+    sl_eng_job_msg(e, j, "preempted for job %lld (%s): %s, SIGKILL in %llds",
+            (long long)for_id, whys[why], sl_signal_name(j->spec->ckpt_signal),
+            (long long)(j->spec->ckpt_grace_ms / 1000));
+    if (sl_eng_job_intent_write(e, j, "preempt") < 0) {
+        /* The group must not commit without it: a restart would let the
+         * victim run on while its preemptor waits. */
+        sl_error("msg=\"cannot record a preemption; the group fails\" job=%lld",
+                 (long long)j->id);
+        e->write_failed = true;
+    }
+    {
+        static const char *const kinds[] = {
+            [SL_PREEMPT_PRIORITY] = "priority", [SL_PREEMPT_RECLAIM] = "reclaim",
+            [SL_PREEMPT_OPPORTUNISTIC] = "opportunistic",
+        };
+        char obj[32];
+        snprintf(obj, sizeof(obj), "job:%lld", (long long)j->id);
+        sl_eng_audit_add(e, "scheduler", why == SL_PREEMPT_RECLAIM ? "job.reclaim" : "job.preempt",
+                  obj, true,
+                  json_pack("{s:I, s:s, s:s, s:s, s:I}", "for_job", (json_int_t)for_id,
+                            "why", kinds[why], "team", j->team, "queue", j->queue,
+                            "grace_ms", (json_int_t)j->spec->ckpt_grace_ms));
+    }
+    sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
+    j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+    sl_eng_job_timer(e, j);
+    sl_info("msg=\"preempting\" job=%lld for=%lld why=%d", (long long)j->id,
+            (long long)for_id, (int)why);
+}
+
+void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarted)
+{
+    struct sl_sched_result res;
+    int64_t now = sl_now_ms();
+    bool new_only = !e->sched_full && !(e->sched_wake_ms && now >= e->sched_wake_ms);
+    int rc;
+
+    *started = NULL;
+    *nstarted = 0;
+    pthread_mutex_lock(&e->mu);
+    rc = sl_sched_pass(e->sched, now, new_only, &res);
+    pthread_mutex_unlock(&e->mu);
+    e->nfresh = 0;
+    e->sched_full = false;
+    e->sched_wake_ms = res.wake_ms;
+    if (rc < 0) {
+        sl_warn("msg=\"scheduling pass ran out of memory\"");
+        e->sched_full = true;
+    }
+    if (res.nstarts > 0 && !(*started = calloc((size_t)res.nstarts, sizeof(**started)))) {
+        for (int i = 0; i < res.nstarts; i++) {
+            pthread_mutex_lock(&e->mu);
+            sl_sched_job_requeue(e->sched, res.starts[i].job_id, now, 0);
+            pthread_mutex_unlock(&e->mu);
+        }
+        e->sched_full = true;
+    }
+    for (int i = 0; i < res.nstarts && *started; i++) {
+        struct job *j = sl_imap_get(&e->jobs, res.starts[i].job_id);
+        if (!j || job_place(e, j, &res.starts[i]) < 0) {
+            e->sched_full = true; /* still Pending: next pass */
+            continue;
+        }
+        if (e->cfg.executor == SL_EXECUTOR_LOCAL)
+            (*started)[(*nstarted)++] = j; /* launched after the commit */
+    }
+    for (int i = 0; i < res.npreempts; i++) {
+        struct job *j = sl_imap_get(&e->jobs, res.preempts[i].job_id);
+        if (j)
+            job_preempt(e, j, res.preempts[i].for_job, res.preempts[i].why);
+    }
+    sl_sched_result_fini(&res);
+}
+
+void sl_eng_poll_job(struct sl_engine *e, struct job *j)
+{
+    bool all_done = true, lost = j->lost;
+    int64_t wall = e->cfg.executor == SL_EXECUTOR_SIMULATED ? sl_now_ms() : 0;
+
+    for (int t = 0; t < j->spec->tasks; t++) {
+        struct task *tk = &j->tasks[t];
+        int code = 0, rc;
+        if (tk->done || !tk->started)
+            continue;
+        if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
+            if (tk->sim_end_ms > wall) {
+                all_done = false;
+                continue;
+            }
+            rc = 1;
+            code = tk->exit_code;
+        } else {
+            rc = sl_exec_poll(e->exec, &tk->h, &code);
+        }
+        if (rc == 0) {
+            all_done = false;
+            continue;
+        }
+        tk->done = true;
+        tk->exit_code = rc == 1 ? code : 255;
+        if (rc < 0)
+            lost = true;
+        if (tk->exit_code != 0 && !j->gang_failed && !j->cancel_requested &&
+            !j->timed_out && !j->preempting) {
+            /* One task of a gang failed: stop the others. */
+            j->gang_failed = true;
+            sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
+            j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+        }
+    }
+    if (all_done)
+        sl_eng_job_finish(e, j, lost);
+    else
+        sl_eng_job_timer(e, j);
+}
+
+void sl_eng_poll_tasks(struct sl_engine *e)
+{
+    const pid_t *exited = NULL;
+    size_t n = e->exec ? sl_exec_reap(e->exec, &exited) : 0;
+    int64_t mono = sl_mono_ms();
+
+    for (size_t i = 0; i < n; i++) {
+        int64_t id = (int64_t)(intptr_t)sl_imap_get(&e->shims, exited[i]);
+        struct job *j = id ? sl_imap_get(&e->jobs, id) : NULL;
+        if (j && j->state == SL_JOB_RUNNING && j->tasks)
+            sl_eng_poll_job(e, j);
+    }
+    if (e->cfg.executor == SL_EXECUTOR_LOCAL && mono >= e->next_poll_ms) {
+        /* A copy: finishing a job removes it from e->run. */
+        size_t nj = 0;
+        struct job **run = e->nrun ? malloc(e->nrun * sizeof(*run)) : NULL;
+        if (e->nrun && !run)
+            return;
+        for (size_t i = 0; i < e->nrun; i++)
+            if (e->run[i]->adopted)
+                run[nj++] = e->run[i];
+        for (size_t i = 0; i < nj; i++)
+            sl_eng_poll_job(e, run[i]);
+        free(run);
+        e->next_poll_ms = mono + ADOPTED_POLL_MS;
+    }
+}

@@ -19,29 +19,9 @@
 #include "../core/spec.h"
 #include "../http/http.h"
 #include "../engine/engine.h"
+#include "config.h"
 
 #define SLUICE_VERSION "0.1.0"
-#define CONFIG_MAX_BYTES (256 * 1024)
-
-struct config {
-    char listen[128];
-    char data_dir[1024];
-    char store[1100];
-    char fake_gpus[256];
-    char fake_nodes[1100];
-    enum sl_executor_kind executor;
-    bool dev;
-    bool sync_full;
-    int64_t log_cap_bytes;
-    int64_t retry_backoff_ms;
-    int64_t cancel_grace_ms;
-    enum sl_log_level log_level;
-    char job_user[64];            /* "none" = refuse unmapped users */
-    char allow_daemon_user[64];   /* the one account allowed to have the
-                                     daemon's uid; "" = none */
-    struct sl_http_config http; /* connection limits and timeouts */
-};
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -84,172 +64,6 @@ static void usage(FILE *f)
             "  --send-timeout D              an answer the peer takes nothing of (30s)\n"
             "  --idle-timeout D              a kept-alive connection between\n"
             "                                requests (60s)\n");
-}
-
-/* Settings table: config-file key, kind, and where it lands. */
-enum kind { K_STRING, K_BOOL_SYNC, K_BYTES, K_DURATION, K_LOGLEVEL, K_EXECUTOR,
-            K_ACCOUNT, K_COUNT /* int, 1..1000000 */, K_LIMIT /* int, 0 (none)..1000000 */,
-            K_TIMEOUT /* int64 ms, a positive duration */ };
-static const struct setting {
-    const char *key;
-    enum kind kind;
-    size_t offset;
-    size_t size;
-} settings[] = {
-    {"listen", K_STRING, offsetof(struct config, listen), 128},
-    {"dataDir", K_STRING, offsetof(struct config, data_dir), 1024},
-    {"store", K_STRING, offsetof(struct config, store), 1100},
-    {"fakeGpus", K_STRING, offsetof(struct config, fake_gpus), 256},
-    {"fakeNodes", K_STRING, offsetof(struct config, fake_nodes), 1100},
-    {"executor", K_EXECUTOR, offsetof(struct config, executor), 0},
-    {"sync", K_BOOL_SYNC, offsetof(struct config, sync_full), 0},
-    {"logCap", K_BYTES, offsetof(struct config, log_cap_bytes), 0},
-    {"retryBackoff", K_DURATION, offsetof(struct config, retry_backoff_ms), 0},
-    {"cancelGrace", K_DURATION, offsetof(struct config, cancel_grace_ms), 0},
-    {"logLevel", K_LOGLEVEL, offsetof(struct config, log_level), 0},
-    {"jobUser", K_ACCOUNT, offsetof(struct config, job_user), 64},
-    {"allowDaemonUser", K_ACCOUNT, offsetof(struct config, allow_daemon_user), 64},
-    {"maxConnections", K_COUNT, offsetof(struct config, http.max_conns), 0},
-    {"maxConnectionsPerPeer", K_LIMIT, offsetof(struct config, http.max_conns_per_peer), 0},
-    {"headerTimeout", K_TIMEOUT, offsetof(struct config, http.header_timeout_ms), 0},
-    {"bodyTimeout", K_TIMEOUT, offsetof(struct config, http.body_timeout_ms), 0},
-    {"sendTimeout", K_TIMEOUT, offsetof(struct config, http.send_timeout_ms), 0},
-    {"idleTimeout", K_TIMEOUT, offsetof(struct config, http.idle_timeout_ms), 0},
-};
-
-static int set_value(struct config *cfg, const struct setting *s, const char *val,
-                     const char *origin, struct sl_error *err)
-{
-    char *dst = (char *)cfg + s->offset;
-    int64_t v;
-
-    switch (s->kind) {
-    case K_STRING:
-        if (!*val || sl_strlcpy(dst, val, s->size) >= s->size)
-            return sl_errorf(err, -EINVAL, "%s%s: must be 1 to %zu characters",
-                             origin, s->key, s->size - 1);
-        return 0;
-    case K_BOOL_SYNC:
-        if (strcmp(val, "full") && strcmp(val, "normal"))
-            return sl_errorf(err, -EINVAL, "%s%s: must be full or normal, got '%s'",
-                             origin, s->key, val);
-        *(bool *)dst = strcmp(val, "full") == 0;
-        return 0;
-    case K_BYTES:
-        if (sl_parse_bytes(val, &v) < 0 || v < 4096)
-            return sl_errorf(err, -EINVAL,
-                             "%s%s: must be a size of at least 4096 bytes such as "
-                             "100Mi, got '%s'", origin, s->key, val);
-        *(int64_t *)dst = v;
-        return 0;
-    case K_DURATION:
-        if (sl_parse_duration_ms(val, &v) < 0)
-            return sl_errorf(err, -EINVAL,
-                             "%s%s: must be a duration such as 10s, got '%s'",
-                             origin, s->key, val);
-        *(int64_t *)dst = v;
-        return 0;
-    case K_COUNT:
-    case K_LIMIT:
-        if (sl_parse_int64(val, s->kind == K_COUNT ? 1 : 0, 1000000, &v) < 0)
-            return sl_errorf(err, -EINVAL, "%s%s: must be a whole number from %d to "
-                             "1000000, got '%s'", origin, s->key,
-                             s->kind == K_COUNT ? 1 : 0, val);
-        *(int *)dst = (int)v;
-        return 0;
-    case K_TIMEOUT:
-        if (sl_parse_duration_ms(val, &v) < 0 || v < 1)
-            return sl_errorf(err, -EINVAL,
-                             "%s%s: must be a positive duration such as 10s, got '%s'",
-                             origin, s->key, val);
-        *(int64_t *)dst = v;
-        return 0;
-    case K_EXECUTOR:
-        if (strcmp(val, "local") == 0)
-            *(enum sl_executor_kind *)dst = SL_EXECUTOR_LOCAL;
-        else if (strcmp(val, "simulated") == 0)
-            *(enum sl_executor_kind *)dst = SL_EXECUTOR_SIMULATED;
-        else
-            return sl_errorf(err, -EINVAL, "%s%s: must be local or simulated, got '%s'",
-                             origin, s->key, val);
-        return 0;
-    case K_ACCOUNT:
-        /* A Unix account name as useradd takes it; whether it exists is
-         * the engine's check, at start. */
-        if (!sl_unix_name_valid(val) || sl_strlcpy(dst, val, s->size) >= s->size)
-            return sl_errorf(err, -EINVAL,
-                             "%s%s: must be a Unix account name (1 to 32 of a-z, 0-9, "
-                             "'_', '-', starting with a letter or '_'), got '%.40s'",
-                             origin, s->key, val);
-        return 0;
-    case K_LOGLEVEL: {
-        static const char *names[] = {"debug", "info", "warn", "error"};
-        for (int i = 0; i < 4; i++)
-            if (strcmp(val, names[i]) == 0) {
-                *(enum sl_log_level *)dst = (enum sl_log_level)i;
-                return 0;
-            }
-        return sl_errorf(err, -EINVAL,
-                         "%s%s: must be debug, info, warn or error, got '%s'",
-                         origin, s->key, val);
-    }
-    }
-    return -EINVAL;
-}
-
-static int load_config_file(struct config *cfg, const char *path,
-                            struct sl_error *err)
-{
-    char *buf = NULL, origin[1100];
-    size_t len;
-    json_t *doc = NULL, *v;
-    const char *key;
-    int rc;
-
-    if ((rc = sl_read_file(path, CONFIG_MAX_BYTES, &buf, &len)) < 0)
-        return sl_errorf(err, rc, "--config %s: %s", path,
-                         rc == -EFBIG ? "larger than 256 KiB" : strerror(-rc));
-    rc = sl_doc_decode(buf, len, false, &doc, err);
-    free(buf);
-    if (rc < 0)
-        return sl_errorf(err, rc, "--config %s: %s", path, err->text);
-    if (!json_is_object(doc)) {
-        json_decref(doc);
-        return sl_errorf(err, -EINVAL, "--config %s: must be a mapping", path);
-    }
-    snprintf(origin, sizeof(origin), "--config %s: ", path);
-    json_object_foreach(doc, key, v) {
-        const struct setting *s = NULL;
-        char num[32];
-        const char *val = json_string_value(v);
-        for (size_t i = 0; i < SL_ARRAY_LEN(settings); i++)
-            if (strcmp(settings[i].key, key) == 0)
-                s = &settings[i];
-        if (!s) {
-            rc = sl_errorf(err, -EINVAL, "%s%s: unknown setting", origin, key);
-            break;
-        }
-        if (json_is_integer(v)) {
-            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-            val = num;
-        }
-        if (!val) {
-            rc = sl_errorf(err, -EINVAL, "%s%s: must be a string", origin, key);
-            break;
-        }
-        if ((rc = set_value(cfg, s, val, origin, err)) < 0)
-            break;
-    }
-    json_decref(doc);
-    return rc;
-}
-
-static const struct setting *setting_named(const char *key)
-{
-    for (size_t i = 0; i < SL_ARRAY_LEN(settings); i++)
-        if (strcmp(settings[i].key, key) == 0)
-            return &settings[i];
-    return NULL;
 }
 
 /* Requests reach the API once it exists; until then, 503. */
@@ -315,7 +129,7 @@ static int lock_or_say(const char *path, const char *flag, const char *what)
 /* The data dir: made 0700 when absent; made private when it is not (a
  * group- or world-accessible one is fixed, and said); then locked for
  * this daemon. Returns 0, or -1 with the reason on stderr. */
-static int data_dir_open(const struct config *cfg, const char *lock_path, int *lock_fd)
+static int data_dir_open(const struct sl_config *cfg, const char *lock_path, int *lock_fd)
 {
     struct sl_error err = {0};
     int rc, fixed = 0;
@@ -379,34 +193,7 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    /* Flag -> config key, so flags and the file share one validator. */
-    static const struct {
-        int opt;
-        const char *key;
-        const char *flag;
-    } flag_keys[] = {
-        /* getopt value, config key, flag as the user typed it */
-        {'l', "listen", "--listen: "},  {'D', "dataDir", "--data-dir: "},
-        {'s', "store", "--store: "},    {'g', "fakeGpus", "--fake-gpus: "},
-        {'y', "sync", "--sync: "},      {'L', "logLevel", "--log-level: "},
-        {'n', "fakeNodes", "--fake-nodes: "}, {'x', "executor", "--executor: "},
-        {'u', "jobUser", "--job-user: "}, {'U', "allowDaemonUser", "--allow-daemon-user: "},
-        {'M', "maxConnections", "--max-connections: "},
-        {'P', "maxConnectionsPerPeer", "--max-connections-per-peer: "},
-        {'T', "headerTimeout", "--header-timeout: "},
-        {'B', "bodyTimeout", "--body-timeout: "},
-        {'W', "sendTimeout", "--send-timeout: "},
-        {'I', "idleTimeout", "--idle-timeout: "},
-    };
-    struct config cfg = {
-        .sync_full = true,
-        .log_cap_bytes = 64LL << 20,
-        .retry_backoff_ms = 5000,
-        .cancel_grace_ms = 10000,
-        .log_level = SL_LOG_INFO,
-        .job_user = "nobody",
-        .http = SL_HTTP_CONFIG_DEFAULT,
-    };
+    struct sl_config cfg;
     struct sl_error err = {0};
     struct sl_engine_config ecfg;
     char api_url[160];
@@ -417,7 +204,8 @@ int main(int argc, char **argv)
     char *admin_token = NULL, why[256], lock_path[1100], store_lock[1200];
     struct gate gate = {NULL};
     sigset_t sigs;
-    int opt, sig = 0, rc = 1, lock_fd = -1, store_lock_fd = -1;
+    int opt, idx, sig = 0, rc = 1, lock_fd = -1, store_lock_fd = -1;
+    bool dev = false;
 
     /* First pass: --config and --dev, so that flags override the file. */
     opterr = 0;
@@ -425,22 +213,16 @@ int main(int argc, char **argv)
         if (opt == 'c')
             config_path = optarg;
         else if (opt == 'd')
-            cfg.dev = true;
+            dev = true;
     }
-    if (cfg.dev) {
-        sl_strlcpy(cfg.listen, "127.0.0.1:8470", sizeof(cfg.listen));
-        sl_strlcpy(cfg.data_dir, "./.sluice", sizeof(cfg.data_dir));
-    } else {
-        sl_strlcpy(cfg.listen, "127.0.0.1:8470", sizeof(cfg.listen));
-        sl_strlcpy(cfg.data_dir, "/var/lib/sluice", sizeof(cfg.data_dir));
-    }
-    if (config_path && load_config_file(&cfg, config_path, &err) < 0) {
+    sl_config_init(&cfg, dev);
+    if (config_path && sl_config_load_file(&cfg, config_path, &err) < 0) {
         fprintf(stderr, "sluiced: %s\n", err.text);
         return 1;
     }
     optind = 1;
     opterr = 1;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
         switch (opt) {
         case 'd':
         case 'c':
@@ -455,16 +237,10 @@ int main(int argc, char **argv)
             usage(stderr);
             return 1;
         default:
-            for (size_t i = 0; i < SL_ARRAY_LEN(flag_keys); i++) {
-                const struct setting *st = setting_named(flag_keys[i].key);
-                if (flag_keys[i].opt != opt || !st)
-                    continue;
-                /* Name the flag, not the config key, in the message. */
-                if (set_value(&cfg, st, optarg, "", &err) < 0) {
-                    fprintf(stderr, "sluiced: %s%s\n", flag_keys[i].flag,
-                            err.text + strlen(st->key) + 2);
-                    return 1;
-                }
+            /* Every other option is a setting (config.c's table). */
+            if (sl_config_set_flag(&cfg, opts[idx].name, optarg, &err) < 0) {
+                fprintf(stderr, "sluiced: %s\n", err.text);
+                return 1;
             }
             break;
         }

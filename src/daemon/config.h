@@ -1,0 +1,70 @@
+/*
+ * config.h - sluiced's settings: their defaults, the config file (YAML or
+ * JSON, --config) and the flags that override it, one validator for both.
+ *
+ * Every setting is a row of one table (config.c: its file key, its flag,
+ * its kind and where it lands), so a new setting is a new row and the file
+ * and the flag cannot drift apart. A value is checked completely when it
+ * is set, and a refusal names the key as the user wrote it ("--config
+ * F: logCap: ..." or "--log-cap: ..."). Not thread-safe; main() owns it.
+ */
+#ifndef SL_DAEMON_CONFIG_H
+#define SL_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../engine/engine.h"
+#include "../http/http.h"
+#include "../util/util.h"
+
+#define SL_CONFIG_MAX_BYTES (256 * 1024) /* of a config file */
+
+struct sl_config {
+    char listen[128];             /* HOST:PORT */
+    char data_dir[1024];
+    char store[1100];             /* "" = DATA/sluice.db */
+    char fake_gpus[256];          /* "" = discover */
+    char fake_nodes[1100];        /* "" = this host */
+    enum sl_executor_kind executor;
+    bool dev;
+    bool sync_full;
+    int64_t log_cap_bytes;
+    int64_t retry_backoff_ms;
+    int64_t cancel_grace_ms;
+    enum sl_log_level log_level;
+    char job_user[64];            /* "none" = refuse unmapped users */
+    char allow_daemon_user[64];   /* the one account allowed to have the
+                                     daemon's uid; "" = none */
+    struct sl_http_config http;   /* connection limits and timeouts */
+};
+
+/* The defaults, with --dev's when 'dev'. */
+void sl_config_init(struct sl_config *cfg, bool dev);
+
+/* Set the setting of config-file key 'key' from text 'val'. 'origin'
+ * prefixes the message ("--config F: "; may be ""). Returns 0, or -EINVAL
+ * (unknown key, bad value) with 'err' saying "<origin><key>: why"; 'cfg'
+ * is unchanged then. */
+int sl_config_set(struct sl_config *cfg, const char *key, const char *val,
+                  const char *origin, struct sl_error *err);
+
+/* Set the setting of long flag 'flag' (without its dashes, e.g.
+ * "log-level"). Returns 0, -ENOENT when no setting has that flag, or
+ * -EINVAL with 'err' saying "--<flag>: why". */
+int sl_config_set_flag(struct sl_config *cfg, const char *flag, const char *val,
+                       struct sl_error *err);
+
+/* Apply a config document text[0..len) (a YAML or JSON mapping of keys to
+ * strings or integers; at most SL_CONFIG_MAX_BYTES). 'name' is the file's
+ * name for messages. Returns 0, or -EINVAL / -EFBIG / -ENOMEM with 'err'
+ * saying "--config <name>: ..."; settings before the faulty key may have
+ * been applied (main() exits on any error). */
+int sl_config_load_text(struct sl_config *cfg, const char *text, size_t len,
+                        const char *name, struct sl_error *err);
+
+/* sl_config_load_text of the file at 'path'. */
+int sl_config_load_file(struct sl_config *cfg, const char *path, struct sl_error *err);
+
+#endif

@@ -90,17 +90,25 @@ $(B)/tests/%.t: $(B)/obj/tests/unit/%.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# sluiced's settings are the daemon's, not the core library's.
+$(B)/tests/test_config.t: $(B)/obj/tests/unit/test_config.o $(B)/obj/src/daemon/config.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The fuzz targets' replay drivers: each runs every saved input of its
-# corpus (tests/fuzz/corpus/NAME) through its parser, as TAP.
-FUZZ_REPLAY := $(B)/tests/fuzz_spec_replay $(B)/tests/fuzz_http_request_replay \
-               $(B)/tests/fuzz_http_response_replay
-$(B)/tests/fuzz_spec_replay: $(B)/obj/tests/fuzz/fuzz_spec.o $(B)/obj/tests/fuzz/replay_main.o $(B)/libsluice-core.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(B)/tests/fuzz_http_request_replay: $(B)/obj/tests/fuzz/fuzz_http_request.o $(B)/obj/tests/fuzz/replay_main.o $(B)/obj/src/http/parse.o $(B)/libsluice-core.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(B)/tests/fuzz_http_response_replay: $(B)/obj/tests/fuzz/fuzz_http_response.o $(B)/obj/tests/fuzz/replay_main.o $(B)/obj/src/client/client.o $(B)/libsluice-core.a
+# corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
+# parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.
+FUZZ_TARGETS := spec http_request http_response trace audit trivy config
+FUZZ_EXTRA_http_request := src/http/parse.c
+FUZZ_EXTRA_http_response := src/client/client.c
+FUZZ_EXTRA_config := src/daemon/config.c
+FUZZ_EXTRA_trace := src/sim/trace.c
+FUZZ_EXTRA_audit := src/audit/audit.c
+FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)
+.SECONDEXPANSION:
+$(B)/tests/fuzz_%_replay: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay_main.o \
+		$$(patsubst %.c,$(B)/obj/%.o,$$(filter-out $$(CORE_SRC),$$(FUZZ_EXTRA_$$*))) \
+		$(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -162,19 +170,16 @@ FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/policy/*.c)
 FUZZ_CC := clang -std=c17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined $(PKG_CFLAGS)
-FUZZ_TARGETS := spec http_request http_response
-build/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(FUZZ_SRC)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -o $@ $^ $(PKG_LIBS) -lpthread -ldl -lm
-build/fuzz/fuzz_http_request: tests/fuzz/fuzz_http_request.c src/http/parse.c
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -o $@ $^
-build/fuzz/fuzz_http_response: tests/fuzz/fuzz_http_response.c src/client/client.c $(FUZZ_SRC)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(FUZZ_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -o $@ $^ $(PKG_LIBS) -lpthread -ldl -lm
 FUZZ_MAX_LEN_spec := 4096
 FUZZ_MAX_LEN_http_request := 9000
 FUZZ_MAX_LEN_http_response := 4096
+FUZZ_MAX_LEN_trace := 8192
+FUZZ_MAX_LEN_audit := 8192
+FUZZ_MAX_LEN_trivy := 8192
+FUZZ_MAX_LEN_config := 4096
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
 fuzz: deps $(FUZZ_TARGETS:%=fuzz-run-%)
 fuzz-run-%: build/fuzz/fuzz_%

@@ -423,11 +423,14 @@ tap.ok(rc == 0 and "token.revoke" in out, "sluice audit log filters by action", 
 tap.is_(cli("audit", "log", token=TOK[("vision", "member")])[0], 2,
         "a member cannot read the audit log")
 
-# grow the log past 1,000 records
+# grow the log past 1,000 records (a submission and a placement each), and
+# wait for those jobs to have run rather than for a fixed time
 for i in range(0, 520):
     d.request("POST", "/v1/jobs?dry_run=false", job_doc("n%d" % i, ("true",), team="nlp"),
               token=TOK[("nlp", "member")])
-time.sleep(2)
+deadline = time.monotonic() + 180
+while time.monotonic() < deadline and d.list_jobs(state="Pending,Running", team="nlp"):
+    time.sleep(0.2)
 st, v = d.json_req("GET", "/v1/audit/verify")
 tap.ok(st == 200 and v.get("ok") is True and v.get("records", 0) > 900,
        "the live log verifies (%s records)" % v.get("records"), v)
@@ -439,7 +442,9 @@ open(os.path.join(work, "key"), "w").write(key)
 for i in range(5):
     d.request("POST", "/v1/jobs", job_doc("late%d" % i, ("true",), team="nlp"),
               token=TOK[("nlp", "member")])
-time.sleep(1)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and d.list_jobs(state="Pending,Running", team="nlp"):
+    time.sleep(0.2)
 ckpt = os.path.join(work, "new.ckpt")
 rc, out, err = cli("audit", "checkpoint")
 open(ckpt, "w").write(out)

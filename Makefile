@@ -101,7 +101,7 @@ $(B)/tests/test_config.t: $(B)/obj/tests/unit/test_config.o $(B)/obj/src/daemon/
 FUZZ_TARGETS := spec http_request http_response trace audit trivy config
 FUZZ_EXTRA_http_request := src/http/parse.c
 FUZZ_EXTRA_http_response := src/client/client.c
-FUZZ_EXTRA_config := src/daemon/config.c
+FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
 FUZZ_EXTRA_audit := src/audit/audit.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)

@@ -24,6 +24,7 @@
 #include "../audit/audit.h"
 #include "../meter/meter.h"
 #include "../policy/policy.h"
+#include "../policy/roles.h"
 #include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/jfield.h"
@@ -55,66 +56,15 @@ struct sl_api {
     uint64_t cache_epoch;         /* the engine's token epoch it holds */
 };
 
-/* Roles, and the scopes each holds. A route names the one scope it needs
- * (deny by default: a role holds only what its row lists); team-bound
- * scopes reach the caller's own team only, unless the role sees every team
- * (admin, auditor). Finer rules (a team-admin's manifests, who may manage
- * whose tokens, model approvers) are the engine's, with the state at hand.
- * docs/api-contract.md, "Roles", has the same table. */
-enum role { ROLE_NONE, ROLE_VIEWER, ROLE_MEMBER, ROLE_TEAM_ADMIN, ROLE_ADMIN, ROLE_AUDITOR,
-            ROLE_JOB, ROLE_COUNT };
-
-enum scope {
-    SC_PUBLIC = 0,                /* no token */
-    SC_SELF = 1 << 0,             /* any valid token: whoami, own tokens */
-    SC_READ = 1 << 1,             /* cluster objects: nodes, queues, teams,
-                                     classes, policies, datasets, scans */
-    SC_JOBS_READ = 1 << 2,        /* team-bound */
-    SC_JOBS_WRITE = 1 << 3,       /* team-bound */
-    SC_REPORTS = 1 << 4,          /* team-bound */
-    SC_MANAGE = 1 << 5,           /* apply: all kinds (admin), its team's
-                                     users and queues (team-admin) */
-    SC_TOKENS = 1 << 6,           /* create and revoke tokens: one's own,
-                                     one's team's (team-admin), all (admin) */
-    SC_ADMIN = 1 << 7,            /* carbon intensity, scan import */
-    SC_AUDIT = 1 << 8,            /* the audit log */
-    SC_LINEAGE = 1 << 9,          /* lineage and models, team-bound */
-    SC_MODELS = 1 << 10,          /* register models, change stages (the
-                                     engine checks the approvers) */
-};
-
-static const struct {
-    const char *name;
-    unsigned scopes;
-    bool all_teams;
-} roles[ROLE_COUNT] = {
-    [ROLE_NONE] = {"", 0, false},
-    [ROLE_VIEWER] = {"viewer", SC_SELF | SC_READ | SC_JOBS_READ | SC_REPORTS | SC_TOKENS |
-                                   SC_LINEAGE, false},
-    [ROLE_MEMBER] = {"member", SC_SELF | SC_READ | SC_JOBS_READ | SC_JOBS_WRITE | SC_REPORTS |
-                                   SC_TOKENS | SC_LINEAGE | SC_MODELS, false},
-    [ROLE_TEAM_ADMIN] = {"team-admin", SC_SELF | SC_READ | SC_JOBS_READ | SC_JOBS_WRITE |
-                                           SC_REPORTS | SC_MANAGE | SC_TOKENS | SC_LINEAGE |
-                                           SC_MODELS, false},
-    [ROLE_ADMIN] = {"admin", ~0u, true},
-    [ROLE_AUDITOR] = {"auditor", SC_SELF | SC_READ | SC_JOBS_READ | SC_REPORTS | SC_TOKENS |
-                                     SC_AUDIT | SC_LINEAGE, true},
-    [ROLE_JOB] = {"job", SC_SELF | SC_LINEAGE | SC_MODELS, false},
-};
-
-static enum role role_of(const struct sl_principal *p)
+/* The caller's role (src/policy/roles.h: the roles and their scopes). */
+static enum sl_role role_of(const struct sl_principal *p)
 {
-    if (p->job_id)
-        return ROLE_JOB;
-    for (int r = ROLE_VIEWER; r < ROLE_COUNT; r++)
-        if (r != ROLE_JOB && strcmp(p->role, roles[r].name) == 0)
-            return (enum role)r;
-    return ROLE_NONE;
+    return sl_role_of(p->role, p->job_id);
 }
 
 static bool all_teams(const struct sl_principal *p)
 {
-    return roles[role_of(p)].all_teams;
+    return sl_role_all_teams(role_of(p));
 }
 
 struct ctx {
@@ -165,15 +115,7 @@ static void op_state_free(void *p)
     struct op_state *s = p;
     if (!s)
         return;
-    sl_job_spec_destroy(s->op.spec);
-    free(s->op.spec_json);
-    free(s->op.manifests);
-    json_decref(s->op.result);
-    free(s->op.body);
-    free(s->op.carbon_hour_ms);
-    free(s->op.carbon_g);
-    json_decref(s->op.doc);
-    json_decref(s->op.audit_details);
+    sl_op_fini(&s->op);
     free(s);
 }
 
@@ -373,14 +315,14 @@ static void h_job_submit(struct ctx *c)
         sl_job_spec_destroy(spec);
         return;
     }
-    s->op.spec = spec;
-    s->op.dry_run = dry;
+    s->op.u.submit.spec = spec;
+    s->op.u.submit.dry_run = dry;
     {
         /* The stored text of the spec, made here rather than on the
          * engine thread, which every submission waits for; on -ENOMEM the
          * engine makes it. */
         json_t *doc = sl_job_spec_to_json(spec);
-        s->op.spec_json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        s->op.u.submit.spec_json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
         json_decref(doc);
     }
     op_send(c, s);
@@ -498,7 +440,7 @@ static void h_job_cancel(struct ctx *c)
     struct op_state *s = op_new(c, SL_OP_CANCEL);
     if (!s)
         return;
-    s->op.job_id = c->id;
+    s->op.u.cancel.job_id = c->id;
     op_send(c, s);
 }
 
@@ -538,8 +480,10 @@ static void h_job_logs(struct ctx *c)
                             LOG_READ_MAX, lim_s);
         goto out;
     }
-    sl_engine_log_path(c->a->e, c->id, (int)task, path, sizeof(path));
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* An executor that keeps no log (nothing runs) has an empty one. */
+    fd = sl_engine_log_path(c->a->e, c->id, (int)task, path, sizeof(path)) == 0
+             ? open(path, O_RDONLY | O_CLOEXEC)
+             : -1;
     if (fd >= 0 && fstat(fd, &sb) == 0 && offset < sb.st_size) {
         size_t want = (size_t)(sb.st_size - offset < limit ? sb.st_size - offset : limit);
         if ((buf = malloc(want)) && (n = pread(fd, buf, want, offset)) < 0)
@@ -579,8 +523,8 @@ static void h_apply(struct ctx *c)
         free(m);
         return;
     }
-    s->op.manifests = m;
-    s->op.nmanifests = n;
+    s->op.u.apply.manifests = m;
+    s->op.u.apply.n = n;
     op_send(c, s);
 }
 
@@ -952,10 +896,10 @@ static void h_carbon(struct ctx *c)
     }
     if (!(s = op_new(c, SL_OP_CARBON)))
         goto fail;
-    sl_strlcpy(s->op.carbon_site, c->name, sizeof(s->op.carbon_site));
-    s->op.carbon_hour_ms = hours;
-    s->op.carbon_g = g;
-    s->op.ncarbon = n;
+    sl_strlcpy(s->op.u.carbon.site, c->name, sizeof(s->op.u.carbon.site));
+    s->op.u.carbon.hour_ms = hours;
+    s->op.u.carbon.g = g;
+    s->op.u.carbon.n = n;
     op_send(c, s);
     return;
 fail:
@@ -1052,9 +996,9 @@ static void h_token_create(struct ctx *c)
     }
     if (!(s = op_new(c, SL_OP_TOKEN)))
         return;
-    sl_strlcpy(s->op.token_user, c->name, sizeof(s->op.token_user));
-    sl_strlcpy(s->op.token_label, label, sizeof(s->op.token_label));
-    s->op.token_expires_ms = expires_in ? sl_now_ms() + expires_in : 0;
+    sl_strlcpy(s->op.u.token.user, c->name, sizeof(s->op.u.token.user));
+    sl_strlcpy(s->op.u.token.label, label, sizeof(s->op.u.token.label));
+    s->op.u.token.expires_ms = expires_in ? sl_now_ms() + expires_in : 0;
     op_send(c, s);
 }
 
@@ -1064,18 +1008,18 @@ static void h_tokens(struct ctx *c)
 {
     const char *user = sl_http_query(c->r, "user");
     const char *team = NULL;
-    enum role r = role_of(&c->who);
+    enum sl_role r = role_of(&c->who);
     json_t *arr;
     int rc;
 
     if (user && !*user)
         user = NULL;
-    if (r == ROLE_TEAM_ADMIN)
+    if (r == SL_ROLE_TEAM_ADMIN)
         team = c->who.team;
-    else if (r != ROLE_ADMIN) {
+    else if (r != SL_ROLE_ADMIN) {
         if (user && strcmp(user, c->who.user) != 0) {
             sl_http_reply_error(c->r, 403, "forbidden", "user",
-                                "role %s sees its own tokens only", roles[r].name);
+                                "role %s sees its own tokens only", sl_role_name(r));
             return;
         }
         user = c->who.user;
@@ -1083,12 +1027,12 @@ static void h_tokens(struct ctx *c)
     /* a team-admin sees exactly what it may revoke (the engine's
      * may_manage_user): its team's tokens but those of admins and
      * auditors */
-    if (!(arr = sl_store_tokens(c->a->rd, user, team, r == ROLE_TEAM_ADMIN ? c->who.user : NULL,
+    if (!(arr = sl_store_tokens(c->a->rd, user, team, r == SL_ROLE_TEAM_ADMIN ? c->who.user : NULL,
                                 &rc))) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         return;
     }
-    if (r == ROLE_JOB) {
+    if (r == SL_ROLE_JOB) {
         /* a job token sees itself only */
         size_t i;
         json_t *t, *mine = json_array();
@@ -1108,7 +1052,7 @@ static void h_token_revoke(struct ctx *c)
     struct op_state *s = op_new(c, SL_OP_REVOKE);
     if (!s)
         return;
-    s->op.token_id = c->id;
+    s->op.u.revoke.token_id = c->id;
     op_send(c, s);
 }
 
@@ -1372,7 +1316,7 @@ static void h_scan_import(struct ctx *c)
     if (!(s = op_new(c, SL_OP_SCAN)))
         return;
     snprintf(s->op.object, sizeof(s->op.object), "image:%s", sc.digest);
-    if (!(s->op.doc = sl_scan_json(&sc))) {
+    if (!(s->op.u.scan.summary = sl_scan_json(&sc))) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         return;
     }
@@ -1560,7 +1504,7 @@ static void h_model_register(struct ctx *c)
     snprintf(s->op.object, sizeof(s->op.object), "model:%s@%s",
              json_string_value(json_object_get(d, "name")),
              json_string_value(json_object_get(d, "version")));
-    s->op.doc = d;
+    s->op.u.model.body = d;
     op_send(c, s);
     return;
 bad:
@@ -1599,8 +1543,8 @@ static void h_model_stage(struct ctx *c)
     }
     if (!(s = op_new(c, SL_OP_STAGE)))
         goto bad;
-    sl_strlcpy(s->op.model, c->name, sizeof(s->op.model));
-    s->op.doc = d;
+    sl_strlcpy(s->op.u.stage.model, c->name, sizeof(s->op.u.stage.model));
+    s->op.u.stage.body = d;
     op_send(c, s);
     return;
 bad:
@@ -1737,11 +1681,17 @@ static const struct {
     {MT_CSV, "text/csv"},
 };
 
+/* A route that changes state: the scope it needs and its audit action
+ * are its operation's (src/engine/ops.c), never written twice. */
+#define CHANGE(kind) SC_OF_OP, (int)(kind)
+#define READ(scope) (scope), -1
+#define SC_OF_OP (~0u)
+
 /* The route table. Columns: method, path pattern ({id} = a positive
  * integer, {name} = an object name, {ref} = a reference such as
- * NAME@VERSION or model:NAME@VERSION), handler, the scope it needs
- * (SC_PUBLIC = no token), the audit action of a state-changing route (its
- * refusals are recorded too; NULL = a read), the kind of object its
+ * NAME@VERSION or model:NAME@VERSION), handler, the scope a read needs
+ * (SL_SC_PUBLIC = no token) or CHANGE(the kind of operation it submits to
+ * the engine: its refusals are recorded too), the kind of object its
  * {id}/{name} names in the record, and the media types of the body it
  * reads (MT_NONE: none). */
 static const struct route {
@@ -1749,46 +1699,46 @@ static const struct route {
     const char *pattern;
     route_fn fn;
     unsigned scope;
-    const char *action;
+    int op;                       /* enum sl_op_kind; -1 = a read */
     const char *object;
     unsigned body;
 } routes[] = {
-    {"GET", "/healthz", h_healthz, SC_PUBLIC, NULL, NULL, MT_NONE},
-    {"GET", "/metrics", h_metrics, SC_PUBLIC, NULL, NULL, MT_NONE},
-    {"GET", "/v1/whoami", h_whoami, SC_SELF, NULL, NULL, MT_NONE},
-    {"POST", "/v1/jobs", h_job_submit, SC_JOBS_WRITE, "job.submit", NULL, MT_JSON | MT_YAML},
-    {"GET", "/v1/jobs", h_job_list, SC_JOBS_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/jobs/{id}", h_job_get, SC_JOBS_READ, NULL, NULL, MT_NONE},
-    {"DELETE", "/v1/jobs/{id}", h_job_cancel, SC_JOBS_WRITE, "job.cancel", "job", MT_NONE},
-    {"GET", "/v1/jobs/{id}/events", h_job_events, SC_JOBS_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/jobs/{id}/logs", h_job_logs, SC_JOBS_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/jobs/{id}/explain", h_job_explain, SC_JOBS_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/nodes", h_nodes, SC_READ, NULL, NULL, MT_NONE},
-    {"POST", "/v1/apply", h_apply, SC_MANAGE, "apply", NULL, MT_JSON | MT_YAML},
-    {"GET", "/v1/teams", h_teams, SC_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/queues", h_queues, SC_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/priorityclasses", h_pclasses, SC_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/policies", h_policies, SC_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/datasets", h_datasets, SC_READ, NULL, NULL, MT_NONE},
-    {"POST", "/v1/users/{name}/tokens", h_token_create, SC_TOKENS, "token.create", "user", MT_JSON},
-    {"GET", "/v1/tokens", h_tokens, SC_SELF, NULL, NULL, MT_NONE},
-    {"DELETE", "/v1/tokens/{id}", h_token_revoke, SC_TOKENS, "token.revoke", "token", MT_NONE},
-    {"GET", "/v1/report", h_report, SC_REPORTS, NULL, NULL, MT_NONE},
-    {"GET", "/v1/report/utilisation", h_report_util, SC_REPORTS, NULL, NULL, MT_NONE},
-    {"GET", "/v1/budgets", h_budgets, SC_REPORTS, NULL, NULL, MT_NONE},
-    {"POST", "/v1/carbon/{name}", h_carbon, SC_ADMIN, "carbon.put", "site", MT_CSV},
-    {"POST", "/v1/scans", h_scan_import, SC_ADMIN, "scan.import", NULL, MT_JSON},
-    {"GET", "/v1/scans", h_scans, SC_READ, NULL, NULL, MT_NONE},
-    {"GET", "/v1/audit", h_audit, SC_AUDIT, NULL, NULL, MT_NONE},
-    {"GET", "/v1/audit/export", h_audit_export, SC_AUDIT, NULL, NULL, MT_NONE},
-    {"GET", "/v1/audit/verify", h_audit_verify, SC_AUDIT, NULL, NULL, MT_NONE},
-    {"GET", "/v1/audit/checkpoint", h_audit_checkpoint, SC_AUDIT, NULL, NULL, MT_NONE},
-    {"GET", "/v1/audit/pubkey", h_audit_pubkey, SC_SELF, NULL, NULL, MT_NONE},
-    {"POST", "/v1/models", h_model_register, SC_MODELS, "model.register", NULL, MT_JSON},
-    {"GET", "/v1/models", h_models, SC_LINEAGE, NULL, NULL, MT_NONE},
-    {"GET", "/v1/models/{ref}", h_model_get, SC_LINEAGE, NULL, NULL, MT_NONE},
-    {"POST", "/v1/models/{ref}/stage", h_model_stage, SC_MODELS, "model.stage", "model", MT_JSON},
-    {"GET", "/v1/lineage/{ref}", h_lineage, SC_LINEAGE, NULL, NULL, MT_NONE},
+    {"GET", "/healthz", h_healthz, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"GET", "/metrics", h_metrics, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"GET", "/v1/whoami", h_whoami, READ(SL_SC_SELF), NULL, MT_NONE},
+    {"POST", "/v1/jobs", h_job_submit, CHANGE(SL_OP_SUBMIT), NULL, MT_JSON | MT_YAML},
+    {"GET", "/v1/jobs", h_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}", h_job_get, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
+    {"DELETE", "/v1/jobs/{id}", h_job_cancel, CHANGE(SL_OP_CANCEL), "job", MT_NONE},
+    {"GET", "/v1/jobs/{id}/events", h_job_events, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}/logs", h_job_logs, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}/explain", h_job_explain, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
+    {"GET", "/v1/nodes", h_nodes, READ(SL_SC_READ), NULL, MT_NONE},
+    {"POST", "/v1/apply", h_apply, CHANGE(SL_OP_APPLY), NULL, MT_JSON | MT_YAML},
+    {"GET", "/v1/teams", h_teams, READ(SL_SC_READ), NULL, MT_NONE},
+    {"GET", "/v1/queues", h_queues, READ(SL_SC_READ), NULL, MT_NONE},
+    {"GET", "/v1/priorityclasses", h_pclasses, READ(SL_SC_READ), NULL, MT_NONE},
+    {"GET", "/v1/policies", h_policies, READ(SL_SC_READ), NULL, MT_NONE},
+    {"GET", "/v1/datasets", h_datasets, READ(SL_SC_READ), NULL, MT_NONE},
+    {"POST", "/v1/users/{name}/tokens", h_token_create, CHANGE(SL_OP_TOKEN), "user", MT_JSON},
+    {"GET", "/v1/tokens", h_tokens, READ(SL_SC_SELF), NULL, MT_NONE},
+    {"DELETE", "/v1/tokens/{id}", h_token_revoke, CHANGE(SL_OP_REVOKE), "token", MT_NONE},
+    {"GET", "/v1/report", h_report, READ(SL_SC_REPORTS), NULL, MT_NONE},
+    {"GET", "/v1/report/utilisation", h_report_util, READ(SL_SC_REPORTS), NULL, MT_NONE},
+    {"GET", "/v1/budgets", h_budgets, READ(SL_SC_REPORTS), NULL, MT_NONE},
+    {"POST", "/v1/carbon/{name}", h_carbon, CHANGE(SL_OP_CARBON), "site", MT_CSV},
+    {"POST", "/v1/scans", h_scan_import, CHANGE(SL_OP_SCAN), NULL, MT_JSON},
+    {"GET", "/v1/scans", h_scans, READ(SL_SC_READ), NULL, MT_NONE},
+    {"GET", "/v1/audit", h_audit, READ(SL_SC_AUDIT), NULL, MT_NONE},
+    {"GET", "/v1/audit/export", h_audit_export, READ(SL_SC_AUDIT), NULL, MT_NONE},
+    {"GET", "/v1/audit/verify", h_audit_verify, READ(SL_SC_AUDIT), NULL, MT_NONE},
+    {"GET", "/v1/audit/checkpoint", h_audit_checkpoint, READ(SL_SC_AUDIT), NULL, MT_NONE},
+    {"GET", "/v1/audit/pubkey", h_audit_pubkey, READ(SL_SC_SELF), NULL, MT_NONE},
+    {"POST", "/v1/models", h_model_register, CHANGE(SL_OP_MODEL), NULL, MT_JSON},
+    {"GET", "/v1/models", h_models, READ(SL_SC_LINEAGE), NULL, MT_NONE},
+    {"GET", "/v1/models/{ref}", h_model_get, READ(SL_SC_LINEAGE), NULL, MT_NONE},
+    {"POST", "/v1/models/{ref}/stage", h_model_stage, CHANGE(SL_OP_STAGE), "model", MT_JSON},
+    {"GET", "/v1/lineage/{ref}", h_lineage, READ(SL_SC_LINEAGE), NULL, MT_NONE},
 };
 
 /* Whether the request's body has a media type its route reads. Only a
@@ -1983,6 +1933,7 @@ static void dispatch(struct ctx *c)
     struct sl_http_req *r = c->r;
     const char *method = sl_http_method(r), *path = sl_http_path(r);
     const struct route *rt = NULL;
+    unsigned scope;
 
     for (size_t i = 0; i < SL_ARRAY_LEN(routes); i++) {
         if (!match(routes[i].pattern, path, c))
@@ -2004,10 +1955,11 @@ static void dispatch(struct ctx *c)
                                 method, path);
         return;
     }
-    c->action = rt->action;
+    c->action = rt->op >= 0 ? sl_op_action((enum sl_op_kind)rt->op) : NULL;
     c->object = rt->object;
-    if (rt->scope != SC_PUBLIC) {
-        enum role role;
+    scope = rt->op >= 0 ? sl_op_scope((enum sl_op_kind)rt->op) : rt->scope;
+    if (scope != SL_SC_PUBLIC) {
+        enum sl_role role;
         if (authenticate(c) < 0) {
             sl_http_add_header(r, "WWW-Authenticate", "Bearer");
             sl_http_reply_error(r, 401, "unauthorized", NULL,
@@ -2015,9 +1967,11 @@ static void dispatch(struct ctx *c)
             return;
         }
         role = role_of(&c->who);
-        if (!(roles[role].scopes & rt->scope)) {
+        /* The one check of who may do what: the route's scope, or its
+         * operation's. The engine's handlers apply only team rules. */
+        if (!sl_role_may(role, scope)) {
             refuse(c, 403, "forbidden", NULL, "role %s may not %s %s",
-                   role == ROLE_JOB ? "job" : c->who.role, method, rt->pattern);
+                   role == SL_ROLE_JOB ? "job" : c->who.role, method, rt->pattern);
             return;
         }
     }

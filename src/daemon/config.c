@@ -18,7 +18,7 @@ enum kind {
     K_BYTES,                      /* a size >= 4096 */
     K_DURATION,                   /* >= 0 */
     K_LOGLEVEL,
-    K_EXECUTOR,
+    K_EXECUTOR,                   /* a row of src/exec/executor.c */
     K_ACCOUNT,                    /* a Unix account name */
     K_COUNT,                      /* int, 1..1000000 */
     K_LIMIT,                      /* int, 0 (none)..1000000 */
@@ -39,7 +39,7 @@ static const struct setting {
     {"store", "store", K_STRING, offsetof(struct sl_config, store), 1100},
     {"fakeGpus", "fake-gpus", K_STRING, offsetof(struct sl_config, fake_gpus), 256},
     {"fakeNodes", "fake-nodes", K_STRING, offsetof(struct sl_config, fake_nodes), 1100},
-    {"executor", "executor", K_EXECUTOR, offsetof(struct sl_config, executor), 0},
+    {"executor", "executor", K_EXECUTOR, offsetof(struct sl_config, executor), 32},
     {"sync", "sync", K_BOOL_SYNC, offsetof(struct sl_config, sync_full), 0},
     {"logCap", NULL, K_BYTES, offsetof(struct sl_config, log_cap_bytes), 0},
     {"retryBackoff", NULL, K_DURATION, offsetof(struct sl_config, retry_backoff_ms), 0},
@@ -74,6 +74,7 @@ void sl_config_init(struct sl_config *cfg, bool dev)
         .cancel_grace_ms = 10000,
         .log_level = SL_LOG_INFO,
         .job_user = "nobody",
+        .executor = "local",
         .http = SL_HTTP_CONFIG_DEFAULT,
     };
     sl_strlcpy(cfg->listen, "127.0.0.1:8470", sizeof(cfg->listen));
@@ -129,15 +130,14 @@ static int set_value(struct sl_config *cfg, const struct setting *s, const char 
                              val);
         *(int64_t *)dst = v;
         return 0;
-    case K_EXECUTOR:
-        if (strcmp(val, "local") == 0)
-            *(enum sl_executor_kind *)dst = SL_EXECUTOR_LOCAL;
-        else if (strcmp(val, "simulated") == 0)
-            *(enum sl_executor_kind *)dst = SL_EXECUTOR_SIMULATED;
-        else
-            return sl_errorf(err, -EINVAL, "%s: must be local or simulated, got '%.64s'",
-                             name, val);
+    case K_EXECUTOR: {
+        char kinds[128];
+        if (!sl_executor_kind_valid(val))
+            return sl_errorf(err, -EINVAL, "%s: must be one of %s, got '%.64s'", name,
+                             sl_executor_kinds(kinds, sizeof(kinds)), val);
+        sl_strlcpy(dst, val, s->size);
         return 0;
+    }
     case K_ACCOUNT:
         /* A Unix account name as useradd takes it; whether it exists is
          * the engine's check, at start. */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/engine.h"
+#include "../exec/executor.h"
 #include "../http/http.h"
 #include "../util/util.h"
 
@@ -27,7 +27,7 @@ struct sl_config {
     char store[1100];             /* "" = DATA/sluice.db */
     char fake_gpus[256];          /* "" = discover */
     char fake_nodes[1100];        /* "" = this host */
-    enum sl_executor_kind executor;
+    char executor[32];            /* src/exec/executor.h: local, simulated */
     bool dev;
     bool sync_full;
     int64_t log_cap_bytes;

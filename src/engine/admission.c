@@ -188,51 +188,44 @@ static char *lineage_text(const struct sl_job_spec *s, const struct sl_verdict *
     return text;
 }
 
-int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
-{
-    struct sl_job_spec *s = op->spec;
-    struct sl_sched_job_spec sj;
-    struct sl_error why = {0};
+/* Where a submission goes, once resolved: its team, queue and class, and
+ * what admission and the budgets said. */
+struct submit {
     struct team *tm;
     struct queue *q;
     struct pclass *pc;
-    struct job *j = NULL;
-    struct sl_job_view v;
-    json_t *doc = NULL;
-    char *spec_json = NULL, name[SL_NAME_MAX + 1], btext[256];
-    const struct budget *spent;
-    struct sl_verdict *verdict = NULL;
-    int rc, user;
+    struct sl_verdict *verdict;   /* owned */
+    const struct budget *spent;   /* demoting the job; NULL = none */
+    char btext[256];              /* the spent budget, in words */
+};
 
-    snprintf(op->object, sizeof(op->object), "team:%s", s->team[0] ? s->team : op->who.team);
-    if (op->who.job_id || !(sl_eng_is_admin(&op->who) || sl_eng_is_role(&op->who, "team-admin") ||
-                            sl_eng_is_role(&op->who, "member"))) {
-        sl_eng_op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "role %s may not submit jobs",
-                         op->who.job_id ? "job" : op->who.role);
-    }
-    tm = sl_eng_team_find(e, s->team[0] ? s->team : op->who.team);
-    if (!tm) {
+/* The team, queue and class of a submission, and who its tasks run as.
+ * Returns 0, or a refusal (op failed). */
+static int submit_target(struct sl_engine *e, struct sl_op *op, struct submit *x)
+{
+    struct sl_job_spec *s = op->u.submit.spec;
+    const char *team = s->team[0] ? s->team : op->who.team;
+
+    snprintf(op->object, sizeof(op->object), "team:%s", team);
+    if (!(x->tm = sl_eng_team_find(e, team))) {
         sl_eng_op_fail(op, 400, "invalid");
-        return sl_errorf_field(&op->err, -EINVAL, "metadata.team",
-                               "team '%s' does not exist",
-                               s->team[0] ? s->team : op->who.team);
+        return sl_errorf_field(&op->err, -EINVAL, "metadata.team", "team '%s' does not exist",
+                               team);
     }
-    if (!sl_eng_is_admin(&op->who) && strcmp(tm->name, op->who.team) != 0) {
+    if (!sl_eng_is_admin(&op->who) && strcmp(x->tm->name, op->who.team) != 0) {
         sl_eng_op_fail(op, 403, "forbidden");
         return sl_errorf_field(&op->err, -EPERM, "metadata.team",
-                               "user '%s' may not submit to team '%s'",
-                               op->who.user, tm->name);
+                               "user '%s' may not submit to team '%s'", op->who.user,
+                               x->tm->name);
     }
-    q = sl_eng_queue_find(e, s->queue[0] ? s->queue : tm->default_queue);
-    if (!q || strcmp(q->team, tm->name) != 0) {
+    x->q = sl_eng_queue_find(e, s->queue[0] ? s->queue : x->tm->default_queue);
+    if (!x->q || strcmp(x->q->team, x->tm->name) != 0) {
         sl_eng_op_fail(op, 400, "invalid");
         return sl_errorf_field(&op->err, -EINVAL, "spec.queue",
                                "queue '%s' does not exist in team '%s'",
-                               s->queue[0] ? s->queue : tm->default_queue,
-                               tm->name);
+                               s->queue[0] ? s->queue : x->tm->default_queue, x->tm->name);
     }
-    if (e->cfg.executor == SL_EXECUTOR_LOCAL && !op->who.unix_user[0] && !e->job_user[0]) {
+    if (e->caps.runs_as_accounts && !op->who.unix_user[0] && !e->job_user[0]) {
         sl_eng_op_fail(op, 403, "forbidden");
         return sl_errorf_field(&op->err, -EPERM, "spec.unixUser",
                                "user '%s' has no Unix account to run jobs as (kind: User "
@@ -240,90 +233,106 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
                                "of an unmapped user (--job-user none)",
                                op->who.user);
     }
-    pc = sl_eng_pclass_find(e, s->priority_class[0] ? s->priority_class : NULL);
-    if (!pc) {
+    if (!(x->pc = sl_eng_pclass_find(e, s->priority_class[0] ? s->priority_class : NULL))) {
         sl_eng_op_fail(op, 400, "invalid");
         return sl_errorf_field(&op->err, -EINVAL, "spec.priorityClass",
-                               "priority class '%s' does not exist",
-                               s->priority_class);
+                               "priority class '%s' does not exist", s->priority_class);
     }
-    /* admission policy: refused here, nothing is created */
-    {
-        struct admit_scratch x = {.e = e};
-        struct sl_admit_in in = {.spec = s, .team = tm->name, .queue = q->name,
-                                 .pclass = pc->name, .dataset = admit_dataset,
-                                 .scan = admit_scan, .arg = &x};
-        if (!(verdict = calloc(1, sizeof(*verdict))) ||
-            sl_admit(e->policies, (size_t)e->npolicies, &in, verdict) < 0) {
-            sl_eng_op_fail(op, 503, "unavailable");
-            rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-            free(verdict);
-            return rc;
-        }
-        if (!verdict->allowed) {
-            sl_eng_op_fail(op, 403, "policy_denied");
-            rc = sl_errorf_field(&op->err, -EPERM, verdict->field, "%s", verdict->message);
-            op->audit_details = json_pack("{s:s, s:s}", "policy", verdict->policy, "rule",
-                                          verdict->rule);
-            free(verdict);
-            return rc;
-        }
-        if ((int)s->network != verdict->network) {
-            /* a policy's default profile: the stored spec says it */
-            s->network = (enum sl_network)verdict->network;
-            free(op->spec_json);
-            op->spec_json = NULL;
-        }
-    }
-    if ((spent = sl_eng_budget_spent(e, tm->name, sl_now_ms()))) {
-        struct pclass *low = sl_eng_demote_class(e);
-        sl_eng_budget_text(e, spent, sl_now_ms(), btext, sizeof(btext));
-        if (spent->b.action == SL_BUDGET_BLOCK || !low) {
-            free(verdict);
-            sl_eng_op_fail(op, 403, "budget_exceeded");
-            return sl_errorf_field(&op->err, -EPERM, "metadata.team",
-                                   "%s; new jobs are blocked", btext);
-        }
-        if (low != pc && low->value < pc->value)
-            pc = low;
-        else
-            spent = NULL; /* already as low as demotion goes */
-    }
-    if (op->dry_run) {
-        /* the verdict, and nothing kept */
-        json_t *ds = json_array();
-        for (int i = 0; ds && i < verdict->ndatasets; i++)
-            json_array_append_new(ds, json_pack("{s:s, s:s, s:s}", "name",
-                                                verdict->datasets[i].name, "version",
-                                                verdict->datasets[i].version, "mode",
-                                                verdict->datasets[i].rw ? "rw" : "ro"));
-        op->result = json_pack("{s:b, s:s, s:s, s:s, s:s, s:o, s:s?}", "allowed", 1, "team",
-                               tm->name, "queue", q->name, "priority_class", pc->name,
-                               "network",
-                               s->network == SL_NET_ISOLATED   ? "isolated"
-                               : s->network == SL_NET_INTERNAL ? "internal"
-                                                               : "egress",
-                               "datasets", ds ? ds : json_array(), "demoted_to",
-                               spent ? pc->name : NULL);
-        free(verdict);
-        op->status = 200;
-        return 0;
-    }
-    if (!(j = calloc(1, sizeof(*j)))) {
-        free(verdict);
+    return 0;
+}
+
+/* The admission policies' verdict (x->verdict); a refusal changes nothing.
+ * A policy's default network profile becomes the job's. */
+static int submit_admit(struct sl_engine *e, struct sl_op *op, struct submit *x)
+{
+    struct sl_job_spec *s = op->u.submit.spec;
+    struct admit_scratch scratch = {.e = e};
+    struct sl_admit_in in = {.spec = s, .team = x->tm->name, .queue = x->q->name,
+                             .pclass = x->pc->name, .dataset = admit_dataset,
+                             .scan = admit_scan, .arg = &scratch};
+
+    if (!(x->verdict = calloc(1, sizeof(*x->verdict))) ||
+        sl_admit(e->policies, (size_t)e->npolicies, &in, x->verdict) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, -ENOMEM, "out of memory");
     }
-    j->lineage = lineage_text(s, verdict);
-    free(verdict);
-    if (spent) {
+    if (!x->verdict->allowed) {
+        sl_eng_op_fail(op, 403, "policy_denied");
+        op->audit_details = json_pack("{s:s, s:s}", "policy", x->verdict->policy, "rule",
+                                      x->verdict->rule);
+        return sl_errorf_field(&op->err, -EPERM, x->verdict->field, "%s",
+                               x->verdict->message);
+    }
+    if ((int)s->network != x->verdict->network) {
+        /* a policy's default profile: the stored spec says it */
+        s->network = (enum sl_network)x->verdict->network;
+        free(op->u.submit.spec_json);
+        op->u.submit.spec_json = NULL;
+    }
+    return 0;
+}
+
+/* A spent budget of the team blocks the job, or demotes it to the lowest
+ * preemptible class (x->spent, x->pc). */
+static int submit_budget(struct sl_engine *e, struct sl_op *op, struct submit *x)
+{
+    struct pclass *low;
+
+    if (!(x->spent = sl_eng_budget_spent(e, x->tm->name, sl_now_ms())))
+        return 0;
+    low = sl_eng_demote_class(e);
+    sl_eng_budget_text(e, x->spent, sl_now_ms(), x->btext, sizeof(x->btext));
+    if (x->spent->b.action == SL_BUDGET_BLOCK || !low) {
+        sl_eng_op_fail(op, 403, "budget_exceeded");
+        return sl_errorf_field(&op->err, -EPERM, "metadata.team", "%s; new jobs are blocked",
+                               x->btext);
+    }
+    if (low != x->pc && low->value < x->pc->value)
+        x->pc = low;
+    else
+        x->spent = NULL; /* already as low as demotion goes */
+    return 0;
+}
+
+/* A dry run's answer: the verdict, and nothing kept. */
+static int submit_dry_run(struct sl_op *op, const struct submit *x)
+{
+    const struct sl_job_spec *s = op->u.submit.spec;
+    const struct sl_verdict *v = x->verdict;
+    json_t *ds = json_array();
+
+    for (int i = 0; ds && i < v->ndatasets; i++)
+        json_array_append_new(ds, json_pack("{s:s, s:s, s:s}", "name", v->datasets[i].name,
+                                            "version", v->datasets[i].version, "mode",
+                                            v->datasets[i].rw ? "rw" : "ro"));
+    op->result = json_pack("{s:b, s:s, s:s, s:s, s:s, s:o, s:s?}", "allowed", 1, "team",
+                           x->tm->name, "queue", x->q->name, "priority_class", x->pc->name,
+                           "network",
+                           s->network == SL_NET_ISOLATED   ? "isolated"
+                           : s->network == SL_NET_INTERNAL ? "internal"
+                                                           : "egress",
+                           "datasets", ds ? ds : json_array(), "demoted_to",
+                           x->spent ? x->pc->name : NULL);
+    op->status = 200;
+    return 0;
+}
+
+/* The new job, Pending, owning the op's spec. Returns it, or NULL with the
+ * op failed (out of memory). */
+static struct job *submit_job(struct sl_engine *e, struct sl_op *op, const struct submit *x)
+{
+    struct sl_job_spec *s = op->u.submit.spec;
+    struct job *j = calloc(1, sizeof(*j));
+    char name[SL_NAME_MAX + 1];
+
+    if (!j)
+        goto oom;
+    j->lineage = lineage_text(s, x->verdict);
+    if (x->spent) {
         char note[384];
-        snprintf(note, sizeof(note), "demoted to %s: %s", pc->name, btext);
-        if (!(j->demoted = strdup(note))) {
-            free(j);
-            sl_eng_op_fail(op, 503, "unavailable");
-            return sl_errorf(&op->err, -ENOMEM, "out of memory");
-        }
+        snprintf(note, sizeof(note), "demoted to %s: %s", x->pc->name, x->btext);
+        if (!(j->demoted = strdup(note)))
+            goto oom;
         sl_eng_job_msg(e, j, "%s", note);
     }
     if (s->name[0])
@@ -331,27 +340,82 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     else
         default_name(s, name, sizeof(name));
     j->spec = s;
-    op->spec = NULL;
-    if (!(j->name = strdup(name)) || !(j->team = sl_eng_intern(&e->strs, tm->name)) ||
+    op->u.submit.spec = NULL;
+    if (!(j->name = strdup(name)) || !(j->team = sl_eng_intern(&e->strs, x->tm->name)) ||
         !(j->project = sl_eng_intern(&e->strs, s->project)) ||
         !(j->user = sl_eng_intern(&e->strs, op->who.user)) ||
         !(j->unix_user = sl_eng_intern(&e->strs, op->who.unix_user)) ||
-        !(j->queue = sl_eng_intern(&e->strs, q->name)) ||
-        !(j->pclass = sl_eng_intern(&e->strs, pc->name))) {
-        sl_eng_op_fail(op, 503, "unavailable");
-        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    j->priority = pc->value;
+        !(j->queue = sl_eng_intern(&e->strs, x->q->name)) ||
+        !(j->pclass = sl_eng_intern(&e->strs, x->pc->name)))
+        goto oom;
+    j->priority = x->pc->value;
     j->state = SL_JOB_PENDING;
     j->submitted_ms = sl_now_ms();
     j->limits_enforced = j->gpus_enforced = -1;
+    return j;
+oom:
+    sl_eng_job_free(j);
+    sl_eng_op_fail(op, 503, "unavailable");
+    sl_errorf(&op->err, -ENOMEM, "out of memory");
+    return NULL;
+}
 
+/* Job 'j' in the scheduler and the job map. Returns 0, or -ENOMEM / -EINVAL
+ * (the scheduler refused it) with the op failed and nothing changed. */
+static int submit_enqueue(struct sl_engine *e, struct sl_op *op, struct job *j,
+                          const struct submit *x)
+{
+    struct sl_sched_job_spec sj;
+    struct sl_error why = {0};
+    int rc, user;
+
+    pthread_mutex_lock(&e->mu);
+    user = sl_sched_user(e->sched, j->user);
+    if (user < 0) {
+        rc = user;
+    } else {
+        sl_eng_sched_spec(e, j, x->q, x->pc, user, &sj);
+        rc = sl_sched_job_add(e->sched, &sj, &why);
+    }
+    if (rc == 0 && (rc = sl_imap_put(&e->jobs, j->id, j)) < 0)
+        sl_sched_job_remove(e->sched, j->id, j->submitted_ms);
+    pthread_mutex_unlock(&e->mu);
+    if (rc == -ENOMEM) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "out of memory");
+    }
+    if (rc < 0) {
+        sl_eng_op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, why.field, "%s", why.text);
+    }
+    return 0;
+}
+
+int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
+{
+    struct submit x = {0};
+    struct job *j = NULL;
+    struct sl_job_view v;
+    json_t *doc = NULL;
+    char *spec_json = NULL;
+    int rc;
+
+    if ((rc = submit_target(e, op, &x)) < 0 || (rc = submit_admit(e, op, &x)) < 0 ||
+        (rc = submit_budget(e, op, &x)) < 0)
+        goto out;
+    if (op->u.submit.dry_run) {
+        rc = submit_dry_run(op, &x);
+        goto out;
+    }
+    if (!(j = submit_job(e, op, &x))) {
+        rc = -ENOMEM;
+        goto out;
+    }
     /* The normalised spec as text: the HTTP thread's (made beside the
      * parse, off this thread), else made here. */
-    spec_json = op->spec_json;
-    op->spec_json = NULL;
-    if (!spec_json && (!(doc = sl_job_spec_to_json(s)) ||
+    spec_json = op->u.submit.spec_json;
+    op->u.submit.spec_json = NULL;
+    if (!spec_json && (!(doc = sl_job_spec_to_json(j->spec)) ||
                        !(spec_json = json_dumps(doc, JSON_COMPACT)))) {
         sl_eng_op_fail(op, 503, "unavailable");
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
@@ -363,47 +427,25 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     j->id = e->next_id;
     sl_eng_job_view(j, &v, NULL, spec_json);
     if ((rc = sl_eng_vec_push((void **)&e->unstored, &e->nunstored, &e->unstored_cap,
-                       sizeof(j->id), &j->id)) < 0) {
+                              sizeof(j->id), &j->id)) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         sl_errorf(&op->err, rc, "out of memory");
         goto out;
     }
-    if ((rc = sl_eng_op_job_body(op, &v)) < 0) {
-        e->nunstored--;
-        goto out;
-    }
-    pthread_mutex_lock(&e->mu);
-    user = sl_sched_user(e->sched, j->user);
-    if (user < 0) {
-        rc = user;
-    } else {
-        sl_eng_sched_spec(e, j, q, pc, user, &sj);
-        rc = sl_sched_job_add(e->sched, &sj, &why);
-    }
-    if (rc == 0 && (rc = sl_imap_put(&e->jobs, j->id, j)) < 0)
-        sl_sched_job_remove(e->sched, j->id, j->submitted_ms);
-    pthread_mutex_unlock(&e->mu);
-    if (rc < 0) {
+    if ((rc = sl_eng_op_job_body(op, &v)) < 0 || (rc = submit_enqueue(e, op, j, &x)) < 0) {
         e->nunstored--;
         free(op->body);
         op->body = NULL;
-        if (rc == -ENOMEM) {
-            sl_eng_op_fail(op, 503, "unavailable");
-            sl_errorf(&op->err, rc, "out of memory");
-        } else {
-            sl_eng_op_fail(op, 400, "invalid");
-            sl_errorf_field(&op->err, -EINVAL, why.field, "%s", why.text);
-            rc = -EINVAL;
-        }
         goto out;
     }
     e->next_id++;
     snprintf(op->object, sizeof(op->object), "job:%lld", (long long)j->id);
     op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i, s:s?}", "name",
                                   j->name, "team", j->team, "queue", j->queue,
-                                  "priority_class", j->pclass, "image", s->image, "tasks",
-                                  s->tasks, "gpus", s->gpus, "gpu_milli", s->gpu_milli,
-                                  "budget", spent ? spent->b.name : NULL);
+                                  "priority_class", j->pclass, "image", j->spec->image, "tasks",
+                                  j->spec->tasks, "gpus", j->spec->gpus, "gpu_milli",
+                                  j->spec->gpu_milli, "budget",
+                                  x.spent ? x.spent->b.name : NULL);
     j->fresh = true;
     j->spec_json = spec_json;
     spec_json = NULL;
@@ -411,6 +453,7 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     j = NULL;
     op->status = 201;
 out:
+    free(x.verdict);
     json_decref(doc);
     free(spec_json);
     sl_eng_job_free(j);
@@ -419,22 +462,22 @@ out:
 
 int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
 {
-    struct job *j = sl_imap_get(&e->jobs, op->job_id);
+    struct job *j = sl_imap_get(&e->jobs, op->u.cancel.job_id);
     struct sl_job_view v;
     int rc;
 
     if (!j) {
-        json_t *row = sl_store_job_get(e->st, op->job_id, &rc);
+        json_t *row = sl_store_job_get(e->st, op->u.cancel.job_id, &rc);
         const char *team = row ? json_string_value(json_object_get(row, "team")) : NULL;
         if (!row || (!sl_eng_is_admin(&op->who) && team && strcmp(team, op->who.team))) {
             json_decref(row);
             sl_eng_op_fail(op, 404, "not_found");
             return sl_errorf(&op->err, -ENOENT, "job %lld not found",
-                             (long long)op->job_id);
+                             (long long)op->u.cancel.job_id);
         }
         sl_eng_op_fail(op, 409, "conflict");
         sl_errorf(&op->err, -EALREADY, "job %lld has already finished (%s)",
-                  (long long)op->job_id,
+                  (long long)op->u.cancel.job_id,
                   json_string_value(json_object_get(row, "state")));
         json_decref(row);
         return -EALREADY;
@@ -442,11 +485,7 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
     if (!sl_eng_is_admin(&op->who) && strcmp(j->team, op->who.team) != 0) {
         sl_eng_op_fail(op, 404, "not_found");
         return sl_errorf(&op->err, -ENOENT, "job %lld not found",
-                         (long long)op->job_id);
-    }
-    if (strcmp(op->who.role, "viewer") == 0) {
-        sl_eng_op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "role viewer may not cancel jobs");
+                         (long long)op->u.cancel.job_id);
     }
     if (j->state == SL_JOB_PENDING) {
         j->state = SL_JOB_CANCELLED;

@@ -59,19 +59,12 @@ void sl_eng_audit_add(struct sl_engine *e, const char *actor, const char *action
 
 void sl_eng_audit_op(struct sl_engine *e, struct sl_op *op, int rc)
 {
-    static const char *const actions[] = {
-        [SL_OP_SUBMIT] = "job.submit", [SL_OP_CANCEL] = "job.cancel",
-        [SL_OP_APPLY] = "apply", [SL_OP_TOKEN] = "token.create",
-        [SL_OP_CARBON] = "carbon.put", [SL_OP_REVOKE] = "token.revoke",
-        [SL_OP_SCAN] = "scan.import", [SL_OP_MODEL] = "model.register",
-        [SL_OP_STAGE] = "model.stage", [SL_OP_AUDIT] = "request",
-    };
-    const char *action = op->action ? op->action : actions[op->kind];
+    const char *action = op->action ? op->action : sl_op_action(op->kind);
     const char *actor = op->who.user;
     char who[96];
     json_t *d;
 
-    if (op->kind == SL_OP_SUBMIT && op->dry_run)
+    if (op->kind == SL_OP_SUBMIT && op->u.submit.dry_run)
         return; /* a dry run changes nothing: nothing to record (its details
                    are freed with the op) */
     d = op->audit_details ? op->audit_details : json_object();
@@ -154,7 +147,7 @@ int sl_eng_audit_open(struct sl_engine *e, struct sl_error *err)
         return rc;
     if (sl_audit_vkey(&e->audit_key, e->audit_vkey, sizeof(e->audit_vkey)) < 0)
         return sl_errorf(err, -EINVAL, "%s: cannot make its verifier key", path);
-    snprintf(e->audit_origin, sizeof(e->audit_origin), "sluice.audit/%s", e->host.hostname);
+    snprintf(e->audit_origin, sizeof(e->audit_origin), "sluice.audit/%s", e->hostname);
     if ((rc = sl_store_audit_head(e->st, &e->audit_head.size, e->audit_head.hash)) < 0)
         return sl_errorf(err, rc, "store: cannot read the audit log's head");
     e->audit_committed = e->audit_head;

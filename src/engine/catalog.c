@@ -238,345 +238,337 @@ static bool cohort_known(struct sl_engine *e, const struct sl_op *op, size_t upt
     if (cohort_find(e, name))
         return true;
     for (size_t k = 0; k < upto; k++)
-        if (op->manifests[k].kind == SL_KIND_COHORT &&
-            strcmp(op->manifests[k].name, name) == 0)
+        if (op->u.apply.manifests[k].kind == SL_KIND_COHORT &&
+            strcmp(op->u.apply.manifests[k].name, name) == 0)
             return true;
     return false;
 }
 
-int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
-{
-    json_t *applied = json_array();
-    /* Work on copies so that a refused apply leaves memory as it was. */
-    struct team *teams = malloc(sizeof(e->teams));
-    struct queue *queues = malloc(sizeof(e->queues));
-    struct cohort *cohorts = malloc(sizeof(e->cohorts));
-    struct pclass *pcs = malloc(sizeof(e->pclasses));
-    struct user *users = malloc(sizeof(e->users));
-    char **texts = calloc(op->nmanifests ? op->nmanifests : 1, sizeof(char *));
-    int nteams = e->nteams, nqueues = e->nqueues, ncohorts = e->ncohorts,
-        npcs = e->npclasses, nusers = e->nusers, rc = 0;
-    bool meter = false;
+/* One apply in progress: the operation, the document at hand and the
+ * canonical texts of the documents (owned; a queue's is kept by it). */
+struct apply {
+    struct sl_engine *e;
+    struct sl_op *op;
+    size_t i;                     /* the document at hand */
+    char **texts;                 /* op->u.apply.n entries */
     char msg[160];
+};
 
-    if (!applied || !teams || !queues || !cohorts || !pcs || !users || !texts) {
-        sl_eng_op_fail(op, 503, "unavailable");
-        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    if (sl_eng_is_role(&op->who, "team-admin")) {
-        if ((rc = sl_eng_team_admin_check(e, op)) < 0)
-            goto out;
-    } else if (!sl_eng_is_admin(&op->who)) {
-        sl_eng_op_fail(op, 403, "forbidden");
-        rc = sl_errorf(&op->err, -EPERM, "only admin and team-admin may apply manifests");
-        goto out;
-    }
-    /* The accounts named first: a lookup may be slow (NSS), and the loop
-     * below holds e->mu. */
-    for (size_t i = 0; i < op->nmanifests && e->cfg.executor == SL_EXECUTOR_LOCAL; i++) {
-        const struct sl_manifest *m = &op->manifests[i];
-        struct sl_error why = {0};
-        if (m->kind == SL_KIND_USER && m->u.user.unix_user[0] &&
-            sl_eng_account_check(e, m->u.user.unix_user, &why) < 0) {
-            char text[sizeof(why.text) + 32];
-            snprintf(text, sizeof(text), "unix account %s", why.text);
-            rc = manifest_error(op, i, op->nmanifests, "spec.unixUser", text);
-            goto out;
-        }
-    }
-    memcpy(teams, e->teams, sizeof(e->teams));
-    memcpy(queues, e->queues, sizeof(e->queues));
-    memcpy(cohorts, e->cohorts, sizeof(e->cohorts));
-    memcpy(pcs, e->pclasses, sizeof(e->pclasses));
-    memcpy(users, e->users, sizeof(e->users));
+/* Refuse the document at hand for 'field', saying why. */
+static int apply_refuse(struct apply *a, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int apply_refuse(struct apply *a, const char *field, const char *fmt, ...)
+{
+    va_list ap;
 
-    /* The catalog (teams, queues, cohorts, classes, users and their
-     * counts) changes under e->mu, which readers on the HTTP thread
-     * (/metrics, /v1/queues) hold: they see it before or after, never an
-     * array half grown. The store writes here do not sync (the syncer
-     * does, later). */
-    pthread_mutex_lock(&e->mu);
-    for (size_t i = 0; i < op->nmanifests && rc == 0; i++) {
-        const struct sl_manifest *m = &op->manifests[i];
-        const char *kind = "";
-        int act = 0;
+    va_start(ap, fmt);
+    vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
+    va_end(ap);
+    return manifest_error(a->op, a->i, a->op->u.apply.n, field, a->msg);
+}
 
-        switch (m->kind) {
-        case SL_KIND_TEAM: {
-            struct team *t = sl_eng_team_find(e, m->name);
-            const char *dq = m->u.team.default_queue[0] ? m->u.team.default_queue
-                                                        : m->name;
-            kind = "Team";
-            if (!t) {
-                if (e->nteams == MAX_NAMED) {
-                    rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                        "too many teams");
-                    break;
-                }
-                t = &e->teams[e->nteams++];
-                sl_strlcpy(t->name, m->name, sizeof(t->name));
-            }
-            sl_strlcpy(t->default_queue, dq, sizeof(t->default_queue));
-            act = sl_store_team_upsert(e->st, m->name, dq);
-            if (act >= 0 && !m->u.team.default_queue[0] && !sl_eng_queue_find(e, dq) &&
-                e->nqueues < MAX_NAMED) {
-                /* A team without a named default queue gets its own. */
-                struct queue *q = &e->queues[e->nqueues++];
-                memset(q, 0, sizeof(*q));
-                sl_strlcpy(q->name, dq, sizeof(q->name));
-                sl_strlcpy(q->team, m->name, sizeof(q->team));
-                q->sq = -1;
-                if (sl_store_queue_upsert(e->st, dq, m->name, NULL) < 0)
-                    act = -EIO;
-            }
-            break;
-        }
-        case SL_KIND_COHORT: {
-            struct cohort *c = cohort_find(e, m->name);
-            kind = "Cohort";
-            if (!c) {
-                if (e->ncohorts == MAX_NAMED) {
-                    rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                        "too many cohorts");
-                    break;
-                }
-                c = &e->cohorts[e->ncohorts++];
-                sl_strlcpy(c->name, m->name, sizeof(c->name));
-            }
-            sl_strlcpy(c->description, m->u.cohort.description, sizeof(c->description));
-            act = sl_store_cohort_upsert(e->st, m->name, m->u.cohort.description);
-            break;
-        }
-        case SL_KIND_QUEUE: {
-            struct queue *q = sl_eng_queue_find(e, m->name);
-            kind = "Queue";
-            if (!sl_eng_team_find(e, m->u.queue.team)) {
-                snprintf(msg, sizeof(msg), "team '%s' does not exist", m->u.queue.team);
-                rc = manifest_error(op, i, op->nmanifests, "spec.team", msg);
-                break;
-            }
-            if (m->u.queue.cohort[0] && !cohort_known(e, op, i, m->u.queue.cohort)) {
-                snprintf(msg, sizeof(msg),
-                         "cohort '%s' does not exist (declare it with kind: Cohort)",
-                         m->u.queue.cohort);
-                rc = manifest_error(op, i, op->nmanifests, "spec.cohort", msg);
-                break;
-            }
-            if (!(texts[i] = manifest_text(m))) {
-                sl_eng_op_fail(op, 503, "unavailable");
-                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-                break;
-            }
-            if (!q) {
-                if (e->nqueues == MAX_NAMED) {
-                    rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                        "too many queues");
-                    break;
-                }
-                q = &e->queues[e->nqueues++];
-                memset(q, 0, sizeof(*q));
-                sl_strlcpy(q->name, m->name, sizeof(q->name));
-                q->sq = -1;
-            }
-            sl_strlcpy(q->team, m->u.queue.team, sizeof(q->team));
-            sl_strlcpy(q->cohort, m->u.queue.cohort, sizeof(q->cohort));
-            act = sl_store_queue_upsert(e->st, m->name, m->u.queue.team, texts[i]);
-            break;
-        }
-        case SL_KIND_PRIORITY_CLASS: {
-            struct pclass *p = sl_eng_pclass_find(e, m->name);
-            kind = "PriorityClass";
-            if (!p) {
-                if (e->npclasses == (int)SL_ARRAY_LEN(e->pclasses)) {
-                    rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                        "too many priority classes");
-                    break;
-                }
-                p = &e->pclasses[e->npclasses++];
-                memset(p, 0, sizeof(*p));
-                sl_strlcpy(p->name, m->name, sizeof(p->name));
-                p->sc = -1;
-            }
-            p->value = m->u.pclass.value;
-            p->preemptible = m->u.pclass.preemptible;
-            p->is_default = m->u.pclass.is_default;
-            p->opportunistic = m->u.pclass.opportunistic;
-            p->min_runtime_ms = m->u.pclass.min_runtime_ms;
-            if (p->is_default)
-                for (int k = 0; k < e->npclasses; k++)
-                    if (&e->pclasses[k] != p)
-                        e->pclasses[k].is_default = false;
-            act = sl_store_pclass_upsert(e->st, m->name, p->value, p->preemptible,
-                                         p->is_default, p->opportunistic,
-                                         p->min_runtime_ms);
-            break;
-        }
-        case SL_KIND_USER: {
-            struct user *u = sl_eng_user_find(e, m->name);
-            kind = "User";
-            if (!sl_eng_team_find(e, m->u.user.team)) {
-                snprintf(msg, sizeof(msg), "team '%s' does not exist", m->u.user.team);
-                rc = manifest_error(op, i, op->nmanifests, "spec.team", msg);
-                break;
-            }
-            if (!u) {
-                if (e->nusers == MAX_NAMED) {
-                    rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                        "too many users");
-                    break;
-                }
-                u = &e->users[e->nusers++];
-                sl_strlcpy(u->name, m->name, sizeof(u->name));
-            }
-            sl_strlcpy(u->team, m->u.user.team, sizeof(u->team));
-            sl_strlcpy(u->role, m->u.user.role, sizeof(u->role));
-            /* A team-admin never changes a mapping (sl_eng_team_admin_check):
-             * one it leaves out stays. */
-            if (m->u.user.unix_user[0] || sl_eng_is_admin(&op->who))
-                sl_strlcpy(u->unix_user, m->u.user.unix_user, sizeof(u->unix_user));
-            act = sl_store_user_upsert(e->st, m->name, u->team, u->role,
-                                       u->unix_user);
-            break;
-        }
-        case SL_KIND_SCHEDULER: {
-            char old[8192];
-            kind = "Scheduler";
-            if (!(texts[i] = manifest_text(m))) {
-                sl_eng_op_fail(op, 503, "unavailable");
-                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-                break;
-            }
-            if (sl_store_meta_get(e->st, "scheduler", old, sizeof(old)) == 0)
-                act = strcmp(old, texts[i]) == 0 ? 0 : 2;
-            else
-                act = 1;
-            if (act && sl_store_meta_set(e->st, "scheduler", texts[i]) < 0)
-                act = -EIO;
-            break;
-        }
-        case SL_KIND_PRICING: {
-            char *old = malloc(PRICING_TEXT_MAX);
-            kind = "Pricing";
-            if (!old || !(texts[i] = manifest_text(m))) {
-                free(old);
-                sl_eng_op_fail(op, 503, "unavailable");
-                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-                break;
-            }
-            if (strlen(texts[i]) >= PRICING_TEXT_MAX) {
-                free(old);
-                rc = manifest_error(op, i, op->nmanifests, "spec", "is too large");
-                break;
-            }
-            if (sl_store_meta_get(e->st, "pricing", old, PRICING_TEXT_MAX) == 0)
-                act = strcmp(old, texts[i]) == 0 ? 0 : 2;
-            else
-                act = 1;
-            free(old);
-            if (act && sl_store_meta_set(e->st, "pricing", texts[i]) < 0)
-                act = -EIO;
-            break;
-        }
-        case SL_KIND_BUDGET: {
-            int known = 0, fresh = 0;
-            kind = "Budget";
-            if (!sl_eng_team_find(e, m->u.budget.team)) {
-                snprintf(msg, sizeof(msg), "team '%s' does not exist", m->u.budget.team);
-                rc = manifest_error(op, i, op->nmanifests, "spec.team", msg);
-                break;
-            }
-            for (int k = 0; k < e->nbudgets; k++)
-                known += strcmp(e->budgets[k].b.name, m->name) == 0;
-            for (size_t k = 0; k < i; k++)
-                fresh += op->manifests[k].kind == SL_KIND_BUDGET; /* at most new */
-            if (!known && e->nbudgets + fresh >= MAX_BUDGETS) {
-                rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                    "too many budgets");
-                break;
-            }
-            if (!(texts[i] = manifest_text(m))) {
-                sl_eng_op_fail(op, 503, "unavailable");
-                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-                break;
-            }
-            act = sl_store_budget_upsert(e->st, m->name, m->u.budget.team, texts[i]);
-            break;
-        }
-        case SL_KIND_POLICY:
-        case SL_KIND_DATASET: {
-            char key[160];
-            bool policy = m->kind == SL_KIND_POLICY;
-            kind = policy ? "Policy" : "Dataset";
-            if (!policy && !sl_eng_team_find(e, m->u.dataset.owner)) {
-                snprintf(msg, sizeof(msg), "team '%s' does not exist", m->u.dataset.owner);
-                rc = manifest_error(op, i, op->nmanifests, "spec.owner", msg);
-                break;
-            }
-            if (policy && e->npolicies + (int)i >= MAX_NAMED) {
-                rc = manifest_error(op, i, op->nmanifests, "metadata.name",
-                                    "too many policies");
-                break;
-            }
-            if (!(texts[i] = manifest_text(m))) {
-                sl_eng_op_fail(op, 503, "unavailable");
-                rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
-                break;
-            }
-            if (policy)
-                sl_strlcpy(key, m->name, sizeof(key));
-            else
-                snprintf(key, sizeof(key), "%s@%s", m->name, m->u.dataset.version);
-            act = sl_store_obj_put(e->st, kind, key, texts[i]);
-            break;
-        }
-        }
-        if (rc == 0 && act < 0) {
-            sl_eng_op_fail(op, 503, "unavailable");
-            rc = sl_errorf(&op->err, act, "store: write failed");
-        }
-        if (rc == 0)
-            json_array_append_new(applied,
-                                  json_pack("{s:s, s:s, s:s}", "kind", kind, "name",
-                                            m->name, "action", sl_eng_action_names[act]));
+/* The canonical text of the document at hand into a->texts; -ENOMEM with
+ * the op failed. */
+static int apply_text(struct apply *a, const struct sl_manifest *m)
+{
+    if ((a->texts[a->i] = manifest_text(m)))
+        return 0;
+    sl_eng_op_fail(a->op, 503, "unavailable");
+    return sl_errorf(&a->op->err, -ENOMEM, "out of memory");
+}
+
+static int apply_team(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    struct team *t = sl_eng_team_find(e, m->name);
+    const char *dq = m->u.team.default_queue[0] ? m->u.team.default_queue : m->name;
+    int act;
+
+    if (!t) {
+        if (e->nteams == MAX_NAMED)
+            return apply_refuse(a, "metadata.name", "too many teams");
+        t = &e->teams[e->nteams++];
+        sl_strlcpy(t->name, m->name, sizeof(t->name));
     }
-    /* Every team's default queue must exist and belong to it. */
-    for (int i = 0; rc == 0 && i < e->nteams; i++) {
+    sl_strlcpy(t->default_queue, dq, sizeof(t->default_queue));
+    act = sl_store_team_upsert(e->st, m->name, dq);
+    if (act >= 0 && !m->u.team.default_queue[0] && !sl_eng_queue_find(e, dq) &&
+        e->nqueues < MAX_NAMED) {
+        /* A team without a named default queue gets its own. */
+        struct queue *q = &e->queues[e->nqueues++];
+        memset(q, 0, sizeof(*q));
+        sl_strlcpy(q->name, dq, sizeof(q->name));
+        sl_strlcpy(q->team, m->name, sizeof(q->team));
+        q->sq = -1;
+        if (sl_store_queue_upsert(e->st, dq, m->name, NULL) < 0)
+            act = -EIO;
+    }
+    return act;
+}
+
+static int apply_cohort(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    struct cohort *c = cohort_find(e, m->name);
+
+    if (!c) {
+        if (e->ncohorts == MAX_NAMED)
+            return apply_refuse(a, "metadata.name", "too many cohorts");
+        c = &e->cohorts[e->ncohorts++];
+        sl_strlcpy(c->name, m->name, sizeof(c->name));
+    }
+    sl_strlcpy(c->description, m->u.cohort.description, sizeof(c->description));
+    return sl_store_cohort_upsert(e->st, m->name, m->u.cohort.description);
+}
+
+static int apply_queue(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    struct queue *q = sl_eng_queue_find(e, m->name);
+    int rc;
+
+    if (!sl_eng_team_find(e, m->u.queue.team))
+        return apply_refuse(a, "spec.team", "team '%s' does not exist", m->u.queue.team);
+    if (m->u.queue.cohort[0] && !cohort_known(e, a->op, a->i, m->u.queue.cohort))
+        return apply_refuse(a, "spec.cohort",
+                            "cohort '%s' does not exist (declare it with kind: Cohort)",
+                            m->u.queue.cohort);
+    if ((rc = apply_text(a, m)) < 0)
+        return rc;
+    if (!q) {
+        if (e->nqueues == MAX_NAMED)
+            return apply_refuse(a, "metadata.name", "too many queues");
+        q = &e->queues[e->nqueues++];
+        memset(q, 0, sizeof(*q));
+        sl_strlcpy(q->name, m->name, sizeof(q->name));
+        q->sq = -1;
+    }
+    sl_strlcpy(q->team, m->u.queue.team, sizeof(q->team));
+    sl_strlcpy(q->cohort, m->u.queue.cohort, sizeof(q->cohort));
+    return sl_store_queue_upsert(e->st, m->name, m->u.queue.team, a->texts[a->i]);
+}
+
+static int apply_pclass(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    struct pclass *p = sl_eng_pclass_find(e, m->name);
+
+    if (!p) {
+        if (e->npclasses == (int)SL_ARRAY_LEN(e->pclasses))
+            return apply_refuse(a, "metadata.name", "too many priority classes");
+        p = &e->pclasses[e->npclasses++];
+        memset(p, 0, sizeof(*p));
+        sl_strlcpy(p->name, m->name, sizeof(p->name));
+        p->sc = -1;
+    }
+    p->value = m->u.pclass.value;
+    p->preemptible = m->u.pclass.preemptible;
+    p->is_default = m->u.pclass.is_default;
+    p->opportunistic = m->u.pclass.opportunistic;
+    p->min_runtime_ms = m->u.pclass.min_runtime_ms;
+    if (p->is_default)
+        for (int k = 0; k < e->npclasses; k++)
+            if (&e->pclasses[k] != p)
+                e->pclasses[k].is_default = false;
+    return sl_store_pclass_upsert(e->st, m->name, p->value, p->preemptible, p->is_default,
+                                  p->opportunistic, p->min_runtime_ms);
+}
+
+static int apply_user(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    struct user *u = sl_eng_user_find(e, m->name);
+
+    if (!sl_eng_team_find(e, m->u.user.team))
+        return apply_refuse(a, "spec.team", "team '%s' does not exist", m->u.user.team);
+    if (!u) {
+        if (e->nusers == MAX_NAMED)
+            return apply_refuse(a, "metadata.name", "too many users");
+        u = &e->users[e->nusers++];
+        sl_strlcpy(u->name, m->name, sizeof(u->name));
+    }
+    sl_strlcpy(u->team, m->u.user.team, sizeof(u->team));
+    sl_strlcpy(u->role, m->u.user.role, sizeof(u->role));
+    /* A team-admin never changes a mapping (sl_eng_team_admin_check): one
+     * it leaves out stays. */
+    if (m->u.user.unix_user[0] || sl_eng_is_admin(&a->op->who))
+        sl_strlcpy(u->unix_user, m->u.user.unix_user, sizeof(u->unix_user));
+    return sl_store_user_upsert(e->st, m->name, u->team, u->role, u->unix_user);
+}
+
+/* A document kept whole in the store's meta table under 'key' (at most
+ * 'max' bytes of text): 1 created, 2 updated, 0 unchanged. */
+static int apply_meta(struct apply *a, const struct sl_manifest *m, const char *key,
+                      size_t max)
+{
+    char *old = malloc(max);
+    int act, rc;
+
+    if (!old || (rc = apply_text(a, m)) < 0) {
+        free(old);
+        sl_eng_op_fail(a->op, 503, "unavailable");
+        return sl_errorf(&a->op->err, -ENOMEM, "out of memory");
+    }
+    if (strlen(a->texts[a->i]) >= max) {
+        free(old);
+        return apply_refuse(a, "spec", "is too large");
+    }
+    if (sl_store_meta_get(a->e->st, key, old, max) == 0)
+        act = strcmp(old, a->texts[a->i]) == 0 ? 0 : 2;
+    else
+        act = 1;
+    free(old);
+    if (act && sl_store_meta_set(a->e->st, key, a->texts[a->i]) < 0)
+        act = -EIO;
+    return act;
+}
+
+static int apply_scheduler(struct apply *a, const struct sl_manifest *m)
+{
+    return apply_meta(a, m, "scheduler", 8192);
+}
+
+static int apply_pricing(struct apply *a, const struct sl_manifest *m)
+{
+    return apply_meta(a, m, "pricing", PRICING_TEXT_MAX);
+}
+
+static int apply_budget(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    int known = 0, fresh = 0, rc;
+
+    if (!sl_eng_team_find(e, m->u.budget.team))
+        return apply_refuse(a, "spec.team", "team '%s' does not exist", m->u.budget.team);
+    for (int k = 0; k < e->nbudgets; k++)
+        known += strcmp(e->budgets[k].b.name, m->name) == 0;
+    for (size_t k = 0; k < a->i; k++)
+        fresh += a->op->u.apply.manifests[k].kind == SL_KIND_BUDGET; /* at most new */
+    if (!known && e->nbudgets + fresh >= MAX_BUDGETS)
+        return apply_refuse(a, "metadata.name", "too many budgets");
+    if ((rc = apply_text(a, m)) < 0)
+        return rc;
+    return sl_store_budget_upsert(e->st, m->name, m->u.budget.team, a->texts[a->i]);
+}
+
+/* kind: Policy and kind: Dataset, kept as documents by name (a dataset
+ * by name@version). */
+static int apply_object(struct apply *a, const struct sl_manifest *m)
+{
+    struct sl_engine *e = a->e;
+    bool policy = m->kind == SL_KIND_POLICY;
+    char key[160];
+    int rc;
+
+    if (!policy && !sl_eng_team_find(e, m->u.dataset.owner))
+        return apply_refuse(a, "spec.owner", "team '%s' does not exist",
+                        m->u.dataset.owner);
+    if (policy && e->npolicies + (int)a->i >= MAX_NAMED)
+        return apply_refuse(a, "metadata.name", "too many policies");
+    if ((rc = apply_text(a, m)) < 0)
+        return rc;
+    if (policy)
+        sl_strlcpy(key, m->name, sizeof(key));
+    else
+        snprintf(key, sizeof(key), "%s@%s", m->name, m->u.dataset.version);
+    return sl_store_obj_put(e->st, policy ? "Policy" : "Dataset", key, a->texts[a->i]);
+}
+
+/* Columns: the kind, its name in answers, the step that validates the
+ * document and writes it (to the catalog copy in memory and the store):
+ * it returns 1 created, 2 updated, 0 unchanged, or a negative errno, with
+ * the op failed when the document is refused (else a store write failed).
+ * A new kind of manifest is a new row. */
+static const struct {
+    enum sl_manifest_kind kind;
+    const char *name;
+    int (*apply)(struct apply *a, const struct sl_manifest *m);
+} apply_kinds[] = {
+    {SL_KIND_TEAM, "Team", apply_team},
+    {SL_KIND_COHORT, "Cohort", apply_cohort},
+    {SL_KIND_QUEUE, "Queue", apply_queue},
+    {SL_KIND_PRIORITY_CLASS, "PriorityClass", apply_pclass},
+    {SL_KIND_USER, "User", apply_user},
+    {SL_KIND_SCHEDULER, "Scheduler", apply_scheduler},
+    {SL_KIND_PRICING, "Pricing", apply_pricing},
+    {SL_KIND_BUDGET, "Budget", apply_budget},
+    {SL_KIND_POLICY, "Policy", apply_object},
+    {SL_KIND_DATASET, "Dataset", apply_object},
+};
+
+/* The catalog as it was before an apply, to put back when it is refused. */
+struct catalog_saved {
+    struct team teams[MAX_NAMED];
+    struct queue queues[MAX_NAMED];
+    struct cohort cohorts[MAX_NAMED];
+    struct pclass pcs[64];
+    struct user users[MAX_NAMED];
+    int nteams, nqueues, ncohorts, npcs, nusers;
+};
+
+static void catalog_save(const struct sl_engine *e, struct catalog_saved *c)
+{
+    memcpy(c->teams, e->teams, sizeof(e->teams));
+    memcpy(c->queues, e->queues, sizeof(e->queues));
+    memcpy(c->cohorts, e->cohorts, sizeof(e->cohorts));
+    memcpy(c->pcs, e->pclasses, sizeof(e->pclasses));
+    memcpy(c->users, e->users, sizeof(e->users));
+    c->nteams = e->nteams;
+    c->nqueues = e->nqueues;
+    c->ncohorts = e->ncohorts;
+    c->npcs = e->npclasses;
+    c->nusers = e->nusers;
+}
+
+static void catalog_restore(struct sl_engine *e, const struct catalog_saved *c)
+{
+    memcpy(e->teams, c->teams, sizeof(e->teams));
+    memcpy(e->queues, c->queues, sizeof(e->queues));
+    memcpy(e->cohorts, c->cohorts, sizeof(e->cohorts));
+    memcpy(e->pclasses, c->pcs, sizeof(e->pclasses));
+    memcpy(e->users, c->users, sizeof(e->users));
+    e->nteams = c->nteams;
+    e->nqueues = c->nqueues;
+    e->ncohorts = c->ncohorts;
+    e->npclasses = c->npcs;
+    e->nusers = c->nusers;
+}
+
+/* Every team's default queue must exist and belong to it. */
+static int check_default_queues(struct apply *a)
+{
+    struct sl_engine *e = a->e;
+
+    for (int i = 0; i < e->nteams; i++) {
         struct queue *q = sl_eng_queue_find(e, e->teams[i].default_queue);
-        if (!q || strcmp(q->team, e->teams[i].name) != 0) {
-            size_t idx = 0;
-            for (size_t k = 0; k < op->nmanifests; k++)
-                if (op->manifests[k].kind == SL_KIND_TEAM &&
-                    strcmp(op->manifests[k].name, e->teams[i].name) == 0)
-                    idx = k;
-            snprintf(msg, sizeof(msg), "queue '%s' does not exist in team '%s'",
-                     e->teams[i].default_queue, e->teams[i].name);
-            rc = manifest_error(op, idx, op->nmanifests, "spec.defaultQueue", msg);
-        }
+        if (q && strcmp(q->team, e->teams[i].name) == 0)
+            continue;
+        a->i = 0;
+        for (size_t k = 0; k < a->op->u.apply.n; k++)
+            if (a->op->u.apply.manifests[k].kind == SL_KIND_TEAM &&
+                strcmp(a->op->u.apply.manifests[k].name, e->teams[i].name) == 0)
+                a->i = k;
+        return apply_refuse(a, "spec.defaultQueue", "queue '%s' does not exist in team '%s'",
+                            e->teams[i].default_queue, e->teams[i].name);
     }
-    if (rc < 0) {
-        memcpy(e->teams, teams, sizeof(e->teams));
-        memcpy(e->queues, queues, sizeof(e->queues));
-        memcpy(e->cohorts, cohorts, sizeof(e->cohorts));
-        memcpy(e->pclasses, pcs, sizeof(e->pclasses));
-        memcpy(e->users, users, sizeof(e->users));
-        e->nteams = nteams;
-        e->nqueues = nqueues;
-        e->ncohorts = ncohorts;
-        e->npclasses = npcs;
-        e->nusers = nusers;
-        pthread_mutex_unlock(&e->mu);
-        goto out;
-    }
-    /* All accepted and stored: now the scheduler sees the changes. */
-    for (size_t i = 0; i < op->nmanifests; i++) {
-        const struct sl_manifest *m = &op->manifests[i];
+    return 0;
+}
+
+/* All accepted and stored: the scheduler, the meter and the admission
+ * policies see the changes. Returns whether the meter must recount. */
+static bool apply_take(struct apply *a)
+{
+    struct sl_engine *e = a->e;
+    bool meter = false;
+
+    for (size_t i = 0; i < a->op->u.apply.n; i++) {
+        const struct sl_manifest *m = &a->op->u.apply.manifests[i];
         struct queue *q;
         if (m->kind == SL_KIND_QUEUE && (q = sl_eng_queue_find(e, m->name))) {
             q->sq = sched_queue(e, m);
-            free(q->spec_json == texts[i] ? NULL : q->spec_json);
-            q->spec_json = texts[i];
-            texts[i] = NULL;
+            free(q->spec_json == a->texts[i] ? NULL : q->spec_json);
+            q->spec_json = a->texts[i];
+            a->texts[i] = NULL;
         } else if (m->kind == SL_KIND_PRIORITY_CLASS) {
             sched_class(e, sl_eng_pclass_find(e, m->name));
         } else if (m->kind == SL_KIND_SCHEDULER) {
@@ -596,6 +588,82 @@ int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
             e->queues[i].sq = sched_queue_plain(e, e->queues[i].name, e->queues[i].team);
     for (int i = 0; i < e->npclasses; i++)
         e->pclasses[i].sc = sched_class(e, &e->pclasses[i]);
+    return meter;
+}
+
+/* The Unix accounts the documents name exist here and may run jobs;
+ * checked first, outside e->mu: a lookup may be slow (NSS). */
+static int check_accounts(struct apply *a)
+{
+    for (size_t i = 0; i < a->op->u.apply.n && a->e->caps.accounts_here; i++) {
+        const struct sl_manifest *m = &a->op->u.apply.manifests[i];
+        struct sl_error why = {0};
+        if (m->kind == SL_KIND_USER && m->u.user.unix_user[0] &&
+            sl_eng_account_check(a->e, m->u.user.unix_user, &why) < 0) {
+            a->i = i;
+            return apply_refuse(a, "spec.unixUser", "unix account %s", why.text);
+        }
+    }
+    return 0;
+}
+
+/* Apply every document of 'a' in order, each through its kind's row, into
+ * 'applied'. Returns 0 or the first refusal (op failed). */
+static int apply_all(struct apply *a, json_t *applied)
+{
+    for (a->i = 0; a->i < a->op->u.apply.n; a->i++) {
+        const struct sl_manifest *m = &a->op->u.apply.manifests[a->i];
+        const char *kind = NULL;
+        int act = -EINVAL;
+        for (size_t k = 0; k < SL_ARRAY_LEN(apply_kinds) && !kind; k++)
+            if (apply_kinds[k].kind == m->kind) {
+                kind = apply_kinds[k].name;
+                act = apply_kinds[k].apply(a, m);
+            }
+        if (act < 0 && !a->op->status) {
+            sl_eng_op_fail(a->op, kind ? 503 : 400, kind ? "unavailable" : "invalid");
+            return sl_errorf(&a->op->err, act, kind ? "store: write failed" : "unknown kind");
+        }
+        if (act < 0)
+            return act;
+        json_array_append_new(applied, json_pack("{s:s, s:s, s:s}", "kind", kind, "name",
+                                                 m->name, "action", sl_eng_action_names[act]));
+    }
+    return check_default_queues(a);
+}
+
+int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
+{
+    struct apply a = {.e = e, .op = op};
+    struct catalog_saved *saved = malloc(sizeof(*saved));
+    json_t *applied = json_array();
+    bool meter;
+    int rc;
+
+    a.texts = calloc(op->u.apply.n ? op->u.apply.n : 1, sizeof(char *));
+    if (!applied || !saved || !a.texts) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    /* The scope (SL_SC_MANAGE) was checked from the operation table; what
+     * a team-admin may apply depends on its team. */
+    if ((!sl_eng_is_admin(&op->who) && (rc = sl_eng_team_admin_check(e, op)) < 0) ||
+        (rc = check_accounts(&a)) < 0)
+        goto out;
+    /* The catalog (teams, queues, cohorts, classes, users and their
+     * counts) changes under e->mu, which readers on the HTTP thread
+     * (/metrics, /v1/queues) hold: they see it before or after, never an
+     * array half grown. The store writes here do not sync (the syncer
+     * does, later); a refused apply puts the catalog back as it was. */
+    pthread_mutex_lock(&e->mu);
+    catalog_save(e, saved);
+    if ((rc = apply_all(&a, applied)) < 0) {
+        catalog_restore(e, saved);
+        pthread_mutex_unlock(&e->mu);
+        goto out;
+    }
+    meter = apply_take(&a);
     pthread_mutex_unlock(&e->mu);
     if (meter)
         sl_eng_meter_recount(e);
@@ -604,15 +672,11 @@ int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
     op->audit_details = json_pack("{s:O}", "applied", applied);
     op->status = 200;
 out:
-    for (size_t i = 0; texts && i < op->nmanifests; i++)
-        free(texts[i]);
-    free(texts);
+    for (size_t i = 0; a.texts && i < op->u.apply.n; i++)
+        free(a.texts[i]);
+    free(a.texts);
     json_decref(applied);
-    free(teams);
-    free(queues);
-    free(cohorts);
-    free(pcs);
-    free(users);
+    free(saved);
     return rc;
 }
 

@@ -29,19 +29,6 @@
 #include "../util/heap.h"
 #include "../util/imap.h"
 
-int sl_eng_g_wake_fd = -1; /* for the SIGCHLD handler */
-
-void sl_eng_on_sigchld(int sig)
-{
-    uint64_t one = 1;
-    int saved = errno;
-    (void)sig;
-    if (sl_eng_g_wake_fd >= 0 && write(sl_eng_g_wake_fd, &one, sizeof(one)) < 0) {
-        /* the counter is saturated; a wake-up is pending anyway */
-    }
-    errno = saved;
-}
-
 void sl_eng_op_fail(struct sl_op *op, int status, const char *code)
 {
     op->status = status;
@@ -71,48 +58,13 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
      * it is not answered yet) must not hold the job's only insert in a
      * savepoint that a refusal would undo. */
     if (op->kind == SL_OP_CANCEL)
-        sl_eng_job_store_fresh(e, op->job_id);
+        sl_eng_job_store_fresh(e, op->u.cancel.job_id);
     if (sl_store_savepoint(e->st) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         sl_errorf(&op->err, -EIO, "store: cannot start a savepoint");
         return;
     }
-    switch (op->kind) {
-    case SL_OP_SUBMIT:
-        rc = sl_eng_do_submit(e, op);
-        break;
-    case SL_OP_CANCEL:
-        rc = sl_eng_do_cancel(e, op);
-        break;
-    case SL_OP_APPLY:
-        rc = sl_eng_do_apply(e, op);
-        break;
-    case SL_OP_TOKEN:
-        rc = sl_eng_do_token(e, op);
-        break;
-    case SL_OP_CARBON:
-        rc = sl_eng_do_carbon(e, op);
-        break;
-    case SL_OP_REVOKE:
-        rc = sl_eng_do_revoke(e, op);
-        break;
-    case SL_OP_SCAN:
-        rc = sl_eng_do_scan(e, op);
-        break;
-    case SL_OP_MODEL:
-        rc = sl_eng_do_model(e, op);
-        break;
-    case SL_OP_STAGE:
-        rc = sl_eng_do_stage(e, op);
-        break;
-    case SL_OP_AUDIT:
-        rc = -EPERM; /* refused before it came here: only the record */
-        break;
-    default:
-        rc = -EINVAL;
-        sl_eng_op_fail(op, 500, "internal");
-        break;
-    }
+    rc = sl_eng_op_apply(e, op);
     if (rc < 0) {
         if (!op->status) {
             /* every refusal names its status; one that did not is a bug,
@@ -158,7 +110,7 @@ static void fire_timers(struct sl_engine *e, struct job *j, int64_t now)
 
 /* Everything due by now, and only that: the jobs at the top of the timer
  * heap. Each firing moves its job on (a timer fired is cleared or made
- * later, a simulated task due ends), so the loop ends. */
+ * later), so the loop ends. */
 static void run_due(struct sl_engine *e)
 {
     int64_t now = sl_mono_ms();
@@ -167,25 +119,76 @@ static void run_due(struct sl_engine *e)
     while ((it = sl_heap_top(&e->timers)) && it->key <= now) {
         struct job *j = SL_CONTAINER_OF(it, struct job, due);
         fire_timers(e, j, now);
-        if (e->cfg.executor == SL_EXECUTOR_SIMULATED)
-            sl_eng_poll_job(e, j); /* may finish j: not touched after */
-        else
-            sl_eng_job_timer(e, j);
+        sl_eng_job_timer(e, j);
     }
 }
 
-/* How long the loop may sleep (ms): until the next timer or the
- * scheduler's wake-up, at most a second; 0 when one is due. */
+/* How long the loop may sleep (ms): until the next timer, the
+ * scheduler's wake-up or the executor's next event, at most a second; 0
+ * when one is due. */
 static int64_t next_wait_ms(struct sl_engine *e)
 {
-    int64_t next = 1000, wall = sl_now_ms();
+    int64_t next = 1000, wall = sl_now_ms(), ev = sl_executor_next_event_ms(e->x);
     const struct sl_heap_item *it = sl_heap_top(&e->timers);
 
     if (e->sched_wake_ms && e->sched_wake_ms - wall < next)
         next = e->sched_wake_ms - wall;
+    if (ev != INT64_MAX && ev - wall < next)
+        next = ev - wall;
     if (it && it->key - sl_mono_ms() < next)
         next = it->key - sl_mono_ms();
     return next < 0 ? 0 : next;
+}
+
+/* Jobs re-adopted with every task ended while sluiced was down finish
+ * (in the open transaction). */
+static void finish_ended(struct sl_engine *e)
+{
+    for (size_t i = 0; i < e->nended; i++) {
+        struct job *j = sl_imap_get(&e->jobs, e->ended[i]);
+        if (j && j->state == SL_JOB_RUNNING && j->tasks)
+            sl_eng_job_finish(e, j, j->lost);
+    }
+    e->nended = 0;
+}
+
+/* The executor forgets the jobs whose end the last commit recorded. */
+static void release_gone(struct sl_engine *e)
+{
+    for (size_t i = 0; i < e->ngone; i++)
+        sl_executor_release(e->x, e->gone[i].job_id, e->gone[i].attempt);
+    e->ngone = 0;
+}
+
+/* After the commit that made them Running: start the placed jobs' tasks,
+ * then record that they were launched (and how: the executor's notes) in
+ * a small transaction of their own. A job none of whose tasks started
+ * ends there. Returns whether some start failed. */
+static bool launch(struct sl_engine *e, struct job **started, size_t n)
+{
+    bool failures = false;
+
+    for (size_t i = 0; i < n; i++) {
+        sl_eng_job_start_tasks(e, started[i]);
+        sl_eng_job_timer(e, started[i]);
+        failures |= started[i]->gang_failed;
+    }
+    if (sl_store_begin(e->st) < 0)
+        return failures;
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = started[i];
+        bool none = true;
+        sl_eng_job_persist(e, j, "launched", "Running", -1, 0);
+        for (int t = 0; t < j->spec->tasks; t++)
+            none &= !j->tasks[t].started;
+        if (none)
+            sl_eng_job_finish(e, j, false); /* may free j */
+    }
+    if (sl_store_commit(e->st) == 0)
+        release_gone(e);
+    else
+        sl_store_rollback(e->st);
+    return failures;
 }
 
 static struct sl_op *take_ops(struct sl_engine *e, bool *stopping)
@@ -278,15 +281,16 @@ static void *engine_main(void *arg)
 
     pthread_setname_np(pthread_self(), "engine");
     for (;;) {
-        struct pollfd pfd = {.fd = e->wake_fd, .events = POLLIN};
+        struct pollfd pfd[2] = {{.fd = e->wake_fd, .events = POLLIN},
+                                {.fd = sl_executor_wake_fd(e->x), .events = POLLIN}};
         struct sl_op *ops;
         struct job **started = NULL;
         size_t nstarted = 0;
         bool stopping, committed = true, failures = false;
         uint64_t cnt;
 
-        if (poll(&pfd, 1, (int)(wait_ms > 1000 ? 1000 : wait_ms)) > 0 &&
-            read(e->wake_fd, &cnt, sizeof(cnt)) < 0) {
+        if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)(wait_ms > 1000 ? 1000 : wait_ms)) > 0 &&
+            (pfd[0].revents & POLLIN) && read(e->wake_fd, &cnt, sizeof(cnt)) < 0) {
             /* spurious; nothing to drain */
         }
         ops = take_ops(e, &stopping);
@@ -300,7 +304,8 @@ static void *engine_main(void *arg)
         }
         for (struct sl_op *op = ops; op; op = op->next)
             apply_op(e, op);
-        sl_eng_poll_tasks(e);
+        sl_eng_exec_events(e);
+        finish_ended(e);
         run_due(e);
         if (sl_mono_ms() >= e->next_meter_ms) {
             sl_eng_meter_tick(e);
@@ -336,27 +341,13 @@ static void *engine_main(void *arg)
             if (e->tokens_revoked)
                 atomic_fetch_add_explicit(&e->token_epoch, 1, memory_order_release);
             e->tokens_revoked = false;
-            for (size_t i = 0; i < e->ngone; i++)
-                sl_exec_release(e->exec, &e->gone[i]);
-            e->ngone = 0;
+            release_gone(e);
             sync_enqueue(e, ops);
         } else {
             complete_ops(ops, false);
         }
-        if (nstarted && committed) {
-            /* Launch after the commit; start failures are written in a
-             * small transaction of their own. */
-            for (size_t i = 0; i < nstarted; i++) {
-                sl_eng_job_start_tasks(e, started[i]);
-                sl_eng_job_timer(e, started[i]);
-                failures |= started[i]->gang_failed;
-            }
-            if (sl_store_begin(e->st) == 0) {
-                for (size_t i = 0; i < nstarted; i++)
-                    sl_eng_job_persist(e, started[i], "launched", "Running", -1, 0);
-                sl_store_commit(e->st);
-            }
-        }
+        if (nstarted && committed)
+            failures = launch(e, started, nstarted);
         free(started);
         wait_ms = next_wait_ms(e);
         if (failures || e->sched_full || e->nfresh)
@@ -427,19 +418,18 @@ void sl_engine_destroy(struct sl_engine *e)
     while (sl_imap_next(&e->jobs, &pos, &id, &v))
         sl_eng_job_free(v);
     sl_imap_fini(&e->jobs);
-    sl_imap_fini(&e->shims);
     for (int i = 0; i < e->nqueues; i++)
         free(e->queues[i].spec_json);
     free(e->run);
     free(e->unstored);
     sl_heap_fini(&e->timers);
     free(e->gone);
-    if (sl_eng_g_wake_fd == e->wake_fd)
-        sl_eng_g_wake_fd = -1;
+    free(e->ended);
     if (e->wake_fd >= 0)
         close(e->wake_fd);
     sl_gpumon_stop(e->mon);
-    sl_exec_destroy(e->exec);
+    sl_executor_destroy(e->x);
+    sl_inventory_fini(&e->nodes);
     sl_store_close(e->st);
     sl_sched_destroy(e->sched);
     sl_eng_strtab_fini(&e->strs);

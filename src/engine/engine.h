@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "../core/spec.h"
-#include "../exec/exec.h"
+#include "../exec/executor.h"
 #include "../exec/gpumon.h"
 #include "../store/store.h"
 #include "../util/buf.h"
@@ -41,9 +41,15 @@ struct sl_principal {
     int64_t token_id;
 };
 
+/* The kinds of change, each a row of the operation table (src/engine/ops.c:
+ * its scope, audit action, handler and payload). */
 enum sl_op_kind {
-    SL_OP_SUBMIT, SL_OP_CANCEL, SL_OP_APPLY, SL_OP_TOKEN, SL_OP_CARBON,
+    SL_OP_SUBMIT,                     /* a job */
+    SL_OP_CANCEL,                     /* a job */
+    SL_OP_APPLY,                      /* manifests */
+    SL_OP_TOKEN,                      /* create a token */
     SL_OP_REVOKE,                     /* a token */
+    SL_OP_CARBON,                     /* a site's hourly carbon intensity */
     SL_OP_SCAN,                       /* an image scan's findings */
     SL_OP_MODEL,                      /* register a model version */
     SL_OP_STAGE,                      /* move a model version to a stage */
@@ -51,36 +57,61 @@ enum sl_op_kind {
                                          of a request refused before it
                                          reached the engine (status, code
                                          and err set by the caller) */
+    SL_OP_NKINDS
+};
+
+/* The payload of each kind; owned by the op, freed by sl_op_fini. */
+struct sl_op_submit {
+    struct sl_job_spec *spec;
+    char *spec_json;                  /* optional: the spec as
+                                         sl_job_spec_to_json + json_dumps
+                                         (JSON_COMPACT) write it, made by the
+                                         caller so that the engine thread
+                                         need not; NULL = the engine does */
+    bool dry_run;                     /* the verdict, nothing kept */
+};
+struct sl_op_cancel { int64_t job_id; };
+struct sl_op_apply {
+    struct sl_manifest *manifests;
+    size_t n;
+};
+struct sl_op_token {
+    char user[64];                    /* whose */
+    char label[64];
+    int64_t expires_ms;               /* 0 = never */
+};
+struct sl_op_revoke { int64_t token_id; };
+struct sl_op_carbon {
+    char site[64];
+    int64_t *hour_ms;                 /* hour starts */
+    double *g;                        /* gCO2e/kWh */
+    size_t n;
+};
+struct sl_op_scan { json_t *summary; }; /* sl_scan_json */
+struct sl_op_model { json_t *body; };   /* the request body */
+struct sl_op_stage {
+    char model[160];                  /* "name@version" */
+    json_t *body;                     /* {stage, comment?} */
 };
 
 struct sl_op {
     enum sl_op_kind kind;
     struct sl_principal who;
-    /* inputs (owned by the op; the engine frees them) */
-    struct sl_job_spec *spec;         /* SUBMIT */
-    char *spec_json;                  /* SUBMIT, optional: the spec as
-                                         sl_job_spec_to_json + json_dumps
-                                         (JSON_COMPACT) write it, made by the
-                                         caller so that the engine thread
-                                         need not; NULL = the engine does */
-    int64_t job_id;                   /* CANCEL */
-    struct sl_manifest *manifests;    /* APPLY */
-    size_t nmanifests;
-    char token_user[64];              /* TOKEN */
-    int64_t token_expires_ms;         /* TOKEN; 0 = never */
-    char carbon_site[64];             /* CARBON: hourly intensity of a site */
-    int64_t *carbon_hour_ms;          /* CARBON: hour starts (owned) */
-    double *carbon_g;                 /* CARBON: gCO2e/kWh (owned) */
-    size_t ncarbon;
-    bool dry_run;                     /* SUBMIT: the verdict, nothing kept */
-    char token_label[64];             /* TOKEN */
-    int64_t token_id;                 /* REVOKE */
-    json_t *doc;                      /* SCAN: the scan summary
-                                         (sl_scan_json); MODEL: the request
-                                         body; STAGE: {stage, comment?} (owned) */
-    char model[160];                  /* MODEL, STAGE: "name@version" */
+    union {                           /* by kind */
+        struct sl_op_submit submit;
+        struct sl_op_cancel cancel;
+        struct sl_op_apply apply;
+        struct sl_op_token token;
+        struct sl_op_revoke revoke;
+        struct sl_op_carbon carbon;
+        struct sl_op_scan scan;
+        struct sl_op_model model;
+        struct sl_op_stage stage;
+    } u;
     /* the audit record of the request */
-    const char *action;               /* e.g. "job.submit" (static) */
+    const char *action;               /* SL_OP_AUDIT: the refused route's
+                                         action (static); otherwise NULL:
+                                         the table's */
     char object[160];                 /* e.g. "job:42"; the engine may set it */
     json_t *audit_details;            /* extra details (owned); may be NULL */
     /* outputs, valid in done() */
@@ -98,13 +129,14 @@ struct sl_op {
     struct sl_op *next;               /* queue link; engine-private */
 };
 
-enum sl_executor_kind {
-    SL_EXECUTOR_LOCAL,                /* processes on this machine */
-    SL_EXECUTOR_SIMULATED,            /* nothing runs: a task "runs" for its
-                                         label sim-duration (default 0) and
-                                         ends with code 0; for scheduler load
-                                         tests, and said so in each job */
-};
+/* The scope a kind of change needs (src/policy/roles.h): whoever submits
+ * an operation has checked it with sl_role_may, once; the engine's
+ * handlers apply only the rules that need state. */
+unsigned sl_op_scope(enum sl_op_kind kind);
+/* Its audit action ("job.submit", ...; "request" for SL_OP_AUDIT). */
+const char *sl_op_action(enum sl_op_kind kind);
+/* Free the payload and the outputs; the op may be freed after. */
+void sl_op_fini(struct sl_op *op);
 
 struct sl_engine_config {
     const char *data_dir;
@@ -114,7 +146,8 @@ struct sl_engine_config {
     const char *fake_nodes;           /* node list CSV replacing this host as
                                          the cluster (tasks still run here);
                                          NULL = this host only */
-    enum sl_executor_kind executor;
+    const char *executor;             /* src/exec/executor.h: "local",
+                                         "simulated" */
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
@@ -161,7 +194,8 @@ int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size);
  * Returns 0, -ENOENT when the scheduler does not know the job (finished),
  * or -ENOMEM. */
 int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b);
-/* Path of a task's log file. */
+/* Path of a task's log file: 0, or -ENOENT when the executor keeps none,
+ * -ENOSPC when 'size' is too small. */
 int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
                        size_t size);
 const char *sl_engine_store_path(struct sl_engine *e);

@@ -56,8 +56,6 @@
 #include "../util/imap.h"
 
 #define MAX_NAMED 1024        /* teams, queues, classes, users, cohorts */
-#define ADOPTED_POLL_MS 1000  /* tasks re-adopted after a restart */
-#define SIM_DURATION_LABEL "sim-duration"
 #define CHECKPOINT_PAGES 1000 /* WAL frames that wake the checkpointer */
 #define MAX_BUDGETS 256
 #define METER_TICK_MS 1000    /* budget thresholds, idle flags */
@@ -100,18 +98,17 @@ struct budget {
 };
 
 struct task {
-    int node;                     /* scheduler node index */
+    int node;                     /* node index: the scheduler's and the
+                                     inventory's (e->nodes) */
     int ngpus;
     int gpus[SL_EXEC_MAX_GPUS];
     int gpu_milli;
-    bool started;                 /* process launched (or adopted) */
-    bool done;
+    bool started;                 /* started (or adopted) by the executor */
+    bool done;                    /* its end is known */
     int exit_code;
-    int64_t sim_end_ms;           /* simulated executor: when it ends (wall:
-                                     the job's started_ms + its duration) */
-    struct sl_exec_handle h;
-    bool metered;                 /* on this host, with the monitor: m0 holds
-                                     its readings at the interval's start */
+    bool metered;                 /* on a node this host's meters measure:
+                                     m0 holds its readings at the
+                                     interval's start */
     struct task_reading { bool energy_ok, util_ok, cpu_ok;
                           double energy_j, busy_s, cpu_j; } m0;
 };
@@ -126,7 +123,7 @@ struct job {
     int attempt, preemptions;
     int64_t submitted_ms, started_ms, not_before_ms;
     struct task *tasks;           /* spec->tasks entries while Running */
-    bool cancel_requested, timed_out, gang_failed, lost, preempting, adopted;
+    bool cancel_requested, timed_out, gang_failed, lost, preempting;
     int64_t preempted_for;        /* preempting: the job it makes room for */
     int64_t ckpt_at_ms;           /* maxRuntime: send checkpoint signal (mono) */
     int64_t kill_at_ms;           /* send SIGKILL (mono); 0 = none */
@@ -168,16 +165,23 @@ struct strtab {
     size_t cap, len;
 };
 
+/* A job whose end is recorded in the open transaction: its executor
+ * records go once it has committed. */
+struct gone { int64_t job_id; int attempt; };
+
 struct sl_engine {
     struct sl_engine_config cfg;
-    char data_dir[1024], store_path[1100], log_dir[1100], run_dir[1100];
-    char fake_nodes[1100];
+    char data_dir[1024], store_path[1100];
+    char hostname[64];            /* this machine, for the audit log */
     struct sl_store *st;
-    struct sl_exec *exec;
-    struct sl_host_info host;     /* this machine */
-    struct sl_gpumon *mon;        /* its GPUs' and CPUs' meters; NULL = none
-                                     (fake GPUs, no NVML nor RAPL) */
-    bool host_is_node;            /* node 0 is this host (no --fake-nodes) */
+    struct sl_executor *x;        /* carries out placements */
+    struct sl_exec_caps caps;     /* what it can do and enforce */
+    struct sl_inventory nodes;    /* its nodes: node i is the scheduler's
+                                     node i */
+    struct sl_gpumon *mon;        /* this machine's GPU and CPU meters, for
+                                     the nodes whose devices are here when
+                                     the executor runs commands; NULL =
+                                     none (fake GPUs, no NVML nor RAPL) */
     struct sl_sched *sched;       /* guarded by mu */
     struct strtab strs;
 
@@ -200,7 +204,6 @@ struct sl_engine {
 
     pthread_mutex_t mu;           /* see invariants */
     struct sl_imap jobs;          /* id -> struct job*, Pending or Running */
-    struct sl_imap shims;         /* shim pid -> job id, for exited tasks */
     size_t nfresh;                /* jobs submitted since the last pass */
     int64_t *unstored;            /* ids of the fresh jobs of the open
                                      transaction, stored before it commits */
@@ -210,23 +213,26 @@ struct sl_engine {
                                      failed: it must not commit */
     struct job **run;             /* Running jobs; j->run_idx is the index */
     size_t nrun, run_cap;
-    struct sl_heap timers;        /* Running jobs that have a timer: task
-                                     ends (simulated), maxRuntime, kill
-                                     after grace; room for every Running
-                                     job is reserved before it runs */
-    struct sl_exec_handle *gone;  /* tasks whose end is recorded in the open
-                                     transaction: their pid and exit files
-                                     go only once it has committed */
+    struct sl_heap timers;        /* Running jobs that have a timer:
+                                     maxRuntime, kill after grace; room for
+                                     every Running job is reserved before
+                                     it runs */
+    int64_t *ended;               /* Running jobs every task of which had
+                                     ended when they were re-adopted: they
+                                     finish in the first group */
+    size_t nended, ended_cap;
+    struct gone *gone;            /* jobs whose end is recorded in the open
+                                     transaction: released once it has
+                                     committed */
     size_t ngone, gone_cap;
     bool sched_full;              /* something was freed or changed */
     int64_t sched_wake_ms;        /* the scheduler's next timer (wall) */
-    int64_t next_poll_ms;         /* adopted tasks of the local executor (mono) */
 
     pthread_mutex_t qmu;          /* guards the op queue and 'stopping' */
     struct sl_op *qhead, *qtail;
     bool stopping;
     bool broken;                  /* a commit failed: memory and store differ */
-    int wake_fd;                  /* eventfd: ops queued or SIGCHLD */
+    int wake_fd;                  /* eventfd: ops queued */
 
     /* The syncer: answers committed operations once their WAL frames are on
      * disk, so that the engine can go on with the next group meanwhile. */
@@ -266,14 +272,16 @@ struct sl_engine {
 
 /* ---- core.c ------------------------------------------------------------ */
 
-extern int sl_eng_g_wake_fd;
-
-void sl_eng_on_sigchld(int sig);
-
 void sl_eng_op_fail(struct sl_op *op, int status, const char *code);
 
 /* The answer of a job operation: the job object as text. */
 int sl_eng_op_job_body(struct sl_op *op, const struct sl_job_view *v);
+
+/* ---- ops.c ------------------------------------------------------------- */
+
+/* Apply 'op' with its kind's handler (in the open savepoint). Returns 0
+ * or a negative errno with op->status, code and err set. */
+int sl_eng_op_apply(struct sl_engine *e, struct sl_op *op);
 
 /* ---- catalog.c --------------------------------------------------------- */
 
@@ -507,14 +515,17 @@ int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j);
 
 void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarted);
 
-/* Poll one job's tasks; finish it when all have ended, else put it at
- * its next timer. */
-void sl_eng_poll_job(struct sl_engine *e, struct job *j);
+/* Task 'task' of Running job 'j' ended with 'code' (lost: without one).
+ * A failed task of a gang stops the others; the job finishes once every
+ * task has ended. */
+void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost);
 
-/* Poll the tasks whose shim exited and, once a second, the re-adopted
- * ones (their shims are not our children); finish jobs whose tasks have
- * all ended. The simulated executor's task ends are timers (run_due). */
-void sl_eng_poll_tasks(struct sl_engine *e);
+/* Take the executor's events: the ends of tasks (sl_eng_task_ended). */
+void sl_eng_exec_events(struct sl_engine *e);
+
+/* Whether this host's meters measure task 'tk' (its node's devices are
+ * here and the executor runs commands). */
+bool sl_eng_node_metered(const struct sl_engine *e, int node);
 
 /* ---- recovery.c -------------------------------------------------------- */
 

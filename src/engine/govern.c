@@ -59,14 +59,14 @@ int sl_eng_do_token(struct sl_engine *e, struct sl_op *op)
 {
     char token[80], when[40];
     unsigned char hash[32];
-    const struct user *u = sl_eng_user_find(e, op->token_user);
+    const struct user *u = sl_eng_user_find(e, op->u.token.user);
     int64_t id = 0;
     int rc;
 
-    snprintf(op->object, sizeof(op->object), "user:%s", op->token_user);
+    snprintf(op->object, sizeof(op->object), "user:%s", op->u.token.user);
     if (!u && sl_eng_is_admin(&op->who)) {
         sl_eng_op_fail(op, 404, "not_found");
-        return sl_errorf(&op->err, -ENOENT, "user '%s' not found", op->token_user);
+        return sl_errorf(&op->err, -ENOENT, "user '%s' not found", op->u.token.user);
     }
     if (!u || !may_manage_user(&op->who, u)) {
         /* The same answer whether the user exists or not: no one but an
@@ -74,25 +74,25 @@ int sl_eng_do_token(struct sl_engine *e, struct sl_op *op)
         sl_eng_op_fail(op, 403, "forbidden");
         return sl_errorf(&op->err, -EPERM, "%s %s may not create tokens for user '%s'",
                          op->who.job_id ? "job" : op->who.role, op->who.user,
-                         op->token_user);
+                         op->u.token.user);
     }
     sl_eng_token_new(token, sizeof(token), hash);
-    if ((rc = sl_store_token_insert(e->st, hash, op->token_user, op->token_expires_ms,
-                                    op->token_label, 0, &id)) < 0) {
+    if ((rc = sl_store_token_insert(e->st, hash, op->u.token.user, op->u.token.expires_ms,
+                                    op->u.token.label, 0, &id)) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc, "store: write failed");
     }
     op->result = json_pack("{s:s, s:I, s:s, s:s, s:o}", "token", token, "id", (json_int_t)id,
-                           "user", op->token_user, "label", op->token_label, "expires_at",
-                           op->token_expires_ms
-                               ? json_string(sl_time_rfc3339(op->token_expires_ms,
+                           "user", op->u.token.user, "label", op->u.token.label, "expires_at",
+                           op->u.token.expires_ms
+                               ? json_string(sl_time_rfc3339(op->u.token.expires_ms,
                                                              when, sizeof(when)))
                                : json_null());
     /* the record names the token, never its secret */
     op->audit_details = json_pack("{s:I, s:s, s:o}", "token_id", (json_int_t)id, "label",
-                                  op->token_label, "expires_at",
-                                  op->token_expires_ms
-                                      ? json_string(sl_time_rfc3339(op->token_expires_ms,
+                                  op->u.token.label, "expires_at",
+                                  op->u.token.expires_ms
+                                      ? json_string(sl_time_rfc3339(op->u.token.expires_ms,
                                                                     when, sizeof(when)))
                                       : json_null());
     op->status = 201;
@@ -108,13 +108,13 @@ int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op)
     const struct user *u;
     int rc;
 
-    snprintf(op->object, sizeof(op->object), "token:%lld", (long long)op->token_id);
-    if (sl_store_token_info(e->st, op->token_id, user, team, &job_id, &revoked) < 0 ||
+    snprintf(op->object, sizeof(op->object), "token:%lld", (long long)op->u.revoke.token_id);
+    if (sl_store_token_info(e->st, op->u.revoke.token_id, user, team, &job_id, &revoked) < 0 ||
         !(u = sl_eng_user_find(e, user)) ||
         (!may_manage_user(&op->who, u) && !sl_eng_is_role(&op->who, "auditor"))) {
         /* a token one may not manage is one one cannot see */
         sl_eng_op_fail(op, 404, "not_found");
-        return sl_errorf(&op->err, -ENOENT, "token %lld not found", (long long)op->token_id);
+        return sl_errorf(&op->err, -ENOENT, "token %lld not found", (long long)op->u.revoke.token_id);
     }
     if (sl_eng_is_role(&op->who, "auditor") && !may_manage_user(&op->who, u)) {
         sl_eng_op_fail(op, 403, "forbidden");
@@ -123,14 +123,14 @@ int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op)
     if (revoked) {
         sl_eng_op_fail(op, 409, "conflict");
         return sl_errorf(&op->err, -EALREADY, "token %lld is already revoked",
-                         (long long)op->token_id);
+                         (long long)op->u.revoke.token_id);
     }
-    if ((rc = sl_store_token_revoke(e->st, op->token_id, sl_now_ms())) < 0) {
+    if ((rc = sl_store_token_revoke(e->st, op->u.revoke.token_id, sl_now_ms())) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc, "store: write failed");
     }
     e->tokens_revoked = true;
-    op->result = json_pack("{s:I, s:s, s:b}", "id", (json_int_t)op->token_id, "user", user,
+    op->result = json_pack("{s:I, s:s, s:b}", "id", (json_int_t)op->u.revoke.token_id, "user", user,
                            "revoked", 1);
     op->audit_details = json_pack("{s:s}", "user", user);
     op->status = 200;
@@ -139,16 +139,12 @@ int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op)
 
 int sl_eng_do_scan(struct sl_engine *e, struct sl_op *op)
 {
-    const char *digest = json_string_value(json_object_get(op->doc, "digest"));
+    const char *digest = json_string_value(json_object_get(op->u.scan.summary, "digest"));
     char *text = NULL;
     int act;
 
     snprintf(op->object, sizeof(op->object), "image:%s", digest ? digest : "");
-    if (!sl_eng_is_admin(&op->who)) {
-        sl_eng_op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "only admin may import scans");
-    }
-    if (!digest || !(text = json_dumps(op->doc, JSON_COMPACT | JSON_SORT_KEYS))) {
+    if (!digest || !(text = json_dumps(op->u.scan.summary, JSON_COMPACT | JSON_SORT_KEYS))) {
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, -ENOMEM, "out of memory");
     }
@@ -158,19 +154,19 @@ int sl_eng_do_scan(struct sl_engine *e, struct sl_op *op)
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, act, "store: write failed");
     }
-    op->audit_details = json_deep_copy(json_object_get(op->doc, "counts"));
+    op->audit_details = json_deep_copy(json_object_get(op->u.scan.summary, "counts"));
     if (op->audit_details && !json_is_object(op->audit_details)) {
         json_decref(op->audit_details);
         op->audit_details = NULL;
     }
-    op->result = json_pack("{s:O, s:s}", "scan", op->doc, "action", sl_eng_action_names[act]);
+    op->result = json_pack("{s:O, s:s}", "scan", op->u.scan.summary, "action", sl_eng_action_names[act]);
     op->status = act == 1 ? 201 : 200;
     return 0;
 }
 
 int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
 {
-    json_t *d = op->doc, *m = NULL;
+    json_t *d = op->u.model.body, *m = NULL;
     const char *name = json_string_value(json_object_get(d, "name"));
     const char *version = json_string_value(json_object_get(d, "version"));
     const char *team = json_string_value(json_object_get(d, "team"));
@@ -180,10 +176,6 @@ int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
 
     snprintf(key, sizeof(key), "%s@%s", name ? name : "", version ? version : "");
     snprintf(op->object, sizeof(op->object), "model:%s", key);
-    if (strcmp(op->who.role, "viewer") == 0 || strcmp(op->who.role, "auditor") == 0) {
-        sl_eng_op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "role %s may not register models", op->who.role);
-    }
     if (op->who.job_id) {
         if (job && job != op->who.job_id) {
             sl_eng_op_fail(op, 403, "forbidden");
@@ -254,20 +246,20 @@ int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
 
 int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
 {
-    const char *stage = json_string_value(json_object_get(op->doc, "stage"));
-    const char *comment = json_string_value(json_object_get(op->doc, "comment"));
+    const char *stage = json_string_value(json_object_get(op->u.stage.body, "stage"));
+    const char *comment = json_string_value(json_object_get(op->u.stage.body, "comment"));
     json_t *m = NULL, *hist;
     const char *team, *from;
     char *text, when[40], from_buf[32];
     int rc;
 
-    snprintf(op->object, sizeof(op->object), "model:%s", op->model);
-    if (!(text = sl_store_obj_get(e->st, "Model", op->model, &rc)) ||
+    snprintf(op->object, sizeof(op->object), "model:%s", op->u.stage.model);
+    if (!(text = sl_store_obj_get(e->st, "Model", op->u.stage.model, &rc)) ||
         !(m = json_loads(text, 0, NULL))) {
         free(text);
         sl_eng_op_fail(op, rc == -ENOENT ? 404 : 503, rc == -ENOENT ? "not_found" : "unavailable");
         return sl_errorf(&op->err, rc == -ENOENT ? -ENOENT : -EIO, "model %s not found",
-                         op->model);
+                         op->u.stage.model);
     }
     free(text);
     team = json_string_value(json_object_get(m, "team"));
@@ -279,7 +271,7 @@ int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
     if (!sl_eng_is_admin(&op->who) && (!team || strcmp(team, op->who.team) != 0)) {
         json_decref(m);
         sl_eng_op_fail(op, 404, "not_found");
-        return sl_errorf(&op->err, -ENOENT, "model %s not found", op->model);
+        return sl_errorf(&op->err, -ENOENT, "model %s not found", op->u.stage.model);
     }
     if (op->who.job_id || !sl_policy_may_approve(e->policies, (size_t)e->npolicies,
                                                  op->who.role)) {
@@ -293,13 +285,13 @@ int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
         json_decref(m);
         sl_eng_op_fail(op, 409, "conflict");
         return sl_errorf_field(&op->err, -EALREADY, "stage", "model %s is already in %s",
-                               op->model, stage);
+                               op->u.stage.model, stage);
     }
     if (from && strcmp(from, "archived") == 0) {
         json_decref(m);
         sl_eng_op_fail(op, 409, "conflict");
         return sl_errorf_field(&op->err, -EALREADY, "stage",
-                               "model %s is archived; register a new version", op->model);
+                               "model %s is archived; register a new version", op->u.stage.model);
     }
     hist = json_object_get(m, "history");
     json_array_append_new(hist, json_pack("{s:s, s:s, s:s, s:s, s:s}", "from", from ? from : "",
@@ -308,7 +300,7 @@ int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
                                           "comment", comment ? comment : ""));
     json_object_set_new(m, "stage", json_string(stage));
     if (!(text = json_dumps(m, JSON_COMPACT)) ||
-        (rc = sl_store_obj_put(e->st, "Model", op->model, text)) < 0) {
+        (rc = sl_store_obj_put(e->st, "Model", op->u.stage.model, text)) < 0) {
         free(text);
         json_decref(m);
         sl_eng_op_fail(op, 503, "unavailable");
@@ -326,19 +318,15 @@ int sl_eng_do_carbon(struct sl_engine *e, struct sl_op *op)
 {
     int rc = 0;
 
-    if (!sl_eng_is_admin(&op->who)) {
-        sl_eng_op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "only admin may set carbon intensity");
-    }
-    for (size_t i = 0; i < op->ncarbon && rc == 0; i++)
-        rc = sl_store_carbon_put(e->st, op->carbon_site, op->carbon_hour_ms[i],
-                                 op->carbon_g[i]);
+    for (size_t i = 0; i < op->u.carbon.n && rc == 0; i++)
+        rc = sl_store_carbon_put(e->st, op->u.carbon.site, op->u.carbon.hour_ms[i],
+                                 op->u.carbon.g[i]);
     if (rc < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc, "store: write failed");
     }
-    op->result = json_pack("{s:s, s:I}", "site", op->carbon_site, "hours",
-                           (json_int_t)op->ncarbon);
+    op->result = json_pack("{s:s, s:I}", "site", op->u.carbon.site, "hours",
+                           (json_int_t)op->u.carbon.n);
     op->status = 200;
     return 0;
 }

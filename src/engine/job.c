@@ -250,35 +250,21 @@ void sl_eng_run_del(struct sl_engine *e, struct job *j)
 }
 
 /* When the job's next timer is due (mono ms), or INT64_MAX for none: the
- * maxRuntime checkpoint, the SIGKILL after a grace period and, with the
- * simulated executor, the end of a task. A task's end is on the wall clock
- * (so that finished_at - started_at is never below its duration) and is
- * put on the monotonic one here; should the clocks drift apart, the task
- * is found not yet ended and put back. */
-static int64_t job_due_ms(const struct sl_engine *e, const struct job *j)
+ * maxRuntime checkpoint and the SIGKILL after a grace period. */
+static int64_t job_due_ms(const struct job *j)
 {
-    int64_t due = INT64_MAX, mono = 0, wall = 0;
+    int64_t due = INT64_MAX;
 
     if (j->ckpt_at_ms && !j->timed_out && !j->cancel_requested && !j->preempting)
         due = j->ckpt_at_ms;
     if (j->kill_at_ms && j->kill_at_ms < due)
         due = j->kill_at_ms;
-    if (e->cfg.executor == SL_EXECUTOR_SIMULATED && j->tasks) {
-        mono = sl_mono_ms();
-        wall = sl_now_ms();
-        for (int t = 0; t < j->spec->tasks; t++) {
-            const struct task *tk = &j->tasks[t];
-            int64_t at = tk->sim_end_ms <= wall ? mono : mono + (tk->sim_end_ms - wall);
-            if (tk->started && !tk->done && at < due)
-                due = at;
-        }
-    }
     return due;
 }
 
 void sl_eng_job_timer(struct sl_engine *e, struct job *j)
 {
-    int64_t due = j->tasks ? job_due_ms(e, j) : INT64_MAX;
+    int64_t due = j->tasks ? job_due_ms(j) : INT64_MAX;
 
     if (due == INT64_MAX)
         sl_heap_del(&e->timers, &j->due);
@@ -286,24 +272,20 @@ void sl_eng_job_timer(struct sl_engine *e, struct job *j)
         sl_warn("msg=\"timer heap without room\" job=%lld", (long long)j->id);
 }
 
-/* A Running job stops: off the run list; its task files go once the
- * transaction that records its end has committed. The scheduler is told
- * by the caller (remove or requeue), which gives the resources back. */
+/* A Running job stops: off the run list; the executor forgets it once
+ * the transaction that records its end has committed (a crash before
+ * then must still find its exit records). The scheduler is told by the
+ * caller (remove or requeue), which gives the resources back. */
 static void job_release(struct sl_engine *e, struct job *j)
 {
+    struct gone g = {j->id, j->attempt};
+
     pthread_mutex_lock(&e->mu);
     sl_eng_run_del(e, j);
     pthread_mutex_unlock(&e->mu);
-    for (int t = 0; t < j->spec->tasks; t++) {
-        if (j->tasks[t].h.shim_pid > 0)
-            sl_imap_del(&e->shims, j->tasks[t].h.shim_pid);
-        /* A crash before the commit must still find the exit records. */
-        if (j->tasks[t].started && e->cfg.executor == SL_EXECUTOR_LOCAL &&
-            sl_eng_vec_push((void **)&e->gone, &e->ngone, &e->gone_cap,
-                     sizeof(struct sl_exec_handle), &j->tasks[t].h) < 0)
-            sl_warn("msg=\"out of memory: task files of job %lld kept\"",
-                    (long long)j->id);
-    }
+    if (sl_eng_vec_push((void **)&e->gone, &e->ngone, &e->gone_cap, sizeof(g), &g) < 0)
+        sl_warn("msg=\"out of memory: the executor keeps job %lld's records\"",
+                (long long)j->id);
     free(j->tasks);
     j->tasks = NULL;
     free(j->placement);
@@ -335,7 +317,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
 
     sl_eng_ledger_close(e, j, now);
     sl_eng_job_token_drop(j);
-    if (e->cfg.executor == SL_EXECUTOR_LOCAL && e->api_url[0]) {
+    if (e->caps.job_tokens && e->api_url[0]) {
         int n = sl_store_tokens_revoke_job(e->st, j->id, now);
         if (n < 0)
             e->write_failed = true;
@@ -422,21 +404,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
     }
 }
 
-static void task_signal(struct sl_engine *e, struct task *tk, int sig)
-{
-    if (!tk->started || tk->done)
-        return;
-    if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-        /* nothing runs: the signal ends the task at once */
-        tk->sim_end_ms = 0;
-        tk->exit_code = 128 + sig;
-        return;
-    }
-    sl_exec_signal(e->exec, &tk->h, sig);
-}
-
 void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig)
 {
-    for (int t = 0; t < j->spec->tasks; t++)
-        task_signal(e, &j->tasks[t], sig);
+    sl_executor_signal(e->x, j->id, j->attempt, sig);
 }

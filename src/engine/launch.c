@@ -30,17 +30,6 @@
 #include "../util/heap.h"
 #include "../util/imap.h"
 
-/* The simulated executor's run time of a job: its label sim-duration. */
-static int64_t sim_duration_ms(const struct job *j)
-{
-    const char *v = json_string_value(json_object_get(j->spec->labels, SIM_DURATION_LABEL));
-    int64_t ms = 0;
-
-    if (v && sl_parse_duration_ms(v, &ms) < 0)
-        ms = 0;
-    return ms;
-}
-
 /* What a job's tasks get beyond their spec: the job token and the API's
  * address, and the datasets as the store has them now. */
 struct job_env {
@@ -135,119 +124,129 @@ static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
     return 0;
 }
 
+/* Every task of 'j' failed to start ('why'): the attempt fails. */
+static void start_failed(struct sl_engine *e, struct job *j, const char *why)
+{
+    sl_eng_job_msg(e, j, "cannot start: %s", why);
+    for (int t = 0; t < j->spec->tasks; t++) {
+        j->tasks[t].done = true;
+        j->tasks[t].exit_code = 127;
+    }
+    j->gang_failed = true;
+}
+
+/* What the executor says of the started tasks, in the job: whether limits
+ * and GPU isolation hold, and the first note that says how it runs (the
+ * executor's own, then limits, GPUs, network). */
+static void start_notes(struct sl_engine *e, struct job *j, const struct sl_exec_task_state *st)
+{
+    bool enforced = true, has_gpus = false, gpus_ok = true;
+    const char *note = NULL, *limits = NULL, *gpus = NULL, *net = NULL;
+
+    for (int t = 0; t < j->spec->tasks; t++) {
+        if (st[t].status != SL_EXEC_TASK_RUNNING)
+            continue;
+        if (st[t].note[0] && !note)
+            note = st[t].note;
+        if (!st[t].limits_enforced) {
+            enforced = false;
+            limits = st[t].limits_note;
+        }
+        has_gpus |= j->tasks[t].ngpus > 0;
+        if (j->tasks[t].ngpus > 0 && !st[t].gpus_enforced) {
+            gpus_ok = false;
+            gpus = st[t].gpus_note;
+        }
+        if (t == 0 && st[t].network_note[0])
+            net = st[t].network_note;
+    }
+    if (e->caps.runs_commands) {
+        /* where nothing runs, nothing is enforced or not: both stay null */
+        j->limits_enforced = enforced;
+        j->gpus_enforced = has_gpus ? gpus_ok : -1;
+    }
+    if (note && !j->message)
+        sl_eng_job_msg(e, j, "%s", note);
+    if (!enforced && limits && limits[0] && !j->message)
+        sl_eng_job_msg(e, j, "limits not enforced: %s", limits);
+    if (!gpus_ok && gpus && !j->message)
+        sl_eng_job_msg(e, j, "%s", gpus); /* "GPU isolation not enforced: ..." */
+    /* A profile the executor could not put in force is said, never
+     * pretended (its note names why). */
+    if (net && !j->message)
+        sl_eng_job_msg(e, j, "%s", net);
+}
+
 int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
 {
-    struct sl_error err = {0};
-    bool enforced = true, has_gpus = false, gpus_ok = true;
-    const char *note = NULL, *gpus_note = NULL;
+    int n = j->spec->tasks > 0 ? j->spec->tasks : 1; /* validated: >= 1 */
+    struct sl_exec_task_state *st = calloc((size_t)n, sizeof(*st));
+    struct sl_exec_place *pl = calloc((size_t)n, sizeof(*pl));
     struct job_env env;
+    struct sl_exec_job xj;
 
-    if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-        int64_t end = j->started_ms + sim_duration_ms(j);
-        for (int t = 0; t < j->spec->tasks; t++) {
-            j->tasks[t].started = true;
-            j->tasks[t].sim_end_ms = end;
-        }
-        sl_eng_job_msg(e, j, "simulated executor: the command is not run");
-        return 0;
+    if (!st || !pl || job_env(e, j, &env) < 0) {
+        start_failed(e, j, "out of memory");
+        free(st);
+        free(pl);
+        return -ENOMEM;
     }
-    if (job_env(e, j, &env) < 0) {
-        sl_eng_job_msg(e, j, "cannot start: out of memory");
-        for (int t = 0; t < j->spec->tasks; t++) {
-            j->tasks[t].done = true;
-            j->tasks[t].exit_code = 127;
-        }
-        j->gang_failed = true;
-        return 0;
+    for (int t = 0; t < n; t++) {
+        const struct task *tk = &j->tasks[t];
+        pl[t].node = tk->node;
+        pl[t].ngpus = tk->ngpus;
+        pl[t].gpu_milli = tk->gpu_milli;
+        memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
     }
-    for (int t = 0; t < j->spec->tasks; t++) {
+    xj = (struct sl_exec_job){
+        .job_id = j->id,
+        .attempt = j->attempt,
+        .spec = j->spec,
+        .env = env.v,
+        .datasets = env.ds,
+        .ndatasets = env.nds,
+        .unix_user = j->unix_user[0] ? j->unix_user : e->job_user,
+        .allow_daemon_user = e->allow_daemon_user,
+        .log_cap_bytes = e->cfg.log_cap_bytes,
+        .ntasks = n,
+        .tasks = pl,
+    };
+    sl_executor_start(e->x, &xj, st);
+    for (int t = 0; t < n; t++) {
         struct task *tk = &j->tasks[t];
-        struct sl_exec_task xt = {0};
-        char log_path[1200];
-        int rc;
-
-        snprintf(log_path, sizeof(log_path), "%s/%lld.%d.log", e->log_dir,
-                 (long long)j->id, t);
-        xt.job_id = j->id;
-        xt.task_index = t;
-        xt.attempt = j->attempt;
-        xt.argv = j->spec->argv;
-        xt.env = env.v;
-        xt.network = j->spec->network;
-        xt.datasets = env.ds;
-        xt.ndatasets = env.nds;
-        xt.gpus = tk->gpus;
-        xt.ngpus = tk->ngpus;
-        /* Placed on this host: its GPU indices are this host's devices. */
-        if (e->host_is_node && tk->node == 0) {
-            xt.host_gpus = e->host.gpus;
-            xt.nhost_gpus = e->host.ngpus;
-        }
-        has_gpus |= tk->ngpus > 0;
-        xt.cpu_milli = j->spec->cpu_milli;
-        xt.mem_bytes = j->spec->mem_bytes;
-        xt.pids_max = 4096;
-        xt.unix_user = j->unix_user[0] ? j->unix_user : e->job_user;
-        xt.allow_daemon_user = e->allow_daemon_user;
-        xt.log_path = log_path;
-        xt.log_cap_bytes = e->cfg.log_cap_bytes;
-        rc = sl_exec_start(e->exec, &xt, &tk->h, &err);
-        if (rc < 0) {
-            sl_eng_job_msg(e, j, "task %d failed to start: %s", t, err.text);
-            tk->done = true;
-            tk->exit_code = 127;
-            j->gang_failed = true;
+        if (st[t].status == SL_EXEC_TASK_RUNNING) {
+            tk->started = true;
             continue;
         }
-        tk->started = true;
-        if (tk->h.shim_pid > 0 &&
-            sl_imap_put(&e->shims, tk->h.shim_pid, (void *)(intptr_t)j->id) < 0)
-            j->adopted = true; /* no map entry: poll it on the timer */
-        if (!tk->h.limits_enforced) {
-            enforced = false;
-            note = tk->h.limits_note;
-        }
-        if (tk->ngpus > 0 && !tk->h.gpus_enforced) {
-            gpus_ok = false;
-            gpus_note = tk->h.gpus_note;
-        }
+        if (!j->gang_failed)
+            sl_eng_job_msg(e, j, "task %d failed to start: %s", t, st[t].error);
+        tk->done = true;
+        tk->exit_code = 127;
+        j->gang_failed = true;
     }
     job_env_fini(&env);
     sl_eng_job_token_drop(j);
     if (j->gang_failed)
         sl_eng_job_signal_all(e, j, SIGKILL); /* a gang runs whole or not at all */
-    j->limits_enforced = enforced;
-    j->gpus_enforced = has_gpus ? gpus_ok : -1;
-    if (!enforced && note && !j->message)
-        sl_eng_job_msg(e, j, "limits not enforced: %s", note);
-    if (!gpus_ok && gpus_note && !j->message)
-        sl_eng_job_msg(e, j, "%s", gpus_note); /* "GPU isolation not enforced: ..." */
-    /* A profile the executor could not put in force is said, never
-     * pretended (its note names why). */
-    if (!j->message && j->spec->tasks > 0 && j->tasks[0].started &&
-        j->tasks[0].h.network_note[0])
-        sl_eng_job_msg(e, j, "%s", j->tasks[0].h.network_note);
+    start_notes(e, j, st);
+    free(st);
+    free(pl);
     return 0;
 }
 
 /* The writes of a placement, in a savepoint of their own so that a failed
  * one leaves the row as it was: the row Running with its placement and the
- * event Pending -> Running; with the simulated executor, which has nothing
- * to wait for, also the "launched" event (the row then carries its note). */
+ * event Pending -> Running. */
 static int job_place_write(struct sl_engine *e, struct job *j)
 {
-    bool simulated = e->cfg.executor == SL_EXECUTOR_SIMULATED, fresh = j->fresh;
+    bool fresh = j->fresh;
     int64_t now = sl_now_ms();
     int rc;
 
     if ((rc = sl_store_savepoint(e->st)) < 0)
         return rc;
     if ((rc = sl_eng_job_row(e, j, -1, 0)) == 0 && (rc = sl_eng_ledger_open(e, j)) == 0)
-        rc = sl_store_event_add(e->st, j->id, now, "state", "Pending", "Running",
-                                simulated ? NULL : j->message);
-    if (rc == 0 && simulated)
-        rc = sl_store_event_add(e->st, j->id, now, "launched", "Running", "Running",
-                                j->message);
+        rc = sl_store_event_add(e->st, j->id, now, "state", "Pending", "Running", j->message);
     if (rc < 0) {
         sl_store_rollback_to(e->st);
         j->fresh = fresh; /* its insert, if it was this, is undone */
@@ -260,19 +259,15 @@ static int job_place_write(struct sl_engine *e, struct job *j)
     return rc;
 }
 
-/* Mark a placed job Running: with the local executor before its processes
- * start (they start once this has committed), with the simulated one
- * started at once. On failure the job is Pending again, in the scheduler
- * too. */
-/* A token of the job's own for this attempt, given to its tasks (the
- * local executor) to register models and read what their team may: the
- * job's user's team, role "job". Revoked when the attempt ends. */
+/* A token of the job's own for this attempt, given to its tasks (where
+ * they can reach the API) to register models and read what their team
+ * may: the job's user's team, role "job". Revoked when the attempt ends. */
 static void job_token(struct sl_engine *e, struct job *j)
 {
     char token[80], label[64];
     unsigned char hash[32];
 
-    if (e->cfg.executor != SL_EXECUTOR_LOCAL || !e->api_url[0] || j->token)
+    if (!e->caps.job_tokens || !e->api_url[0] || j->token)
         return;
     sl_eng_token_new(token, sizeof(token), hash);
     snprintf(label, sizeof(label), "job %lld attempt %d", (long long)j->id, j->attempt);
@@ -284,6 +279,9 @@ static void job_token(struct sl_engine *e, struct job *j)
     sodium_memzero(token, sizeof(token));
 }
 
+/* Mark a placed job Running, before its tasks start: they start once
+ * this has committed. On failure the job is Pending again, in the
+ * scheduler too. */
 static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_start *d)
 {
     struct task *tasks = calloc((size_t)j->spec->tasks, sizeof(*tasks));
@@ -311,8 +309,6 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
         pthread_mutex_unlock(&e->mu);
     }
     if (rc == 0) {
-        if (e->cfg.executor == SL_EXECUTOR_SIMULATED)
-            sl_eng_job_start_tasks(e, j);
         if ((rc = job_place_write(e, j)) < 0) {
             pthread_mutex_lock(&e->mu);
             sl_eng_run_del(e, j);
@@ -429,8 +425,7 @@ void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
             e->sched_full = true; /* still Pending: next pass */
             continue;
         }
-        if (e->cfg.executor == SL_EXECUTOR_LOCAL)
-            (*started)[(*nstarted)++] = j; /* launched after the commit */
+        (*started)[(*nstarted)++] = j; /* launched after the commit */
     }
     for (int i = 0; i < res.npreempts; i++) {
         struct job *j = sl_imap_get(&e->jobs, res.preempts[i].job_id);
@@ -440,72 +435,45 @@ void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
     sl_sched_result_fini(&res);
 }
 
-void sl_eng_poll_job(struct sl_engine *e, struct job *j)
+void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost)
 {
-    bool all_done = true, lost = j->lost;
-    int64_t wall = e->cfg.executor == SL_EXECUTOR_SIMULATED ? sl_now_ms() : 0;
+    struct task *tk;
+    bool all_done = true;
 
-    for (int t = 0; t < j->spec->tasks; t++) {
-        struct task *tk = &j->tasks[t];
-        int code = 0, rc;
-        if (tk->done || !tk->started)
-            continue;
-        if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-            if (tk->sim_end_ms > wall) {
-                all_done = false;
-                continue;
-            }
-            rc = 1;
-            code = tk->exit_code;
-        } else {
-            rc = sl_exec_poll(e->exec, &tk->h, &code);
-        }
-        if (rc == 0) {
-            all_done = false;
-            continue;
-        }
-        tk->done = true;
-        tk->exit_code = rc == 1 ? code : 255;
-        if (rc < 0)
-            lost = true;
-        if (tk->exit_code != 0 && !j->gang_failed && !j->cancel_requested &&
-            !j->timed_out && !j->preempting) {
-            /* One task of a gang failed: stop the others. */
-            j->gang_failed = true;
-            sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
-            j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
-        }
+    if (task < 0 || task >= j->spec->tasks || !(tk = &j->tasks[task])->started || tk->done)
+        return;
+    tk->done = true;
+    tk->exit_code = lost ? 255 : code;
+    j->lost |= lost;
+    if (tk->exit_code != 0 && !j->gang_failed && !j->cancel_requested && !j->timed_out &&
+        !j->preempting) {
+        /* One task of a gang failed: stop the others. */
+        j->gang_failed = true;
+        sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
+        j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
     }
+    for (int t = 0; t < j->spec->tasks; t++)
+        all_done &= j->tasks[t].done || !j->tasks[t].started;
     if (all_done)
-        sl_eng_job_finish(e, j, lost);
+        sl_eng_job_finish(e, j, j->lost);
     else
         sl_eng_job_timer(e, j);
 }
 
-void sl_eng_poll_tasks(struct sl_engine *e)
+void sl_eng_exec_events(struct sl_engine *e)
 {
-    const pid_t *exited = NULL;
-    size_t n = e->exec ? sl_exec_reap(e->exec, &exited) : 0;
-    int64_t mono = sl_mono_ms();
+    struct sl_exec_event ev[64];
+    int n;
 
-    for (size_t i = 0; i < n; i++) {
-        int64_t id = (int64_t)(intptr_t)sl_imap_get(&e->shims, exited[i]);
-        struct job *j = id ? sl_imap_get(&e->jobs, id) : NULL;
-        if (j && j->state == SL_JOB_RUNNING && j->tasks)
-            sl_eng_poll_job(e, j);
-    }
-    if (e->cfg.executor == SL_EXECUTOR_LOCAL && mono >= e->next_poll_ms) {
-        /* A copy: finishing a job removes it from e->run. */
-        size_t nj = 0;
-        struct job **run = e->nrun ? malloc(e->nrun * sizeof(*run)) : NULL;
-        if (e->nrun && !run)
-            return;
-        for (size_t i = 0; i < e->nrun; i++)
-            if (e->run[i]->adopted)
-                run[nj++] = e->run[i];
-        for (size_t i = 0; i < nj; i++)
-            sl_eng_poll_job(e, run[i]);
-        free(run);
-        e->next_poll_ms = mono + ADOPTED_POLL_MS;
-    }
+    do {
+        n = sl_executor_events(e->x, sl_now_ms(), ev, (int)SL_ARRAY_LEN(ev));
+        for (int i = 0; i < n; i++) {
+            struct job *j = sl_imap_get(&e->jobs, ev[i].job_id);
+            /* an end of an attempt that is over (a restart may report one
+             * twice) is the executor's to forget, not ours to count */
+            if (j && j->state == SL_JOB_RUNNING && j->tasks && j->attempt == ev[i].attempt)
+                sl_eng_task_ended(e, j, ev[i].task, ev[i].exit_code,
+                                  ev[i].kind == SL_EXEC_EV_LOST);
+        }
+    } while (n == (int)SL_ARRAY_LEN(ev));
 }

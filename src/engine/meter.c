@@ -131,12 +131,14 @@ static void task_read(struct sl_engine *e, const struct task *tk, int64_t at,
                       struct task_reading *out)
 {
     memset(out, 0, sizeof(*out));
+    const struct sl_node_info *node = &e->nodes.nodes[tk->node];
+
     out->energy_ok = out->util_ok = tk->ngpus > 0;
     for (int g = 0; g < tk->ngpus; g++) {
         struct sl_gpu_meter m;
         int idx = tk->gpus[g];
-        if (idx < 0 || idx >= e->host.ngpus ||
-            !sl_gpumon_gpu(e->mon, e->host.gpus[idx].index, at, &m)) {
+        if (idx < 0 || idx >= node->ngpus ||
+            !sl_gpumon_gpu(e->mon, node->gpus[idx].index, at, &m)) {
             out->energy_ok = out->util_ok = false;
             break;
         }
@@ -148,9 +150,10 @@ static void task_read(struct sl_engine *e, const struct task *tk, int64_t at,
     out->cpu_ok = sl_gpumon_cpu(e->mon, at, &out->cpu_j);
 }
 
-static bool task_metered(const struct sl_engine *e, const struct task *tk)
+bool sl_eng_node_metered(const struct sl_engine *e, int node)
 {
-    return e->mon && e->host_is_node && tk->node == 0;
+    return e->mon && e->caps.runs_commands && node >= 0 && node < e->nodes.n &&
+           e->nodes.nodes[node].devices_here;
 }
 
 int sl_eng_ledger_open(struct sl_engine *e, struct job *j)
@@ -163,7 +166,7 @@ int sl_eng_ledger_open(struct sl_engine *e, struct job *j)
         struct sl_usage_row r;
         struct task *tk = &j->tasks[t];
         char node[64], model[48], gpus[128];
-        if ((tk->metered = task_metered(e, tk)))
+        if ((tk->metered = sl_eng_node_metered(e, tk->node)))
             task_read(e, tk, j->started_ms, &tk->m0);
         usage_row(e, j, t, &r, node, model, gpus);
         rc = sl_store_usage_open(e->st, &r);
@@ -179,6 +182,7 @@ static void ledger_measured(struct sl_engine *e, const struct job *j, const stru
 {
     struct task_reading m1;
     double secs = (double)(r->end_ms - r->start_ms) / 1000.0;
+    int64_t node_cpu_milli = e->nodes.nodes[tk->node].cpu_milli;
 
     r->idle = j->idle_flagged;
     r->idle_ms = j->idle_ms;
@@ -191,9 +195,9 @@ static void ledger_measured(struct sl_engine *e, const struct job *j, const stru
         double u = (m1.busy_s - tk->m0.busy_s) / (tk->ngpus * secs);
         r->util = u < 0 ? 0 : u > 1 ? 1 : u;
     }
-    if ((r->cpu_energy_measured = tk->m0.cpu_ok && m1.cpu_ok && e->host.cpu_milli > 0)) {
+    if ((r->cpu_energy_measured = tk->m0.cpu_ok && m1.cpu_ok && node_cpu_milli > 0)) {
         double d = m1.cpu_j > tk->m0.cpu_j ? m1.cpu_j - tk->m0.cpu_j : 0;
-        r->cpu_energy_j = d * (double)r->cpu_milli / (double)e->host.cpu_milli;
+        r->cpu_energy_j = d * (double)r->cpu_milli / (double)node_cpu_milli;
     }
 }
 
@@ -339,12 +343,13 @@ static void meter_idle(struct sl_engine *e, int64_t now)
 
         for (int t = 0; t < j->spec->tasks && idle; t++) {
             const struct task *tk = &j->tasks[t];
+            const struct sl_node_info *node = &e->nodes.nodes[tk->node];
             for (int g = 0; tk->metered && g < tk->ngpus && idle; g++) {
                 struct sl_gpu_sample smp;
                 int idx = tk->gpus[g];
                 any = true;
-                if (idx < 0 || idx >= e->host.ngpus ||
-                    !sl_gpumon_last(e->mon, e->host.gpus[idx].index, &smp) ||
+                if (idx < 0 || idx >= node->ngpus ||
+                    !sl_gpumon_last(e->mon, node->gpus[idx].index, &smp) ||
                     !smp.has_util || smp.util >= e->pricing.idle_util)
                     idle = false;
             }

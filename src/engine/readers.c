@@ -29,15 +29,16 @@
 #include "../util/heap.h"
 #include "../util/imap.h"
 
-/* What is known of this host's GPU 'g' beyond the scheduler's view: its
- * UUID and the monitor's last sample. */
-static void node_gpu_measured(struct sl_engine *e, int g, json_t *o)
+/* What is known of GPU 'g' of node 'n' beyond the scheduler's view: its
+ * UUID and, where this host's meters measure it, their last sample. */
+static void node_gpu_measured(struct sl_engine *e, int n, int g, json_t *o)
 {
+    const struct sl_node_info *ni = &e->nodes.nodes[n];
     struct sl_gpu_sample smp;
 
-    if (e->host.gpus[g].uuid[0])
-        json_object_set_new(o, "uuid", json_string(e->host.gpus[g].uuid));
-    if (!e->mon || !sl_gpumon_last(e->mon, e->host.gpus[g].index, &smp))
+    if (ni->gpus[g].uuid[0])
+        json_object_set_new(o, "uuid", json_string(ni->gpus[g].uuid));
+    if (!sl_eng_node_metered(e, n) || !sl_gpumon_last(e->mon, ni->gpus[g].index, &smp))
         return;
     if (smp.has_util)
         json_object_set_new(o, "utilisation", json_real(smp.util));
@@ -58,7 +59,7 @@ json_t *sl_engine_nodes_json(struct sl_engine *e)
         struct sl_sched_node_view v;
         json_t *gpus = json_array(), *node;
         int64_t cpu_alloc, mem_alloc;
-        bool host = e->host_is_node && n == 0;
+        const struct sl_node_info *ni = n < e->nodes.n ? &e->nodes.nodes[n] : NULL;
 
         sl_sched_node_view(e->sched, n, &v);
         for (int g = 0; g < v.ngpus; g++) {
@@ -74,11 +75,11 @@ json_t *sl_engine_nodes_json(struct sl_engine *e)
             }
             json_t *o = json_pack("{s:i, s:s, s:I, s:i, s:o}", "index", g, "model",
                                   sl_sched_model_name(e->sched, v.gpu_model[g]), "mem_bytes",
-                                  (json_int_t)(host ? e->host.gpus[g].mem_bytes : 0),
+                                  (json_int_t)(ni && g < ni->ngpus ? ni->gpus[g].mem_bytes : 0),
                                   "milli_allocated", 1000 - v.gpu_free_milli[g], "jobs",
                                   jobs);
-            if (o && host && g < e->host.ngpus)
-                node_gpu_measured(e, g, o);
+            if (o && ni && g < ni->ngpus)
+                node_gpu_measured(e, n, g, o);
             json_array_append_new(gpus, o);
         }
         cpu_alloc = v.cpu_total - v.cpu_free;
@@ -88,7 +89,7 @@ json_t *sl_engine_nodes_json(struct sl_engine *e)
                          (json_int_t)v.cpu_total, "cpu_milli_allocated",
                          (json_int_t)cpu_alloc, "mem_bytes", (json_int_t)v.mem_total,
                          "mem_bytes_allocated", (json_int_t)mem_alloc, "gpu_source",
-                         host ? e->host.gpu_source : "fake", "gpus", gpus);
+                         ni ? ni->gpu_source : "fake", "gpus", gpus);
         json_array_append_new(nodes, node);
     }
     pthread_mutex_unlock(&e->mu);
@@ -183,10 +184,7 @@ int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b)
 int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
                        size_t size)
 {
-    if ((size_t)snprintf(buf, size, "%s/%lld.%d.log", e->log_dir, (long long)id,
-                         task) >= size)
-        return -ENAMETOOLONG;
-    return 0;
+    return sl_executor_log_path(e->x, id, task, buf, size);
 }
 
 const double sl_engine_pass_bounds_s[SL_ENGINE_PASS_BUCKETS] = {
@@ -243,7 +241,7 @@ static int metrics_nodes(struct sl_engine *e, struct sl_engine_metrics *m)
         return -ENOMEM;
     for (int n = 0; n < nnodes; n++) {
         struct sl_metrics_node *mn = &m->nodes[n];
-        bool host = e->host_is_node && n == 0;
+        const struct sl_node_info *ni = n < e->nodes.n ? &e->nodes.nodes[n] : NULL;
 
         sl_sched_node_view(e->sched, n, &v);
         sl_strlcpy(mn->name, v.name, sizeof(mn->name));
@@ -262,14 +260,14 @@ static int metrics_nodes(struct sl_engine *e, struct sl_engine_metrics *m)
             mg->index = g;
             sl_strlcpy(mg->model, sl_sched_model_name(e->sched, v.gpu_model[g]),
                        sizeof(mg->model));
-            if (host && g < e->host.ngpus) {
-                sl_strlcpy(mg->uuid, e->host.gpus[g].uuid, sizeof(mg->uuid));
-                mg->mem_bytes = e->host.gpus[g].mem_bytes;
+            if (ni && g < ni->ngpus) {
+                sl_strlcpy(mg->uuid, ni->gpus[g].uuid, sizeof(mg->uuid));
+                mg->mem_bytes = ni->gpus[g].mem_bytes;
             }
             mg->milli_allocated = 1000 - v.gpu_free_milli[g];
             mn->gpu_milli_allocated += mg->milli_allocated;
-            if (host && g < e->host.ngpus && e->mon)
-                sl_gpumon_last(e->mon, e->host.gpus[g].index, &mg->sample);
+            if (ni && g < ni->ngpus && sl_eng_node_metered(e, n))
+                sl_gpumon_last(e->mon, ni->gpus[g].index, &mg->sample);
         }
         m->nnodes++;
     }

@@ -40,6 +40,60 @@ static int node_by_name(struct sl_engine *e, const char *name)
     return -1;
 }
 
+/* Ask the executor for the tasks of Running job 'j' placed at 'pl': each
+ * runs on (its end comes as an event), ended while sluiced was down, or
+ * is gone (lost). Returns 0 or -ENOMEM. */
+static int adopt_tasks(struct sl_engine *e, struct job *j, const struct sl_sched_task_place *spl,
+                       bool *lost, bool *all_done)
+{
+    int n = j->spec->tasks > 0 ? j->spec->tasks : 1; /* validated: >= 1 */
+    struct sl_exec_task_state *st = calloc((size_t)n, sizeof(*st));
+    struct sl_exec_place *pl = calloc((size_t)n, sizeof(*pl));
+    struct sl_exec_job xj;
+    int rc = -ENOMEM;
+
+    if (!st || !pl)
+        goto out;
+    for (int t = 0; t < n; t++) {
+        pl[t].node = spl[t].node;
+        pl[t].ngpus = spl[t].ngpus;
+        pl[t].gpu_milli = spl[t].gpu_milli;
+        memcpy(pl[t].gpus, spl[t].gpus, sizeof(int) * (size_t)spl[t].ngpus);
+    }
+    xj = (struct sl_exec_job){.job_id = j->id, .attempt = j->attempt, .spec = j->spec,
+                              .unix_user = j->unix_user, .allow_daemon_user = e->allow_daemon_user,
+                              .log_cap_bytes = e->cfg.log_cap_bytes, .ntasks = n, .tasks = pl};
+    if ((rc = sl_executor_adopt(e->x, &xj, st)) < 0)
+        goto out;
+    for (int t = 0; t < n; t++) {
+        struct task *tk = &j->tasks[t];
+        switch (st[t].status) {
+        case SL_EXEC_TASK_RUNNING:
+            tk->started = true;
+            *all_done = false;
+            /* What holds now, not what held at the start. */
+            if (tk->ngpus > 0 && !st[t].gpus_enforced && j->gpus_enforced == 1) {
+                j->gpus_enforced = 0;
+                sl_eng_job_msg(e, j, "%s", st[t].gpus_note);
+            }
+            break;
+        case SL_EXEC_TASK_EXITED:
+            tk->started = tk->done = true;
+            tk->exit_code = st[t].exit_code;
+            break;
+        default:
+            tk->done = true;
+            tk->exit_code = 255;
+            *lost = true;
+            break;
+        }
+    }
+out:
+    free(st);
+    free(pl);
+    return rc;
+}
+
 /* Rebuild a Running job's tasks from its stored placement and re-adopt its
  * processes. Returns 0, -ENOMEM, or -EINVAL when the placement no longer
  * fits the cluster (then the job is Lost). */
@@ -50,6 +104,7 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
     size_t i;
     json_t *p;
     bool lost = false, all_done = true;
+    int rc;
 
     if (!(j->tasks = calloc((size_t)j->spec->tasks, sizeof(*j->tasks)))) {
         json_decref(arr);
@@ -75,41 +130,17 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
     json_decref(arr);
     for (int t = 0; t < j->spec->tasks; t++) {
         struct task *tk = &j->tasks[t];
-        int code = 0, rc;
         if (tk->node < 0)
             return -EINVAL;
         pl[t].node = tk->node;
         pl[t].ngpus = tk->ngpus;
         pl[t].gpu_milli = tk->gpu_milli;
         memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
-        if (e->cfg.executor == SL_EXECUTOR_SIMULATED) {
-            tk->started = true;
-            tk->sim_end_ms = 0; /* its run ended with the daemon */
-            all_done = false;
-            continue;
-        }
-        rc = sl_exec_adopt(e->exec, j->id, t, j->attempt, &tk->h, &code);
-        if (rc == 0) {
-            tk->started = true;
-            all_done = false;
-            /* What holds now, not what held at the start. */
-            if (tk->ngpus > 0 && !tk->h.gpus_enforced && j->gpus_enforced == 1) {
-                j->gpus_enforced = 0;
-                sl_eng_job_msg(e, j, "%s", tk->h.gpus_note);
-            }
-        } else if (rc == 1) {
-            tk->started = true;
-            tk->done = true;
-            tk->exit_code = code;
-        } else {
-            tk->done = true;
-            tk->exit_code = 255;
-            lost = true;
-        }
     }
+    if ((rc = adopt_tasks(e, j, pl, &lost, &all_done)) < 0)
+        return rc;
     if (!(j->placement = sl_eng_placement_text(e, j)))
         return -ENOMEM;
-    j->adopted = true;
     if (j->spec->max_runtime_ms)
         j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms -
                         (sl_now_ms() - j->started_ms);
@@ -255,9 +286,6 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             sl_eng_job_free(j);
             return rc;
         }
-        for (int t = 0; j->tasks && t < j->spec->tasks; t++)
-            if (j->tasks[t].h.shim_pid > 0)
-                sl_imap_put(&e->shims, j->tasks[t].h.shim_pid, (void *)(intptr_t)j->id);
     } else if ((rc = sl_sched_job_add(e->sched, &sj, &err)) < 0) {
         sl_eng_job_free(j);
         return rc;
@@ -270,8 +298,15 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         return rc;
     }
     if (j->state == SL_JOB_RUNNING) {
+        bool all_done = true;
         intent_resume(e, j);
         sl_eng_job_timer(e, j);
+        for (int t = 0; t < j->spec->tasks; t++)
+            all_done &= j->tasks[t].done;
+        /* No event will tell of these ends: they are known already. */
+        if (all_done && (rc = sl_eng_vec_push((void **)&e->ended, &e->nended, &e->ended_cap,
+                                              sizeof(j->id), &j->id)) < 0)
+            return rc;
     }
     return 0;
 }
@@ -419,44 +454,114 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
     return *admin_token ? 0 : -ENOMEM;
 }
 
-/* The cluster: this host, or the nodes of --fake-nodes. */
+/* The nodes of a --fake-nodes list (src/sim/trace.h), none of them this
+ * machine's: their tasks run here, on no device of theirs. */
+static int fake_nodes_load(const char *path, struct sl_inventory *inv, struct sl_error *err)
+{
+    struct sl_trace_node *tn = NULL;
+    struct sl_node_info *n = calloc(1, sizeof(*n));
+    size_t nn = 0;
+    int rc;
+
+    if (!n)
+        return sl_errorf(err, -ENOMEM, "out of memory");
+    if ((rc = sl_trace_load_nodes(path, &tn, &nn, err)) < 0) {
+        sl_errorf(err, rc, "--fake-nodes: %s", err->text);
+        goto out;
+    }
+    for (size_t i = 0; i < nn && rc == 0; i++) {
+        memset(n, 0, sizeof(*n));
+        sl_strlcpy(n->name, tn[i].name, sizeof(n->name));
+        sl_strlcpy(n->domain, tn[i].domain, sizeof(n->domain));
+        n->cpu_milli = tn[i].cpu_milli;
+        n->mem_bytes = tn[i].mem_bytes;
+        n->ngpus = tn[i].ngpus;
+        for (int g = 0; g < n->ngpus; g++) {
+            n->gpus[g].index = g;
+            sl_strlcpy(n->gpus[g].model, tn[i].model, sizeof(n->gpus[g].model));
+            n->gpus[g].dev_major = n->gpus[g].dev_minor = -1;
+        }
+        sl_strlcpy(n->gpu_source, "fake", sizeof(n->gpu_source));
+        n->state = SL_NODE_UP;
+        if ((rc = sl_inventory_add(inv, n)) < 0)
+            sl_errorf(err, rc, "out of memory");
+    }
+out:
+    free(tn);
+    free(n);
+    return rc;
+}
+
+/* The executor, offering this host or the --fake-nodes list. */
+static int executor_open(struct sl_engine *e, struct sl_error *err)
+{
+    struct sl_inventory fake = {NULL, 0, 0};
+    struct sl_executor_config xc = {
+        .kind = e->cfg.executor ? e->cfg.executor : "local",
+        .data_dir = e->data_dir,
+        .fake_gpus = e->cfg.fake_gpus,
+    };
+    int rc = 0;
+
+    if (e->cfg.fake_nodes) {
+        if ((rc = fake_nodes_load(e->cfg.fake_nodes, &fake, err)) < 0)
+            return rc;
+        xc.nodes = &fake;
+    }
+    if (!(e->x = sl_executor_create(&xc, err)))
+        rc = errno ? -errno : -EINVAL;
+    sl_inventory_fini(&fake);
+    if (rc == 0)
+        sl_executor_caps(e->x, &e->caps);
+    return rc;
+}
+
+/* The cluster: the executor's nodes, in its order (node i of the
+ * inventory is node i of the scheduler). */
 static int add_nodes(struct sl_engine *e, struct sl_error *err)
 {
     int rc;
 
-    if (!e->cfg.fake_nodes) {
+    if ((rc = sl_executor_nodes(e->x, &e->nodes, err)) < 0)
+        return rc;
+    for (int i = 0; i < e->nodes.n; i++) {
+        const struct sl_node_info *ni = &e->nodes.nodes[i];
         struct sl_sched_node_spec n = {0};
-        n.name = e->host.hostname;
-        n.cpu_milli = e->host.cpu_milli;
-        n.mem_bytes = e->host.mem_bytes;
-        n.ngpus = e->host.ngpus;
+        n.name = ni->name;
+        n.domain = ni->domain;
+        n.cpu_milli = ni->cpu_milli;
+        n.mem_bytes = ni->mem_bytes;
+        n.ngpus = ni->ngpus;
         for (int g = 0; g < n.ngpus; g++)
-            n.gpu_model[g] = e->host.gpus[g].model;
+            n.gpu_model[g] = ni->gpus[g].model;
         if ((rc = sl_sched_node_add(e->sched, &n)) < 0)
-            return sl_errorf(err, rc, "scheduler: cannot add this host: %s", strerror(-rc));
-        e->host_is_node = true;
-        return 0;
+            return sl_errorf(err, rc, "%snode %s: %s", e->cfg.fake_nodes ? "--fake-nodes: " : "",
+                             ni->name,
+                             rc == -ENOSPC ? "more than 32 GPU models" : strerror(-rc));
+        if (ni->state != SL_NODE_UP)
+            sl_sched_node_schedulable(e->sched, rc, false);
     }
+    return 0;
+}
+
+/* This machine's meters (NVML for the GPUs it found, RAPL for the CPU
+ * packages), when a node's devices are here and its tasks run. */
+static void meters_open(struct sl_engine *e)
+{
+    const struct sl_node_info *here = NULL;
+
+    for (int i = 0; i < e->nodes.n && !here; i++)
+        if (e->nodes.nodes[i].devices_here)
+            here = &e->nodes.nodes[i];
+    if (!here || !e->caps.runs_commands)
+        return;
     {
-        struct sl_trace_node *tn = NULL;
-        size_t nn = 0;
-        if ((rc = sl_trace_load_nodes(e->cfg.fake_nodes, &tn, &nn, err)) < 0)
-            return sl_errorf(err, rc, "--fake-nodes: %s", err->text);
-        for (size_t i = 0; i < nn && rc >= 0; i++) {
-            struct sl_sched_node_spec n = {0};
-            n.name = tn[i].name;
-            n.domain = tn[i].domain;
-            n.cpu_milli = tn[i].cpu_milli;
-            n.mem_bytes = tn[i].mem_bytes;
-            n.ngpus = tn[i].ngpus;
-            for (int g = 0; g < n.ngpus; g++)
-                n.gpu_model[g] = tn[i].model;
-            if ((rc = sl_sched_node_add(e->sched, &n)) < 0)
-                sl_errorf(err, rc, "--fake-nodes: node %s: %s", tn[i].name,
-                          rc == -ENOSPC ? "more than 32 GPU models" : strerror(-rc));
-        }
-        free(tn);
-        return rc < 0 ? rc : 0;
+        struct sl_nvml *nv = strcmp(here->gpu_source, "nvml") == 0 ? sl_nvml_open() : NULL;
+        struct sl_rapl *rp = sl_rapl_open(NULL);
+        sl_info("msg=\"energy\" gpus=%s cpus=%s", nv ? "nvml" : "estimated",
+                rp ? "rapl" : "estimated");
+        if (nv || rp)
+            e->mon = sl_gpumon_start(nv, rp, GPUMON_PERIOD_MS);
     }
 }
 
@@ -466,7 +571,6 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     struct sl_engine *e = calloc(1, sizeof(*e));
     struct sl_store_loader ld;
     struct sl_sched_config scfg;
-    struct sigaction sa;
     char stored[8192];
     int rc;
 
@@ -482,7 +586,6 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     pthread_cond_init(&e->scond, NULL);
     e->wal_fd = -1;
     sl_imap_init(&e->jobs);
-    sl_imap_init(&e->shims);
     sl_heap_init(&e->timers);
     e->cfg = *cfg;
     sl_strlcpy(e->api_url, cfg->api_url ? cfg->api_url : "", sizeof(e->api_url));
@@ -493,30 +596,25 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     e->cfg.allow_daemon_user = e->allow_daemon_user;
     sl_strlcpy(e->data_dir, cfg->data_dir, sizeof(e->data_dir));
     e->cfg.data_dir = e->data_dir;
-    if (cfg->fake_nodes) {
-        sl_strlcpy(e->fake_nodes, cfg->fake_nodes, sizeof(e->fake_nodes));
-        e->cfg.fake_nodes = e->fake_nodes;
-    }
     if (cfg->store_path)
         sl_strlcpy(e->store_path, cfg->store_path, sizeof(e->store_path));
     else
         snprintf(e->store_path, sizeof(e->store_path), "%s/sluice.db", e->data_dir);
     e->cfg.store_path = e->store_path;
-    snprintf(e->log_dir, sizeof(e->log_dir), "%s/logs", e->data_dir);
-    snprintf(e->run_dir, sizeof(e->run_dir), "%s/run", e->data_dir);
+    if (gethostname(e->hostname, sizeof(e->hostname) - 1) < 0)
+        sl_strlcpy(e->hostname, "localhost", sizeof(e->hostname));
     if (sodium_init() < 0) {
         sl_errorf(err, -EIO, "libsodium failed to initialise");
         goto fail;
     }
-    if ((rc = sl_mkdir_p(e->data_dir, 0700)) < 0 ||
-        (rc = sl_mkdir_p(e->log_dir, 0700)) < 0 ||
-        (rc = sl_mkdir_p(e->run_dir, 0700)) < 0) {
+    if ((rc = sl_mkdir_p(e->data_dir, 0700)) < 0) {
         sl_errorf(err, rc, "--data-dir %s: %s", e->data_dir, strerror(-rc));
         goto fail;
     }
-    if (cfg->executor == SL_EXECUTOR_LOCAL && identity_setup(e, err) < 0)
+    if (executor_open(e, err) < 0)
         goto fail;
-    if ((rc = sl_host_discover(cfg->fake_gpus, &e->host, err)) < 0)
+    /* Who jobs run as is settled before anything is stored. */
+    if (e->caps.runs_as_accounts && e->caps.accounts_here && identity_setup(e, err) < 0)
         goto fail;
     sl_sched_config_init(&scfg);
     if (!(e->sched = sl_sched_create(&scfg))) {
@@ -525,16 +623,7 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     }
     if ((rc = add_nodes(e, err)) < 0)
         goto fail;
-    if (e->host_is_node && cfg->executor == SL_EXECUTOR_LOCAL) {
-        /* What can be measured here: NVML for GPUs it discovered, RAPL for
-         * the CPU packages; the meter estimates the rest. */
-        struct sl_nvml *nv = strcmp(e->host.gpu_source, "nvml") == 0 ? sl_nvml_open() : NULL;
-        struct sl_rapl *rp = sl_rapl_open(NULL);
-        sl_info("msg=\"energy\" gpus=%s cpus=%s", nv ? "nvml" : "estimated",
-                rp ? "rapl" : "estimated");
-        if (nv || rp)
-            e->mon = sl_gpumon_start(nv, rp, GPUMON_PERIOD_MS);
-    }
+    meters_open(e);
     /* Commits do not fsync; with sync_full the syncer fdatasyncs the WAL
      * before answering, overlapping the flush with the next group. */
     if (!(e->st = sl_store_open(e->store_path, true, false, err)))
@@ -545,10 +634,6 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         struct sl_error cerr = {0};
         if (sl_store_checkpointer_start(e->st, CHECKPOINT_PAGES, &cerr) < 0)
             sl_warn("msg=\"checkpoints stay on the engine thread\" err=\"%s\"", cerr.text);
-    }
-    if (cfg->executor == SL_EXECUTOR_LOCAL && !(e->exec = sl_exec_create(e->run_dir))) {
-        sl_errorf(err, -errno, "executor: %s", strerror(errno));
-        goto fail;
     }
     if ((rc = bootstrap(e, admin_token)) < 0) {
         sl_errorf(err, rc, "store: cannot initialise: %s", strerror(-rc));
@@ -611,19 +696,14 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
         goto fail;
     }
-    sl_eng_g_wake_fd = e->wake_fd;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = sl_eng_on_sigchld;
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGCHLD, &sa, NULL);
-    sl_info("msg=\"engine ready\" host=%s nodes=%d cpus_milli=%lld mem_bytes=%lld "
+    sl_info("msg=\"engine ready\" host=%s nodes=%d node0=%s cpus_milli=%lld mem_bytes=%lld "
             "gpus=%d gpu_source=%s executor=%s limits=%s placement=%s",
-            e->host.hostname, sl_sched_node_count(e->sched),
-            (long long)e->host.cpu_milli, (long long)e->host.mem_bytes, e->host.ngpus,
-            e->host.gpu_source,
-            cfg->executor == SL_EXECUTOR_SIMULATED ? "simulated" : "local",
-            e->exec && sl_exec_limits_available(e->exec, NULL) ? "cgroup" : "none",
+            e->hostname, e->nodes.n, e->nodes.n ? e->nodes.nodes[0].name : "",
+            e->nodes.n ? (long long)e->nodes.nodes[0].cpu_milli : 0LL,
+            e->nodes.n ? (long long)e->nodes.nodes[0].mem_bytes : 0LL,
+            e->nodes.n ? e->nodes.nodes[0].ngpus : 0,
+            e->nodes.n ? e->nodes.nodes[0].gpu_source : "none", sl_executor_name(e->x),
+            e->caps.limits ? "cgroup" : "none",
             sl_placement_name(sl_sched_get_config(e->sched)->placement));
     return e;
 fail:

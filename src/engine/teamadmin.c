@@ -67,154 +67,201 @@ static int64_t queue_weight(const struct queue *q)
     return w;
 }
 
-int sl_eng_team_admin_check(struct sl_engine *e, struct sl_op *op)
+/* A User document a team-admin applies: a user of its own team (not an
+ * admin or auditor), given a role it holds at most, and no change of the
+ * Unix account its jobs run as. Returns 0 or a refusal (op failed). */
+static int check_user(struct sl_engine *e, struct sl_op *op, size_t i)
 {
-    const char *team = op->who.team;
-    struct sl_manifest *before = NULL, *after = NULL;
-    int nb = 0, na = 0, rc = 0;
-    char models[2 * SL_MAX_MODELS * 8][48];
-    int nmodels = 0;
+    const struct sl_manifest *m = &op->u.apply.manifests[i];
+    const struct user *u = sl_eng_user_find(e, m->name);
+    const char *team = op->who.team, *r = m->u.user.role, *field = NULL;
+    char msg[192];
 
-    for (size_t i = 0; i < op->nmanifests; i++) {
-        const struct sl_manifest *m = &op->manifests[i];
-        char msg[192];
-        if (m->kind == SL_KIND_USER) {
-            const struct user *u = sl_eng_user_find(e, m->name);
-            const char *r = m->u.user.role, *field = NULL;
-            if (strcmp(m->u.user.team, team) != 0) {
-                snprintf(msg, sizeof(msg), "a team-admin adds users to its own team (%s) only",
-                         team);
-                field = "spec.team";
-            } else if (u && (strcmp(u->team, team) != 0 || strcmp(u->role, "admin") == 0 ||
-                             strcmp(u->role, "auditor") == 0)) {
-                snprintf(msg, sizeof(msg), "user '%s' is not a member of team %s that a "
-                         "team-admin may change", m->name, team);
-                field = "metadata.name";
-            } else if (strcmp(r, "team-admin") && strcmp(r, "member") && strcmp(r, "viewer")) {
-                snprintf(msg, sizeof(msg), "a team-admin may not grant role %s: no role "
-                         "grants more than it holds", r);
-                field = "spec.role";
-            } else if (m->u.user.unix_user[0] &&
-                       strcmp(m->u.user.unix_user, u ? u->unix_user : "") != 0) {
-                /* The account a user's jobs run as is a host identity:
-                 * mapping one onto another team's account, or onto a
-                 * privileged one, is an escalation. Left out, the mapping
-                 * stays as it is (sl_eng_do_apply). */
-                snprintf(msg, sizeof(msg), "only an admin sets or changes the Unix account "
-                         "a user's jobs run as");
-                field = "spec.unixUser";
-            }
-            if (field)
-                return sl_eng_manifest_forbidden(op, i, op->nmanifests, field, msg);
-            continue;
-        }
-        if (m->kind == SL_KIND_QUEUE) {
-            const struct queue *q = sl_eng_queue_find(e, m->name);
-            if (strcmp(m->u.queue.team, team) != 0 || (q && strcmp(q->team, team) != 0)) {
-                snprintf(msg, sizeof(msg), "a team-admin applies the queues of its own "
-                         "team (%s) only", team);
-                return sl_eng_manifest_forbidden(op, i, op->nmanifests, "spec.team", msg);
-            }
-            if (m->u.queue.weight_milli != (q ? queue_weight(q) : 1000)) {
-                snprintf(msg, sizeof(msg), "only an admin changes a queue's fair-share "
-                         "weight");
-                return sl_eng_manifest_forbidden(op, i, op->nmanifests, "spec.weight", msg);
-            }
-            if (strcmp(m->u.queue.cohort, q ? q->cohort : "") != 0) {
-                snprintf(msg, sizeof(msg), "only an admin puts a queue in a cohort or takes "
-                         "it out (it is '%s')", q ? q->cohort : "");
-                return sl_eng_manifest_forbidden(op, i, op->nmanifests, "spec.cohort", msg);
-            }
-            continue;
-        }
-        snprintf(msg, sizeof(msg), "a team-admin applies User and Queue manifests of its "
-                 "team only");
-        return sl_eng_manifest_forbidden(op, i, op->nmanifests, "kind", msg);
+    if (strcmp(m->u.user.team, team) != 0) {
+        snprintf(msg, sizeof(msg), "a team-admin adds users to its own team (%s) only", team);
+        field = "spec.team";
+    } else if (u && (strcmp(u->team, team) != 0 || strcmp(u->role, "admin") == 0 ||
+                     strcmp(u->role, "auditor") == 0)) {
+        snprintf(msg, sizeof(msg),
+                 "user '%s' is not a member of team %s that a team-admin may change", m->name,
+                 team);
+        field = "metadata.name";
+    } else if (strcmp(r, "team-admin") && strcmp(r, "member") && strcmp(r, "viewer")) {
+        snprintf(msg, sizeof(msg),
+                 "a team-admin may not grant role %s: no role grants more than it holds", r);
+        field = "spec.role";
+    } else if (m->u.user.unix_user[0] &&
+               strcmp(m->u.user.unix_user, u ? u->unix_user : "") != 0) {
+        /* The account a user's jobs run as is a host identity: mapping
+         * one onto another team's account, or onto a privileged one, is
+         * an escalation. Left out, the mapping stays as it is
+         * (sl_eng_do_apply). */
+        snprintf(msg, sizeof(msg),
+                 "only an admin sets or changes the Unix account a user's jobs run as");
+        field = "spec.unixUser";
     }
-    /* the team's queues before and after */
-    if (!(before = calloc((size_t)e->nqueues + 1, sizeof(*before))) ||
-        !(after = calloc((size_t)e->nqueues + op->nmanifests + 1, sizeof(*after)))) {
-        rc = -ENOMEM;
-        goto out;
+    return field ? sl_eng_manifest_forbidden(op, i, op->u.apply.n, field, msg) : 0;
+}
+
+/* A Queue document a team-admin applies: a queue of its own team whose
+ * weight and cohort stay as an admin set them. */
+static int check_queue(struct sl_engine *e, struct sl_op *op, size_t i)
+{
+    const struct sl_manifest *m = &op->u.apply.manifests[i];
+    const struct queue *q = sl_eng_queue_find(e, m->name);
+    const char *team = op->who.team;
+    char msg[192];
+
+    if (strcmp(m->u.queue.team, team) != 0 || (q && strcmp(q->team, team) != 0)) {
+        snprintf(msg, sizeof(msg), "a team-admin applies the queues of its own team (%s) only",
+                 team);
+        return sl_eng_manifest_forbidden(op, i, op->u.apply.n, "spec.team", msg);
     }
+    if (m->u.queue.weight_milli != (q ? queue_weight(q) : 1000)) {
+        snprintf(msg, sizeof(msg), "only an admin changes a queue's fair-share weight");
+        return sl_eng_manifest_forbidden(op, i, op->u.apply.n, "spec.weight", msg);
+    }
+    if (strcmp(m->u.queue.cohort, q ? q->cohort : "") != 0) {
+        snprintf(msg, sizeof(msg),
+                 "only an admin puts a queue in a cohort or takes it out (it is '%s')",
+                 q ? q->cohort : "");
+        return sl_eng_manifest_forbidden(op, i, op->u.apply.n, "spec.cohort", msg);
+    }
+    return 0;
+}
+
+/* A team's queues as manifests: before the apply (*before, nb) and after
+ * it (*after, na: those the apply leaves, then its last document of each
+ * queue). Returns 0, -ENOMEM, or -EINVAL when a stored queue does not
+ * parse. */
+static int team_queues(struct sl_engine *e, const struct sl_op *op, struct sl_manifest *before,
+                       int *nb, struct sl_manifest *after, int *na)
+{
+    const struct sl_manifest *ms = op->u.apply.manifests;
+    size_t n = op->u.apply.n;
+    int rc;
+
     for (int i = 0; i < e->nqueues; i++) {
         const struct queue *q = &e->queues[i];
         struct sl_manifest *m = NULL;
         bool replaced = false;
-        if (strcmp(q->team, team) != 0)
+        if (strcmp(q->team, op->who.team) != 0)
             continue;
         if (!q->spec_json) {
             /* made with its team, never applied: no quota, no cohort */
-            memset(&before[nb], 0, sizeof(before[nb]));
-            before[nb].kind = SL_KIND_QUEUE;
-            sl_strlcpy(before[nb].name, q->name, sizeof(before[nb].name));
-            sl_strlcpy(before[nb].u.queue.team, q->team, sizeof(before[nb].u.queue.team));
-            before[nb].u.queue.weight_milli = 1000;
-            sl_res_list_init(&before[nb].u.queue.nominal);
-            sl_res_list_init(&before[nb].u.queue.borrowing_limit);
-            sl_res_list_init(&before[nb].u.queue.lending_limit);
-            sl_res_list_init(&before[nb].u.queue.user_limit);
-            nb++;
+            struct sl_manifest *b = &before[*nb];
+            memset(b, 0, sizeof(*b));
+            b->kind = SL_KIND_QUEUE;
+            sl_strlcpy(b->name, q->name, sizeof(b->name));
+            sl_strlcpy(b->u.queue.team, q->team, sizeof(b->u.queue.team));
+            b->u.queue.weight_milli = 1000;
+            sl_res_list_init(&b->u.queue.nominal);
+            sl_res_list_init(&b->u.queue.borrowing_limit);
+            sl_res_list_init(&b->u.queue.lending_limit);
+            sl_res_list_init(&b->u.queue.user_limit);
+            (*nb)++;
         } else if ((rc = sl_eng_manifest_from_store("Queue", q->name, q->spec_json, &m)) < 0) {
-            goto out;
+            return rc;
         } else {
-            before[nb++] = *m;
+            before[(*nb)++] = *m;
             free(m);
         }
-        for (size_t k = 0; k < op->nmanifests; k++)
-            replaced |= op->manifests[k].kind == SL_KIND_QUEUE &&
-                        strcmp(op->manifests[k].name, q->name) == 0;
+        for (size_t k = 0; k < n; k++)
+            replaced |= ms[k].kind == SL_KIND_QUEUE && strcmp(ms[k].name, q->name) == 0;
         if (!replaced)
-            after[na++] = before[nb - 1];
+            after[(*na)++] = before[*nb - 1];
     }
-    for (size_t k = 0; k < op->nmanifests; k++) {
+    for (size_t k = 0; k < n; k++) {
         bool later = false;
-        if (op->manifests[k].kind != SL_KIND_QUEUE)
+        if (ms[k].kind != SL_KIND_QUEUE)
             continue;
-        for (size_t l = k + 1; l < op->nmanifests; l++)
-            later |= op->manifests[l].kind == SL_KIND_QUEUE &&
-                     strcmp(op->manifests[l].name, op->manifests[k].name) == 0;
+        for (size_t l = k + 1; l < n; l++)
+            later |= ms[l].kind == SL_KIND_QUEUE && strcmp(ms[l].name, ms[k].name) == 0;
         if (!later)
-            after[na++] = op->manifests[k];
+            after[(*na)++] = ms[k];
     }
-    for (int side = 0; side < 2; side++)
-        for (int i = 0; i < (side ? na : nb); i++) {
-            const struct sl_manifest *m = side ? &after[i] : &before[i];
-            for (int b = 0; b < 2; b++) {
-                const struct sl_res_list *l = b ? &m->u.queue.borrowing_limit
-                                                : &m->u.queue.nominal;
-                for (int x = 0; x < l->nmodels; x++) {
-                    int y;
-                    for (y = 0; y < nmodels && strcasecmp(models[y], l->model[x]); y++)
-                        ;
-                    if (y == nmodels && nmodels < (int)SL_ARRAY_LEN(models))
-                        sl_strlcpy(models[nmodels++], l->model[x], 48);
-                }
+    return 0;
+}
+
+#define MODELS_MAX (2 * SL_MAX_MODELS * 8)
+
+/* The GPU models that the nominal quota and borrowing limits of 'qs' name,
+ * added to models[0..*n). */
+static void quota_models(const struct sl_manifest *qs, int nq, char models[][48], int *n)
+{
+    for (int i = 0; i < nq; i++)
+        for (int b = 0; b < 2; b++) {
+            const struct sl_res_list *l =
+                b ? &qs[i].u.queue.borrowing_limit : &qs[i].u.queue.nominal;
+            for (int x = 0; x < l->nmodels; x++) {
+                int y;
+                for (y = 0; y < *n && strcasecmp(models[y], l->model[x]); y++)
+                    ;
+                if (y == *n && *n < MODELS_MAX)
+                    sl_strlcpy(models[(*n)++], l->model[x], 48);
             }
         }
-    for (int b = 0; b < 2 && rc == 0; b++)
-        for (int k = 0; k < 4 + nmodels && rc == 0; k++) {
-            static const char *const what[] = {"GPUs", "CPUs", "memory", "weight"};
-            if (k == 3)
-                continue; /* weights: checked per queue above */
+}
+
+/* The team's total nominal quota and borrowing limit of each resource
+ * (GPUs, CPUs, memory, GPUs of each model) may not grow. */
+static int check_quota(struct sl_op *op, const struct sl_manifest *before, int nb,
+                       const struct sl_manifest *after, int na)
+{
+    static const char *const what[] = {"GPUs", "CPUs", "memory", "weight"};
+    char models[MODELS_MAX][48];
+    int nmodels = 0;
+
+    quota_models(before, nb, models, &nmodels);
+    quota_models(after, na, models, &nmodels);
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 4 + nmodels; k++) {
             const char *model = k >= 4 ? models[k - 4] : NULL;
             int64_t sb = 0, sa = 0;
+            if (k == 3)
+                continue; /* weights: checked per queue */
             for (int i = 0; i < nb; i++)
                 sb = res_add(sb, res_amount(&before[i], b, k, model));
             for (int i = 0; i < na; i++)
                 sa = res_add(sa, res_amount(&after[i], b, k, model));
-            if (sa > sb) {
-                sl_eng_op_fail(op, 403, "forbidden");
-                rc = sl_errorf_field(&op->err, -EPERM,
-                                     b ? "spec.borrowingLimit" : "spec.nominal",
-                                     "team %s's queues would hold more %s%s%s%s than an admin "
-                                     "granted it; a team-admin moves quota between its "
-                                     "queues, an admin adds to it",
-                                     team, b ? "borrowing of " : "", model ? model : "",
-                                     model ? " GPUs" : what[k], "");
-            }
+            if (sa <= sb)
+                continue;
+            sl_eng_op_fail(op, 403, "forbidden");
+            return sl_errorf_field(&op->err, -EPERM, b ? "spec.borrowingLimit" : "spec.nominal",
+                                   "team %s's queues would hold more %s%s%s than an admin "
+                                   "granted it; a team-admin moves quota between its "
+                                   "queues, an admin adds to it",
+                                   op->who.team, b ? "borrowing of " : "", model ? model : "",
+                                   model ? " GPUs" : what[k]);
         }
-out:
+    return 0;
+}
+
+int sl_eng_team_admin_check(struct sl_engine *e, struct sl_op *op)
+{
+    struct sl_manifest *before = NULL, *after = NULL;
+    int nb = 0, na = 0, rc = 0;
+    char msg[192];
+
+    for (size_t i = 0; i < op->u.apply.n; i++) {
+        enum sl_manifest_kind kind = op->u.apply.manifests[i].kind;
+        if (kind == SL_KIND_USER)
+            rc = check_user(e, op, i);
+        else if (kind == SL_KIND_QUEUE)
+            rc = check_queue(e, op, i);
+        else {
+            snprintf(msg, sizeof(msg),
+                     "a team-admin applies User and Queue manifests of its team only");
+            rc = sl_eng_manifest_forbidden(op, i, op->u.apply.n, "kind", msg);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (!(before = calloc((size_t)e->nqueues + 1, sizeof(*before))) ||
+        !(after = calloc((size_t)e->nqueues + op->u.apply.n + 1, sizeof(*after))))
+        rc = -ENOMEM;
+    else if ((rc = team_queues(e, op, before, &nb, after, &na)) == 0)
+        rc = check_quota(op, before, nb, after, na);
     free(before);
     free(after);
     if (rc == -ENOMEM) {
@@ -222,7 +269,7 @@ out:
         sl_errorf(&op->err, rc, "out of memory");
     } else if (rc < 0 && !op->status) {
         sl_eng_op_fail(op, 500, "internal");
-        sl_errorf(&op->err, rc, "a stored queue of team %s does not parse", team);
+        sl_errorf(&op->err, rc, "a stored queue of team %s does not parse", op->who.team);
     }
     return rc;
 }

@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("a size or duration out of range");
     if ((int)cfg.log_level < SL_LOG_DEBUG || (int)cfg.log_level > SL_LOG_ERROR)
         fail("a log level that does not exist");
-    if (cfg.executor != SL_EXECUTOR_LOCAL && cfg.executor != SL_EXECUTOR_SIMULATED)
+    if (!sl_executor_kind_valid(cfg.executor))
         fail("an executor that does not exist");
     if (cfg.http.max_conns < 1 || cfg.http.max_conns > 1000000 ||
         cfg.http.max_conns_per_peer < 0 || cfg.http.max_conns_per_peer > 1000000 ||

@@ -24,7 +24,7 @@ static void defaults(void)
     is_str(c.data_dir, "/var/lib/sluice", "the data dir is /var/lib/sluice by default");
     is_str(c.listen, "127.0.0.1:8470", "the API listens on loopback by default");
     is_str(c.job_user, "nobody", "unmapped users' jobs run as nobody by default");
-    ok(c.sync_full && c.executor == SL_EXECUTOR_LOCAL && !c.dev,
+    ok(c.sync_full && strcmp(c.executor, "local") == 0 && !c.dev,
        "sync full, the local executor, not --dev");
     is_int(c.http.max_conns, 4096, "4096 connections by default");
     sl_config_init(&c, true);
@@ -46,7 +46,7 @@ static void file(void)
     is_int(c.log_cap_bytes, 100LL << 20, "logCap 100Mi is 104857600 bytes");
     is_int(c.cancel_grace_ms, 60000, "cancelGrace 1m is 60000 ms");
     is_int(c.http.max_conns_per_peer, 0, "maxConnectionsPerPeer 0 switches the limit off");
-    ok(!c.sync_full && c.log_level == SL_LOG_WARN && c.executor == SL_EXECUTOR_SIMULATED,
+    ok(!c.sync_full && c.log_level == SL_LOG_WARN && strcmp(c.executor, "simulated") == 0,
        "sync, logLevel and executor from the file");
     is_str(c.job_user, "sluice-job", "jobUser from the file");
     is_int(load(&c, "{\"maxConnections\": 12, \"idleTimeout\": \"5s\"}", &err), 0,
@@ -69,7 +69,7 @@ static void refusals(void)
         {"jobUser: 'root;x'\n", "--config f.yaml: jobUser: must be a Unix account name"},
         {"headerTimeout: 0s\n", "--config f.yaml: headerTimeout: must be a positive duration"},
         {"maxConnections: 0\n", "--config f.yaml: maxConnections: must be a whole number"},
-        {"executor: docker\n", "--config f.yaml: executor: must be local or simulated"},
+        {"executor: docker\n", "--config f.yaml: executor: must be one of local, simulated"},
         {"listen: ''\n", "--config f.yaml: listen: must be 1 to 127 characters"},
         {"a: [\n", "--config f.yaml: "},
     };

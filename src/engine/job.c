@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../audit/audit.h"
+#include "../core/lifecycle.h"
 #include "../policy/policy.h"
 #include "../sched/sched.h"
 #include "../sim/trace.h"
@@ -312,96 +313,62 @@ void sl_eng_job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_be
 
 int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
 {
-    int code = 0, rc, failures = j->attempt - j->preemptions;
-    int64_t now = sl_now_ms();
+    struct sl_attempt_end in = {
+        .cancel_requested = j->cancel_requested,
+        .preempting = j->preempting,
+        .timed_out = j->timed_out,
+        .lost = lost,
+        .gang_failed = j->gang_failed,
+        .attempt = j->attempt,
+        .preemptions = j->preemptions,
+        .retries = j->spec->retries,
+        .max_runtime_ms = j->spec->max_runtime_ms,
+        .preempted_for = j->preempted_for,
+        .retry_backoff_ms = e->cfg.retry_backoff_ms,
+        .now_ms = sl_now_ms(),
+    };
+    struct sl_attempt_outcome out;
+    int rc = 0;
 
-    sl_eng_ledger_close(e, j, now);
+    sl_eng_ledger_close(e, j, in.now_ms);
     sl_eng_job_token_drop(j);
     if (e->caps.job_tokens && e->api_url[0]) {
-        int n = sl_store_tokens_revoke_job(e->st, j->id, now);
+        int n = sl_store_tokens_revoke_job(e->st, j->id, in.now_ms);
         if (n < 0)
             e->write_failed = true;
         e->tokens_revoked |= n > 0;
     }
-    for (int t = 0; t < j->spec->tasks; t++)
-        if (j->tasks[t].exit_code != 0 && code == 0)
-            code = j->tasks[t].exit_code;
-    if (j->cancel_requested) {
-        j->state = SL_JOB_CANCELLED;
-        sl_eng_job_msg(e, j, "cancelled while running");
-        rc = sl_eng_job_persist(e, j, "state", "Running", code, now);
-    } else if (j->preempting) {
-        /* Preempted: recorded, then back in line with its submit time. */
-        char from[32];
-        j->state = SL_JOB_PREEMPTED;
-        rc = sl_eng_job_persist(e, j, "state", "Running", -1, 0);
-        job_release(e, j);
-        snprintf(from, sizeof(from), "Preempted");
-        j->preemptions++;
-        j->attempt++;
-        j->state = SL_JOB_PENDING;
-        j->started_ms = 0;
-        j->not_before_ms = 0;
-        j->limits_enforced = j->gpus_enforced = -1;
-        j->preempting = j->lost = j->gang_failed = j->timed_out = false;
-        j->kill_at_ms = j->ckpt_at_ms = 0;
-        sl_eng_job_msg(e, j, "preempted for job %lld and requeued (%d time%s)",
-                (long long)j->preempted_for, j->preemptions,
-                j->preemptions > 1 ? "s" : "");
-        j->preempted_for = 0;
-        sl_eng_job_requeue_sched(e, j, 0);
-        if (rc == 0)
-            rc = sl_eng_job_persist(e, j, "requeue", from, -1, 0);
-        return rc;
-    } else if (j->timed_out) {
-        j->state = SL_JOB_FAILED;
-        sl_eng_job_msg(e, j, "exceeded maxRuntime of %llds; killed",
-                (long long)(j->spec->max_runtime_ms / 1000));
-        rc = sl_eng_job_persist(e, j, "state", "Running", code ? code : 137, now);
-    } else if (lost) {
-        j->state = SL_JOB_LOST;
-        sl_eng_job_msg(e, j, "task process vanished while sluiced was down");
-        rc = sl_eng_job_persist(e, j, "state", "Running", -1, now);
-    } else if (code != 0 && failures >= j->spec->retries) {
-        j->state = SL_JOB_FAILED;
-        sl_eng_job_msg(e, j, "exited with code %d%s", code,
-                j->gang_failed ? " (gang stopped)" : "");
-        rc = sl_eng_job_persist(e, j, "state", "Running", code, now);
-    } else if (code == 0) {
-        j->state = SL_JOB_SUCCEEDED; /* keeps the launch note, if any */
-        rc = sl_eng_job_persist(e, j, "state", "Running", 0, now);
-    } else {
-        rc = 0; /* a failed attempt with retries left: requeued below */
+    for (int t = 0; t < j->spec->tasks && in.exit_code == 0; t++)
+        in.exit_code = j->tasks[t].exit_code;
+    sl_attempt_outcome(&in, &out);
+    if (out.state != SL_JOB_NSTATES) {
+        j->state = out.state;
+        if (!out.keep_message)
+            sl_eng_job_msg(e, j, "%s", out.message);
+        rc = sl_eng_job_persist(e, j, "state", "Running", out.exit_code,
+                                out.finished ? in.now_ms : 0);
     }
     job_release(e, j);
-    if (rc < 0 || (sl_job_state_final(j->state) && j->state != SL_JOB_LOST) ||
-        (j->state == SL_JOB_LOST && failures >= j->spec->retries)) {
+    if (out.next == SL_NEXT_NONE || (rc < 0 && out.next == SL_NEXT_RETRY)) {
         sl_eng_job_forget(e, j);
         return rc;
     }
-    /* Requeue: a failed attempt, or a Lost job, with retries left. */
-    {
-        const char *from = j->state == SL_JOB_LOST ? "Lost" : "Running";
-        int64_t backoff = e->cfg.retry_backoff_ms << (failures < 10 ? failures : 10);
-        if (backoff > 600000)
-            backoff = 600000;
-        if (j->state == SL_JOB_LOST)
-            sl_eng_job_msg(e, j, "lost on attempt %d; retry %d of %d in %llds", j->attempt + 1,
-                    failures + 1, j->spec->retries, (long long)(backoff / 1000));
-        else
-            sl_eng_job_msg(e, j, "attempt %d failed with exit code %d; retry %d of %d in %llds",
-                    j->attempt + 1, code, failures + 1, j->spec->retries,
-                    (long long)(backoff / 1000));
-        j->attempt++;
-        j->state = SL_JOB_PENDING;
-        j->started_ms = 0;
-        j->not_before_ms = now + backoff;
-        j->limits_enforced = j->gpus_enforced = -1;
-        j->lost = j->gang_failed = j->timed_out = false;
-        j->kill_at_ms = j->ckpt_at_ms = 0;
-        sl_eng_job_requeue_sched(e, j, j->not_before_ms);
-        return sl_eng_job_persist(e, j, "retry", from, -1, 0);
-    }
+    /* Back in line: preempted (its submit time kept), or retried after the
+     * backoff. */
+    j->attempt = out.attempt;
+    j->preemptions = out.preemptions;
+    j->state = SL_JOB_PENDING;
+    j->started_ms = 0;
+    j->not_before_ms = out.not_before_ms;
+    j->limits_enforced = j->gpus_enforced = -1;
+    j->preempting = j->lost = j->gang_failed = j->timed_out = false;
+    j->kill_at_ms = j->ckpt_at_ms = 0;
+    j->preempted_for = 0;
+    sl_eng_job_msg(e, j, "%s", out.next_message);
+    sl_eng_job_requeue_sched(e, j, out.not_before_ms);
+    if (rc == 0)
+        rc = sl_eng_job_persist(e, j, out.event, out.from, -1, 0);
+    return rc;
 }
 
 void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig)

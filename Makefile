@@ -95,6 +95,12 @@ $(B)/tests/test_config.t: $(B)/obj/tests/unit/test_config.o $(B)/obj/src/daemon/
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The engine's unit test links the engine without the HTTP server and API.
+ENGINE_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard src/engine/*.c))
+$(B)/tests/test_engine.t: $(B)/obj/tests/unit/test_engine.o $(ENGINE_OBJ) $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.

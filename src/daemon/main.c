@@ -168,44 +168,38 @@ static void raise_nofile(void)
     }
 }
 
-int main(int argc, char **argv)
+/* Read the settings: the config file, then the flags. Returns -1 to go
+ * on, or the exit status (0 after --help or --version). */
+static int read_settings(int argc, char **argv, struct sl_config *cfg)
 {
     static const struct option opts[] = {
+        /* every option but these five is a row of config.c's table */
         {"dev", no_argument, NULL, 'd'},
         {"config", required_argument, NULL, 'c'},
-        {"listen", required_argument, NULL, 'l'},
-        {"data-dir", required_argument, NULL, 'D'},
-        {"store", required_argument, NULL, 's'},
-        {"fake-gpus", required_argument, NULL, 'g'},
-        {"fake-nodes", required_argument, NULL, 'n'},
-        {"executor", required_argument, NULL, 'x'},
-        {"sync", required_argument, NULL, 'y'},
-        {"job-user", required_argument, NULL, 'u'},
-        {"allow-daemon-user", required_argument, NULL, 'U'},
-        {"log-level", required_argument, NULL, 'L'},
-        {"max-connections", required_argument, NULL, 'M'},
-        {"max-connections-per-peer", required_argument, NULL, 'P'},
-        {"header-timeout", required_argument, NULL, 'T'},
-        {"body-timeout", required_argument, NULL, 'B'},
-        {"send-timeout", required_argument, NULL, 'W'},
-        {"idle-timeout", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
+        {"listen", required_argument, NULL, 'S'},
+        {"data-dir", required_argument, NULL, 'S'},
+        {"store", required_argument, NULL, 'S'},
+        {"fake-gpus", required_argument, NULL, 'S'},
+        {"fake-nodes", required_argument, NULL, 'S'},
+        {"executor", required_argument, NULL, 'S'},
+        {"sync", required_argument, NULL, 'S'},
+        {"job-user", required_argument, NULL, 'S'},
+        {"allow-daemon-user", required_argument, NULL, 'S'},
+        {"log-level", required_argument, NULL, 'S'},
+        {"max-connections", required_argument, NULL, 'S'},
+        {"max-connections-per-peer", required_argument, NULL, 'S'},
+        {"header-timeout", required_argument, NULL, 'S'},
+        {"body-timeout", required_argument, NULL, 'S'},
+        {"send-timeout", required_argument, NULL, 'S'},
+        {"idle-timeout", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
-    struct sl_config cfg;
     struct sl_error err = {0};
-    struct sl_engine_config ecfg;
-    char api_url[160];
-    struct sl_engine *e = NULL;
-    struct sl_api *api = NULL;
-    struct sl_http *http = NULL;
     const char *config_path = NULL;
-    char *admin_token = NULL, why[256], lock_path[1100], store_lock[1200];
-    struct gate gate = {NULL};
-    sigset_t sigs;
-    int opt, idx, sig = 0, rc = 1, lock_fd = -1, store_lock_fd = -1;
     bool dev = false;
+    int opt, idx = 0;
 
     /* First pass: --config and --dev, so that flags override the file. */
     opterr = 0;
@@ -215,8 +209,8 @@ int main(int argc, char **argv)
         else if (opt == 'd')
             dev = true;
     }
-    sl_config_init(&cfg, dev);
-    if (config_path && sl_config_load_file(&cfg, config_path, &err) < 0) {
+    sl_config_init(cfg, dev);
+    if (config_path && sl_config_load_file(cfg, config_path, &err) < 0) {
         fprintf(stderr, "sluiced: %s\n", err.text);
         return 1;
     }
@@ -233,16 +227,15 @@ int main(int argc, char **argv)
         case 'V':
             printf("sluiced %s\n", SLUICE_VERSION);
             return 0;
-        case '?':
-            usage(stderr);
-            return 1;
-        default:
-            /* Every other option is a setting (config.c's table). */
-            if (sl_config_set_flag(&cfg, opts[idx].name, optarg, &err) < 0) {
+        case 'S':
+            if (sl_config_set_flag(cfg, opts[idx].name, optarg, &err) < 0) {
                 fprintf(stderr, "sluiced: %s\n", err.text);
                 return 1;
             }
             break;
+        default:
+            usage(stderr);
+            return 1;
         }
     }
     if (optind < argc) {
@@ -250,25 +243,97 @@ int main(int argc, char **argv)
         usage(stderr);
         return 1;
     }
-    sl_log_set_level(cfg.log_level);
+    return -1;
+}
+
+/* The process: its log level, a private umask, the heap's trimming, and
+ * signals (the main thread waits for 'sigs'; every later thread inherits
+ * the block; SIGPIPE is ignored for sockets). */
+static void process_setup(const struct sl_config *cfg, sigset_t *sigs)
+{
+    sl_log_set_level(cfg->log_level);
     /* Every file sluiced makes (store, WAL, keys, tokens, run records,
      * logs) is private, whatever umask it was started with; tasks get
-     * 022 back (src/exec/local.c). */
+     * 022 back (src/exec/proc.c). */
     umask(077);
     /* Requests allocate on one thread and free on another; keep freed
      * memory in the heap rather than trimming and re-growing it. */
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_TOP_PAD, 64 << 20);
-
-    /* Signals: the main thread waits for them; every other thread (created
-     * below) inherits the block. SIGPIPE is ignored for sockets. */
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGINT);
+    sigaddset(sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
 
+/* The admin token of a new store: saved to DATA/admin.token (0600) and
+ * printed once. Returns 0 or -1 with the reason on stderr. */
+static int admin_token_save(const struct sl_config *cfg, char *admin_token)
+{
+    char path[1200];
+    size_t n = strlen(admin_token);
+    int wrc;
+
+    snprintf(path, sizeof(path), "%s/admin.token", cfg->data_dir);
+    admin_token[n] = '\n';
+    wrc = sl_write_file_atomic(path, admin_token, n + 1, 0600);
+    admin_token[n] = '\0';
+    if (wrc < 0) {
+        fprintf(stderr, "sluiced: cannot write %s: %s\n", path, strerror(-wrc));
+        return -1;
+    }
+    printf("admin token: %s\n(saved to %s, mode 0600)\n", admin_token, path);
+    fflush(stdout);
+    return 0;
+}
+
+/* The engine's settings from the daemon's; 'api_url' (160 bytes) gets the
+ * address tasks reach the API on (a wildcard address through loopback). */
+static void engine_config(const struct sl_config *cfg, struct sl_engine_config *ecfg,
+                          char *api_url)
+{
+    if (strncmp(cfg->listen, "0.0.0.0:", 8) == 0)
+        snprintf(api_url, 160, "http://127.0.0.1:%s", cfg->listen + 8);
+    else if (strncmp(cfg->listen, "[::]:", 5) == 0)
+        snprintf(api_url, 160, "http://[::1]:%s", cfg->listen + 5);
+    else
+        snprintf(api_url, 160, "http://%s", cfg->listen);
+    *ecfg = (struct sl_engine_config){
+        .data_dir = cfg->data_dir,
+        .api_url = api_url,
+        .store_path = cfg->store[0] ? cfg->store : NULL,
+        .sync_full = cfg->sync_full,
+        .fake_gpus = cfg->fake_gpus[0] ? cfg->fake_gpus : NULL,
+        .fake_nodes = cfg->fake_nodes[0] ? cfg->fake_nodes : NULL,
+        .executor = cfg->executor,
+        .log_cap_bytes = cfg->log_cap_bytes,
+        .retry_backoff_ms = cfg->retry_backoff_ms,
+        .cancel_grace_ms = cfg->cancel_grace_ms,
+        .job_user = cfg->job_user,
+        .allow_daemon_user = cfg->allow_daemon_user,
+    };
+}
+
+int main(int argc, char **argv)
+{
+    struct sl_config cfg;
+    struct sl_error err = {0};
+    struct sl_engine_config ecfg;
+    char api_url[160];
+    struct sl_engine *e = NULL;
+    struct sl_api *api = NULL;
+    struct sl_http *http = NULL;
+    char *admin_token = NULL, why[256], lock_path[1100], store_lock[1200];
+    struct gate gate = {NULL};
+    sigset_t sigs;
+    int sig = 0, rc, lock_fd = -1, store_lock_fd = -1;
+
+    if ((rc = read_settings(argc, argv, &cfg)) >= 0)
+        return rc;
+    rc = 1;
+    process_setup(&cfg, &sigs);
     if (cfg.dev && geteuid() != 0 && !cfg.allow_daemon_user[0]) {
         /* A developer's own sluiced can run jobs only as that developer. */
         struct passwd *pw = getpwuid(geteuid());
@@ -296,49 +361,13 @@ int main(int argc, char **argv)
         if ((store_lock_fd = lock_or_say(store_lock, "--store", cfg.store)) < 0)
             goto out;
     }
-
-    /* Tasks reach the API on the address it listens on; a wildcard
-     * address through loopback. */
-    if (strncmp(cfg.listen, "0.0.0.0:", 8) == 0)
-        snprintf(api_url, sizeof(api_url), "http://127.0.0.1:%s", cfg.listen + 8);
-    else if (strncmp(cfg.listen, "[::]:", 5) == 0)
-        snprintf(api_url, sizeof(api_url), "http://[::1]:%s", cfg.listen + 5);
-    else
-        snprintf(api_url, sizeof(api_url), "http://%s", cfg.listen);
-    ecfg = (struct sl_engine_config){
-        .data_dir = cfg.data_dir,
-        .api_url = api_url,
-        .store_path = cfg.store[0] ? cfg.store : NULL,
-        .sync_full = cfg.sync_full,
-        .fake_gpus = cfg.fake_gpus[0] ? cfg.fake_gpus : NULL,
-        .fake_nodes = cfg.fake_nodes[0] ? cfg.fake_nodes : NULL,
-        .executor = cfg.executor,
-        .log_cap_bytes = cfg.log_cap_bytes,
-        .retry_backoff_ms = cfg.retry_backoff_ms,
-        .cancel_grace_ms = cfg.cancel_grace_ms,
-        .job_user = cfg.job_user,
-        .allow_daemon_user = cfg.allow_daemon_user,
-    };
+    engine_config(&cfg, &ecfg, api_url);
     if (!(e = sl_engine_create(&ecfg, &admin_token, &err))) {
         fprintf(stderr, "sluiced: %s\n", err.text);
         goto out;
     }
-    if (admin_token) {
-        char path[1200];
-        size_t n = strlen(admin_token);
-        int wrc;
-        snprintf(path, sizeof(path), "%s/admin.token", cfg.data_dir);
-        admin_token[n] = '\n';
-        wrc = sl_write_file_atomic(path, admin_token, n + 1, 0600);
-        admin_token[n] = '\0';
-        if (wrc < 0) {
-            fprintf(stderr, "sluiced: cannot write %s: %s\n", path, strerror(-wrc));
-            goto out;
-        }
-        /* Printed once, on the first start of a new store. */
-        printf("admin token: %s\n(saved to %s, mode 0600)\n", admin_token, path);
-        fflush(stdout);
-    }
+    if (admin_token && admin_token_save(&cfg, admin_token) < 0)
+        goto out;
     if (!(api = sl_api_create(e, &err))) {
         fprintf(stderr, "sluiced: %s\n", err.text);
         goto out;
@@ -349,8 +378,7 @@ int main(int argc, char **argv)
     }
     atomic_store_explicit(&gate.api, api, memory_order_release);
     sl_info("msg=\"sluiced listening\" url=http://%s data_dir=%s sync=%s version=%s",
-            cfg.listen, cfg.data_dir, cfg.sync_full ? "full" : "normal",
-            SLUICE_VERSION);
+            cfg.listen, cfg.data_dir, cfg.sync_full ? "full" : "normal", SLUICE_VERSION);
     if (sigwait(&sigs, &sig) == 0)
         sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
     rc = 0;

@@ -975,13 +975,62 @@ static int read_report(int fd, struct start_report *rep)
     return rep->pid > 0 ? 0 : (rep->pid < 0 ? rep->pid : -ECHILD);
 }
 
+/* The task's record files: its pid file ('pid_path'), its exit record
+ * and the exit record's temp name; a record left from an earlier start of
+ * the same attempt would be read as this one's, so it goes. Also the
+ * highest descriptor the shim closes. */
+static int plan_files(const struct sl_exec *x, const struct sl_exec_task *t, struct plan *p,
+                      char *pid_path, size_t pid_size, struct sl_error *err)
+{
+    struct rlimit rl;
+    int rc;
+
+    if ((rc = file_path(x, t->job_id, t->task_index, t->attempt, "pid", pid_path,
+                        pid_size)) < 0 ||
+        (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit", p->exit_path,
+                        sizeof(p->exit_path))) < 0 ||
+        (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit.tmp", p->exit_tmp,
+                        sizeof(p->exit_tmp))) < 0)
+        return sl_errorf(err, rc, "run_dir: file name too long");
+    unlink(p->exit_path);
+    unlink(pid_path);
+    p->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1 << 20)
+                    ? (int)rl.rlim_cur
+                    : (1 << 20);
+    return 0;
+}
+
+/* The task's cgroup with its limits, when the host has cgroups: the
+ * handle says whether the limits hold and why not. Returns whether a group
+ * was made (it may exist for the device rules alone). */
+static bool plan_cgroup(struct sl_exec *x, const struct sl_exec_task *t, struct plan *p,
+                        struct sl_exec_handle *nh)
+{
+    if (x->cg.nhier == 0) {
+        sl_strlcpy(nh->limits_note, x->cg.note, sizeof(nh->limits_note));
+        return false;
+    }
+    sl_cgroup_task_rel(&x->cg, t->job_id, t->task_index, t->attempt, nh->cgroup,
+                       sizeof(nh->cgroup));
+    if (sl_cgroup_task_create(&x->cg, nh->cgroup, t->cpu_milli, t->mem_bytes, t->pids_max,
+                              &p->cgt, nh->limits_note, sizeof(nh->limits_note)) < 0) {
+        sl_warn("msg=\"task runs without limits\" job=%lld task=%d why=\"%s\"",
+                (long long)t->job_id, t->task_index, nh->limits_note);
+        nh->cgroup[0] = '\0';
+        return false;
+    }
+    p->in_cgroup = true;
+    nh->limits_enforced = x->cg.version != 0;
+    sl_strlcpy(nh->limits_note, nh->limits_enforced ? "" : x->cg.note, sizeof(nh->limits_note));
+    return true;
+}
+
 int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
                   struct sl_exec_handle *h, struct sl_error *err)
 {
     struct plan p;
     struct sl_exec_handle nh;
     struct start_report rep;
-    struct rlimit rl;
     char pid_path[PATH_MAX], line[96];
     int report[2] = {-1, -1}, rc;
     bool cgroup_made = false;
@@ -1000,47 +1049,12 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
         goto out;
     if ((rc = sl_proc_open_log(&p, t, err)) < 0)
         goto out;
-    if ((rc = file_path(x, t->job_id, t->task_index, t->attempt, "pid",
-                        pid_path, sizeof(pid_path))) < 0 ||
-        (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit",
-                        p.exit_path, sizeof(p.exit_path))) < 0 ||
-        (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit.tmp",
-                        p.exit_tmp, sizeof(p.exit_tmp))) < 0) {
-        rc = sl_errorf(err, rc, "run_dir: file name too long");
+    if ((rc = plan_files(x, t, &p, pid_path, sizeof(pid_path), err)) < 0)
         goto out;
-    }
-    /* A record left from an earlier start of the same attempt would be read
-     * as this one's. */
-    unlink(p.exit_path);
-    unlink(pid_path);
-    p.max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1 << 20)
-                   ? (int)rl.rlim_cur
-                   : (1 << 20);
-
     nh.job_id = t->job_id;
     nh.task_index = t->task_index;
     nh.attempt = t->attempt;
-    if (x->cg.nhier != 0) {
-        sl_cgroup_task_rel(&x->cg, t->job_id, t->task_index, t->attempt,
-                           nh.cgroup, sizeof(nh.cgroup));
-        if (sl_cgroup_task_create(&x->cg, nh.cgroup, t->cpu_milli,
-                                  t->mem_bytes, t->pids_max, &p.cgt,
-                                  nh.limits_note,
-                                  sizeof(nh.limits_note)) == 0) {
-            /* A group may exist for the device rules alone. */
-            p.in_cgroup = cgroup_made = true;
-            nh.limits_enforced = x->cg.version != 0;
-            sl_strlcpy(nh.limits_note, nh.limits_enforced ? "" : x->cg.note,
-                       sizeof(nh.limits_note));
-        } else {
-            sl_warn("msg=\"task runs without limits\" job=%lld task=%d "
-                    "why=\"%s\"",
-                    (long long)t->job_id, t->task_index, nh.limits_note);
-            nh.cgroup[0] = '\0';
-        }
-    } else {
-        sl_strlcpy(nh.limits_note, x->cg.note, sizeof(nh.limits_note));
-    }
+    cgroup_made = plan_cgroup(x, t, &p, &nh);
     plan_network(x, t, &p, &nh);
     plan_gpus(x, t, &p, &nh);
 

@@ -7,7 +7,7 @@
  * explanation is never stale and a million pending jobs cost no memory for
  * their reasons.
  */
-#include "schedint.h"
+#include "sched_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* "cpu", "memory", "gpu", "gpu[A100]" */
-const char *sched_dim_name(const struct sl_sched *s, int dim, char *buf, size_t size)
+const char *sl_sch_dim_name(const struct sl_sched *s, int dim, char *buf, size_t size)
 {
     switch (dim) {
     case SL_DIM_CPU:
@@ -154,7 +154,7 @@ static int queue_position(const struct sl_sched *s, const struct job *j, int64_t
                           int *pending)
 {
     const struct queue *q = &s->queues[j->queue];
-    double js = sched_user_share(s, &s->qus[j->qu], now);
+    double js = sl_sch_user_share(s, &s->qus[j->qu], now);
     int jv = qcmp_value(s, j), ahead = 0;
 
     *pending = q->npending;
@@ -165,7 +165,7 @@ static int queue_position(const struct sl_sched *s, const struct job *j, int64_t
         if (!b->head)
             continue;
         bv = s->classes[b->pclass].value;
-        bs = b->head ? sched_user_share(s, &s->qus[b->head->qu], now) : 0;
+        bs = b->head ? sl_sch_user_share(s, &s->qus[b->head->qu], now) : 0;
         for (const struct job *k = b->head; k; k = k->next) {
             if (k == j)
                 continue;
@@ -228,7 +228,7 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
                  j->nvictims > 1 ? "s" : "");
         return 0;
     }
-    if (!s->classes[j->pclass].opportunistic && !sched_quota_ok(s, j, &models, &qw)) {
+    if (!s->classes[j->pclass].opportunistic && !sl_sch_quota_ok(s, j, &models, &qw)) {
         const struct queue *q = &s->queues[j->queue];
         switch (qw.what) {
         case B_USER:
@@ -320,7 +320,7 @@ static void quota_blocker(const struct sl_sched *s, const struct job *j,
         [B_MODEL_QUOTA] = "model_quota",
     };
     char dn[64], a[32], line[256];
-    const char *dname = sched_dim_name(s, qw->dim, dn, sizeof(dn));
+    const char *dname = sl_sch_dim_name(s, qw->dim, dn, sizeof(dn));
     int64_t shortby = qw->what == B_COHORT ? qw->need - qw->limit : qw->need - qw->limit;
 
     sl_buf_adds(b, "{\"kind\":");
@@ -418,9 +418,9 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
     json_key(b, "queue_pending", &first);
     sl_buf_printf(b, "%d", pending);
     json_key(b, "queue_share", &first);
-    sl_buf_printf(b, "%.4f", sched_queue_share(s, q, now_ms));
+    sl_buf_printf(b, "%.4f", sl_sch_queue_share(s, q, now_ms));
     json_key(b, "user_share", &first);
-    sl_buf_printf(b, "%.4f", sched_user_share(s, &s->qus[j->qu], now_ms));
+    sl_buf_printf(b, "%.4f", sl_sch_user_share(s, &s->qus[j->qu], now_ms));
     json_key(b, "blockers", &first);
     sl_buf_adds(b, "[");
 #define BLOCKER_SEP() (sl_buf_adds(b, bfirst ? "" : ","), bfirst = false)
@@ -449,10 +449,10 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
         struct quota_why qw, all_qw[8];
         uint32_t models = j->shape.models;
         bool quota_ok = s->classes[j->pclass].opportunistic ||
-                        sched_quota_ok(s, j, &models, &qw);
+                        sl_sch_quota_ok(s, j, &models, &qw);
         if (!quota_ok) {
             /* every quota constraint that blocks, each with its numbers */
-            int nq = sched_quota_blockers(s, j, all_qw, (int)SL_ARRAY_LEN(all_qw));
+            int nq = sl_sch_quota_blockers(s, j, all_qw, (int)SL_ARRAY_LEN(all_qw));
             if (nq == 0)
                 all_qw[nq++] = qw;
             for (int i = 0; i < nq; i++) {
@@ -470,7 +470,7 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
                 pm = 0;
             count_rejects(s, j, pm, rej);
             /* the same search the pass makes (topology too), given back */
-            placed = sched_place_try(s, j, pm, &fit);
+            placed = sl_sch_place_try(s, j, pm, &fit);
             held = placed && j->blocker == B_RESERVED;
             if (!placed || held) {
                 BLOCKER_SEP();
@@ -559,7 +559,7 @@ int sl_sched_queue_stats(struct sl_sched *s, int qi, int64_t now_ms,
     st->nominal = q->nominal;
     st->pending = q->npending;
     st->running = q->nrunning;
-    st->share = sched_queue_share(s, q, now_ms);
+    st->share = sl_sch_queue_share(s, q, now_ms);
     for (int d = 0; d < NDIMS; d++) {
         st->used.v[d] = q->used[d];
         st->opportunistic.v[d] = q->opp[d];

@@ -204,61 +204,67 @@ static bool rel_fits(struct pass *p, struct job *j, uint32_t models, bool places
     return true;
 }
 
-/* Give 'j' a reservation: when, by the running jobs' maxRuntime, it could
- * start, and hold now what it will need then. */
-void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
+/* The running jobs by expected end (p->rel), kept through the pass until
+ * a start changes them: the terminating ones end now; then the others
+ * with an estimate, in the order s->byend keeps; a job with none may run
+ * for ever. Returns 0 or -ENOMEM. */
+static int releases_load(struct pass *p)
 {
     struct sl_sched *s = p->s;
     struct release *r;
-    struct resv *rv;
-    int nr = 0, lo, hi, at = 0;
+    int nr = 0;
 
-    if (!s->cfg.backfill || p->nresv >= s->cfg.reservations || !s->nrun)
-        return;
-    /* The running jobs by expected end, kept through the pass until a
-     * start changes them. */
-    if (!p->rel_ready) {
-        if (!(r = realloc(p->rel, sizeof(*r) * (size_t)s->nrun)))
-            return;
-        p->rel = r;
-        /* the terminating ones end now; then the others with an estimate,
-         * in the order s->byend keeps; a job with none may run for ever */
-        for (int i = 0; i < s->nrun; i++)
-            if (s->run[i]->state == J_TERMINATING) {
-                r[nr].at_ms = p->now;
-                r[nr++].j = s->run[i];
-            }
-        for (int i = 0; i < s->nbyend; i++) {
-            struct job *x = s->byend[i];
-            int64_t end = x->start_ms + x->max_runtime_ms;
-            if (x->state == J_TERMINATING)
-                continue;
-            r[nr].at_ms = end < p->now ? p->now : end;
-            r[nr++].j = x;
+    if (p->rel_ready)
+        return 0;
+    if (!(r = realloc(p->rel, sizeof(*r) * (size_t)s->nrun)))
+        return -ENOMEM;
+    p->rel = r;
+    for (int i = 0; i < s->nrun; i++)
+        if (s->run[i]->state == J_TERMINATING) {
+            r[nr].at_ms = p->now;
+            r[nr++].j = s->run[i];
         }
-        p->nrel = nr;
-        p->nrfailed = 0;
-        p->rel_ready = true;
+    for (int i = 0; i < s->nbyend; i++) {
+        struct job *x = s->byend[i];
+        int64_t end = x->start_ms + x->max_runtime_ms;
+        if (x->state == J_TERMINATING)
+            continue;
+        r[nr].at_ms = end < p->now ? p->now : end;
+        r[nr++].j = x;
     }
-    r = p->rel;
-    nr = p->nrel;
+    p->nrel = nr;
+    p->nrfailed = 0;
+    p->rel_ready = true;
+    return 0;
+}
+
+/* Whether a single task no smaller than j's, allowed the same models, did
+ * not fit even after every release (the memo lasts as long as p->rel). */
+static bool rfailed_has(const struct pass *p, const struct job *j, uint32_t models)
+{
     for (int i = 0; i < p->nrfailed; i++) {
         const struct cl_shape *f = &p->rfailed[i];
         if (j->tasks == 1 && j->shape.cpu_milli >= f->cpu_milli &&
             j->shape.mem_bytes >= f->mem_bytes && j->shape.num_gpu >= f->num_gpu &&
             j->shape.gpu_milli >= f->gpu_milli && models == f->models)
-            return; /* no smaller job fitted even after every release */
+            return true;
     }
-    /* The fewest releases after which it fits (feasibility only grows):
-     * doubling, then bisection, moving the scratch cluster by the
-     * difference each time, so that a search costs about as many
-     * releases as its answer. */
-    if (nr == 0 || sl_sch_scratch_load(p) < 0 || sl_sch_trial_room(p) < 0)
-        return;
+    return false;
+}
+
+/* The fewest releases of p->rel after which 'j' fits the scratch cluster
+ * (feasibility only grows): doubling, then bisection, moving the scratch
+ * cluster by the difference each time, so that a search costs about as
+ * many releases as its answer. Returns that count, with j's places then
+ * in p->pl; or -1 when it does not fit (a single task that fits after no
+ * release is remembered). */
+static int fewest_releases(struct pass *p, struct job *j, uint32_t models)
+{
+    const struct release *r = p->rel;
+    int nr = p->nrel, lo = 0, hi = -1, at = 0;
+
     p->ntouched = 0;
     p->touch_gen++;
-    lo = 0;
-    hi = -1;
     for (int next = 1;; next = 2 * next < nr ? 2 * next : nr) {
         rel_move(p, r, &at, next);
         if (rel_fits(p, j, models, false)) {
@@ -274,7 +280,7 @@ void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
             p->rfailed[p->nrfailed] = j->shape;
             p->rfailed[p->nrfailed++].models = models;
         }
-        return;
+        return -1;
     }
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
@@ -286,10 +292,20 @@ void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
     }
     rel_move(p, r, &at, hi);
     if (!rel_fits(p, j, models, true)) /* the places for hi */
-        return;
-    lo = hi;
+        return -1;
+    return hi;
+}
+
+/* Record j's reservation: it starts at the n-th release, on the places
+ * in p->pl, and what of them is free now is held from now on. Without
+ * memory it keeps its start time but holds nothing. */
+static void resv_record(struct pass *p, struct job *j, int n)
+{
+    struct sl_sched *s = p->s;
+    struct resv *rv;
+
     p->nresv++;
-    j->resv_at_ms = r[lo - 1].at_ms;
+    j->resv_at_ms = p->rel[n - 1].at_ms;
     if (j->resv_at_ms < p->resv_min_ms)
         p->resv_min_ms = j->resv_at_ms;
     if (sl_grow((void **)&s->resv, &s->resv_cap, s->nresv + 1, sizeof(*s->resv)) < 0)
@@ -303,4 +319,19 @@ void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
     rv->ntasks = j->tasks;
     s->nresv++;
     sl_sch_holds_apply(s, rv);
+}
+
+void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
+{
+    struct sl_sched *s = p->s;
+    int n;
+
+    if (!s->cfg.backfill || p->nresv >= s->cfg.reservations || !s->nrun)
+        return;
+    if (releases_load(p) < 0 || rfailed_has(p, j, models))
+        return; /* no smaller job fitted even after every release */
+    if (p->nrel == 0 || sl_sch_scratch_load(p) < 0 || sl_sch_trial_room(p) < 0)
+        return;
+    if ((n = fewest_releases(p, j, models)) > 0)
+        resv_record(p, j, n);
 }

@@ -219,12 +219,51 @@ static int start(struct pass *p, struct job *j)
     return 0;
 }
 
-/* Consider pending job 'j' once. */
+/* What a job that fits nowhere free finds on the resources held for
+ * reservations. */
+enum held { HELD_NO_FIT, HELD_STARTED, HELD_RESERVED };
+
+/* Backfill: resources held for reservations are free again before they
+ * are needed if 'j' ends first. Tries 'j' with the holds released (*fit:
+ * how many of its tasks fitted); starts it there when it ends first,
+ * else gives the places back. The holds are taken again either way.
+ * Without memory, it does not fit. */
+static enum held try_held(struct pass *p, struct job *j, uint32_t models, int *fit)
+{
+    struct sl_sched *s = p->s;
+    bool ends_first = j->max_runtime_ms > 0 && p->now + j->max_runtime_ms <= p->resv_min_ms;
+    bool placed;
+    int nh = s->nholds;
+    struct hold *saved = malloc(sizeof(*saved) * (size_t)nh);
+
+    if (!saved)
+        return HELD_NO_FIT;
+    memcpy(saved, s->holds, sizeof(*saved) * (size_t)nh);
+    sl_sch_holds_release(s);
+    placed = sl_sch_place_on(&s->cl, j, models, false, p->pl, fit);
+    if (placed && !ends_first)
+        for (int t = j->tasks - 1; t >= 0; t--)
+            cl_give(&s->cl, &j->shape, &p->pl[t]);
+    for (int i = 0; i < nh; i++)
+        sl_sch_hold_add(s, false, &saved[i].shape, &saved[i].place);
+    free(saved);
+    if (!placed)
+        return HELD_NO_FIT;
+    if (!ends_first)
+        return HELD_RESERVED;
+    if (start(p, j) < 0)
+        p->rc = -ENOMEM;
+    return HELD_STARTED;
+}
+
+/* Consider pending job 'j' once: admit it by quota and place it, or
+ * note what blocks it and let it preempt or get a reservation. */
 static void consider(struct pass *p, struct job *j)
 {
     struct sl_sched *s = p->s;
     const struct pclass *jc = &s->classes[j->pclass];
     struct quota_why qw;
+    enum held held = HELD_NO_FIT;
     uint32_t models;
     int fit = 0;
 
@@ -255,39 +294,12 @@ static void consider(struct pass *p, struct job *j)
                 p->rc = -ENOMEM;
             return;
         }
-        if (s->nholds > 0) {
-            /* backfill: reserved resources are free again before they are
-             * needed if this job ends first */
-            bool ends_first = j->max_runtime_ms > 0 &&
-                              p->now + j->max_runtime_ms <= p->resv_min_ms;
-            bool placed;
-            int nh = s->nholds;
-            struct hold *saved = malloc(sizeof(*saved) * (size_t)nh);
-            if (saved) {
-                memcpy(saved, s->holds, sizeof(*saved) * (size_t)nh);
-                sl_sch_holds_release(s);
-                placed = sl_sch_place_on(&s->cl, j, models, false, p->pl, &fit);
-                if (placed && !ends_first) {
-                    for (int t = j->tasks - 1; t >= 0; t--)
-                        cl_give(&s->cl, &j->shape, &p->pl[t]);
-                    j->blocker = B_RESERVED;
-                }
-                for (int i = 0; i < nh; i++)
-                    sl_sch_hold_add(s, false, &saved[i].shape, &saved[i].place);
-                free(saved);
-                if (placed && ends_first) {
-                    if (start(p, j) < 0)
-                        p->rc = -ENOMEM;
-                    return;
-                }
-                if (placed)
-                    goto blocked; /* B_RESERVED */
-            }
-        }
-        failed_add(p, j, models);
+        if (s->nholds > 0 && (held = try_held(p, j, models, &fit)) == HELD_STARTED)
+            return;
+        if (held == HELD_NO_FIT)
+            failed_add(p, j, models);
     }
-    j->blocker = B_NODES;
-blocked:
+    j->blocker = held == HELD_RESERVED ? B_RESERVED : B_NODES;
     j->tasks_fit = (int16_t)fit;
     if (sl_sch_try_preempt(p, j, true)) {
         j->blocker = B_PREEMPTING;

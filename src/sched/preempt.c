@@ -266,7 +266,7 @@ static bool trial_fits(struct pass *p, struct job *j, bool places)
     return k == j->tasks;
 }
 
-static int out_preempt(struct pass *p, struct job *v, struct job *j,
+static int out_preempt(struct pass *p, const struct job *v, const struct job *j,
                        enum sl_preempt_why why)
 {
     struct sl_sched_result *o = p->out;
@@ -435,40 +435,39 @@ static bool fits_without_all(struct pass *p, const struct job *j, const struct c
                     p->pl, &fit);
 }
 
-/* Find victims whose going would let 'j' run, and preempt them. */
-bool sl_sch_try_preempt(struct pass *p, struct job *j, bool placement_failed)
+/* The queues of j's cohort that borrow what 'req' asks for (1 per such
+ * queue), found once per search rather than once per running job. Returns
+ * a new array of s->nqueues entries, or NULL without memory. */
+static uint8_t *cohort_borrowers(const struct sl_sched *s, const struct job *j,
+                                 const int64_t req[NDIMS])
+{
+    const struct queue *q = &s->queues[j->queue];
+    const struct cohort *co = &s->cohorts[q->cohort];
+    uint8_t *borrows = calloc((size_t)s->nqueues, 1);
+
+    if (!borrows)
+        return NULL;
+    for (int i = 0; i < co->nqueues; i++) {
+        int k = co->queues[i];
+        borrows[k] = k != j->queue && borrowing(&s->queues[k], req) &&
+                     s->queues[k].cohort == q->cohort;
+    }
+    return borrows;
+}
+
+/* The running jobs 'j' may preempt now, at most PREEMPT_CANDIDATES, into
+ * 'c' in run-list order: opportunistic jobs, lower priority jobs of its
+ * own queue, and, when 'entitled', jobs of the queues 'borrows' marks. A
+ * job protected by its minimum run time only tells the pass when to look
+ * again. Returns how many. */
+static int victim_candidates(struct pass *p, const struct job *j, bool entitled,
+                             const uint8_t *borrows, struct cand *c)
 {
     struct sl_sched *s = p->s;
     const struct pclass *jc = &s->classes[j->pclass];
-    struct queue *q = &s->queues[j->queue];
-    struct cand *c = NULL;
-    uint8_t *borrows = NULL;      /* per queue: it borrows in the cohort */
-    int nc = 0, chosen = 0, nv = 0;
-    int64_t req[NDIMS];
-    bool entitled, ok = false;
+    const struct queue *q = &s->queues[j->queue];
+    int nc = 0;
 
-    if (!s->cfg.preemption || p->preempts_left <= 0 || jc->opportunistic || !s->nrun)
-        return false;
-    job_request(j, req);
-    entitled = q->cohort >= 0 && q->reclaim != SL_RECLAIM_NEVER && within_nominal(q, j, req);
-    if (!may_have_victims(s, j, req, entitled) || pfailed_has(p, j, entitled))
-        return false;
-    if (!(c = malloc(sizeof(*c) * (size_t)(s->nrun < PREEMPT_CANDIDATES ? s->nrun
-                                                                       : PREEMPT_CANDIDATES))))
-        return false;
-    /* which queues of the cohort borrow, once, not once per running job */
-    if (entitled && !(borrows = calloc((size_t)s->nqueues, 1))) {
-        free(c);
-        return false;
-    }
-    if (entitled) {
-        const struct cohort *co = &s->cohorts[q->cohort];
-        for (int i = 0; i < co->nqueues; i++) {
-            int k = co->queues[i];
-            borrows[k] = k != j->queue && borrowing(&s->queues[k], req) &&
-                       s->queues[k].cohort == q->cohort;
-        }
-    }
     for (int i = 0; i < s->nrun && nc < PREEMPT_CANDIDATES; i++) {
         struct job *v = s->run[i];
         const struct pclass *vc = &s->classes[v->pclass];
@@ -496,70 +495,68 @@ bool sl_sch_try_preempt(struct pass *p, struct job *j, bool placement_failed)
         c[nc].value = vc->value;
         nc++;
     }
-    if (nc == 0)
-        goto out;
-    p->preempts_left--;
-    if (!fits_without_all(p, j, c, nc)) {
-        pfailed_add(p, j, entitled);
-        goto out;
-    }
-    qsort(c, (size_t)nc, sizeof(*c), cand_cmp);
-    if (sl_sch_trial_room(p) < 0)
-        goto out;
-    trial_begin(p, j, placement_failed);
-    /* Release candidates in order until j fits: the shortest such prefix,
-     * found by doubling then bisection (whether j fits only grows with the
-     * prefix), so that a search costs a few dozen fit tests, not one per
-     * candidate. A reclaim takes from a queue only while it still borrows
-     * (Kueue's rule): once it is back within nominal its other jobs are
-     * spared. */
-    {
-        int lo = 0, hi = -1, r = 0;
+    return nc;
+}
 
-        for (int next = 1;; next = r * 2 < nc ? r * 2 : nc) {
-            for (; r < next; r++) {
-                if (c[r].why == SL_PREEMPT_RECLAIM &&
-                    !borrowing(&s->queues[c[r].j->queue], req)) {
-                    c[r].j = NULL;
-                    continue;
-                }
-                trial_release(p, c[r].j);
-            }
-            if (trial_fits(p, j, false)) {
-                hi = r;
-                break;
-            }
-            lo = r;
-            if (r == nc)
-                break;
-        }
-        chosen = r;
-        if (hi < 0) {
-            pfailed_add(p, j, entitled);
-            for (int i = chosen - 1; i >= 0; i--)
-                if (c[i].j)
-                    trial_restore(p, c[i].j);
-            trial_end(p);
-            goto out;
-        }
-        while (hi - lo > 1) {
-            int mid = lo + (hi - lo) / 2;
-            for (int i = hi - 1; i >= mid; i--)
-                if (c[i].j)
-                    trial_restore(p, c[i].j);
-            if (trial_fits(p, j, false)) {
-                hi = mid;
+/* Release candidates in order until j fits: the shortest such prefix,
+ * found by doubling then bisection (whether j fits only grows with the
+ * prefix), so that a search costs a few dozen fit tests, not one per
+ * candidate. A reclaim takes from a queue only while it still borrows
+ * (Kueue's rule): once it is back within nominal its other jobs are
+ * spared (set to NULL in 'c'). Returns the prefix's length, its victims
+ * released in the trial; or -1 when all 'nc' do not make room, every
+ * candidate restored. */
+static int shortest_prefix(struct pass *p, struct job *j, struct cand *c, int nc,
+                           const int64_t req[NDIMS])
+{
+    struct sl_sched *s = p->s;
+    int lo = 0, hi = -1, r = 0;
+
+    for (int next = 1;; next = r * 2 < nc ? r * 2 : nc) {
+        for (; r < next; r++) {
+            if (c[r].why == SL_PREEMPT_RECLAIM &&
+                !borrowing(&s->queues[c[r].j->queue], req)) {
+                c[r].j = NULL;
                 continue;
             }
-            for (int i = mid; i < hi; i++)
-                if (c[i].j)
-                    trial_release(p, c[i].j);
-            lo = mid;
+            trial_release(p, c[r].j);
         }
-        chosen = hi;
-        ok = true;
+        if (trial_fits(p, j, false)) {
+            hi = r;
+            break;
+        }
+        lo = r;
+        if (r == nc)
+            break;
     }
-    /* Reprieve: give back, most valuable first, whom j does not need. */
+    if (hi < 0) {
+        for (int i = r - 1; i >= 0; i--)
+            if (c[i].j)
+                trial_restore(p, c[i].j);
+        return -1;
+    }
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        for (int i = hi - 1; i >= mid; i--)
+            if (c[i].j)
+                trial_restore(p, c[i].j);
+        if (trial_fits(p, j, false)) {
+            hi = mid;
+            continue;
+        }
+        for (int i = mid; i < hi; i++)
+            if (c[i].j)
+                trial_release(p, c[i].j);
+        lo = mid;
+    }
+    return hi;
+}
+
+/* Reprieve: give back, most valuable first, the victims of the prefix
+ * c[0..chosen) that j does not need (set to NULL), note where j will run
+ * (p->pl), then restore every victim: the trial leaves nothing changed. */
+static void reprieve(struct pass *p, struct job *j, struct cand *c, int chosen)
+{
     for (int i = chosen - 1; i >= 0; i--) {
         if (!c[i].j)
             continue;
@@ -574,15 +571,15 @@ bool sl_sch_try_preempt(struct pass *p, struct job *j, bool placement_failed)
     for (int i = 0; i < chosen; i++)
         if (c[i].j)
             trial_restore(p, c[i].j);
-    trial_end(p);
-    if (p->fits_now) {
-        /* it needs no victim's room: where it would go, by the policy */
-        int fit;
-        uint32_t models = p->tshape.models;
-        if (sl_sch_place_on(&s->cl, j, models, false, p->pl, &fit))
-            for (int t = j->tasks - 1; t >= 0; t--)
-                cl_give(&s->cl, &j->shape, &p->pl[t]);
-    }
+}
+
+/* Preempt the victims left in c[0..chosen) for 'j': they are terminating
+ * from now, and the result says so. Returns how many. */
+static int preempt_victims(struct pass *p, const struct job *j, const struct cand *c,
+                           int chosen)
+{
+    int nv = 0;
+
     for (int i = 0; i < chosen; i++) {
         struct job *v = c[i].j;
         if (!v)
@@ -594,6 +591,58 @@ bool sl_sch_try_preempt(struct pass *p, struct job *j, bool placement_failed)
         if (out_preempt(p, v, j, c[i].why) < 0)
             p->rc = -ENOMEM;
     }
+    return nv;
+}
+
+bool sl_sch_try_preempt(struct pass *p, struct job *j, bool placement_failed)
+{
+    struct sl_sched *s = p->s;
+    struct queue *q = &s->queues[j->queue];
+    struct cand *c = NULL;
+    uint8_t *borrows = NULL;      /* per queue: it borrows in the cohort */
+    int nc, chosen, nv;
+    int64_t req[NDIMS];
+    bool entitled, ok = false;
+
+    if (!s->cfg.preemption || p->preempts_left <= 0 ||
+        s->classes[j->pclass].opportunistic || !s->nrun)
+        return false;
+    job_request(j, req);
+    entitled = q->cohort >= 0 && q->reclaim != SL_RECLAIM_NEVER && within_nominal(q, j, req);
+    if (!may_have_victims(s, j, req, entitled) || pfailed_has(p, j, entitled))
+        return false;
+    if (!(c = malloc(sizeof(*c) * (size_t)(s->nrun < PREEMPT_CANDIDATES ? s->nrun
+                                                                       : PREEMPT_CANDIDATES))))
+        return false;
+    if (entitled && !(borrows = cohort_borrowers(s, j, req)))
+        goto out;
+    if ((nc = victim_candidates(p, j, entitled, borrows, c)) == 0)
+        goto out;
+    p->preempts_left--;
+    if (!fits_without_all(p, j, c, nc)) {
+        pfailed_add(p, j, entitled);
+        goto out;
+    }
+    qsort(c, (size_t)nc, sizeof(*c), cand_cmp);
+    if (sl_sch_trial_room(p) < 0)
+        goto out;
+    trial_begin(p, j, placement_failed);
+    if ((chosen = shortest_prefix(p, j, c, nc, req)) < 0) {
+        pfailed_add(p, j, entitled);
+        trial_end(p);
+        goto out;
+    }
+    reprieve(p, j, c, chosen);
+    trial_end(p);
+    if (p->fits_now) {
+        /* it needs no victim's room: where it would go, by the policy */
+        int fit;
+        uint32_t models = p->tshape.models;
+        if (sl_sch_place_on(&s->cl, j, models, false, p->pl, &fit))
+            for (int t = j->tasks - 1; t >= 0; t--)
+                cl_give(&s->cl, &j->shape, &p->pl[t]);
+    }
+    nv = preempt_victims(p, j, c, chosen);
     j->nvictims = (int16_t)nv;
     ok = nv > 0;
     if (ok && !j->order_ms)

@@ -431,8 +431,8 @@ static bool fits_without_all(struct pass *p, const struct job *j, const struct c
         return false;
     }
     return sl_sch_place_on(&p->scratch, j,
-                    placement_models(s, j, j->shape.models ? j->shape.models : all), true,
-                    p->pl, &fit);
+                           placement_models(s, j, j->shape.models ? j->shape.models : all),
+                           true, p->pl, &fit);
 }
 
 /* The queues of j's cohort that borrow what 'req' asks for (1 per such

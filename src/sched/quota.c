@@ -68,7 +68,7 @@ short_of:
 }
 
 int sl_sch_quota_blockers(const struct sl_sched *s, const struct job *j,
-                         struct quota_why *out, int max)
+                          struct quota_why *out, int max)
 {
     const struct queue *q = &s->queues[j->queue];
     const struct qu *u = &s->qus[j->qu];
@@ -100,7 +100,7 @@ int sl_sch_quota_blockers(const struct sl_sched *s, const struct job *j,
 }
 
 bool sl_sch_quota_ok(const struct sl_sched *s, const struct job *j, uint32_t *models,
-                    struct quota_why *why)
+                     struct quota_why *why)
 {
     const struct queue *q = &s->queues[j->queue];
     const struct qu *u = &s->qus[j->qu];

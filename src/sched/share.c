@@ -114,7 +114,7 @@ static double dominant(const double use[NSHARE], const double den[NSHARE], doubl
 }
 
 double sl_sch_queue_share(const struct sl_sched *s, const struct queue *q,
-                         int64_t now_ms)
+                          int64_t now_ms)
 {
     double cur[NSHARE], h[NSHARE], den[NSHARE], use[NSHARE];
 

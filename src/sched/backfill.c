@@ -323,10 +323,9 @@ static void resv_record(struct pass *p, struct job *j, int n)
 
 void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
 {
-    struct sl_sched *s = p->s;
     int n;
 
-    if (!s->cfg.backfill || p->nresv >= s->cfg.reservations || !s->nrun)
+    if (!reservations_open(p))
         return;
     if (releases_load(p) < 0 || rfailed_has(p, j, models))
         return; /* no smaller job fitted even after every release */

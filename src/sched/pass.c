@@ -42,11 +42,16 @@
 static struct job *queue_next(struct pass *p, struct queue *q)
 {
     struct sl_sched *s = p->s;
+    /* Held in locals: the compiler cannot see that sl_sch_user_share()
+     * leaves them alone, and would load them again in every turn. */
+    struct bucket *const *buckets = q->buckets;
+    int nbuckets = q->nbuckets;
+    uint64_t pass = s->passes + 1;
     struct job *best = NULL;
     double best_share = 0;
 
-    for (int i = 0; i < q->nbuckets; i++) {
-        struct bucket *b = q->buckets[i];
+    for (int i = 0; i < nbuckets; i++) {
+        struct bucket *b = buckets[i];
         struct job *j = b->cursor;
         double sh;
         int pv;
@@ -56,9 +61,9 @@ static struct job *queue_next(struct pass *p, struct queue *q)
         {
             /* a user's share changes in a pass only when its usage does */
             struct qu *u = &s->qus[j->qu];
-            if (u->share_pass != s->passes + 1) {
+            if (u->share_pass != pass) {
                 u->share = sl_sch_user_share(s, u, p->now);
-                u->share_pass = s->passes + 1;
+                u->share_pass = pass;
             }
             sh = u->share;
         }
@@ -305,7 +310,7 @@ static void consider(struct pass *p, struct job *j)
         j->blocker = B_PREEMPTING;
         return;
     }
-    if (j->blocker == B_NODES && !j->resv_at_ms)
+    if (j->blocker == B_NODES && !j->resv_at_ms && reservations_open(p))
         sl_sch_reserve(p, j, models);
 }
 

@@ -317,6 +317,16 @@ static inline uint32_t placement_models(const struct sl_sched *s, const struct j
     return quota_models;
 }
 
+/* Whether the pass may still give a reservation (backfill is on, it gave
+ * fewer than the configured number, something runs): the test before
+ * each call of sl_sch_reserve(), which most blocked jobs fail. */
+static inline bool reservations_open(const struct pass *p)
+{
+    const struct sl_sched *s = p->s;
+
+    return s->cfg.backfill && p->nresv < s->cfg.reservations && s->nrun;
+}
+
 /* ---- queues.c ---------------------------------------------------------- */
 
 /* The (queue, user) record, made when missing. Returns its index or -ENOMEM. */
@@ -394,7 +404,8 @@ int sl_sch_trial_room(struct pass *p);
 /* ---- backfill.c -------------------------------------------------------- */
 
 /* Give blocked job 'j' a reservation: when, by the running jobs'
- * maxRuntime, it could start, and hold now what it will need then. */
+ * maxRuntime, it could start, and hold now what it will need then.
+ * Nothing when !reservations_open(p). */
 void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models);
 /* Forget the reservations (a full pass makes them anew). */
 void sl_sch_resv_clear(struct sl_sched *s);

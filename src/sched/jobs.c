@@ -1,6 +1,7 @@
 /*
  * jobs.c - the jobs the scheduler knows: their buckets, adding a pending
- * or running job, the lists of running jobs, and the changes the caller
+ * or running job (and the record of its queue and user, made with the
+ * first such job), the lists of running jobs, and the changes the caller
  * reports (a job ended, was requeued, is terminating, backs off).
  *
  * Invariants: a pending job is in exactly one bucket, in submit order; a
@@ -84,6 +85,24 @@ void sl_sch_bucket_remove(struct job *j)
 
 /* ---- jobs -------------------------------------------------------------- */
 
+/* The (queue, user) record, made when missing. Returns its index or -ENOMEM. */
+static int qu_get(struct sl_sched *s, int queue, int user)
+{
+    int64_t key = ((int64_t)(queue + 1) << 32) | (int64_t)(user + 1);
+    uintptr_t v = (uintptr_t)sl_imap_get(&s->qu_index, key);
+
+    if (v)
+        return (int)(v - 1);
+    if (sl_grow((void **)&s->qus, &s->qus_cap, s->nqus + 1, sizeof(*s->qus)) < 0)
+        return -ENOMEM;
+    memset(&s->qus[s->nqus], 0, sizeof(s->qus[0]));
+    s->qus[s->nqus].queue = queue;
+    s->qus[s->nqus].user = user;
+    if (sl_imap_put(&s->qu_index, key, (void *)(uintptr_t)(s->nqus + 1)) < 0)
+        return -ENOMEM;
+    return s->nqus++;
+}
+
 /* Validate and build a job from its spec. */
 static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
                     struct job **out, struct sl_error *why)
@@ -150,7 +169,7 @@ static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
         }
         j->shape.models |= 1u << m;
     }
-    if ((qu = sl_sch_qu_get(s, sp->queue, sp->user)) < 0) {
+    if ((qu = qu_get(s, sp->queue, sp->user)) < 0) {
         free(j);
         return sl_errorf(why, -ENOMEM, "out of memory");
     }

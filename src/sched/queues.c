@@ -1,7 +1,6 @@
 /*
  * queues.c - the scheduler's catalog: priority classes, cohorts, queues,
- * users and their (queue, user) records, and the manifests that set them.
- * See sched.h.
+ * users, and the manifests that set them. See sched.h.
  *
  * Invariants: names are unique within their kind; a queue is in the
  * member list of exactly the cohort it names; nothing is ever removed, so
@@ -200,22 +199,4 @@ int sl_sched_user(struct sl_sched *s, const char *name)
         !(s->users[s->nusers] = strdup(name)))
         return -ENOMEM;
     return s->nusers++;
-}
-
-/* The (queue, user) record, made when missing. Returns its index or -ENOMEM. */
-int sl_sch_qu_get(struct sl_sched *s, int queue, int user)
-{
-    int64_t key = ((int64_t)(queue + 1) << 32) | (int64_t)(user + 1);
-    uintptr_t v = (uintptr_t)sl_imap_get(&s->qu_index, key);
-
-    if (v)
-        return (int)(v - 1);
-    if (sl_grow((void **)&s->qus, &s->qus_cap, s->nqus + 1, sizeof(*s->qus)) < 0)
-        return -ENOMEM;
-    memset(&s->qus[s->nqus], 0, sizeof(s->qus[0]));
-    s->qus[s->nqus].queue = queue;
-    s->qus[s->nqus].user = user;
-    if (sl_imap_put(&s->qu_index, key, (void *)(uintptr_t)(s->nqus + 1)) < 0)
-        return -ENOMEM;
-    return s->nqus++;
 }

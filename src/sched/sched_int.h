@@ -327,11 +327,6 @@ static inline bool reservations_open(const struct pass *p)
     return s->cfg.backfill && p->nresv < s->cfg.reservations && s->nrun;
 }
 
-/* ---- queues.c ---------------------------------------------------------- */
-
-/* The (queue, user) record, made when missing. Returns its index or -ENOMEM. */
-int sl_sch_qu_get(struct sl_sched *s, int queue, int user);
-
 /* ---- jobs.c ------------------------------------------------------------ */
 
 void sl_sch_job_free(struct job *j);   /* NULL-safe */

@@ -972,31 +972,17 @@ static bool next_line(const char *t, size_t len, size_t *pos, const char **s,
     return true;
 }
 
-int sl_audit_checkpoint_verify(const char *text, size_t len, const char *vkey,
-                               struct sl_audit_head *out, int64_t *at_ms,
-                               struct sl_error *err)
+/* The body of a checkpoint, text[0..body_len) up to its blank line: the
+ * origin, the size, the head's hash and an optional time line into *h and
+ * *t_ms (-1 when absent). Returns the number of its lines, or -EINVAL. */
+static int checkpoint_body(const char *text, size_t body_len, struct sl_audit_head *h,
+                           int64_t *t_ms, struct sl_error *err)
 {
     static const unsigned char zero[32];
-    char name[SL_AUDIT_NAME_MAX + 1], num[24], when[40];
-    unsigned char id[4], pk[32], sig[128];
-    struct sl_audit_head h = {0, {0}};
-    int64_t t_ms = -1;
-    const char *s, *blank;
-    size_t n, pos = 0, body_len;
-    bool ours = false, good = false;
-    int rc, lineno = 0;
-
-    if ((rc = vkey_parse(vkey, name, id, pk, err)) < 0)
-        return rc;
-    if (len > SL_AUDIT_CHECKPOINT_MAX)
-        return sl_errorf(err, -EFBIG, "checkpoint: longer than %d bytes",
-                         SL_AUDIT_CHECKPOINT_MAX);
-    if (memchr(text, '\0', len))
-        return sl_errorf(err, -EINVAL, "checkpoint: has a NUL byte");
-    blank = memmem(text, len, "\n\n", 2);
-    if (!blank)
-        return sl_errorf(err, -EINVAL, "checkpoint: no blank line before the signatures");
-    body_len = (size_t)(blank - text) + 1;
+    char num[24], when[40];
+    const char *s;
+    size_t n, pos = 0;
+    int lineno;
 
     if (!next_line(text, body_len, &pos, &s, &n) || !origin_ok(s, n))
         return sl_errorf(err, -EINVAL, "checkpoint: line 1 is not an origin "
@@ -1007,33 +993,44 @@ int sl_audit_checkpoint_verify(const char *text, size_t len, const char *vkey,
         return sl_errorf(err, -EINVAL, "checkpoint: line 2 is not a size");
     memcpy(num, s, n);
     num[n] = '\0';
-    if (sl_parse_int64(num, 0, INT64_MAX, &h.size) < 0)
+    if (sl_parse_int64(num, 0, INT64_MAX, &h->size) < 0)
         return sl_errorf(err, -EINVAL, "checkpoint: line 2 is not a size");
     if (!next_line(text, body_len, &pos, &s, &n) ||
-        unbase64(s, n, h.hash, sizeof(h.hash), 32) < 0)
+        unbase64(s, n, h->hash, sizeof(h->hash), 32) < 0)
         return sl_errorf(err, -EINVAL, "checkpoint: line 3 is not a base64 SHA-256 hash");
-    if (h.size == 0 && memcmp(h.hash, zero, 32) != 0)
+    if (h->size == 0 && memcmp(h->hash, zero, 32) != 0)
         return sl_errorf(err, -EINVAL, "checkpoint: the head of an empty log is "
                          "not all zero");
     lineno = 3;
     while (next_line(text, body_len, &pos, &s, &n)) {
+        char again[40];
         lineno++;
         if (lineno != 4 || n < 6 || n - 5 >= sizeof(when) || memcmp(s, "time ", 5) != 0)
             return sl_errorf(err, -EINVAL, "checkpoint: line %d is an unknown "
                              "extension", lineno);
         memcpy(when, s + 5, n - 5);
         when[n - 5] = '\0';
-        {
-            char again[40];
-            if (sl_parse_rfc3339_ms(when, &t_ms) < 0 || t_ms < 0 || t_ms > AT_MS_MAX ||
-                strcmp(sl_time_rfc3339(t_ms, again, sizeof(again)), when) != 0)
-                return sl_errorf(err, -EINVAL, "checkpoint: line 4 is not \"time "
-                                 "<RFC 3339 UTC with ms>\"");
-        }
+        if (sl_parse_rfc3339_ms(when, t_ms) < 0 || *t_ms < 0 || *t_ms > AT_MS_MAX ||
+            strcmp(sl_time_rfc3339(*t_ms, again, sizeof(again)), when) != 0)
+            return sl_errorf(err, -EINVAL, "checkpoint: line 4 is not \"time "
+                             "<RFC 3339 UTC with ms>\"");
     }
-    lineno++; /* the blank line */
+    return lineno;
+}
 
-    pos = body_len + 1;
+/* The signature lines after the blank line of a checkpoint (line
+ * 'lineno' + 1 on): well formed, at most SIG_LINES_MAX, and one of them
+ * by key 'name' (id, public key pk) that verifies over the body. Lines of
+ * other keys are not judged. Returns 0, -EINVAL or -EPERM. */
+static int checkpoint_signatures(const char *text, size_t len, size_t body_len, int lineno,
+                                 const char *name, const unsigned char id[4],
+                                 const unsigned char pk[32], struct sl_error *err)
+{
+    unsigned char sig[128];
+    const char *s;
+    size_t n, pos = body_len + 1;
+    bool ours = false, good = false;
+
     if (pos >= len)
         return sl_errorf(err, -EINVAL, "checkpoint: no signature lines");
     if (text[len - 1] != '\n')
@@ -1070,6 +1067,37 @@ int sl_audit_checkpoint_verify(const char *text, size_t len, const char *vkey,
                                 "verify with key %s", name)
                     : sl_errorf(err, -EPERM, "checkpoint: no signature by key %s",
                                 name);
+    return 0;
+}
+
+int sl_audit_checkpoint_verify(const char *text, size_t len, const char *vkey,
+                               struct sl_audit_head *out, int64_t *at_ms,
+                               struct sl_error *err)
+{
+    char name[SL_AUDIT_NAME_MAX + 1];
+    unsigned char id[4], pk[32];
+    struct sl_audit_head h = {0, {0}};
+    int64_t t_ms = -1;
+    const char *blank;
+    size_t body_len;
+    int rc, lineno;
+
+    if ((rc = vkey_parse(vkey, name, id, pk, err)) < 0)
+        return rc;
+    if (len > SL_AUDIT_CHECKPOINT_MAX)
+        return sl_errorf(err, -EFBIG, "checkpoint: longer than %d bytes",
+                         SL_AUDIT_CHECKPOINT_MAX);
+    if (memchr(text, '\0', len))
+        return sl_errorf(err, -EINVAL, "checkpoint: has a NUL byte");
+    blank = memmem(text, len, "\n\n", 2);
+    if (!blank)
+        return sl_errorf(err, -EINVAL, "checkpoint: no blank line before the signatures");
+    body_len = (size_t)(blank - text) + 1;
+    if ((lineno = checkpoint_body(text, body_len, &h, &t_ms, err)) < 0)
+        return lineno;
+    lineno++; /* the blank line */
+    if ((rc = checkpoint_signatures(text, len, body_len, lineno, name, id, pk, err)) < 0)
+        return rc;
     *out = h;
     if (at_ms)
         *at_ms = t_ms;

@@ -96,15 +96,113 @@ static const char *const usage_csv_keys[] = {
     "currency",
 };
 
+/* The usage rows as CSV: every field, as the server gives it. Returns the
+ * table (NULL without memory); *rc is -ENOMEM when a row was lost. */
+static struct sl_cli_table *usage_csv_table(const json_t *rows, int *rc)
+{
+    struct sl_cli_table *t;
+    const json_t *r;
+    size_t i;
+
+    if (!(t = sl_cli_table_create(SL_ARRAY_LEN(usage_csv), usage_csv)))
+        return NULL;
+    json_array_foreach(rows, i, r)
+    {
+        char cells[SL_ARRAY_LEN(usage_csv)][48];
+        const char *row[SL_ARRAY_LEN(usage_csv)];
+        for (size_t c = 0; c < SL_ARRAY_LEN(usage_csv); c++) {
+            const json_t *v = json_object_get(r, usage_csv_keys[c]);
+            row[c] = NULL;
+            if (json_is_string(v)) {
+                row[c] = json_string_value(v);
+            } else if (json_is_integer(v)) {
+                snprintf(cells[c], sizeof(cells[c]), "%lld",
+                         (long long)json_integer_value(v));
+                row[c] = cells[c];
+            } else if (json_is_number(v)) {
+                snprintf(cells[c], sizeof(cells[c]), "%.9g", json_number_value(v));
+                row[c] = cells[c];
+            } else if (json_is_boolean(v)) {
+                row[c] = json_is_true(v) ? "true" : "false";
+            }
+        }
+        if (sl_cli_table_add(t, row) < 0)
+            *rc = -ENOMEM;
+    }
+    return t;
+}
+
+/* The usage rows as a table for people: the period column with
+ * 'period', the idle share and chargeback with 'chargeback', money in
+ * currency 'cur'. Returns the table (NULL without memory); *rc is
+ * -ENOMEM when a row was lost. */
+static struct sl_cli_table *usage_text_table(const json_t *rows, const char *cur, bool period,
+                                             bool chargeback, int *rc)
+{
+    struct sl_cli_table *t;
+    char cost_h[32], share_h[40], charge_h[40];
+    const char *head[12];
+    const json_t *r;
+    size_t i, nh = 0;
+
+    snprintf(cost_h, sizeof(cost_h), "COST-%s", cur ? cur : "");
+    snprintf(share_h, sizeof(share_h), "IDLE-SHARE-%s", cur ? cur : "");
+    snprintf(charge_h, sizeof(charge_h), "CHARGEBACK-%s", cur ? cur : "");
+    head[nh++] = "KEY";
+    if (period)
+        head[nh++] = "PERIOD";
+    head[nh++] = "JOBS";
+    head[nh++] = "GPU-HOURS";
+    head[nh++] = "UNUSED-GPU-H";
+    head[nh++] = "CU";
+    head[nh++] = "ENERGY-KWH";
+    head[nh++] = "MEASURED";
+    head[nh++] = cost_h;
+    if (chargeback) {
+        head[nh++] = share_h;
+        head[nh++] = charge_h;
+    }
+    head[nh++] = "CO2-KG";
+    if (!(t = sl_cli_table_create(nh, head)))
+        return NULL;
+    json_array_foreach(rows, i, r)
+    {
+        char c[10][40];
+        const char *row[12];
+        size_t k = 0;
+        int64_t jobs = 0;
+        const char *p = sl_cli_jstr(r, "period");
+        row[k++] = sl_cli_jstr(r, "key");
+        if (period) {
+            snprintf(c[0], sizeof(c[0]), "%.10s", p ? p : "");
+            row[k++] = c[0];
+        }
+        sl_cli_jint(r, "jobs", &jobs);
+        snprintf(c[1], sizeof(c[1]), "%lld", (long long)jobs);
+        row[k++] = c[1];
+        row[k++] = num_cell(r, "gpu_hours", 3, c[2], sizeof(c[2]));
+        row[k++] = num_cell(r, "unused_gpu_hours", 3, c[9], sizeof(c[9]));
+        row[k++] = num_cell(r, "cu", 3, c[3], sizeof(c[3]));
+        row[k++] = num_cell(r, "energy_kwh", 3, c[4], sizeof(c[4]));
+        row[k++] = json_is_true(json_object_get(r, "energy_measured")) ? "measured"
+                                                                       : "estimated";
+        row[k++] = num_cell(r, "cost", 2, c[5], sizeof(c[5]));
+        if (chargeback) {
+            row[k++] = num_cell(r, "idle_cost_share", 2, c[6], sizeof(c[6]));
+            row[k++] = num_cell(r, "chargeback", 2, c[7], sizeof(c[7]));
+        }
+        row[k++] = num_cell(r, "co2_kg", 3, c[8], sizeof(c[8]));
+        if (sl_cli_table_add(t, row) < 0)
+            *rc = -ENOMEM;
+    }
+    return t;
+}
+
 static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
                       bool chargeback)
 {
-    const json_t *rows = json_object_get(ans, "rows"), *r;
+    const json_t *rows = json_object_get(ans, "rows");
     struct sl_cli_table *t;
-    const char *cur = sl_cli_jstr(ans, "currency");
-    char cost_h[32], share_h[40], charge_h[40];
-    const char *head[12];
-    size_t i, nh = 0;
     int rc = 0;
 
     if (!json_is_array(rows)) {
@@ -113,84 +211,12 @@ static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
     }
     if (ctx->output == SL_CLI_OUT_JSON)
         return sl_cli_print_json(rows) < 0 ? SL_CLI_FAILED : SL_CLI_OK;
-    if (ctx->output == SL_CLI_OUT_CSV) {
-        if (!(t = sl_cli_table_create(SL_ARRAY_LEN(usage_csv), usage_csv)))
-            goto nomem;
-        json_array_foreach(rows, i, r)
-        {
-            char cells[SL_ARRAY_LEN(usage_csv)][48];
-            const char *row[SL_ARRAY_LEN(usage_csv)];
-            for (size_t c = 0; c < SL_ARRAY_LEN(usage_csv); c++) {
-                const json_t *v = json_object_get(r, usage_csv_keys[c]);
-                row[c] = NULL;
-                if (json_is_string(v)) {
-                    row[c] = json_string_value(v);
-                } else if (json_is_integer(v)) {
-                    snprintf(cells[c], sizeof(cells[c]), "%lld",
-                             (long long)json_integer_value(v));
-                    row[c] = cells[c];
-                } else if (json_is_number(v)) {
-                    snprintf(cells[c], sizeof(cells[c]), "%.9g", json_number_value(v));
-                    row[c] = cells[c];
-                } else if (json_is_boolean(v)) {
-                    row[c] = json_is_true(v) ? "true" : "false";
-                }
-            }
-            if (sl_cli_table_add(t, row) < 0)
-                rc = -ENOMEM;
-        }
-    } else {
-        snprintf(cost_h, sizeof(cost_h), "COST-%s", cur ? cur : "");
-        snprintf(share_h, sizeof(share_h), "IDLE-SHARE-%s", cur ? cur : "");
-        snprintf(charge_h, sizeof(charge_h), "CHARGEBACK-%s", cur ? cur : "");
-        head[nh++] = "KEY";
-        if (period)
-            head[nh++] = "PERIOD";
-        head[nh++] = "JOBS";
-        head[nh++] = "GPU-HOURS";
-        head[nh++] = "UNUSED-GPU-H";
-        head[nh++] = "CU";
-        head[nh++] = "ENERGY-KWH";
-        head[nh++] = "MEASURED";
-        head[nh++] = cost_h;
-        if (chargeback) {
-            head[nh++] = share_h;
-            head[nh++] = charge_h;
-        }
-        head[nh++] = "CO2-KG";
-        if (!(t = sl_cli_table_create(nh, head)))
-            goto nomem;
-        json_array_foreach(rows, i, r)
-        {
-            char c[10][40];
-            const char *row[12];
-            size_t k = 0;
-            int64_t jobs = 0;
-            const char *p = sl_cli_jstr(r, "period");
-            row[k++] = sl_cli_jstr(r, "key");
-            if (period) {
-                snprintf(c[0], sizeof(c[0]), "%.10s", p ? p : "");
-                row[k++] = c[0];
-            }
-            sl_cli_jint(r, "jobs", &jobs);
-            snprintf(c[1], sizeof(c[1]), "%lld", (long long)jobs);
-            row[k++] = c[1];
-            row[k++] = num_cell(r, "gpu_hours", 3, c[2], sizeof(c[2]));
-            row[k++] = num_cell(r, "unused_gpu_hours", 3, c[9], sizeof(c[9]));
-            row[k++] = num_cell(r, "cu", 3, c[3], sizeof(c[3]));
-            row[k++] = num_cell(r, "energy_kwh", 3, c[4], sizeof(c[4]));
-            row[k++] = json_is_true(json_object_get(r, "energy_measured")) ? "measured"
-                                                                           : "estimated";
-            row[k++] = num_cell(r, "cost", 2, c[5], sizeof(c[5]));
-            if (chargeback) {
-                row[k++] = num_cell(r, "idle_cost_share", 2, c[6], sizeof(c[6]));
-                row[k++] = num_cell(r, "chargeback", 2, c[7], sizeof(c[7]));
-            }
-            row[k++] = num_cell(r, "co2_kg", 3, c[8], sizeof(c[8]));
-            if (sl_cli_table_add(t, row) < 0)
-                rc = -ENOMEM;
-        }
-    }
+    if (ctx->output == SL_CLI_OUT_CSV)
+        t = usage_csv_table(rows, &rc);
+    else
+        t = usage_text_table(rows, sl_cli_jstr(ans, "currency"), period, chargeback, &rc);
+    if (!t)
+        goto nomem;
     if (rc == 0)
         sl_cli_table_print(t, stdout, ctx->output, 0);
     sl_cli_table_destroy(t);

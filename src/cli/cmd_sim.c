@@ -61,6 +61,89 @@ static int real_arg(const char *flag, const char *v, double min, double max,
     return 0;
 }
 
+/* Apply option 'opt' (value 'v') to *o. Returns 0, or the exit code of
+ * a usage error, already reported. */
+static int sim_opt(struct sl_sim_opts *o, int opt, const char *v, struct sl_error *err)
+{
+    int64_t n;
+
+    switch (opt) {
+    case SL_CLI_ARG_POS:
+        sl_cli_errorf("sim: unexpected argument '%.64s' (see 'sluice help sim')",
+                      v);
+        return SL_CLI_USAGE;
+    case O_NODES:
+        o->nodes_path = v;
+        break;
+    case O_WORKLOAD:
+        o->workload_path = v;
+        break;
+    case O_MODE:
+        if (strcmp(v, "fill") == 0) {
+            o->mode = SL_SIM_FILL;
+        } else if (strcmp(v, "timed") == 0) {
+            o->mode = SL_SIM_TIMED;
+        } else {
+            sl_cli_errorf("--mode: must be fill or timed, got '%.40s'", v);
+            return SL_CLI_USAGE;
+        }
+        break;
+    case O_POLICY:
+        o->policy = v;
+        break;
+    case O_SEED:
+        if (sl_cli_int_arg("--seed", v, 0, INT64_MAX, &n, err) < 0)
+            return sl_cli_usage_error(err);
+        o->seed = (uint64_t)n;
+        break;
+    case O_TARGET:
+        if (real_arg("--target", v, 0.01, 10, &o->target, err) < 0)
+            return sl_cli_usage_error(err);
+        break;
+    case O_SCALE:
+        if (real_arg("--time-scale", v, 1e-6, 1e9, &o->time_scale, err) < 0)
+            return sl_cli_usage_error(err);
+        break;
+    case O_CONFIG:
+        o->config_path = v;
+        break;
+    case O_VCS:
+        o->vc_path = v;
+        break;
+    case O_PLACEMENTS:
+        o->placements_path = v;
+        break;
+    case O_SCHEDULER:
+        if (strcmp(v, "sluice") != 0 && strcmp(v, "fifo") != 0) {
+            sl_cli_errorf("--scheduler: must be sluice or fifo, got '%.40s'", v);
+            return SL_CLI_USAGE;
+        }
+        o->scheduler = v;
+        break;
+    case O_MAX_JOBS:
+        if (sl_cli_int_arg("--max-jobs", v, 1, 10000000, &o->max_jobs, err) < 0)
+            return sl_cli_usage_error(err);
+        break;
+    case O_ESTIMATE:
+        if (strcmp(v, "exact") == 0) {
+            o->no_estimate = false;
+        } else if (strcmp(v, "none") == 0) {
+            o->no_estimate = true;
+        } else {
+            sl_cli_errorf("--estimate: must be exact or none, got '%.40s'", v);
+            return SL_CLI_USAGE;
+        }
+        break;
+    case O_PROGRESS:
+        o->progress = true;
+        break;
+    case O_NO_PROGRESS:
+        o->progress = false;
+        break;
+    }
+    return 0;
+}
+
 int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
     struct sl_error err = {{0}, {0}};
@@ -68,7 +151,6 @@ int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv)
     struct sl_cli_parser p;
     struct sl_buf out;
     const char *v;
-    int64_t n;
     int opt, code, rc;
 
     o.progress = isatty(STDERR_FILENO) == 1;
@@ -76,80 +158,8 @@ int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv)
     while ((opt = sl_cli_next(&p, sim_opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
         if ((code = sl_cli_arg_special(ctx, opt, &err)))
             return code;
-        switch (opt) {
-        case SL_CLI_ARG_POS:
-            sl_cli_errorf("sim: unexpected argument '%.64s' (see 'sluice help sim')",
-                          v);
-            return SL_CLI_USAGE;
-        case O_NODES:
-            o.nodes_path = v;
-            break;
-        case O_WORKLOAD:
-            o.workload_path = v;
-            break;
-        case O_MODE:
-            if (strcmp(v, "fill") == 0) {
-                o.mode = SL_SIM_FILL;
-            } else if (strcmp(v, "timed") == 0) {
-                o.mode = SL_SIM_TIMED;
-            } else {
-                sl_cli_errorf("--mode: must be fill or timed, got '%.40s'", v);
-                return SL_CLI_USAGE;
-            }
-            break;
-        case O_POLICY:
-            o.policy = v;
-            break;
-        case O_SEED:
-            if (sl_cli_int_arg("--seed", v, 0, INT64_MAX, &n, &err) < 0)
-                return sl_cli_usage_error(&err);
-            o.seed = (uint64_t)n;
-            break;
-        case O_TARGET:
-            if (real_arg("--target", v, 0.01, 10, &o.target, &err) < 0)
-                return sl_cli_usage_error(&err);
-            break;
-        case O_SCALE:
-            if (real_arg("--time-scale", v, 1e-6, 1e9, &o.time_scale, &err) < 0)
-                return sl_cli_usage_error(&err);
-            break;
-        case O_CONFIG:
-            o.config_path = v;
-            break;
-        case O_VCS:
-            o.vc_path = v;
-            break;
-        case O_PLACEMENTS:
-            o.placements_path = v;
-            break;
-        case O_SCHEDULER:
-            if (strcmp(v, "sluice") != 0 && strcmp(v, "fifo") != 0) {
-                sl_cli_errorf("--scheduler: must be sluice or fifo, got '%.40s'", v);
-                return SL_CLI_USAGE;
-            }
-            o.scheduler = v;
-            break;
-        case O_MAX_JOBS:
-            if (sl_cli_int_arg("--max-jobs", v, 1, 10000000, &o.max_jobs, &err) < 0)
-                return sl_cli_usage_error(&err);
-            break;
-        case O_ESTIMATE:
-            if (strcmp(v, "exact") == 0) {
-                o.no_estimate = false;
-            } else if (strcmp(v, "none") == 0) {
-                o.no_estimate = true;
-            } else {
-                sl_cli_errorf("--estimate: must be exact or none, got '%.40s'", v);
-                return SL_CLI_USAGE;
-            }
-            break;
-        case O_PROGRESS:
-            o.progress = true;
-            break;
-        case O_NO_PROGRESS:
-            o.progress = false;
-            break;
-        }
+        if ((code = sim_opt(&o, opt, v, &err)))
+            return code;
     }
     if (!o.workload_path) {
         sl_cli_errorf("sim: --workload FILE is required (see 'sluice help sim')");

@@ -947,22 +947,13 @@ static bool ctype_valid(const char *ct)
     return n > 0 && n <= CTYPE_MAX;
 }
 
-int sl_client_request(struct sl_client *c, const char *method, const char *path,
-                      const char *content_type, const char *body, size_t len,
-                      struct sl_response *resp)
+/* The request's arguments, checked before anything is sent; its URL into
+ * 'url' (for messages). Returns 0, or -EINVAL with resp->error.message
+ * set. */
+static int request_check(const struct sl_client *c, const char *method, const char *path,
+                         const char *content_type, const char *body, size_t len,
+                         char url[SL_CLIENT_MAX_URL], struct sl_response *resp)
 {
-    struct sl_buf head;
-    struct reader rd = {.fd = -1};
-    char url[SL_CLIENT_MAX_URL];
-    const char *why = NULL;
-    size_t sent = 0;
-    bool reused, keep = false;
-    int64_t deadline_ms = sl_mono_ms() + SL_CLIENT_TIMEOUT_MS;
-    int rc = 0;
-
-    sl_buf_init(&head);
-    memset(resp, 0, sizeof(*resp));
-    resp->log_offset = -1;
     if (!method || !path || path[0] != '/' || (len && !body) ||
         !method_valid(method) || (content_type && !ctype_valid(content_type))) {
         sl_strlcpy(resp->error.message, "bad request arguments",
@@ -983,61 +974,98 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
                        sizeof(resp->error.message));
             return -EINVAL;
         }
-    if ((size_t)snprintf(url, sizeof(url), "%s%s", c->server, path) >=
-        sizeof(url)) {
+    if ((size_t)snprintf(url, SL_CLIENT_MAX_URL, "%s%s", c->server, path) >=
+        SL_CLIENT_MAX_URL) {
         sl_strlcpy(resp->error.message, "request URL too long",
                    sizeof(resp->error.message));
         return -EINVAL;
     }
+    return 0;
+}
 
-    sl_buf_printf(&head, "%s %s%s HTTP/1.1\r\nHost: %s\r\n", method, c->prefix,
+/* The request line and headers into 'head' (head->failed without
+ * memory). */
+static void request_head(struct sl_buf *head, const struct sl_client *c, const char *method,
+                         const char *path, const char *content_type, size_t len)
+{
+    sl_buf_printf(head, "%s %s%s HTTP/1.1\r\nHost: %s\r\n", method, c->prefix,
                   path, c->authority);
-    sl_buf_adds(&head, "User-Agent: sluice/" SLUICE_VERSION "\r\n"
-                       "Accept: application/json, text/plain\r\n");
+    sl_buf_adds(head, "User-Agent: sluice/" SLUICE_VERSION "\r\n"
+                      "Accept: application/json, text/plain\r\n");
     if (c->auth_header)
-        sl_buf_adds(&head, c->auth_header);
+        sl_buf_adds(head, c->auth_header);
     if (content_type)
-        sl_buf_printf(&head, "Content-Type: %s\r\n", content_type);
+        sl_buf_printf(head, "Content-Type: %s\r\n", content_type);
     if (len || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
         strcmp(method, "PATCH") == 0)
-        sl_buf_printf(&head, "Content-Length: %zu\r\n", len);
-    sl_buf_adds(&head, "\r\n");
-    if (head.failed || !(rd.buf = malloc(HEAD_MAX + 1))) {
-        rc = fail(resp, -ENOMEM, "out of memory");
-        goto out;
-    }
-    rd.cap = HEAD_MAX + 1;
-    rd.deadline_ms = deadline_ms;
+        sl_buf_printf(head, "Content-Length: %zu\r\n", len);
+    sl_buf_adds(head, "\r\n");
+}
 
-    /* A kept-alive connection the server has closed (or that holds stray
-     * bytes) is dropped before anything is written to it. */
+/* Send the head and body on the kept-alive connection, or a new one. A
+ * kept-alive connection the server has closed (or that holds stray bytes)
+ * is dropped before anything is written to it; one that fails before a
+ * byte of this request reached it is replaced. Returns 0, or a negated
+ * errno with resp->error set and the connection closed. */
+static int request_send(struct sl_client *c, const struct sl_buf *head, const char *body,
+                        size_t len, int64_t deadline_ms, struct sl_response *resp)
+{
+    size_t sent = 0;
+    bool reused;
+    int rc;
+
     if (c->fd >= 0 && !conn_idle(c->fd))
         conn_close(c);
     for (;;) {
         reused = c->fd >= 0;
         if (!reused && (rc = conn_open(c, deadline_ms, resp)) < 0)
-            goto out;
-        rc = send_all(c->fd, head.data, head.len, body, len, deadline_ms,
+            return rc;
+        rc = send_all(c->fd, head->data, head->len, body, len, deadline_ms,
                       &sent);
         if (rc == 0)
-            break;
+            return 0;
         conn_close(c);
         /* Nothing of this request reached the old connection: a new one
          * may carry it. Once a byte is out, it is never sent again. */
         if (reused && sent == 0 && rc != -ETIMEDOUT)
             continue;
         if (rc == -ETIMEDOUT)
-            rc = fail(resp, -ETIMEDOUT,
-                      "timed out after %d s sending the request to %.300s",
-                      SL_CLIENT_TIMEOUT_MS / 1000, c->server);
-        else
-            rc = fail(resp, -ECONNRESET,
-                      "connection lost to %.300s while sending the request: "
-                      "%s",
-                      c->server, strerror(-rc));
+            return fail(resp, -ETIMEDOUT,
+                        "timed out after %d s sending the request to %.300s",
+                        SL_CLIENT_TIMEOUT_MS / 1000, c->server);
+        return fail(resp, -ECONNRESET,
+                    "connection lost to %.300s while sending the request: "
+                    "%s",
+                    c->server, strerror(-rc));
+    }
+}
+
+int sl_client_request(struct sl_client *c, const char *method, const char *path,
+                      const char *content_type, const char *body, size_t len,
+                      struct sl_response *resp)
+{
+    struct sl_buf head;
+    struct reader rd = {.fd = -1};
+    char url[SL_CLIENT_MAX_URL];
+    const char *why = NULL;
+    bool keep = false;
+    int64_t deadline_ms = sl_mono_ms() + SL_CLIENT_TIMEOUT_MS;
+    int rc = 0;
+
+    sl_buf_init(&head);
+    memset(resp, 0, sizeof(*resp));
+    resp->log_offset = -1;
+    if ((rc = request_check(c, method, path, content_type, body, len, url, resp)) < 0)
+        return rc;
+    request_head(&head, c, method, path, content_type, len);
+    if (head.failed || !(rd.buf = malloc(HEAD_MAX + 1))) {
+        rc = fail(resp, -ENOMEM, "out of memory");
         goto out;
     }
-
+    rd.cap = HEAD_MAX + 1;
+    rd.deadline_ms = deadline_ms;
+    if ((rc = request_send(c, &head, body, len, deadline_ms, resp)) < 0)
+        goto out;
     rd.fd = c->fd;
     if ((rc = read_answer(&rd, method, resp, &keep, &why)) < 0) {
         rc = answer_error(c->server, &rd, rc, why, url, resp);

@@ -184,12 +184,107 @@ static int parse_site(const json_t *v, const char *p, struct sl_pricing_site *s,
     return 0;
 }
 
+/* spec.gpuModels 'v' at path 'q': each model's units and prices. */
+static int parse_models(const json_t *v, const char *q, struct sl_pricing *p,
+                        struct sl_error *err)
+{
+    char r[SL_JF_PATH];
+    const char *k;
+    const json_t *e;
+    int rc;
+
+    if (!json_is_object(v))
+        return sl_jf_fail(err, q, "must be an object of GPU model: {cu, price, ...}");
+    if (json_object_size(v) > SL_PRICING_MODELS)
+        return sl_jf_fail(err, q, "must have at most %d models", SL_PRICING_MODELS);
+    json_object_foreach((json_t *)v, k, e)
+    {
+        struct sl_pricing_model *m = &p->models[p->nmodels];
+        sl_jf_path(r, q, k);
+        if (!model_valid(k))
+            return sl_jf_fail(err, r, "GPU model names must be 1 to 47 characters of "
+                                      "A-Z, a-z, 0-9, '.', '_' and '-'");
+        for (int i = 0; i < p->nmodels; i++)
+            if (strcasecmp(p->models[i].model, k) == 0)
+                return sl_jf_fail(err, r, "names the GPU model \"%s\" again (model "
+                                          "names are case-insensitive)",
+                                  p->models[i].model);
+        memset(m, 0, sizeof(*m));
+        sl_strlcpy(m->model, k, sizeof(m->model));
+        if ((rc = parse_model(e, r, m, err)) < 0)
+            return rc;
+        p->nmodels++;
+    }
+    return 0;
+}
+
+/* spec.carbon 'v' at path 'q': the default intensity and the sites. */
+static int parse_carbon(const json_t *v, const char *q, struct sl_pricing *p,
+                        struct sl_error *err)
+{
+    const json_t *sites, *e;
+    char r[SL_JF_PATH];
+    const char *k;
+    int rc;
+
+    if ((rc = sl_jf_check_keys(v, q, carbon_keys, err)) < 0 ||
+        (rc = get_num(v, "intensity", q, 0, 1e5, &p->intensity, NULL, err)) < 0)
+        return rc;
+    if (!(sites = sl_jf_member(v, "sites")))
+        return 0;
+    sl_jf_path(r, q, "sites");
+    if (!json_is_object(sites))
+        return sl_jf_fail(err, r, "must be an object of site: {intensity, nodes}");
+    if (json_object_size(sites) > SL_PRICING_SITES)
+        return sl_jf_fail(err, r, "must have at most %d sites", SL_PRICING_SITES);
+    json_object_foreach((json_t *)sites, k, e)
+    {
+        char s[SL_JF_PATH];
+        struct sl_pricing_site *site = &p->sites[p->nsites];
+        sl_jf_path(s, r, k);
+        if (!name_valid(k))
+            return sl_jf_fail(err, s, "site names must be 1 to 63 of a-z, 0-9 and "
+                                      "'-', alphanumeric at both ends");
+        memset(site, 0, sizeof(*site));
+        sl_strlcpy(site->name, k, sizeof(site->name));
+        if ((rc = parse_site(e, s, site, err)) < 0)
+            return rc;
+        p->nsites++;
+    }
+    return 0;
+}
+
+/* spec.idle 'v' at path 'q': the utilisation below which a job is idle,
+ * and for how long. */
+static int parse_idle(const json_t *v, const char *q, struct sl_pricing *p,
+                      struct sl_error *err)
+{
+    const json_t *a;
+    char r[SL_JF_PATH];
+    int64_t ms = -1;
+    int rc;
+
+    if ((rc = sl_jf_check_keys(v, q, idle_keys, err)) < 0 ||
+        (rc = get_num(v, "utilisation", q, 0, 1, &p->idle_util, NULL, err)) < 0)
+        return rc;
+    if (!(a = sl_jf_member(v, "after")))
+        return 0;
+    sl_jf_path(r, q, "after");
+    if (json_is_string(a))
+        (void)sl_parse_duration_ms(json_string_value(a), &ms);
+    else if (json_is_integer(a))
+        ms = json_integer_value(a) * 1000;
+    if (ms < 1000 || ms > 7LL * 86400000)
+        return sl_jf_fail(err, r, "must be a duration from 1s to 7d (e.g. 10m)");
+    p->idle_after_ms = ms;
+    return 0;
+}
+
 int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
                      struct sl_error *err)
 {
-    const json_t *v, *e;
-    char q[SL_JF_PATH], r[SL_JF_PATH];
-    const char *k;
+    const json_t *v;
+    char q[SL_JF_PATH];
     int rc;
 
     sl_pricing_init(p);
@@ -217,28 +312,8 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
     }
     if ((v = sl_jf_member(spec, "gpuModels"))) {
         sl_jf_path(q, P, "gpuModels");
-        if (!json_is_object(v))
-            return sl_jf_fail(err, q, "must be an object of GPU model: {cu, price, ...}");
-        if (json_object_size(v) > SL_PRICING_MODELS)
-            return sl_jf_fail(err, q, "must have at most %d models", SL_PRICING_MODELS);
-        json_object_foreach((json_t *)v, k, e)
-        {
-            struct sl_pricing_model *m = &p->models[p->nmodels];
-            sl_jf_path(r, q, k);
-            if (!model_valid(k))
-                return sl_jf_fail(err, r, "GPU model names must be 1 to 47 characters of "
-                                    "A-Z, a-z, 0-9, '.', '_' and '-'");
-            for (int i = 0; i < p->nmodels; i++)
-                if (strcasecmp(p->models[i].model, k) == 0)
-                    return sl_jf_fail(err, r, "names the GPU model \"%s\" again (model "
-                                        "names are case-insensitive)",
-                                p->models[i].model);
-            memset(m, 0, sizeof(*m));
-            sl_strlcpy(m->model, k, sizeof(m->model));
-            if ((rc = parse_model(e, r, m, err)) < 0)
-                return rc;
-            p->nmodels++;
-        }
+        if ((rc = parse_models(v, q, p, err)) < 0)
+            return rc;
     }
     if ((v = sl_jf_member(spec, "cpu"))) {
         sl_jf_path(q, P, "cpu");
@@ -266,51 +341,14 @@ int sl_pricing_parse(const json_t *spec, const char *P, struct sl_pricing *p,
             return rc;
     }
     if ((v = sl_jf_member(spec, "carbon"))) {
-        const json_t *sites;
         sl_jf_path(q, P, "carbon");
-        if ((rc = sl_jf_check_keys(v, q, carbon_keys, err)) < 0 ||
-            (rc = get_num(v, "intensity", q, 0, 1e5, &p->intensity, NULL, err)) < 0)
+        if ((rc = parse_carbon(v, q, p, err)) < 0)
             return rc;
-        if ((sites = sl_jf_member(v, "sites"))) {
-            sl_jf_path(r, q, "sites");
-            if (!json_is_object(sites))
-                return sl_jf_fail(err, r, "must be an object of site: {intensity, nodes}");
-            if (json_object_size(sites) > SL_PRICING_SITES)
-                return sl_jf_fail(err, r, "must have at most %d sites", SL_PRICING_SITES);
-            json_object_foreach((json_t *)sites, k, e)
-            {
-                char s[SL_JF_PATH];
-                struct sl_pricing_site *site = &p->sites[p->nsites];
-                sl_jf_path(s, r, k);
-                if (!name_valid(k))
-                    return sl_jf_fail(err, s, "site names must be 1 to 63 of a-z, 0-9 and "
-                                        "'-', alphanumeric at both ends");
-                memset(site, 0, sizeof(*site));
-                sl_strlcpy(site->name, k, sizeof(site->name));
-                if ((rc = parse_site(e, s, site, err)) < 0)
-                    return rc;
-                p->nsites++;
-            }
-        }
     }
     if ((v = sl_jf_member(spec, "idle"))) {
-        const json_t *a;
         sl_jf_path(q, P, "idle");
-        if ((rc = sl_jf_check_keys(v, q, idle_keys, err)) < 0 ||
-            (rc = get_num(v, "utilisation", q, 0, 1, &p->idle_util, NULL, err)) < 0)
+        if ((rc = parse_idle(v, q, p, err)) < 0)
             return rc;
-        if ((a = sl_jf_member(v, "after"))) {
-            int64_t ms = -1;
-            sl_jf_path(r, q, "after");
-            if (json_is_string(a))
-                (void)sl_parse_duration_ms(json_string_value(a), &ms);
-            else if (json_is_integer(a))
-                ms = json_integer_value(a) * 1000;
-            if (ms < 1000 || ms > 7LL * 86400000)
-                return sl_jf_fail(err, r, "must be a duration from 1s to 7d (e.g. 10m)");
-            p->idle_after_ms = ms;
-
-        }
     }
     return 0;
 }

@@ -128,11 +128,106 @@ static bool role_ok(const char *s)
     return choice(s, roles, 5) >= 0;
 }
 
+/* spec.images 'v' at path 'q': registries, denied images, digests, and
+ * the scan rule. */
+static int parse_images(const json_t *v, const char *q, struct sl_policy *p,
+                        struct sl_error *err)
+{
+    const json_t *w;
+    char r[SL_JF_PATH];
+    int rc;
+
+    if ((rc = sl_jf_check_keys(v, q, images_keys, err)) < 0 ||
+        (rc = get_list(v, "allowedRegistries", q, p->registries[0], SL_POLICY_PATTERN_MAX,
+                       SL_POLICY_LIST_MAX, &p->nregistries, NULL, "registry prefixes",
+                       err)) < 0 ||
+        (rc = get_list(v, "deny", q, p->deny[0], SL_POLICY_PATTERN_MAX,
+                       SL_POLICY_LIST_MAX, &p->ndeny, NULL, "image patterns", err)) < 0 ||
+        (rc = get_list(v, "requireDigest", q, p->require_digest[0], 64,
+                       SL_POLICY_LIST_MAX, &p->ndigest, name_ok, "priority class names",
+                       err)) < 0 ||
+        (rc = get_bool(v, "requireImage", q, &p->require_image, err)) < 0)
+        return rc;
+    if (!(w = sl_jf_member(v, "scan")))
+        return 0;
+    sl_jf_path(r, q, "scan");
+    if ((rc = sl_jf_check_keys(w, r, scan_keys, err)) < 0 ||
+        (rc = get_bool(w, "requireScan", r, &p->require_scan, err)) < 0)
+        return rc;
+    if (sl_jf_member(w, "maxSeverity")) {
+        char s[SL_JF_PATH];
+        sl_jf_path(s, r, "maxSeverity");
+        p->max_severity = choice(json_string_value(sl_jf_member(w, "maxSeverity")),
+                                 sev_names + 1, SL_SEV_COUNT - 1);
+        if (p->max_severity < 0)
+            return sl_jf_fail(err, s, "must be low, medium, high or critical");
+        p->max_severity++;
+    }
+    return 0;
+}
+
+/* spec.network 'v' at path 'q': the allowed profiles and the default. */
+static int parse_network(const json_t *v, const char *q, struct sl_policy *p,
+                         struct sl_error *err)
+{
+    char nets[3][16], r[SL_JF_PATH];
+    int n, rc;
+
+    if ((rc = sl_jf_check_keys(v, q, network_keys, err)) < 0 ||
+        (rc = get_list(v, "allowed", q, nets[0], 16, 3, &n, NULL,
+                       "profiles (isolated, internal, egress)", err)) < 0)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        int k = choice(nets[i], net_names, 3);
+        if (k < 0) {
+            snprintf(r, sizeof(r), "%s.allowed[%d]", q, i);
+            return sl_jf_fail(err, r, "must be isolated, internal or egress");
+        }
+        p->networks |= 1u << k;
+    }
+    if (sl_jf_member(v, "default")) {
+        sl_jf_path(r, q, "default");
+        p->network_default = choice(json_string_value(sl_jf_member(v, "default")), net_names, 3);
+        if (p->network_default < 0)
+            return sl_jf_fail(err, r, "must be isolated, internal or egress");
+        if (p->networks && !(p->networks & (1u << p->network_default)))
+            return sl_jf_fail(err, r, "must be one of the allowed profiles");
+    }
+    return 0;
+}
+
+/* spec.caps 'v' at path 'q': GPUs per job and run time. */
+static int parse_caps(const json_t *v, const char *q, struct sl_policy *p,
+                      struct sl_error *err)
+{
+    const json_t *w;
+    char r[SL_JF_PATH];
+    int rc;
+
+    if ((rc = sl_jf_check_keys(v, q, caps_keys, err)) < 0)
+        return rc;
+    if ((w = sl_jf_member(v, "maxGpusPerJob"))) {
+        double g = json_number_value(w);
+        sl_jf_path(r, q, "maxGpusPerJob");
+        if (!json_is_number(w) || g < 0 || g > 100000 || g * 1000 != (int64_t)(g * 1000))
+            return sl_jf_fail(err, r, "must be a number of GPUs from 0 to 100000 (0.001 steps)");
+        p->max_gpu_milli = (int64_t)(g * 1000);
+    }
+    if ((w = sl_jf_member(v, "maxRuntime"))) {
+        sl_jf_path(r, q, "maxRuntime");
+        if (!json_is_string(w) ||
+            sl_parse_duration_ms(json_string_value(w), &p->max_runtime_ms) < 0 ||
+            p->max_runtime_ms <= 0)
+            return sl_jf_fail(err, r, "must be a positive duration such as \"24h\"");
+    }
+    return 0;
+}
+
 int sl_policy_parse(const json_t *spec, const char *P, const char *name, struct sl_policy *p,
                     struct sl_error *err)
 {
-    const json_t *v, *w;
-    char q[SL_JF_PATH], r[SL_JF_PATH];
+    const json_t *v;
+    char q[SL_JF_PATH];
     int rc;
 
     memset(p, 0, sizeof(*p));
@@ -150,76 +245,18 @@ int sl_policy_parse(const json_t *spec, const char *P, const char *name, struct 
         return rc;
     if ((v = sl_jf_member(spec, "images"))) {
         sl_jf_path(q, P, "images");
-        if ((rc = sl_jf_check_keys(v, q, images_keys, err)) < 0 ||
-            (rc = get_list(v, "allowedRegistries", q, p->registries[0], SL_POLICY_PATTERN_MAX,
-                           SL_POLICY_LIST_MAX, &p->nregistries, NULL, "registry prefixes",
-                           err)) < 0 ||
-            (rc = get_list(v, "deny", q, p->deny[0], SL_POLICY_PATTERN_MAX,
-                           SL_POLICY_LIST_MAX, &p->ndeny, NULL, "image patterns", err)) < 0 ||
-            (rc = get_list(v, "requireDigest", q, p->require_digest[0], 64,
-                           SL_POLICY_LIST_MAX, &p->ndigest, name_ok, "priority class names",
-                           err)) < 0 ||
-            (rc = get_bool(v, "requireImage", q, &p->require_image, err)) < 0)
+        if ((rc = parse_images(v, q, p, err)) < 0)
             return rc;
-        if ((w = sl_jf_member(v, "scan"))) {
-            sl_jf_path(r, q, "scan");
-            if ((rc = sl_jf_check_keys(w, r, scan_keys, err)) < 0 ||
-                (rc = get_bool(w, "requireScan", r, &p->require_scan, err)) < 0)
-                return rc;
-            if (sl_jf_member(w, "maxSeverity")) {
-                char s[SL_JF_PATH];
-                sl_jf_path(s, r, "maxSeverity");
-                p->max_severity = choice(json_string_value(sl_jf_member(w, "maxSeverity")),
-                                         sev_names + 1, SL_SEV_COUNT - 1);
-                if (p->max_severity < 0)
-                    return sl_jf_fail(err, s, "must be low, medium, high or critical");
-                p->max_severity++;
-            }
-        }
     }
     if ((v = sl_jf_member(spec, "network"))) {
-        char nets[3][16];
-        int n;
         sl_jf_path(q, P, "network");
-        if ((rc = sl_jf_check_keys(v, q, network_keys, err)) < 0 ||
-            (rc = get_list(v, "allowed", q, nets[0], 16, 3, &n, NULL,
-                           "profiles (isolated, internal, egress)", err)) < 0)
+        if ((rc = parse_network(v, q, p, err)) < 0)
             return rc;
-        for (int i = 0; i < n; i++) {
-            int k = choice(nets[i], net_names, 3);
-            if (k < 0) {
-                snprintf(r, sizeof(r), "%s.allowed[%d]", q, i);
-                return sl_jf_fail(err, r, "must be isolated, internal or egress");
-            }
-            p->networks |= 1u << k;
-        }
-        if (sl_jf_member(v, "default")) {
-            sl_jf_path(r, q, "default");
-            p->network_default = choice(json_string_value(sl_jf_member(v, "default")), net_names, 3);
-            if (p->network_default < 0)
-                return sl_jf_fail(err, r, "must be isolated, internal or egress");
-            if (p->networks && !(p->networks & (1u << p->network_default)))
-                return sl_jf_fail(err, r, "must be one of the allowed profiles");
-        }
     }
     if ((v = sl_jf_member(spec, "caps"))) {
         sl_jf_path(q, P, "caps");
-        if ((rc = sl_jf_check_keys(v, q, caps_keys, err)) < 0)
+        if ((rc = parse_caps(v, q, p, err)) < 0)
             return rc;
-        if ((w = sl_jf_member(v, "maxGpusPerJob"))) {
-            double g = json_number_value(w);
-            sl_jf_path(r, q, "maxGpusPerJob");
-            if (!json_is_number(w) || g < 0 || g > 100000 || g * 1000 != (int64_t)(g * 1000))
-                return sl_jf_fail(err, r, "must be a number of GPUs from 0 to 100000 (0.001 steps)");
-            p->max_gpu_milli = (int64_t)(g * 1000);
-        }
-        if ((w = sl_jf_member(v, "maxRuntime"))) {
-            sl_jf_path(r, q, "maxRuntime");
-            if (!json_is_string(w) ||
-                sl_parse_duration_ms(json_string_value(w), &p->max_runtime_ms) < 0 ||
-                p->max_runtime_ms <= 0)
-                return sl_jf_fail(err, r, "must be a positive duration such as \"24h\"");
-        }
     }
     if ((v = sl_jf_member(spec, "models"))) {
         sl_jf_path(q, P, "models");

@@ -7,7 +7,7 @@
  * explanation is never stale and a million pending jobs cost no memory for
  * their reasons.
  */
-#include "schedint.h"
+#include "sched_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* "cpu", "memory", "gpu", "gpu[A100]" */
-const char *sched_dim_name(const struct sl_sched *s, int dim, char *buf, size_t size)
+const char *sl_sch_dim_name(const struct sl_sched *s, int dim, char *buf, size_t size)
 {
     switch (dim) {
     case SL_DIM_CPU:
@@ -154,7 +154,7 @@ static int queue_position(const struct sl_sched *s, const struct job *j, int64_t
                           int *pending)
 {
     const struct queue *q = &s->queues[j->queue];
-    double js = sched_user_share(s, &s->qus[j->qu], now);
+    double js = sl_sch_user_share(s, &s->qus[j->qu], now);
     int jv = qcmp_value(s, j), ahead = 0;
 
     *pending = q->npending;
@@ -165,7 +165,7 @@ static int queue_position(const struct sl_sched *s, const struct job *j, int64_t
         if (!b->head)
             continue;
         bv = s->classes[b->pclass].value;
-        bs = b->head ? sched_user_share(s, &s->qus[b->head->qu], now) : 0;
+        bs = b->head ? sl_sch_user_share(s, &s->qus[b->head->qu], now) : 0;
         for (const struct job *k = b->head; k; k = k->next) {
             if (k == j)
                 continue;
@@ -228,7 +228,7 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
                  j->nvictims > 1 ? "s" : "");
         return 0;
     }
-    if (!s->classes[j->pclass].opportunistic && !sched_quota_ok(s, j, &models, &qw)) {
+    if (!s->classes[j->pclass].opportunistic && !sl_sch_quota_ok(s, j, &models, &qw)) {
         const struct queue *q = &s->queues[j->queue];
         switch (qw.what) {
         case B_USER:
@@ -310,6 +310,23 @@ static void json_time(struct sl_buf *b, int64_t ms)
         sl_buf_adds(b, "null");
 }
 
+/* One more entry of the list of what would let the job run ('ifs', an
+ * open JSON array). */
+static void if_add(struct sl_buf *ifs, const char *line)
+{
+    sl_buf_printf(ifs, "%s", ifs->len > 1 ? "," : "");
+    sl_buf_json_str(ifs, line);
+}
+
+/* The separator before a blocker in the open "blockers" array. */
+static void blocker_sep(struct sl_buf *b, bool *first)
+{
+    sl_buf_adds(b, *first ? "" : ",");
+    *first = false;
+}
+
+/* One quota constraint that blocks 'j', as a blocker and what would
+ * lift it. */
 static void quota_blocker(const struct sl_sched *s, const struct job *j,
                           const struct quota_why *qw, struct sl_buf *b,
                           struct sl_buf *ifs)
@@ -320,7 +337,7 @@ static void quota_blocker(const struct sl_sched *s, const struct job *j,
         [B_MODEL_QUOTA] = "model_quota",
     };
     char dn[64], a[32], line[256];
-    const char *dname = sched_dim_name(s, qw->dim, dn, sizeof(dn));
+    const char *dname = sl_sch_dim_name(s, qw->dim, dn, sizeof(dn));
     int64_t shortby = qw->what == B_COHORT ? qw->need - qw->limit : qw->need - qw->limit;
 
     sl_buf_adds(b, "{\"kind\":");
@@ -357,51 +374,187 @@ static void quota_blocker(const struct sl_sched *s, const struct job *j,
         snprintf(line, sizeof(line),
                  "queue %s's jobs release %s, or its quota grows by as much", q->name,
                  fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
-    sl_buf_printf(ifs, "%s", ifs->len > 1 ? "," : "");
-    sl_buf_json_str(ifs, line);
+    if_add(ifs, line);
+}
+
+/* Who and what: the job's id, state, queue, team, cohort, user, class and
+ * request. */
+static void explain_job(const struct sl_sched *s, const struct job *j, struct sl_buf *b,
+                        bool *first)
+{
+    const struct queue *q = &s->queues[j->queue];
+    char task[160];
+
+    json_key(b, "job", first);
+    sl_buf_printf(b, "%" PRId64, j->id);
+    json_key(b, "state", first);
+    sl_buf_json_str(b, j->state == J_PENDING   ? "Pending"
+                       : j->state == J_RUNNING ? "Running"
+                                               : "Terminating");
+    json_key(b, "queue", first);
+    sl_buf_json_str(b, q->name);
+    json_key(b, "team", first);
+    sl_buf_json_str(b, q->team);
+    json_key(b, "cohort", first);
+    if (q->cohort >= 0)
+        sl_buf_json_str(b, s->cohorts[q->cohort].name);
+    else
+        sl_buf_adds(b, "null");
+    json_key(b, "user", first);
+    sl_buf_json_str(b, s->users[j->user]);
+    json_key(b, "priority_class", first);
+    sl_buf_json_str(b, s->classes[j->pclass].name);
+    json_key(b, "priority", first);
+    sl_buf_printf(b, "%d", s->classes[j->pclass].value);
+    json_key(b, "request", first);
+    fmt_task(s, j, task, sizeof(task));
+    sl_buf_printf(b, "{\"tasks\":%d,\"per_task\":", j->tasks);
+    sl_buf_json_str(b, task);
+    sl_buf_adds(b, "}");
+}
+
+/* The jobs pending 'j' preempted, still stopping. */
+static void blocker_victims(const struct sl_sched *s, const struct job *j,
+                            struct sl_buf *b, struct sl_buf *ifs)
+{
+    bool vf = true;
+
+    sl_buf_adds(b, "{\"kind\":\"preempting\",\"victims\":[");
+    for (int i = 0; i < s->nrun; i++)
+        if (s->run[i]->for_job == j->id) {
+            sl_buf_printf(b, "%s%" PRId64, vf ? "" : ",", s->run[i]->id);
+            vf = false;
+        }
+    sl_buf_adds(b, "]}");
+    if_add(ifs, "the jobs it preempted stop (checkpoint signal, grace, kill)");
+}
+
+/* No node takes 'j' (admitted by quota with 'models'): each node's reason
+ * to reject one task, the gang's count, whether it can ever fit; or it
+ * fits only on resources held for a reservation. Nothing when it fits. */
+static void blocker_placement(struct sl_sched *s, const struct job *j, uint32_t models,
+                              struct sl_buf *b, struct sl_buf *ifs, bool *bfirst)
+{
+    int rej[CL_NREJECT], fit = 0;
+    uint32_t pm = j->shape.num_gpu == 0 ? j->shape.models : models;
+    bool placed = false, held;
+    char line[512], task[160];
+
+    if (pm == (s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << s->cl.nmodels) - 1)) &&
+        !j->shape.models)
+        pm = 0;
+    count_rejects(s, j, pm, rej);
+    /* the same search the pass makes (topology too), given back */
+    placed = sl_sch_place_try(s, j, pm, &fit);
+    held = placed && j->blocker == B_RESERVED;
+    if (placed && !held)
+        return;
+    blocker_sep(b, bfirst);
+    if (held) {
+        sl_buf_adds(b, "{\"kind\":\"reservation\",\"detail\":");
+        sl_buf_json_str(b, "it fits only on resources held for a job "
+                           "reserved ahead of it; a maxRuntime that ends "
+                           "before that job starts lets it backfill");
+        sl_buf_adds(b, "}");
+        if_add(ifs, "its maxRuntime ends before the reserved job starts, or that job starts");
+        return;
+    }
+    sl_buf_printf(b, "{\"kind\":\"%s\",\"tasks\":%d,\"tasks_fit\":%d,"
+                     "\"nodes\":%d,\"nodes_rejected\":{",
+                  j->tasks > 1 ? "gang" : "nodes", j->tasks, fit, s->cl.nnodes);
+    for (int r = 1; r < CL_NREJECT; r++)
+        sl_buf_printf(b, "%s\"%s\":%d", r > 1 ? "," : "", reject_names[r], rej[r]);
+    sl_buf_adds(b, "},\"never_fits\":");
+    if (never_fits(s, j, line, sizeof(line)))
+        sl_buf_json_str(b, line);
+    else
+        sl_buf_adds(b, "null");
+    sl_buf_adds(b, ",\"topology\":");
+    sl_buf_json_str(b, j->topology == SL_TOPO_SAME_NODE     ? "same-node"
+                       : j->topology == SL_TOPO_SAME_DOMAIN ? "same-domain"
+                                                            : "any");
+    sl_buf_adds(b, "}");
+    fmt_task(s, j, task, sizeof(task));
+    if (j->tasks > 1 && fit < j->tasks && rej[CL_FITS] > 0)
+        snprintf(line, sizeof(line), "room for %d more task%s of %s (%d of %d fit now)",
+                 j->tasks - fit, j->tasks - fit > 1 ? "s" : "", task, fit, j->tasks);
+    else
+        snprintf(line, sizeof(line), "a node with %s free%s", task,
+                 j->tasks > 1 ? " for each task" : "");
+    if_add(ifs, line);
+}
+
+/* What keeps pending 'j' waiting now, as the "blockers" array, and what
+ * would lift each into 'ifs': its backoff, its victims still stopping,
+ * every quota constraint, or the nodes. */
+static void explain_blockers(struct sl_sched *s, const struct job *j, int64_t now_ms,
+                             struct sl_buf *b, struct sl_buf *ifs)
+{
+    struct quota_why qw, all_qw[8];
+    uint32_t models = j->shape.models;
+    bool bfirst = true, quota_ok;
+
+    sl_buf_adds(b, "[");
+    if (j->not_before_ms > now_ms) {
+        blocker_sep(b, &bfirst);
+        sl_buf_adds(b, "{\"kind\":\"backoff\",\"until\":");
+        json_time(b, j->not_before_ms);
+        sl_buf_adds(b, "}");
+        if_add(ifs, "its retry backoff ends");
+    }
+    if (j->nvictims > 0) {
+        blocker_sep(b, &bfirst);
+        blocker_victims(s, j, b, ifs);
+    }
+    quota_ok = s->classes[j->pclass].opportunistic || sl_sch_quota_ok(s, j, &models, &qw);
+    if (!quota_ok) {
+        /* every quota constraint that blocks, each with its numbers */
+        int nq = sl_sch_quota_blockers(s, j, all_qw, (int)SL_ARRAY_LEN(all_qw));
+        if (nq == 0)
+            all_qw[nq++] = qw;
+        for (int i = 0; i < nq; i++) {
+            blocker_sep(b, &bfirst);
+            quota_blocker(s, j, &all_qw[i], b, ifs);
+        }
+    } else if (j->nvictims == 0) {
+        blocker_placement(s, j, models, b, ifs, &bfirst);
+    }
+    sl_buf_adds(b, "]");
+}
+
+/* When it may start and where: its reservation, if any. */
+static void explain_eta(const struct sl_sched *s, const struct job *j, struct sl_buf *b,
+                        bool *first)
+{
+    const struct resv *r = resv_of(s, j->id);
+
+    json_key(b, "eta", first);
+    json_time(b, j->resv_at_ms);
+    json_key(b, "eta_basis", first);
+    sl_buf_json_str(b, j->resv_at_ms ? "reservation" : "none");
+    json_key(b, "reserved_nodes", first);
+    sl_buf_adds(b, "[");
+    for (int t = 0; r && t < r->ntasks; t++) {
+        sl_buf_adds(b, t ? "," : "");
+        sl_buf_json_str(b, cl_node_name(&s->cl, r->places[t].node));
+    }
+    sl_buf_adds(b, "]");
 }
 
 int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_buf *b)
 {
     struct job *j = sl_imap_get(&s->jobs, id);
-    const struct queue *q;
     struct sl_buf ifs;
-    bool first = true, bfirst = true;
-    char line[512], task[160];
+    bool first = true;
+    char line[512];
     int pending = 0;
 
     if (!j)
         return -ENOENT;
-    q = &s->queues[j->queue];
     sl_buf_init(&ifs);
     sl_buf_adds(&ifs, "[");
     sl_buf_adds(b, "{");
-    json_key(b, "job", &first);
-    sl_buf_printf(b, "%" PRId64, j->id);
-    json_key(b, "state", &first);
-    sl_buf_json_str(b, j->state == J_PENDING   ? "Pending"
-                       : j->state == J_RUNNING ? "Running"
-                                               : "Terminating");
-    json_key(b, "queue", &first);
-    sl_buf_json_str(b, q->name);
-    json_key(b, "team", &first);
-    sl_buf_json_str(b, q->team);
-    json_key(b, "cohort", &first);
-    if (q->cohort >= 0)
-        sl_buf_json_str(b, s->cohorts[q->cohort].name);
-    else
-        sl_buf_adds(b, "null");
-    json_key(b, "user", &first);
-    sl_buf_json_str(b, s->users[j->user]);
-    json_key(b, "priority_class", &first);
-    sl_buf_json_str(b, s->classes[j->pclass].name);
-    json_key(b, "priority", &first);
-    sl_buf_printf(b, "%d", s->classes[j->pclass].value);
-    json_key(b, "request", &first);
-    fmt_task(s, j, task, sizeof(task));
-    sl_buf_printf(b, "{\"tasks\":%d,\"per_task\":", j->tasks);
-    sl_buf_json_str(b, task);
-    sl_buf_adds(b, "}");
+    explain_job(s, j, b, &first);
     if (j->state != J_PENDING) {
         json_key(b, "started_at", &first);
         json_time(b, j->start_ms);
@@ -418,119 +571,12 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
     json_key(b, "queue_pending", &first);
     sl_buf_printf(b, "%d", pending);
     json_key(b, "queue_share", &first);
-    sl_buf_printf(b, "%.4f", sched_queue_share(s, q, now_ms));
+    sl_buf_printf(b, "%.4f", sl_sch_queue_share(s, &s->queues[j->queue], now_ms));
     json_key(b, "user_share", &first);
-    sl_buf_printf(b, "%.4f", sched_user_share(s, &s->qus[j->qu], now_ms));
+    sl_buf_printf(b, "%.4f", sl_sch_user_share(s, &s->qus[j->qu], now_ms));
     json_key(b, "blockers", &first);
-    sl_buf_adds(b, "[");
-#define BLOCKER_SEP() (sl_buf_adds(b, bfirst ? "" : ","), bfirst = false)
-    if (j->not_before_ms > now_ms) {
-        BLOCKER_SEP();
-        sl_buf_adds(b, "{\"kind\":\"backoff\",\"until\":");
-        json_time(b, j->not_before_ms);
-        sl_buf_adds(b, "}");
-        sl_buf_printf(&ifs, "%s", ifs.len > 1 ? "," : "");
-        sl_buf_json_str(&ifs, "its retry backoff ends");
-    }
-    if (j->nvictims > 0) {
-        bool vf = true;
-        BLOCKER_SEP();
-        sl_buf_adds(b, "{\"kind\":\"preempting\",\"victims\":[");
-        for (int i = 0; i < s->nrun; i++)
-            if (s->run[i]->for_job == j->id) {
-                sl_buf_printf(b, "%s%" PRId64, vf ? "" : ",", s->run[i]->id);
-                vf = false;
-            }
-        sl_buf_adds(b, "]}");
-        sl_buf_printf(&ifs, "%s", ifs.len > 1 ? "," : "");
-        sl_buf_json_str(&ifs, "the jobs it preempted stop (checkpoint signal, grace, kill)");
-    }
-    {
-        struct quota_why qw, all_qw[8];
-        uint32_t models = j->shape.models;
-        bool quota_ok = s->classes[j->pclass].opportunistic ||
-                        sched_quota_ok(s, j, &models, &qw);
-        if (!quota_ok) {
-            /* every quota constraint that blocks, each with its numbers */
-            int nq = sched_quota_blockers(s, j, all_qw, (int)SL_ARRAY_LEN(all_qw));
-            if (nq == 0)
-                all_qw[nq++] = qw;
-            for (int i = 0; i < nq; i++) {
-                BLOCKER_SEP();
-                quota_blocker(s, j, &all_qw[i], b, &ifs);
-            }
-        } else if (j->nvictims == 0) {
-            /* placement: one task's node rejections, then the gang */
-            int rej[CL_NREJECT], fit = 0;
-            uint32_t pm = j->shape.num_gpu == 0 ? j->shape.models : models;
-            bool placed = false, held;
-
-            if (pm == (s->cl.nmodels >= 32 ? UINT32_MAX : ((1u << s->cl.nmodels) - 1)) &&
-                !j->shape.models)
-                pm = 0;
-            count_rejects(s, j, pm, rej);
-            /* the same search the pass makes (topology too), given back */
-            placed = sched_place_try(s, j, pm, &fit);
-            held = placed && j->blocker == B_RESERVED;
-            if (!placed || held) {
-                BLOCKER_SEP();
-                if (held) {
-                    sl_buf_adds(b, "{\"kind\":\"reservation\",\"detail\":");
-                    sl_buf_json_str(b, "it fits only on resources held for a job "
-                                       "reserved ahead of it; a maxRuntime that ends "
-                                       "before that job starts lets it backfill");
-                    sl_buf_adds(b, "}");
-                    sl_buf_printf(&ifs, "%s", ifs.len > 1 ? "," : "");
-                    sl_buf_json_str(&ifs, "its maxRuntime ends before the reserved job "
-                                          "starts, or that job starts");
-                } else {
-                    sl_buf_printf(b, "{\"kind\":\"%s\",\"tasks\":%d,\"tasks_fit\":%d,"
-                                     "\"nodes\":%d,\"nodes_rejected\":{",
-                                  j->tasks > 1 ? "gang" : "nodes", j->tasks, fit,
-                                  s->cl.nnodes);
-                    for (int r = 1; r < CL_NREJECT; r++)
-                        sl_buf_printf(b, "%s\"%s\":%d", r > 1 ? "," : "", reject_names[r],
-                                      rej[r]);
-                    sl_buf_adds(b, "},\"never_fits\":");
-                    if (never_fits(s, j, line, sizeof(line)))
-                        sl_buf_json_str(b, line);
-                    else
-                        sl_buf_adds(b, "null");
-                    sl_buf_adds(b, ",\"topology\":");
-                    sl_buf_json_str(b, j->topology == SL_TOPO_SAME_NODE     ? "same-node"
-                                       : j->topology == SL_TOPO_SAME_DOMAIN ? "same-domain"
-                                                                            : "any");
-                    sl_buf_adds(b, "}");
-                    if (j->tasks > 1 && fit < j->tasks && rej[CL_FITS] > 0)
-                        snprintf(line, sizeof(line),
-                                 "room for %d more task%s of %s (%d of %d fit now)",
-                                 j->tasks - fit, j->tasks - fit > 1 ? "s" : "", task, fit,
-                                 j->tasks);
-                    else
-                        snprintf(line, sizeof(line), "a node with %s free%s", task,
-                                 j->tasks > 1 ? " for each task" : "");
-                    sl_buf_printf(&ifs, "%s", ifs.len > 1 ? "," : "");
-                    sl_buf_json_str(&ifs, line);
-                }
-            }
-        }
-    }
-    sl_buf_adds(b, "]");
-#undef BLOCKER_SEP
-    json_key(b, "eta", &first);
-    json_time(b, j->resv_at_ms);
-    json_key(b, "eta_basis", &first);
-    sl_buf_json_str(b, j->resv_at_ms ? "reservation" : "none");
-    {
-        const struct resv *r = resv_of(s, j->id);
-        json_key(b, "reserved_nodes", &first);
-        sl_buf_adds(b, "[");
-        for (int t = 0; r && t < r->ntasks; t++) {
-            sl_buf_adds(b, t ? "," : "");
-            sl_buf_json_str(b, cl_node_name(&s->cl, r->places[t].node));
-        }
-        sl_buf_adds(b, "]");
-    }
+    explain_blockers(s, j, now_ms, b, &ifs);
+    explain_eta(s, j, b, &first);
     json_key(b, "summary", &first);
     sl_sched_reason(s, j->id, now_ms, line, sizeof(line));
     sl_buf_json_str(b, line);
@@ -559,7 +605,7 @@ int sl_sched_queue_stats(struct sl_sched *s, int qi, int64_t now_ms,
     st->nominal = q->nominal;
     st->pending = q->npending;
     st->running = q->nrunning;
-    st->share = sched_queue_share(s, q, now_ms);
+    st->share = sl_sch_queue_share(s, q, now_ms);
     for (int d = 0; d < NDIMS; d++) {
         st->used.v[d] = q->used[d];
         st->opportunistic.v[d] = q->opp[d];

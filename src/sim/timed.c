@@ -222,94 +222,102 @@ static int split_row(char *line, char **out, int max)
     }
 }
 
+/* VCs of a "vc,node num" list: 8 GPUs a node. */
+static int load_vc_list(const char *path, struct team *teams, int *nteams, int64_t *total,
+                        struct sl_error *err)
+{
+    struct sl_trace_vc *v = NULL;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = sl_trace_load_vcs(path, &v, &n, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        int t = team_index(teams, nteams, v[i].name);
+        if (t < 0) {
+            free(v);
+            return sl_errorf(err, t, "%s: too many virtual clusters", path);
+        }
+        teams[t].nominal_milli = (int64_t)v[i].nodes * SYNTH_GPUS * 1000;
+        *total += teams[t].nominal_milli;
+    }
+    free(v);
+    return 0;
+}
+
+/* VCs of a Helios per-day table "date,vc...,total": the header and the
+ * last row, which gives GPUs per VC (a VC with none is left out). */
+static int load_vc_table(const char *path, struct team *teams, int *nteams, int64_t *total,
+                         struct sl_error *err)
+{
+    char *buf = NULL, *line, *last = NULL, *save = NULL, *hdr;
+    size_t len;
+    char *names[MAX_TEAMS], *vals[MAX_TEAMS];
+    int ncol, rc;
+
+    if ((rc = sl_read_file(path, 8 << 20, &buf, &len)) < 0)
+        return sl_errorf(err, rc, "--vcs %s: %s", path, strerror(-rc));
+    hdr = strtok_r(buf, "\n", &save);
+    while ((line = strtok_r(NULL, "\n", &save)))
+        if (*line)
+            last = line;
+    if (!hdr || !last) {
+        free(buf);
+        return sl_errorf_field(err, -EINVAL, "--vcs",
+                               "--vcs %s: a 'date,VC...,total' table needs a row", path);
+    }
+    ncol = split_row(hdr, names, MAX_TEAMS);
+    if (split_row(last, vals, MAX_TEAMS) != ncol) {
+        free(buf);
+        return sl_errorf_field(err, -EINVAL, "--vcs",
+                               "--vcs %s: the last row has not the header's %d columns",
+                               path, ncol);
+    }
+    for (int c = 1; c < ncol; c++) {
+        int64_t g;
+        int t;
+        if (strcmp(names[c], "total") == 0)
+            continue;
+        if (!names[c][0] || sl_parse_int64(vals[c], 0, 1000000, &g) < 0) {
+            rc = sl_errorf_field(err, -EINVAL, "--vcs",
+                                 "--vcs %s: column '%.40s': not a GPU count: '%.20s'",
+                                 path, names[c], vals[c]);
+            free(buf);
+            return rc;
+        }
+        if (g == 0)
+            continue;
+        if ((t = team_index(teams, nteams, names[c])) < 0) {
+            free(buf);
+            return sl_errorf(err, t, "%s: too many virtual clusters", path);
+        }
+        teams[t].nominal_milli = g * 1000;
+        *total += g * 1000;
+    }
+    free(buf);
+    if (*total == 0)
+        return sl_errorf(err, -EINVAL, "--vcs %s: no GPUs in its last row", path);
+    return 0;
+}
+
 /* VC sizes: "vc,node num" (8 GPUs a node), or a Helios per-day table
  * "date,vc...,total" whose last row gives GPUs per VC. */
 static int load_vcs(const char *path, struct team *teams, int *nteams, int64_t *total,
                     struct sl_error *err)
 {
-    struct sl_trace_vc *v = NULL;
-    size_t n = 0;
-    bool table;
-    int rc;
+    FILE *fp;
+    char head[8] = "";
 
     *total = 0;
-    {
-        /* which of the two: the daily table's header starts "date," */
-        FILE *fp = fopen(path, "re");
-        char head[8] = "";
-        if (!fp)
-            return sl_errorf_field(err, -errno, "--vcs", "--vcs %s: %s", path, strerror(errno));
-        if (!fgets(head, sizeof(head), fp))
-            head[0] = '\0';
-        fclose(fp);
-        table = strncmp(head, "date,", 5) == 0;
-    }
-    if (!table) {
-        if ((rc = sl_trace_load_vcs(path, &v, &n, err)) < 0)
-            return rc;
-        for (size_t i = 0; i < n; i++) {
-            int t = team_index(teams, nteams, v[i].name);
-            if (t < 0) {
-                free(v);
-                return sl_errorf(err, t, "%s: too many virtual clusters", path);
-            }
-            teams[t].nominal_milli = (int64_t)v[i].nodes * SYNTH_GPUS * 1000;
-            *total += teams[t].nominal_milli;
-        }
-        free(v);
-        return 0;
-    }
-    {
-        /* The daily table: read the header and the last line. */
-        char *buf = NULL, *line, *last = NULL, *save = NULL, *hdr;
-        size_t len;
-        char *names[MAX_TEAMS], *vals[MAX_TEAMS];
-        int ncol;
-
-        if ((rc = sl_read_file(path, 8 << 20, &buf, &len)) < 0)
-            return sl_errorf(err, rc, "--vcs %s: %s", path, strerror(-rc));
-        hdr = strtok_r(buf, "\n", &save);
-        while ((line = strtok_r(NULL, "\n", &save)))
-            if (*line)
-                last = line;
-        if (!hdr || !last) {
-            free(buf);
-            return sl_errorf_field(err, -EINVAL, "--vcs",
-                                   "--vcs %s: a 'date,VC...,total' table needs a row", path);
-        }
-        ncol = split_row(hdr, names, MAX_TEAMS);
-        if (split_row(last, vals, MAX_TEAMS) != ncol) {
-            free(buf);
-            return sl_errorf_field(err, -EINVAL, "--vcs",
-                                   "--vcs %s: the last row has not the header's %d columns",
-                                   path, ncol);
-        }
-        for (int c = 1; c < ncol; c++) {
-            int64_t g;
-            int t;
-            if (strcmp(names[c], "total") == 0)
-                continue;
-            if (!names[c][0] || sl_parse_int64(vals[c], 0, 1000000, &g) < 0) {
-                rc = sl_errorf_field(err, -EINVAL, "--vcs",
-                                     "--vcs %s: column '%.40s': not a GPU count: '%.20s'",
-                                     path, names[c], vals[c]);
-                free(buf);
-                return rc;
-            }
-            if (g == 0)
-                continue;
-            if ((t = team_index(teams, nteams, names[c])) < 0) {
-                free(buf);
-                return sl_errorf(err, t, "%s: too many virtual clusters", path);
-            }
-            teams[t].nominal_milli = g * 1000;
-            *total += g * 1000;
-        }
-        free(buf);
-        if (*total == 0)
-            return sl_errorf(err, -EINVAL, "--vcs %s: no GPUs in its last row", path);
-        return 0;
-    }
+    /* which of the two: the daily table's header starts "date," */
+    if (!(fp = fopen(path, "re")))
+        return sl_errorf_field(err, -errno, "--vcs", "--vcs %s: %s", path, strerror(errno));
+    if (!fgets(head, sizeof(head), fp))
+        head[0] = '\0';
+    fclose(fp);
+    if (strncmp(head, "date,", 5) == 0)
+        return load_vc_table(path, teams, nteams, total, err);
+    return load_vc_list(path, teams, nteams, total, err);
 }
 
 struct udemand {
@@ -407,506 +415,707 @@ static int arrival_cmp(const void *a, const void *b)
 
 /* ---- the run ----------------------------------------------------------- */
 
-int sl_sim_timed(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error *err)
-{
-    struct sl_trace_node *tn = NULL;
-    struct sl_trace_task *tt = NULL;
-    size_t nn = 0, nt = 0, nusers = 0;
-    struct sl_sched *s = NULL;
-    struct sl_sched_config cfg;
-    struct sjob *jobs = NULL;
-    struct team *teams = NULL;
-    struct udemand *users = NULL;
-    struct heap heap = {0};
-    struct sl_manifest *mf = NULL;
-    size_t nmf = 0;
-    int nteams = 0, c_batch, c_prod = -1, c_be = -1, q_fifo = -1, max_gpus = 0, rc = 0;
-    bool fifo = o->scheduler && strcmp(o->scheduler, "fifo") == 0, pods, by_qos;
-    int64_t vc_total = 0, max_cpu = 0, max_mem = 0;
-    enum sl_placement policy;
-    int64_t cap_milli = 0, now = 0, first_submit = 0, last_submit = 0, last_finish = 0;
-    size_t next_arrival = 0, done = 0, refused = 0, total_preempts = 0;
-    double gpu_ms_used = 0, gpu_ms_window = 0, scale = o->time_scale > 0 ? o->time_scale : 1;
-    int64_t passes = 0;
-    struct timespec t0, t1;
-    struct sl_sim_bar bar = {o->progress, {0, 0}};
+/* One timed run: what it read, the scheduler it drives, the jobs and the
+ * clock. Owns everything it points to (run_fini). */
+struct run {
+    const struct sl_sim_opts *o;
+    struct sl_error *err;
+    struct sl_trace_node *tn;     /* --nodes */
+    size_t nn;
+    struct sl_trace_task *tt;     /* the trace, resampled for --target */
+    size_t nt;
+    struct sl_manifest *mf;       /* --config */
+    size_t nmf;
+    struct sl_sched *s;
+    struct sjob *jobs;            /* nt, by arrival once dealt */
+    struct team *teams;           /* MAX_TEAMS slots */
+    int nteams;
+    struct udemand *users;        /* the trace's users, when dealt to teams */
+    size_t nusers;
+    struct heap heap;             /* finishes, stops, the scheduler's wake-ups */
+    bool fifo;                    /* --scheduler fifo */
+    bool pods;                    /* an openb pod list */
+    bool by_qos;                  /* pods' teams are their QoS */
+    int c_batch, c_prod, c_be;    /* priority classes */
+    int q_fifo;                   /* the FIFO baseline's one queue */
+    int64_t vc_total;             /* GPU milli of --vcs */
+    int64_t cap_milli;            /* the cluster's GPUs */
+    int max_gpus;                 /* the largest node's */
+    int64_t max_cpu, max_mem;
+    double scale;                 /* --time-scale */
+    int64_t now;                  /* the virtual clock, ms */
+    int64_t first_submit, last_submit, last_finish;
+    size_t next_arrival, done, refused, total_preempts;
+    double gpu_ms_used;           /* GPU-ms held by running jobs */
+    double gpu_ms_window;         /* ... between the first and last arrival */
+    int64_t passes;
+    struct sl_sim_bar bar;
+};
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((rc = sl_sim_policy(o->policy, &policy, err)) < 0)
-        return rc;
-    pods = sl_trace_sniff(o->workload_path) == 'p';
-    if (pods)
-        rc = sl_trace_load_pods(o->workload_path, &tt, &nt, err);
+static void run_init(struct run *r, const struct sl_sim_opts *o, struct sl_error *err)
+{
+    memset(r, 0, sizeof(*r));
+    r->o = o;
+    r->err = err;
+    r->fifo = o->scheduler && strcmp(o->scheduler, "fifo") == 0;
+    r->c_prod = r->c_be = r->q_fifo = -1;
+    r->scale = o->time_scale > 0 ? o->time_scale : 1;
+    r->bar.on = o->progress;
+}
+
+static void run_fini(struct run *r)
+{
+    sl_sched_destroy(r->s);
+    free(r->heap.v);
+    free(r->mf);
+    free(r->jobs);
+    free(r->teams);
+    free(r->users);
+    free(r->tn);
+    free(r->tt);
+}
+
+/* The trace: an openb pod list or a job list, cut to --max-jobs. */
+static int load_workload(struct run *r)
+{
+    const struct sl_sim_opts *o = r->o;
+    int rc;
+
+    r->pods = sl_trace_sniff(o->workload_path) == 'p';
+    if (r->pods)
+        rc = sl_trace_load_pods(o->workload_path, &r->tt, &r->nt, r->err);
     else
-        rc = sl_trace_load_jobs(o->workload_path, &tt, &nt, err);
+        rc = sl_trace_load_jobs(o->workload_path, &r->tt, &r->nt, r->err);
     if (rc < 0)
-        goto out;
-    if (o->max_jobs > 0 && (size_t)o->max_jobs < nt)
-        nt = (size_t)o->max_jobs;
-    if (!(teams = calloc(MAX_TEAMS, sizeof(*teams)))) {
-        rc = sl_errorf(err, -ENOMEM, "out of memory");
-        goto out;
-    }
+        return rc;
+    if (o->max_jobs > 0 && (size_t)o->max_jobs < r->nt)
+        r->nt = (size_t)o->max_jobs;
+    return 0;
+}
+
+/* The scheduler, with the batch class, and production and best-effort for
+ * pods; the FIFO baseline runs in strict order without backfill or
+ * preemption. */
+static int sched_make(struct run *r, enum sl_placement policy)
+{
+    struct sl_sched_config cfg;
+
     sl_sched_config_init(&cfg);
     cfg.placement = policy;
-    cfg.seed = o->seed;
-    if (fifo) {
+    cfg.seed = r->o->seed;
+    if (r->fifo) {
         cfg.strict_fifo = true;
         cfg.backfill = false;
         cfg.preemption = false;
     }
-    if (!(s = sl_sched_create(&cfg))) {
+    if (!(r->s = sl_sched_create(&cfg)))
+        return sl_errorf(r->err, -ENOMEM, "out of memory");
+    r->c_batch = sl_sched_class_set(r->s, &(struct sl_sched_class_spec){"batch", 100, true,
+                                                                        false, 0});
+    if (r->pods) {
+        r->c_prod = sl_sched_class_set(r->s, &(struct sl_sched_class_spec){"production", 1000,
+                                                                           false, false, 0});
+        r->c_be = sl_sched_class_set(r->s, &(struct sl_sched_class_spec){"best-effort", 0,
+                                                                         true, true, 0});
+    }
+    return 0;
+}
+
+/* --config: its manifests applied (the FIFO baseline applies none), its
+ * queues the teams in place of the VCs; a batch class when it has none. */
+static int config_apply(struct run *r)
+{
+    const char *path = r->o->config_path;
+    struct sl_error *err = r->err;
+    char *buf = NULL;
+    size_t len;
+    int rc;
+
+    if ((rc = sl_read_file(path, SL_SPEC_MAX_BYTES, &buf, &len)) < 0) {
+        sl_errorf_field(err, rc, "--config", "--config %s: %s", path,
+                        rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
+        return rc;
+    }
+    rc = sl_manifests_parse(buf, len, &r->mf, &r->nmf, err);
+    free(buf);
+    if (rc < 0) {
+        char text[sizeof(err->text)];
+        sl_strlcpy(text, err->text, sizeof(text));
+        sl_errorf_field(err, rc, err->field, "--config %s: %s%s%s", path, err->field,
+                        err->field[0] ? ": " : "", text);
+        return rc;
+    }
+    r->nteams = 0; /* the queues replace the VCs as teams */
+    for (size_t i = 0; i < r->nmf; i++) {
+        const struct sl_manifest *m = &r->mf[i];
+        int q = r->fifo ? 0 : sl_sched_apply_manifest(r->s, m);
+        int t;
+        if (q < 0)
+            return sl_errorf(err, q, "--config %s: %s: cannot apply (%s)", path, m->name,
+                             strerror(-q));
+        if (m->kind != SL_KIND_QUEUE)
+            continue;
+        if ((t = team_index(r->teams, &r->nteams, m->name)) < 0)
+            return sl_errorf(err, t, "--config: too many queues");
+        r->teams[t].queue = q;
+        r->teams[t].nominal_milli = m->u.queue.nominal.gpu_milli;
+    }
+    if (r->nteams == 0)
+        return sl_errorf_field(err, -EINVAL, "--config", "--config %s: declares no Queue",
+                               path);
+    if ((r->c_batch = sl_sched_class_find(r->s, "batch")) < 0)
+        r->c_batch = sl_sched_class_set(r->s, &(struct sl_sched_class_spec){"batch", 100,
+                                                                            true, false, 0});
+    return 0;
+}
+
+/* The teams: the virtual clusters of --vcs, the queues of --config, or
+ * (made as the jobs are dealt) the QoS of openb pods; the FIFO baseline
+ * keeps them for its figures but puts every job in one queue. */
+static int teams_make(struct run *r)
+{
+    int rc;
+
+    if (r->o->vc_path &&
+        (rc = load_vcs(r->o->vc_path, r->teams, &r->nteams, &r->vc_total, r->err)) < 0)
+        return rc;
+    if (r->o->config_path) {
+        if ((rc = config_apply(r)) < 0)
+            return rc;
+    } else if (!r->fifo) {
+        for (int i = 0; i < r->nteams; i++)
+            r->teams[i].queue = add_queue(r->s, r->teams[i].name, "cluster",
+                                          r->teams[i].nominal_milli);
+    }
+    if (r->nteams == 0 && !r->pods) {
+        int t = team_index(r->teams, &r->nteams, "all");
+        r->teams[t].queue = r->fifo ? -1 : add_queue(r->s, "all", NULL, -1);
+    }
+    if (r->fifo && (r->q_fifo = add_queue(r->s, "fifo", NULL, -1)) < 0)
+        return sl_errorf(r->err, r->q_fifo, "out of memory");
+    for (int i = 0; i < r->nteams; i++)
+        if (!r->fifo && r->teams[i].queue < 0)
+            return sl_errorf(r->err, -ENOMEM, "out of memory");
+    r->by_qos = r->pods && r->nteams == 0;
+    return 0;
+}
+
+/* Nodes of SYNTH_GPUS GPUs, enough for the GPUs of --vcs. */
+static int synth_nodes(struct run *r)
+{
+    for (int64_t k = 0; k * SYNTH_GPUS * 1000 < r->vc_total; k++) {
+        struct sl_sched_node_spec n = {0};
+        char name[32];
+        int rc;
+        snprintf(name, sizeof(name), "node-%04" PRId64, k);
+        n.name = name;
+        n.cpu_milli = SYNTH_CPU_MILLI;
+        n.mem_bytes = SYNTH_MEM_BYTES;
+        n.ngpus = SYNTH_GPUS;
+        for (int g = 0; g < SYNTH_GPUS; g++)
+            n.gpu_model[g] = "GPU";
+        if ((rc = sl_sched_node_add(r->s, &n)) < 0)
+            return sl_errorf(r->err, rc, "cannot add node %s", name);
+        r->cap_milli += SYNTH_GPUS * 1000;
+        r->nn++;
+    }
+    r->max_gpus = SYNTH_GPUS;
+    r->max_cpu = SYNTH_CPU_MILLI;
+    r->max_mem = SYNTH_MEM_BYTES;
+    return 0;
+}
+
+/* The cluster: --nodes, or nodes of 8 GPUs enough for the VCs; its GPU
+ * capacity and its largest node. */
+static int cluster_make(struct run *r)
+{
+    int rc;
+
+    if (r->o->nodes_path) {
+        if ((rc = sl_trace_load_nodes(r->o->nodes_path, &r->tn, &r->nn, r->err)) < 0 ||
+            (rc = sl_sim_add_nodes(r->s, r->tn, r->nn, r->err)) < 0)
+            return rc;
+        for (size_t i = 0; i < r->nn; i++) {
+            const struct sl_trace_node *n = &r->tn[i];
+            r->cap_milli += (int64_t)n->ngpus * 1000;
+            if (n->ngpus > r->max_gpus)
+                r->max_gpus = n->ngpus;
+            if (n->cpu_milli > r->max_cpu)
+                r->max_cpu = n->cpu_milli;
+            if (n->mem_bytes > r->max_mem)
+                r->max_mem = n->mem_bytes;
+        }
+    } else if (r->vc_total > 0) {
+        if ((rc = synth_nodes(r)) < 0)
+            return rc;
+    } else {
+        return sl_errorf_field(r->err, -EINVAL, "--nodes",
+                               "timed mode needs --nodes FILE or --vcs FILE (the cluster)");
+    }
+    if (r->cap_milli == 0)
+        return sl_errorf(r->err, -EINVAL, "the cluster has no GPUs");
+    return 0;
+}
+
+/* Job 'j''s team: its QoS (a queue made for a new one), the one team, or,
+ * to be resolved once users are dealt, -2 - its user's index in
+ * r->users, its GPU-time added to that user's. */
+static int job_team(struct run *r, struct sjob *j)
+{
+    const struct sl_trace_task *t = j->t;
+    const char *u;
+    int k;
+
+    if (r->by_qos) {
+        const char *qos = t->qos[0] ? t->qos : "none";
+        int tm = team_index(r->teams, &r->nteams, qos);
+        if (tm < 0)
+            return sl_errorf(r->err, tm, "too many QoS classes");
+        if (!r->fifo && r->teams[tm].queue < 0 &&
+            (r->teams[tm].queue = add_queue(r->s, r->teams[tm].name, NULL, -1)) < 0)
+            return sl_errorf(r->err, r->teams[tm].queue, "out of memory");
+        j->team = tm;
+        return 0;
+    }
+    if (r->nteams == 1) {
+        j->team = 0;
+        return 0;
+    }
+    u = t->user[0] ? t->user : t->name;
+    if ((k = user_find(r->users, r->nusers, u)) < 0) {
+        k = (int)r->nusers++;
+        sl_strlcpy(r->users[k].user, u, sizeof(r->users[k].user));
+        r->users[k].team = -1;
+    }
+    r->users[k].gpu_s += (double)j->gpus_milli / 1000 * (double)j->remaining_ms / 1000;
+    j->team = -2 - k;
+    return 0;
+}
+
+/* Deal users, biggest first, each to the team that is then least loaded
+ * for its quota (the biggest to the biggest quota); then each job to its
+ * user's team. */
+static int users_deal(struct run *r)
+{
+    struct udemand *sorted = malloc(sizeof(*sorted) * r->nusers);
+
+    if (!sorted)
+        return sl_errorf(r->err, -ENOMEM, "out of memory");
+    memcpy(sorted, r->users, sizeof(*sorted) * r->nusers);
+    qsort(sorted, r->nusers, sizeof(*sorted), udemand_cmp);
+    for (size_t k = 0; k < r->nusers; k++) {
+        int best = 0;
+        double best_load = INFINITY;
+        for (int tm = 0; tm < r->nteams; tm++) {
+            double q = r->teams[tm].nominal_milli > 0 ? (double)r->teams[tm].nominal_milli : 1000;
+            double load = (r->teams[tm].demand + sorted[k].gpu_s) / q;
+            if (load < best_load) {
+                best_load = load;
+                best = tm;
+            }
+        }
+        r->teams[best].demand += sorted[k].gpu_s;
+        r->users[user_find(r->users, r->nusers, sorted[k].user)].team = best;
+    }
+    free(sorted);
+    for (size_t i = 0; i < r->nt; i++)
+        if (r->jobs[i].team <= -2)
+            r->jobs[i].team = r->users[-2 - r->jobs[i].team].team;
+    return 0;
+}
+
+/* The jobs: times scaled, users dealt to teams, in order of arrival. A
+ * job no node could ever take (a task bigger than the largest node, or
+ * more GPUs than the cluster) is refused, as sluiced refuses it at
+ * submission. */
+static int jobs_make(struct run *r)
+{
+    int rc;
+
+    if (!(r->jobs = calloc(r->nt + 1, sizeof(*r->jobs))) ||
+        !(r->users = calloc(r->nt + 1, sizeof(*r->users))))
+        return sl_errorf(r->err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->nt; i++) {
+        const struct sl_trace_task *t = &r->tt[i];
+        struct sjob *j = &r->jobs[i];
+        int64_t sub = t->submit_ms >= 0 ? t->submit_ms : 0;
+        j->t = t;
+        j->idx = i;
+        j->submit_ms = (int64_t)((double)sub / r->scale);
+        j->remaining_ms = t->duration_ms > 0 ? t->duration_ms : 0;
+        j->first_start_ms = -1;
+        j->gpus_milli = t->tasks * t->num_gpu * (t->num_gpu ? t->gpu_milli : 0);
+        if (t->num_gpu > r->max_gpus || t->cpu_milli > r->max_cpu || t->mem_bytes > r->max_mem ||
+            j->gpus_milli > r->cap_milli)
+            j->state = S_REFUSED;
+        if ((rc = job_team(r, j)) < 0)
+            return rc;
+    }
+    if (r->nusers > 0 && (rc = users_deal(r)) < 0)
+        return rc;
+    qsort(r->jobs, r->nt, sizeof(*r->jobs), arrival_cmp); /* stable by trace order */
+    r->first_submit = r->nt ? r->jobs[0].submit_ms : 0;
+    r->last_submit = r->nt ? r->jobs[r->nt - 1].submit_ms : 0;
+    return 0;
+}
+
+/* ---- the clock ---------------------------------------------------------- */
+
+/* Submit job 'i', arrived: its queue, user and class, and with --estimate
+ * exact a maxRuntime of its run time rounded up to the minute. */
+static int submit(struct run *r, size_t i)
+{
+    struct sjob *j = &r->jobs[i];
+    const struct sl_trace_task *t = j->t;
+    struct sl_sched_job_spec sp;
+    struct sl_error why = {0};
+    char user[80];
+    int rc, u, pc = r->c_batch;
+
+    if ((rc = sl_sim_spec(r->s, t, &sp, r->err)) < 0)
+        return rc;
+    snprintf(user, sizeof(user), "%s", t->user[0] ? t->user : "trace");
+    if ((u = sl_sched_user(r->s, user)) < 0)
+        return sl_errorf(r->err, u, "out of memory");
+    if (r->by_qos && !r->fifo) {
+        if (strcmp(t->qos, "LS") == 0)
+            pc = r->c_prod;
+        else if (strcmp(t->qos, "BE") == 0)
+            pc = r->c_be;
+    }
+    sp.id = (int64_t)i + 1;
+    sp.queue = r->fifo ? r->q_fifo : r->teams[j->team].queue;
+    sp.user = u;
+    sp.pclass = pc;
+    sp.submit_ms = j->submit_ms;
+    if (!r->o->no_estimate && j->remaining_ms > 0)
+        sp.max_runtime_ms = (j->remaining_ms + 59999) / 60000 * 60000;
+    if (sl_sched_job_add(r->s, &sp, &why) < 0)
+        return sl_errorf(r->err, -EINVAL, "%s: %s: %s", t->name, why.field, why.text);
+    j->state = S_PENDING;
+    return 0;
+}
+
+/* The jobs that have arrived by now: submitted, or counted as refused. */
+static int arrivals(struct run *r)
+{
+    int rc;
+
+    while (r->next_arrival < r->nt && r->jobs[r->next_arrival].submit_ms <= r->now) {
+        size_t i = r->next_arrival++;
+        if (r->jobs[i].state == S_REFUSED) {
+            r->refused++;
+            continue;
+        }
+        if ((rc = submit(r, i)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The GPU time of j's run until now, in all and within the arrivals. */
+static void gpu_time_add(struct run *r, const struct sjob *j)
+{
+    r->gpu_ms_used += (double)j->gpus_milli / 1000 * (double)(r->now - j->run_start_ms);
+    r->gpu_ms_window += (double)j->gpus_milli / 1000 *
+                        overlap(j->run_start_ms, r->now, r->first_submit, r->last_submit);
+}
+
+/* The events due by now: a job finishes; a preempted job stops at the end
+ * of its grace and goes back in line with the work done until its signal.
+ * Returns whether anything was freed. */
+static bool events(struct run *r)
+{
+    bool freed = false;
+
+    while (r->heap.n && r->heap.v[0].at_ms <= r->now) {
+        struct event ev = heap_pop(&r->heap);
+        struct sjob *j = ev.job >= 0 ? &r->jobs[ev.job] : NULL;
+        if (!j || ev.gen != j->gen)
+            continue; /* a wake-up, or stale */
+        if (ev.kind == E_FINISH && (j->state == S_RUNNING || j->state == S_TERMINATING)) {
+            sl_sched_job_remove(r->s, (int64_t)ev.job + 1, r->now);
+            gpu_time_add(r, j);
+            j->state = S_DONE;
+            j->finish_ms = r->now;
+            r->last_finish = r->now;
+            r->done++;
+            freed = true;
+        } else if (ev.kind == E_STOP && j->state == S_TERMINATING) {
+            gpu_time_add(r, j);
+            j->remaining_ms -= j->signal_ms - j->run_start_ms;
+            if (j->remaining_ms < 0)
+                j->remaining_ms = 0;
+            sl_sched_job_requeue(r->s, (int64_t)ev.job + 1, r->now, 0);
+            j->state = S_PENDING;
+            j->gen++;
+            j->preemptions++;
+            freed = true;
+        }
+    }
+    return freed;
+}
+
+/* Carry out a pass: each start runs until its finish; each preempted job
+ * stops at the end of its grace, or finishes first; the scheduler wakes
+ * when it asked to. */
+static int pass_apply(struct run *r, const struct sl_sched_result *res)
+{
+    for (int i = 0; i < res->nstarts; i++) {
+        int ji = (int)(res->starts[i].job_id - 1);
+        struct sjob *j = &r->jobs[ji];
+        j->state = S_RUNNING;
+        j->run_start_ms = r->now;
+        if (j->first_start_ms < 0)
+            j->first_start_ms = r->now;
+        j->gen++;
+        if (heap_push(&r->heap, (struct event){r->now + j->remaining_ms, E_FINISH, ji, j->gen}) <
+            0)
+            return sl_errorf(r->err, -ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < res->npreempts; i++) {
+        int ji = (int)(res->preempts[i].job_id - 1);
+        struct sjob *j = &r->jobs[ji];
+        if (j->state != S_RUNNING)
+            continue;
+        j->state = S_TERMINATING;
+        j->signal_ms = r->now;
+        r->total_preempts++;
+        if (r->now + GRACE_MS < j->run_start_ms + j->remaining_ms &&
+            heap_push(&r->heap, (struct event){r->now + GRACE_MS, E_STOP, ji, j->gen}) < 0)
+            return sl_errorf(r->err, -ENOMEM, "out of memory");
+    }
+    if (res->wake_ms > r->now)
+        heap_push(&r->heap, (struct event){res->wake_ms, E_WAKE, -1, 0});
+    return 0;
+}
+
+static void progress(struct run *r, bool end)
+{
+    char day[48];
+
+    snprintf(day, sizeof(day), "day %.1f", (double)(r->now - r->first_submit) / 86400000.0);
+    sl_sim_progress(&r->bar, r->done + r->refused, r->nt, "jobs", day, end);
+}
+
+/* Run the clock from event to event until every job has finished or was
+ * refused, or what is left can never start: after the arrivals and
+ * events of an instant, a pass (a full one when something was freed). */
+static int clock_run(struct run *r)
+{
+    int rc;
+
+    while (r->done + r->refused < r->nt) {
+        int64_t next = INT64_MAX;
+        struct sl_sched_result res;
+        bool freed;
+
+        if (r->next_arrival < r->nt)
+            next = r->jobs[r->next_arrival].submit_ms;
+        if (r->heap.n && r->heap.v[0].at_ms < next)
+            next = r->heap.v[0].at_ms;
+        if (next == INT64_MAX)
+            break; /* what is left can never start */
+        r->now = next;
+        if ((rc = arrivals(r)) < 0)
+            return rc;
+        freed = events(r);
+        if ((rc = sl_sched_pass(r->s, r->now, !freed, &res)) < 0) {
+            sl_sched_result_fini(&res);
+            return sl_errorf(r->err, rc, "out of memory");
+        }
+        r->passes++;
+        rc = pass_apply(r, &res);
+        sl_sched_result_fini(&res);
+        if (rc < 0)
+            return rc;
+        if (r->o->progress)
+            progress(r, false);
+    }
+    if (r->o->progress)
+        progress(r, true);
+    return 0;
+}
+
+/* ---- the summary -------------------------------------------------------- */
+
+/* The figures of the finished jobs, each and per team. */
+struct figures {
+    double *jct, *wait;           /* per finished job, s */
+    size_t n;                     /* finished jobs */
+    size_t preempted;             /* of those, preempted at least once */
+    double *tsum;                 /* per team: sum of bounded slowdowns */
+    double *twait, *tjct;         /* ... of queueing delays and JCTs, s */
+    double *tgpu;                 /* ... GPU-hours of run time */
+    size_t *tcount;               /* ... finished jobs */
+};
+
+static void figures_fini(struct figures *f)
+{
+    free(f->jct);
+    free(f->wait);
+    free(f->tsum);
+    free(f->twait);
+    free(f->tjct);
+    free(f->tgpu);
+    free(f->tcount);
+}
+
+static int figures_make(const struct run *r, struct figures *f)
+{
+    size_t nt = (size_t)r->nteams + 1;
+
+    memset(f, 0, sizeof(*f));
+    f->jct = malloc(sizeof(double) * (r->done + 1));
+    f->wait = malloc(sizeof(double) * (r->done + 1));
+    f->tsum = calloc(nt, sizeof(double));
+    f->twait = calloc(nt, sizeof(double));
+    f->tjct = calloc(nt, sizeof(double));
+    f->tgpu = calloc(nt, sizeof(double));
+    f->tcount = calloc(nt, sizeof(size_t));
+    if (!f->jct || !f->wait || !f->tsum || !f->twait || !f->tjct || !f->tgpu || !f->tcount) {
+        figures_fini(f);
+        return sl_errorf(r->err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < r->nt; i++) {
+        const struct sjob *j = &r->jobs[i];
+        double run = (double)(j->t->duration_ms > 0 ? j->t->duration_ms : 0), sd;
+        size_t k = f->n;
+        if (j->state != S_DONE)
+            continue;
+        f->jct[k] = (double)(j->finish_ms - j->submit_ms) / 1000;
+        f->wait[k] = (double)(j->first_start_ms - j->submit_ms) / 1000;
+        sd = (double)(j->finish_ms - j->submit_ms) /
+             (run > SLOWDOWN_FLOOR_MS ? run : SLOWDOWN_FLOOR_MS);
+        f->tsum[j->team] += sd > 1 ? sd : 1;
+        f->twait[j->team] += f->wait[k];
+        f->tjct[j->team] += f->jct[k];
+        f->tgpu[j->team] += (double)j->gpus_milli / 1000 * run / 3600000.0;
+        f->tcount[j->team]++;
+        f->preempted += j->preemptions > 0;
+        f->n++;
+    }
+    return 0;
+}
+
+/* Jain's index over the teams with finished jobs of 1 / their mean
+ * bounded slowdown (1 when there are none). */
+static double jain(const struct run *r, const struct figures *f)
+{
+    double xs = 0, xs2 = 0;
+    int nx = 0;
+
+    for (int tm = 0; tm < r->nteams; tm++)
+        if (f->tcount[tm]) {
+            double x = 1.0 / (f->tsum[tm] / (double)f->tcount[tm]);
+            xs += x;
+            xs2 += x * x;
+            nx++;
+        }
+    return nx && xs2 > 0 ? xs * xs / ((double)nx * xs2) : 1.0;
+}
+
+/* "teams": each with its quota and its jobs' figures. */
+static void teams_json(const struct run *r, const struct figures *f, struct sl_buf *out)
+{
+    sl_buf_adds(out, "  \"teams\": [");
+    for (int tm = 0; tm < r->nteams; tm++) {
+        size_t n = f->tcount[tm];
+        sl_buf_printf(out, "%s\n    {\"name\": ", tm ? "," : "");
+        sl_buf_json_str(out, r->teams[tm].name);
+        sl_buf_adds(out, ", \"nominal_gpus\": ");
+        if (r->teams[tm].nominal_milli >= 0)
+            sl_buf_printf(out, "%g", (double)r->teams[tm].nominal_milli / 1000);
+        else
+            sl_buf_adds(out, "null");
+        sl_buf_printf(out, ", \"jobs\": %zu, \"mean_jct_s\": %.1f, "
+                           "\"mean_queueing_delay_s\": %.1f, \"mean_slowdown\": %.3f, "
+                           "\"gpu_hours\": %.1f}",
+                      n, n ? f->tjct[tm] / (double)n : 0, n ? f->twait[tm] / (double)n : 0,
+                      n ? f->tsum[tm] / (double)n : 0, f->tgpu[tm]);
+    }
+    sl_buf_adds(out, "\n  ],\n");
+}
+
+/* The JSON summary of the run ('wall_s': its wall-clock time). */
+static int summary_json(struct run *r, double wall_s, struct sl_buf *out)
+{
+    const struct sl_sim_opts *o = r->o;
+    double cap = (double)r->cap_milli / 1000;
+    double makespan = (double)(r->last_finish - r->first_submit) / 1000;
+    struct figures f;
+    int rc;
+
+    if ((rc = figures_make(r, &f)) < 0)
+        return rc;
+    sl_buf_printf(out, "{\n  \"mode\": \"timed\",\n  \"scheduler\": \"%s\",\n",
+                  r->fifo ? "fifo" : "sluice");
+    sl_buf_printf(out, "  \"policy\": \"%s\",\n  \"seed\": %" PRIu64 ",\n",
+                  sl_placement_name(sl_sched_get_config(r->s)->placement), o->seed);
+    if (r->pods && o->target > 0)
+        sl_buf_printf(out, "  \"target\": %.4g,\n", o->target);
+    sl_buf_printf(out, "  \"time_scale\": %g,\n  \"estimates\": \"%s\",\n", r->scale,
+                  o->no_estimate ? "none" : "exact");
+    sl_buf_printf(out, "  \"nodes\": %d,\n  \"gpu_capacity\": %" PRId64 ",\n",
+                  sl_sched_node_count(r->s), r->cap_milli / 1000);
+    sl_buf_printf(out, "  \"jobs\": %zu,\n  \"jobs_finished\": %zu,\n", r->nt, r->done);
+    sl_buf_printf(out, "  \"jobs_refused\": %zu,\n", r->refused);
+    sl_buf_printf(out, "  \"jobs_never_started\": %zu,\n", r->nt - r->done - r->refused);
+    sl_buf_printf(out, "  \"makespan_s\": %.0f,\n", makespan);
+    stats_json(out, "jct_s", f.jct, f.n, false);
+    stats_json(out, "queueing_delay_s", f.wait, f.n, false);
+    sl_buf_printf(out, "  \"gpu_utilization\": %.4f,\n",
+                  makespan > 0 ? r->gpu_ms_used / 1000 / (cap * makespan) : 0);
+    sl_buf_printf(out, "  \"gpu_utilization_arrivals\": %.4f,\n",
+                  r->last_submit > r->first_submit
+                      ? r->gpu_ms_window / (cap * (double)(r->last_submit - r->first_submit))
+                      : 0);
+    sl_buf_printf(out, "  \"jain_fairness\": %.4f,\n", jain(r, &f));
+    sl_buf_adds(out, "  \"fairness_basis\": \"Jain's index over teams of 1 / mean "
+                     "bounded slowdown, max(1, JCT / max(run time, 60 s))\",\n");
+    sl_buf_printf(out, "  \"preemptions\": %zu,\n  \"preempted_jobs\": %zu,\n",
+                  r->total_preempts, f.preempted);
+    sl_buf_printf(out, "  \"passes\": %" PRId64 ",\n", r->passes);
+    teams_json(r, &f, out);
+    sl_buf_printf(out, "  \"wall_seconds\": %.3f\n}\n", wall_s);
+    figures_fini(&f);
+    return out->failed ? sl_errorf(r->err, -ENOMEM, "out of memory") : 0;
+}
+
+int sl_sim_timed(const struct sl_sim_opts *o, struct sl_buf *out, struct sl_error *err)
+{
+    struct run r;
+    enum sl_placement policy;
+    struct timespec t0, t1;
+    double wall_s;
+    int rc;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if ((rc = sl_sim_policy(o->policy, &policy, err)) < 0)
+        return rc;
+    run_init(&r, o, err);
+    if ((rc = load_workload(&r)) < 0)
+        goto out;
+    if (!(r.teams = calloc(MAX_TEAMS, sizeof(*r.teams)))) {
         rc = sl_errorf(err, -ENOMEM, "out of memory");
         goto out;
     }
-    c_batch = sl_sched_class_set(s, &(struct sl_sched_class_spec){"batch", 100, true, false, 0});
-    if (pods) {
-        c_prod = sl_sched_class_set(s, &(struct sl_sched_class_spec){"production", 1000, false,
-                                                                     false, 0});
-        c_be = sl_sched_class_set(s, &(struct sl_sched_class_spec){"best-effort", 0, true,
-                                                                   true, 0});
-    }
-
-    /* The teams: the virtual clusters of --vcs, the queues of --config,
-     * or the QoS of openb pods; the FIFO baseline keeps them for its
-     * figures but puts every job in one queue. */
-    if (o->vc_path && (rc = load_vcs(o->vc_path, teams, &nteams, &vc_total, err)) < 0)
+    if ((rc = sched_make(&r, policy)) < 0 || (rc = teams_make(&r)) < 0 ||
+        (rc = cluster_make(&r)) < 0)
         goto out;
-    if (o->config_path) {
-        char *buf = NULL;
-        size_t len;
-        if ((rc = sl_read_file(o->config_path, SL_SPEC_MAX_BYTES, &buf, &len)) < 0) {
-            sl_errorf_field(err, rc, "--config", "--config %s: %s", o->config_path,
-                            rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
-            goto out;
-        }
-        rc = sl_manifests_parse(buf, len, &mf, &nmf, err);
-        free(buf);
-        if (rc < 0) {
-            char text[sizeof(err->text)];
-            sl_strlcpy(text, err->text, sizeof(text));
-            sl_errorf_field(err, rc, err->field, "--config %s: %s%s%s", o->config_path,
-                            err->field, err->field[0] ? ": " : "", text);
-            goto out;
-        }
-        nteams = 0; /* the queues replace the VCs as teams */
-        for (size_t i = 0; i < nmf; i++) {
-            int q = fifo ? 0 : sl_sched_apply_manifest(s, &mf[i]);
-            if (q < 0) {
-                rc = sl_errorf(err, q, "--config %s: %s: cannot apply (%s)", o->config_path,
-                               mf[i].name, strerror(-q));
-                goto out;
-            }
-            if (mf[i].kind == SL_KIND_QUEUE) {
-                int t = team_index(teams, &nteams, mf[i].name);
-                if (t < 0) {
-                    rc = sl_errorf(err, t, "--config: too many queues");
-                    goto out;
-                }
-                teams[t].queue = q;
-                teams[t].nominal_milli = mf[i].u.queue.nominal.gpu_milli;
-            }
-        }
-        if (nteams == 0) {
-            rc = sl_errorf_field(err, -EINVAL, "--config", "--config %s: declares no Queue",
-                                 o->config_path);
-            goto out;
-        }
-        if ((c_batch = sl_sched_class_find(s, "batch")) < 0)
-            c_batch = sl_sched_class_set(s, &(struct sl_sched_class_spec){"batch", 100, true,
-                                                                         false, 0});
-    } else if (!fifo) {
-        for (int i = 0; i < nteams; i++)
-            teams[i].queue = add_queue(s, teams[i].name, "cluster", teams[i].nominal_milli);
-    }
-    if (nteams == 0 && !pods) {
-        int t = team_index(teams, &nteams, "all");
-        teams[t].queue = fifo ? -1 : add_queue(s, "all", NULL, -1);
-    }
-    if (fifo && (q_fifo = add_queue(s, "fifo", NULL, -1)) < 0) {
-        rc = sl_errorf(err, q_fifo, "out of memory");
-        goto out;
-    }
-    for (int i = 0; i < nteams; i++)
-        if (!fifo && teams[i].queue < 0) {
-            rc = sl_errorf(err, -ENOMEM, "out of memory");
-            goto out;
-        }
-    by_qos = pods && nteams == 0;
-
-    /* The cluster: --nodes, or nodes of 8 GPUs enough for the VCs. */
-    if (o->nodes_path) {
-        if ((rc = sl_trace_load_nodes(o->nodes_path, &tn, &nn, err)) < 0 ||
-            (rc = sl_sim_add_nodes(s, tn, nn, err)) < 0)
-            goto out;
-        for (size_t i = 0; i < nn; i++) {
-            cap_milli += (int64_t)tn[i].ngpus * 1000;
-            if (tn[i].ngpus > max_gpus)
-                max_gpus = tn[i].ngpus;
-            if (tn[i].cpu_milli > max_cpu)
-                max_cpu = tn[i].cpu_milli;
-            if (tn[i].mem_bytes > max_mem)
-                max_mem = tn[i].mem_bytes;
-        }
-    } else if (vc_total > 0) {
-        for (int64_t k = 0; k * SYNTH_GPUS * 1000 < vc_total; k++) {
-            struct sl_sched_node_spec n = {0};
-            char name[32];
-            snprintf(name, sizeof(name), "node-%04" PRId64, k);
-            n.name = name;
-            n.cpu_milli = SYNTH_CPU_MILLI;
-            n.mem_bytes = SYNTH_MEM_BYTES;
-            n.ngpus = SYNTH_GPUS;
-            for (int g = 0; g < SYNTH_GPUS; g++)
-                n.gpu_model[g] = "GPU";
-            if ((rc = sl_sched_node_add(s, &n)) < 0) {
-                sl_errorf(err, rc, "cannot add node %s", name);
-                goto out;
-            }
-            cap_milli += SYNTH_GPUS * 1000;
-            nn++;
-        }
-        max_gpus = SYNTH_GPUS;
-        max_cpu = SYNTH_CPU_MILLI;
-        max_mem = SYNTH_MEM_BYTES;
-    } else {
-        rc = sl_errorf_field(err, -EINVAL, "--nodes",
-                             "timed mode needs --nodes FILE or --vcs FILE (the cluster)");
-        goto out;
-    }
-    if (cap_milli == 0) {
-        rc = sl_errorf(err, -EINVAL, "the cluster has no GPUs");
-        goto out;
-    }
-
     /* openb pods are too few to load the cluster whatever the time scale
      * (their GPU-time fills it for hours, not months): --target resamples
      * them, as fill mode does, to that multiple of its GPUs; each copy
      * keeps its own arrival and run time. */
-    if (pods && o->target > 0 && (rc = resample(&tt, &nt, cap_milli, o->target, o->seed, err)) < 0)
+    if (r.pods && o->target > 0 &&
+        (rc = resample(&r.tt, &r.nt, r.cap_milli, o->target, o->seed, err)) < 0)
         goto out;
-    if (!(jobs = calloc(nt + 1, sizeof(*jobs))) || !(users = calloc(nt + 1, sizeof(*users)))) {
-        rc = sl_errorf(err, -ENOMEM, "out of memory");
+    if ((rc = jobs_make(&r)) < 0 || (rc = clock_run(&r)) < 0)
         goto out;
-    }
-
-    /* The jobs: times scaled, users dealt to teams. A job no node could
-     * ever take (a task bigger than the largest node, or more GPUs than
-     * the cluster) is refused, as sluiced refuses it at submission. */
-    for (size_t i = 0; i < nt; i++) {
-        const struct sl_trace_task *t = &tt[i];
-        struct sjob *j = &jobs[i];
-        int64_t sub = t->submit_ms >= 0 ? t->submit_ms : 0;
-        j->t = t;
-        j->idx = i;
-        j->submit_ms = (int64_t)((double)sub / scale);
-        j->remaining_ms = t->duration_ms > 0 ? t->duration_ms : 0;
-        j->first_start_ms = -1;
-        j->gpus_milli = t->tasks * t->num_gpu * (t->num_gpu ? t->gpu_milli : 0);
-        if (t->num_gpu > max_gpus || t->cpu_milli > max_cpu || t->mem_bytes > max_mem ||
-            j->gpus_milli > cap_milli)
-            j->state = S_REFUSED;
-        if (by_qos) {
-            const char *qos = t->qos[0] ? t->qos : "none";
-            int tm = team_index(teams, &nteams, qos);
-            if (tm < 0) {
-                rc = sl_errorf(err, tm, "too many QoS classes");
-                goto out;
-            }
-            if (!fifo && teams[tm].queue < 0 &&
-                (teams[tm].queue = add_queue(s, teams[tm].name, NULL, -1)) < 0) {
-                rc = sl_errorf(err, teams[tm].queue, "out of memory");
-                goto out;
-            }
-            j->team = tm;
-        } else if (nteams == 1) {
-            j->team = 0;
-        } else {
-            const char *u = t->user[0] ? t->user : t->name;
-            int k = user_find(users, nusers, u);
-            if (k < 0) {
-                k = (int)nusers++;
-                sl_strlcpy(users[k].user, u, sizeof(users[k].user));
-                users[k].team = -1;
-            }
-            users[k].gpu_s += (double)j->gpus_milli / 1000 * (double)j->remaining_ms / 1000;
-            j->team = -2 - k; /* resolved below */
-        }
-    }
-    if (nusers > 0) {
-        /* Deal users, biggest first, each to the team that is then least
-         * loaded for its quota (the biggest to the biggest quota). */
-        struct udemand *sorted = malloc(sizeof(*sorted) * nusers);
-        if (!sorted) {
-            rc = sl_errorf(err, -ENOMEM, "out of memory");
-            goto out;
-        }
-        memcpy(sorted, users, sizeof(*sorted) * nusers);
-        qsort(sorted, nusers, sizeof(*sorted), udemand_cmp);
-        for (size_t k = 0; k < nusers; k++) {
-            int best = 0;
-            double best_load = INFINITY;
-            for (int tm = 0; tm < nteams; tm++) {
-                double q = teams[tm].nominal_milli > 0 ? (double)teams[tm].nominal_milli : 1000;
-                double load = (teams[tm].demand + sorted[k].gpu_s) / q;
-                if (load < best_load) {
-                    best_load = load;
-                    best = tm;
-                }
-            }
-            teams[best].demand += sorted[k].gpu_s;
-            users[user_find(users, nusers, sorted[k].user)].team = best;
-        }
-        free(sorted);
-        for (size_t i = 0; i < nt; i++)
-            if (jobs[i].team <= -2)
-                jobs[i].team = users[-2 - jobs[i].team].team;
-    }
-    qsort(jobs, nt, sizeof(*jobs), arrival_cmp); /* stable by trace order */
-    first_submit = nt ? jobs[0].submit_ms : 0;
-    last_submit = nt ? jobs[nt - 1].submit_ms : 0;
-
-    /* The clock. */
-    while (done + refused < nt) {
-        int64_t next = INT64_MAX;
-        struct sl_sched_result res;
-        bool freed = false;
-
-        if (next_arrival < nt)
-            next = jobs[next_arrival].submit_ms;
-        if (heap.n && heap.v[0].at_ms < next)
-            next = heap.v[0].at_ms;
-        if (next == INT64_MAX)
-            break; /* what is left can never start */
-        now = next;
-        while (next_arrival < nt && jobs[next_arrival].submit_ms <= now) {
-            size_t i = next_arrival++;
-            struct sjob *j = &jobs[i];
-            const struct sl_trace_task *t = j->t;
-            struct sl_sched_job_spec sp;
-            struct sl_error why = {0};
-            char user[80];
-            int u, pc = c_batch;
-
-            if (j->state == S_REFUSED) {
-                refused++;
-                continue;
-            }
-            if ((rc = sl_sim_spec(s, t, &sp, err)) < 0)
-                goto out;
-            snprintf(user, sizeof(user), "%s", t->user[0] ? t->user : "trace");
-            if ((u = sl_sched_user(s, user)) < 0) {
-                rc = sl_errorf(err, u, "out of memory");
-                goto out;
-            }
-            if (by_qos && !fifo) {
-                if (strcmp(t->qos, "LS") == 0)
-                    pc = c_prod;
-                else if (strcmp(t->qos, "BE") == 0)
-                    pc = c_be;
-            }
-            sp.id = (int64_t)i + 1;
-            sp.queue = fifo ? q_fifo : teams[j->team].queue;
-            sp.user = u;
-            sp.pclass = pc;
-            sp.submit_ms = j->submit_ms;
-            if (!o->no_estimate && j->remaining_ms > 0)
-                sp.max_runtime_ms = (j->remaining_ms + 59999) / 60000 * 60000;
-            if (sl_sched_job_add(s, &sp, &why) < 0) {
-                rc = sl_errorf(err, -EINVAL, "%s: %s: %s", t->name, why.field, why.text);
-                goto out;
-            }
-            j->state = S_PENDING;
-        }
-        while (heap.n && heap.v[0].at_ms <= now) {
-            struct event ev = heap_pop(&heap);
-            struct sjob *j = ev.job >= 0 ? &jobs[ev.job] : NULL;
-            if (!j || ev.gen != j->gen)
-                continue; /* a wake-up, or stale */
-            if (ev.kind == E_FINISH && (j->state == S_RUNNING || j->state == S_TERMINATING)) {
-                sl_sched_job_remove(s, (int64_t)ev.job + 1, now);
-                gpu_ms_used += (double)j->gpus_milli / 1000 * (double)(now - j->run_start_ms);
-                gpu_ms_window += (double)j->gpus_milli / 1000 *
-                                 overlap(j->run_start_ms, now, first_submit, last_submit);
-                j->state = S_DONE;
-                j->finish_ms = now;
-                last_finish = now;
-                done++;
-                freed = true;
-            } else if (ev.kind == E_STOP && j->state == S_TERMINATING) {
-                gpu_ms_used += (double)j->gpus_milli / 1000 * (double)(now - j->run_start_ms);
-                gpu_ms_window += (double)j->gpus_milli / 1000 *
-                                 overlap(j->run_start_ms, now, first_submit, last_submit);
-                j->remaining_ms -= j->signal_ms - j->run_start_ms;
-                if (j->remaining_ms < 0)
-                    j->remaining_ms = 0;
-                sl_sched_job_requeue(s, (int64_t)ev.job + 1, now, 0);
-                j->state = S_PENDING;
-                j->gen++;
-                j->preemptions++;
-                freed = true;
-            }
-        }
-        if ((rc = sl_sched_pass(s, now, !freed, &res)) < 0) {
-            sl_sched_result_fini(&res);
-            sl_errorf(err, rc, "out of memory");
-            goto out;
-        }
-        passes++;
-        for (int i = 0; i < res.nstarts; i++) {
-            int ji = (int)(res.starts[i].job_id - 1);
-            struct sjob *j = &jobs[ji];
-            j->state = S_RUNNING;
-            j->run_start_ms = now;
-            if (j->first_start_ms < 0)
-                j->first_start_ms = now;
-            j->gen++;
-            if (heap_push(&heap, (struct event){now + j->remaining_ms, E_FINISH, ji, j->gen}) < 0) {
-                rc = sl_errorf(err, -ENOMEM, "out of memory");
-                sl_sched_result_fini(&res);
-                goto out;
-            }
-        }
-        for (int i = 0; i < res.npreempts; i++) {
-            int ji = (int)(res.preempts[i].job_id - 1);
-            struct sjob *j = &jobs[ji];
-            if (j->state != S_RUNNING)
-                continue;
-            j->state = S_TERMINATING;
-            j->signal_ms = now;
-            total_preempts++;
-            /* It stops at the end of its grace, or finishes first. */
-            if (now + GRACE_MS < j->run_start_ms + j->remaining_ms &&
-                heap_push(&heap, (struct event){now + GRACE_MS, E_STOP, ji, j->gen}) < 0) {
-                rc = sl_errorf(err, -ENOMEM, "out of memory");
-                sl_sched_result_fini(&res);
-                goto out;
-            }
-        }
-        if (res.wake_ms > now)
-            heap_push(&heap, (struct event){res.wake_ms, E_WAKE, -1, 0});
-        sl_sched_result_fini(&res);
-        if (o->progress) {
-            char day[48];
-            snprintf(day, sizeof(day), "day %.1f", (double)(now - first_submit) / 86400000.0);
-            sl_sim_progress(&bar, done + refused, nt, "jobs", day, false);
-        }
-    }
-    if (o->progress) {
-        char day[48];
-        snprintf(day, sizeof(day), "day %.1f", (double)(now - first_submit) / 86400000.0);
-        sl_sim_progress(&bar, done + refused, nt, "jobs", day, true);
-    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-
-    /* ---- the summary ---- */
-    {
-        double *jct = malloc(sizeof(double) * (done + 1));
-        double *wait = malloc(sizeof(double) * (done + 1));
-        double *tsum = calloc((size_t)nteams + 1, sizeof(double));
-        double *twait = calloc((size_t)nteams + 1, sizeof(double));
-        double *tjct = calloc((size_t)nteams + 1, sizeof(double));
-        double *tgpu = calloc((size_t)nteams + 1, sizeof(double));
-        size_t *tcount = calloc((size_t)nteams + 1, sizeof(size_t));
-        size_t k = 0, preempted = 0;
-        double makespan = (double)(last_finish - first_submit) / 1000, xs = 0, xs2 = 0;
-        int nx = 0;
-
-        void *mem[] = {jct, wait, tsum, twait, tjct, tgpu, tcount};
-
-        if (!jct || !wait || !tsum || !twait || !tjct || !tgpu || !tcount) {
-            for (size_t i = 0; i < SL_ARRAY_LEN(mem); i++)
-                free(mem[i]);
-            rc = sl_errorf(err, -ENOMEM, "out of memory");
-            goto out;
-        }
-        for (size_t i = 0; i < nt; i++) {
-            struct sjob *j = &jobs[i];
-            double run = (double)(j->t->duration_ms > 0 ? j->t->duration_ms : 0), sd;
-            if (j->state != S_DONE)
-                continue;
-            jct[k] = (double)(j->finish_ms - j->submit_ms) / 1000;
-            wait[k] = (double)(j->first_start_ms - j->submit_ms) / 1000;
-            sd = (double)(j->finish_ms - j->submit_ms) /
-                 (run > SLOWDOWN_FLOOR_MS ? run : SLOWDOWN_FLOOR_MS);
-            tsum[j->team] += sd > 1 ? sd : 1;
-            twait[j->team] += wait[k];
-            tjct[j->team] += jct[k];
-            tgpu[j->team] += (double)j->gpus_milli / 1000 * run / 3600000.0;
-            tcount[j->team]++;
-            preempted += j->preemptions > 0;
-            k++;
-        }
-        sl_buf_printf(out, "{\n  \"mode\": \"timed\",\n  \"scheduler\": \"%s\",\n",
-                      fifo ? "fifo" : "sluice");
-        sl_buf_printf(out, "  \"policy\": \"%s\",\n  \"seed\": %" PRIu64 ",\n",
-                      sl_placement_name(sl_sched_get_config(s)->placement), o->seed);
-        if (pods && o->target > 0)
-            sl_buf_printf(out, "  \"target\": %.4g,\n", o->target);
-        sl_buf_printf(out, "  \"time_scale\": %g,\n  \"estimates\": \"%s\",\n", scale,
-                      o->no_estimate ? "none" : "exact");
-        sl_buf_printf(out, "  \"nodes\": %d,\n  \"gpu_capacity\": %" PRId64 ",\n",
-                      sl_sched_node_count(s), cap_milli / 1000);
-        sl_buf_printf(out, "  \"jobs\": %zu,\n  \"jobs_finished\": %zu,\n", nt, done);
-        sl_buf_printf(out, "  \"jobs_refused\": %zu,\n", refused);
-        sl_buf_printf(out, "  \"jobs_never_started\": %zu,\n", nt - done - refused);
-        sl_buf_printf(out, "  \"makespan_s\": %.0f,\n", makespan);
-        stats_json(out, "jct_s", jct, k, false);
-        stats_json(out, "queueing_delay_s", wait, k, false);
-        sl_buf_printf(out, "  \"gpu_utilization\": %.4f,\n",
-                      makespan > 0 ? gpu_ms_used / 1000 / ((double)cap_milli / 1000 * makespan)
-                                   : 0);
-        sl_buf_printf(out, "  \"gpu_utilization_arrivals\": %.4f,\n",
-                      last_submit > first_submit
-                          ? gpu_ms_window /
-                                ((double)cap_milli / 1000 * (double)(last_submit - first_submit))
-                          : 0);
-        for (int tm = 0; tm < nteams; tm++)
-            if (tcount[tm]) {
-                double x = 1.0 / (tsum[tm] / (double)tcount[tm]);
-                xs += x;
-                xs2 += x * x;
-                nx++;
-            }
-        sl_buf_printf(out, "  \"jain_fairness\": %.4f,\n",
-                      nx && xs2 > 0 ? xs * xs / ((double)nx * xs2) : 1.0);
-        sl_buf_adds(out, "  \"fairness_basis\": \"Jain's index over teams of 1 / mean "
-                         "bounded slowdown, max(1, JCT / max(run time, 60 s))\",\n");
-        sl_buf_printf(out, "  \"preemptions\": %zu,\n  \"preempted_jobs\": %zu,\n",
-                      total_preempts, preempted);
-        sl_buf_printf(out, "  \"passes\": %" PRId64 ",\n", passes);
-        sl_buf_adds(out, "  \"teams\": [");
-        for (int tm = 0; tm < nteams; tm++) {
-            sl_buf_printf(out, "%s\n    {\"name\": ", tm ? "," : "");
-            sl_buf_json_str(out, teams[tm].name);
-            sl_buf_adds(out, ", \"nominal_gpus\": ");
-            if (teams[tm].nominal_milli >= 0)
-                sl_buf_printf(out, "%g", (double)teams[tm].nominal_milli / 1000);
-            else
-                sl_buf_adds(out, "null");
-            sl_buf_printf(out, ", \"jobs\": %zu, \"mean_jct_s\": %.1f, "
-                               "\"mean_queueing_delay_s\": %.1f, \"mean_slowdown\": %.3f, "
-                               "\"gpu_hours\": %.1f}",
-                          tcount[tm], tcount[tm] ? tjct[tm] / (double)tcount[tm] : 0,
-                          tcount[tm] ? twait[tm] / (double)tcount[tm] : 0,
-                          tcount[tm] ? tsum[tm] / (double)tcount[tm] : 0, tgpu[tm]);
-        }
-        sl_buf_printf(out, "\n  ],\n  \"wall_seconds\": %.3f\n}\n",
-                      (double)(t1.tv_sec - t0.tv_sec) +
-                          (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-        for (size_t i = 0; i < SL_ARRAY_LEN(mem); i++)
-            free(mem[i]);
-        if (out->failed)
-            rc = sl_errorf(err, -ENOMEM, "out of memory");
-    }
+    wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    rc = summary_json(&r, wall_s, out);
 out:
-    sl_sched_destroy(s);
-    free(heap.v);
-    free(mf);
-    free(jobs);
-    free(teams);
-    free(users);
-    free(tn);
-    free(tt);
+    run_fini(&r);
     return rc;
 }

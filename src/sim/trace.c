@@ -406,6 +406,70 @@ static int gpu_spec(const struct csv *c, int i, char *out, size_t size,
     return 0;
 }
 
+/* The columns of a pod list: the required ones, then the optional ones
+ * (-1 when absent). */
+struct pod_cols {
+    int idx[5];                   /* name, cpu_milli, memory_mib, num_gpu, gpu_milli */
+    int spec, qos, cre, del, sch; /* gpu_spec, qos, creation, deletion, scheduled time */
+};
+
+/* The current row of a pod list into *t. */
+static int pod_row(struct csv *c, const struct pod_cols *k, struct sl_trace_task *t,
+                   struct sl_error *err)
+{
+    const int *idx = k->idx;
+    int64_t cpu, mib, ngpu, milli, cre = -1, del = -1, sch = -1;
+    int rc;
+
+    memset(t, 0, sizeof(*t));
+    if ((rc = get_text(c, idx[0], "name", SL_TRACE_NAME_MAX, false, t->name,
+                       sizeof(t->name), err)) < 0 ||
+        (rc = get_int(c, idx[1], "cpu_milli", 0, 1000000000, false, 0, &cpu,
+                      err)) < 0 ||
+        (rc = get_int(c, idx[2], "memory_mib", 0, 1LL << 30, false, 0, &mib,
+                      err)) < 0 ||
+        (rc = get_int(c, idx[3], "num_gpu", 0, 64, false, 0, &ngpu, err)) < 0 ||
+        (rc = get_int(c, idx[4], "gpu_milli", 0, 1000, false, 0, &milli, err)) < 0)
+        return rc;
+    if (ngpu > 0 && milli == 0)
+        return bad(c, "gpu_milli", "must be 1..1000 when num_gpu > 0", field(c, idx[4]), err);
+    if (ngpu == 0 && milli != 0)
+        return bad(c, "gpu_milli", "must be 0 when num_gpu is 0", field(c, idx[4]), err);
+    if (ngpu > 1 && milli != 1000)
+        return bad(c, "gpu_milli",
+                   "must be 1000 for a pod of several GPUs (a fraction is of one GPU)",
+                   field(c, idx[4]), err);
+    if (k->spec >= 0 &&
+        (rc = gpu_spec(c, k->spec, t->gpu_spec, sizeof(t->gpu_spec), err)) < 0)
+        return rc;
+    if (k->qos >= 0 &&
+        (rc = get_text(c, k->qos, "qos", 15, true, t->qos, sizeof(t->qos), err)) < 0)
+        return rc;
+    if (k->cre >= 0 && (rc = get_int(c, k->cre, "creation_time", 0, 1LL << 40, true,
+                                     -1, &cre, err)) < 0)
+        return rc;
+    if (k->del >= 0 && (rc = get_int(c, k->del, "deletion_time", 0, 1LL << 40, true,
+                                     -1, &del, err)) < 0)
+        return rc;
+    if (k->sch >= 0 && (rc = get_int(c, k->sch, "scheduled_time", 0, 1LL << 40, true,
+                                     -1, &sch, err)) < 0)
+        return rc;
+    if (cre >= 0 && del >= 0 && del < cre)
+        return bad(c, "deletion_time", "must not be before creation_time",
+                   field(c, k->del), err);
+    if (sch >= 0 && ((cre >= 0 && sch < cre) || (del >= 0 && sch > del)))
+        return bad(c, "scheduled_time", "must lie between creation and deletion",
+                   field(c, k->sch), err);
+    t->tasks = 1;
+    t->num_gpu = (int)ngpu;
+    t->gpu_milli = (int)milli;
+    t->cpu_milli = cpu;
+    t->mem_bytes = mib * MIB;
+    t->submit_ms = cre >= 0 ? cre * 1000 : -1;
+    t->duration_ms = del < 0 ? -1 : (del - (sch >= 0 ? sch : cre >= 0 ? cre : del)) * 1000;
+    return 0;
+}
+
 int sl_trace_load_pods(const char *path, struct sl_trace_task **out, size_t *n,
                        struct sl_error *err)
 {
@@ -413,24 +477,22 @@ int sl_trace_load_pods(const char *path, struct sl_trace_task **out, size_t *n,
                                         "num_gpu", "gpu_milli", NULL};
     struct csv *c = malloc(sizeof(*c));
     struct sl_trace_task *v = NULL;
+    struct pod_cols k;
     size_t cnt = 0, cap = 0;
-    int idx[5], ispec, iqos, icre, idel, isch, rc;
+    int rc;
 
     if (!c)
         return sl_errorf(err, -ENOMEM, "out of memory");
     if ((rc = csv_open(c, path, err)) < 0)
         goto out;
-    if ((rc = csv_header(c, err)) < 0 || (rc = need_cols(c, names, idx, err)) < 0)
+    if ((rc = csv_header(c, err)) < 0 || (rc = need_cols(c, names, k.idx, err)) < 0)
         goto out;
-    ispec = col(c, "gpu_spec");
-    iqos = col(c, "qos");
-    icre = col(c, "creation_time");
-    idel = col(c, "deletion_time");
-    isch = col(c, "scheduled_time");
+    k.spec = col(c, "gpu_spec");
+    k.qos = col(c, "qos");
+    k.cre = col(c, "creation_time");
+    k.del = col(c, "deletion_time");
+    k.sch = col(c, "scheduled_time");
     while ((rc = csv_next(c, err)) == 1) {
-        struct sl_trace_task *t;
-        int64_t cpu, mib, ngpu, milli, cre = -1, del = -1, sch = -1;
-
         if (cnt == SL_TRACE_MAX_ROWS) {
             rc = sl_errorf(err, -EINVAL, "%s: more than %d rows", c->base,
                            SL_TRACE_MAX_ROWS);
@@ -440,64 +502,8 @@ int sl_trace_load_pods(const char *path, struct sl_trace_task **out, size_t *n,
             sl_errorf(err, rc, "out of memory");
             goto out;
         }
-        t = &v[cnt];
-        memset(t, 0, sizeof(*t));
-        if ((rc = get_text(c, idx[0], "name", SL_TRACE_NAME_MAX, false, t->name,
-                           sizeof(t->name), err)) < 0 ||
-            (rc = get_int(c, idx[1], "cpu_milli", 0, 1000000000, false, 0, &cpu,
-                          err)) < 0 ||
-            (rc = get_int(c, idx[2], "memory_mib", 0, 1LL << 30, false, 0, &mib,
-                          err)) < 0 ||
-            (rc = get_int(c, idx[3], "num_gpu", 0, 64, false, 0, &ngpu, err)) < 0 ||
-            (rc = get_int(c, idx[4], "gpu_milli", 0, 1000, false, 0, &milli, err)) < 0)
+        if ((rc = pod_row(c, &k, &v[cnt], err)) < 0)
             goto out;
-        if (ngpu > 0 && milli == 0) {
-            rc = bad(c, "gpu_milli", "must be 1..1000 when num_gpu > 0", field(c, idx[4]),
-                     err);
-            goto out;
-        }
-        if (ngpu == 0 && milli != 0) {
-            rc = bad(c, "gpu_milli", "must be 0 when num_gpu is 0", field(c, idx[4]), err);
-            goto out;
-        }
-        if (ngpu > 1 && milli != 1000) {
-            rc = bad(c, "gpu_milli",
-                     "must be 1000 for a pod of several GPUs (a fraction is of one GPU)",
-                     field(c, idx[4]), err);
-            goto out;
-        }
-        if (ispec >= 0 && (rc = gpu_spec(c, ispec, t->gpu_spec, sizeof(t->gpu_spec),
-                                         err)) < 0)
-            goto out;
-        if (iqos >= 0 && (rc = get_text(c, iqos, "qos", 15, true, t->qos,
-                                        sizeof(t->qos), err)) < 0)
-            goto out;
-        if (icre >= 0 && (rc = get_int(c, icre, "creation_time", 0, 1LL << 40, true,
-                                       -1, &cre, err)) < 0)
-            goto out;
-        if (idel >= 0 && (rc = get_int(c, idel, "deletion_time", 0, 1LL << 40, true,
-                                       -1, &del, err)) < 0)
-            goto out;
-        if (isch >= 0 && (rc = get_int(c, isch, "scheduled_time", 0, 1LL << 40, true,
-                                       -1, &sch, err)) < 0)
-            goto out;
-        if (cre >= 0 && del >= 0 && del < cre) {
-            rc = bad(c, "deletion_time", "must not be before creation_time",
-                     field(c, idel), err);
-            goto out;
-        }
-        if (sch >= 0 && ((cre >= 0 && sch < cre) || (del >= 0 && sch > del))) {
-            rc = bad(c, "scheduled_time", "must lie between creation and deletion",
-                     field(c, isch), err);
-            goto out;
-        }
-        t->tasks = 1;
-        t->num_gpu = (int)ngpu;
-        t->gpu_milli = (int)milli;
-        t->cpu_milli = cpu;
-        t->mem_bytes = mib * MIB;
-        t->submit_ms = cre >= 0 ? cre * 1000 : -1;
-        t->duration_ms = del < 0 ? -1 : (del - (sch >= 0 ? sch : cre >= 0 ? cre : del)) * 1000;
         cnt++;
     }
     if (rc == 0)

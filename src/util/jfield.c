@@ -92,7 +92,7 @@ int sl_jf_check_keys(const json_t *v, const char *path, const char *const *allow
             return sl_jf_fail(err, p, "unknown field");
         }
         if (json_is_null(e)) {
-            /* one meaning: given or left out (as src/core/spec.c) */
+            /* one meaning: given or left out (as src/core/fields.c) */
             char p[SL_JF_PATH];
             sl_jf_path(p, path, k);
             return sl_jf_fail(err, p, "must not be null: leave the field out for its default");

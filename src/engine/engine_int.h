@@ -338,7 +338,8 @@ int sl_eng_team_admin_check(struct sl_engine *e, struct sl_op *op);
 /* ---- job.c ------------------------------------------------------------- */
 
 /* Set the job's message (NULL fmt clears it). */
-void sl_eng_job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...);
+void sl_eng_job_msg(struct sl_engine *e, struct job *j, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The placement of a job's tasks as the API's JSON text (the array of
  * {node, task, gpus, gpu_milli} objects, compact), written once when the

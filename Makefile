@@ -1,7 +1,8 @@
 # Sluice - GNU make + pkg-config.
 #   make            build build/sluiced and build/sluice
 #   make run        install missing packages, build, start sluiced --dev
-#   make test       install missing packages, build under ASan+UBSan, run every suite
+#   make test       install missing packages, check every source with clang too,
+#                   build under ASan+UBSan, run every suite
 #   make tsan       the same suites under ThreadSanitizer (not part of make test)
 #   make bench      benchmarks (print figures; never fail on speed)
 #   make fuzz       libFuzzer targets (clang), run for FUZZ_SECONDS each
@@ -66,7 +67,7 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 
-.PHONY: all deps run test tsan unit bench fuzz install clean check-banned
+.PHONY: all deps run test tsan unit bench fuzz install clean check-banned check-clang
 all: $(B)/sluiced $(B)/sluice
 
 deps:
@@ -141,7 +142,7 @@ run: deps all
 
 # races.t runs its daemon from the ThreadSanitizer build (SLUICE_TSAN_BIN);
 # the allocation-failure sweeps need a build without sanitizers.
-test: deps check-banned
+test: deps check-banned check-clang
 	$(MAKE) SAN=1 all unit
 	$(MAKE) SAN=fault build/fault/tests/fault_alloc.t
 	$(MAKE) SAN=thread build/tsan/sluiced
@@ -158,6 +159,13 @@ tsan: deps
 
 check-banned:
 	@scripts/check-banned.sh
+
+# Product code is gcc and clang clean: every source through clang's front
+# end with the same warnings (no code is generated, so it takes seconds).
+CLANG_WARN := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Werror
+check-clang:
+	@printf '%s\n' $(CORE_SRC) $(DAEMON_SRC) $(CLI_SRC) $(UNIT_SRC) | \
+	  xargs -P2 -n8 clang -std=c17 -D_GNU_SOURCE -fsyntax-only $(CLANG_WARN) $(PKG_CFLAGS)
 
 # The scheduler library's benchmark (bench/sched_bench.c), run by bench/sched.sh.
 $(B)/bench/sched_bench: $(B)/obj/bench/sched_bench.o $(B)/libsluice-core.a

@@ -1,6 +1,6 @@
 /*
  * fuzz_spec.c - libFuzzer target for the parsers of untrusted job specs and
- * manifests (src/core/spec.c, doc.c).
+ * manifests (src/core: doc.c, fields.c, spec.c, manifest.c, normalise.c).
  *
  * Every input goes to sl_job_spec_parse, sl_manifests_parse and
  * sl_doc_decode. A spec that parses must normalise (to_json), validate

@@ -1,5 +1,6 @@
 /*
- * test_spec.c - the job spec and manifests parser (src/core/spec.c, doc.c):
+ * test_spec.c - the job spec and manifests parser (src/core: spec.h, doc.c,
+ * fields.c, spec.c, manifest.c, normalise.c):
  * the SPEC.md example in YAML and JSON, every field's bounds with the exact
  * field path, unknown fields, wrong types, hostile YAML, the normalised
  * round trip, and each manifest kind: resource lists, Queue quotas and

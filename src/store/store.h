@@ -19,63 +19,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../core/job.h"
 #include "../meter/meter.h"
 #include "../util/buf.h"
 #include "../util/util.h"
 
 struct sl_store;
-
-enum sl_job_state {
-    SL_JOB_PENDING,
-    SL_JOB_RUNNING,
-    SL_JOB_SUCCEEDED,
-    SL_JOB_FAILED,
-    SL_JOB_CANCELLED,
-    SL_JOB_PREEMPTED,
-    SL_JOB_LOST,
-    SL_JOB_NSTATES
-};
-
-const char *sl_job_state_name(enum sl_job_state s);
-/* Case-insensitive; returns -EINVAL for an unknown name. */
-int sl_job_state_parse(const char *name);
-bool sl_job_state_final(enum sl_job_state s);
-
-/* One job as stored and as shown (the API's job object). Strings are
- * borrowed from whoever filled the view; json fields are borrowed refs. */
-struct sl_job_view {
-    int64_t id;
-    const char *name, *team, *project, *user, *queue, *priority_class;
-    int priority;
-    enum sl_job_state state;
-    bool has_exit_code;
-    int exit_code;
-    int attempt, retries;
-    int preemptions;              /* times preempted and requeued */
-    int64_t submitted_ms, started_ms, finished_ms; /* 0 = null */
-    const char *placement_json;   /* JSON array text, NULL = [] */
-    const char *reason;           /* NULL unless pending */
-    const char *message;          /* NULL if none */
-    int limits_enforced;          /* -1 null, 0, 1 */
-    int gpus_enforced;            /* -1 null (not started, or no GPUs),
-                                     0: visible only (CUDA_VISIBLE_DEVICES),
-                                     1: no other GPU can be opened */
-    const char *intent;           /* while Running: "cancel", "preempt" or
-                                     "timeout" once the job was told to
-                                     stop; NULL/"" = none. Not rendered:
-                                     the events say it */
-    int64_t intent_at_ms;         /* when it was first signalled (wall) */
-    int64_t intent_for;           /* preempt: the preemptor's job id */
-    const char *spec_json;        /* normalised job document text */
-    json_t *spec_doc;             /* the same document decoded, when the
-                                     caller has it (borrowed); else NULL */
-};
-
-/* Append the API's job object for 'v' to 'b' as JSON text: the one writer
- * of that object. Returns 0 or -ENOMEM. */
-int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b);
-/* The same object decoded. Returns a new reference or NULL. */
-json_t *sl_job_view_to_json(const struct sl_job_view *v);
 
 /* Open (creating and migrating when needed) the store at 'path' ("sqlite:"
  * prefix optional). 'writer' selects the writer connection; 'sync_full'

@@ -11,6 +11,7 @@
  */
 #include "store.h"
 
+#include "backend.h"
 #include "../util/buf.h"
 
 #include <errno.h>
@@ -20,93 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Migrations, applied in order; index + 1 = PRAGMA user_version. */
-static const char *const migrations[] = {
-    /* 0001_init */
-    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE teams(name TEXT PRIMARY KEY, default_queue TEXT NOT NULL,"
-    "  created_at INTEGER NOT NULL);"
-    "CREATE TABLE queues(name TEXT PRIMARY KEY, team TEXT NOT NULL"
-    "  REFERENCES teams(name), created_at INTEGER NOT NULL);"
-    "CREATE TABLE priority_classes(name TEXT PRIMARY KEY, value INTEGER NOT NULL,"
-    "  preemptible INTEGER NOT NULL, is_default INTEGER NOT NULL);"
-    "CREATE TABLE users(name TEXT PRIMARY KEY, team TEXT NOT NULL, role TEXT NOT NULL,"
-    "  unix_user TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL);"
-    "CREATE TABLE tokens(hash BLOB PRIMARY KEY, user TEXT NOT NULL REFERENCES users(name),"
-    "  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL DEFAULT 0,"
-    "  revoked INTEGER NOT NULL DEFAULT 0);"
-    "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT NOT NULL, team TEXT NOT NULL,"
-    "  project TEXT, user TEXT NOT NULL, queue TEXT NOT NULL, priority_class TEXT NOT NULL,"
-    "  priority INTEGER NOT NULL, state INTEGER NOT NULL, exit_code INTEGER,"
-    "  attempt INTEGER NOT NULL, retries INTEGER NOT NULL, submitted_at INTEGER NOT NULL,"
-    "  started_at INTEGER, finished_at INTEGER, not_before INTEGER NOT NULL DEFAULT 0,"
-    "  placement TEXT, message TEXT, limits_enforced INTEGER, spec TEXT NOT NULL);"
-    "CREATE INDEX jobs_state ON jobs(state, id);"
-    "CREATE INDEX jobs_team ON jobs(team, id);"
-    "CREATE TABLE job_events(id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
-    "  at INTEGER NOT NULL, type TEXT NOT NULL, from_state TEXT, to_state TEXT,"
-    "  message TEXT);"
-    "CREATE INDEX job_events_job ON job_events(job_id, id);",
-    /* 0002_scheduler: queue quotas, cohorts, class options, preemptions */
-    "ALTER TABLE queues ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';"
-    "ALTER TABLE priority_classes ADD COLUMN opportunistic INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE priority_classes ADD COLUMN min_runtime_ms INTEGER NOT NULL DEFAULT 0;"
-    "CREATE TABLE cohorts(name TEXT PRIMARY KEY, description TEXT NOT NULL DEFAULT '',"
-    "  created_at INTEGER NOT NULL);"
-    "ALTER TABLE jobs ADD COLUMN preemptions INTEGER NOT NULL DEFAULT 0;",
-    /* 0003_meter: the usage ledger, budgets and their events, hourly
-     * carbon intensity */
-    "CREATE TABLE usage(id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
-    "  attempt INTEGER NOT NULL, task INTEGER NOT NULL, team TEXT NOT NULL,"
-    "  project TEXT NOT NULL DEFAULT '', user TEXT NOT NULL, queue TEXT NOT NULL,"
-    "  node TEXT NOT NULL, gpu_model TEXT NOT NULL DEFAULT '', gpus TEXT NOT NULL,"
-    "  ngpus INTEGER NOT NULL, gpu_milli INTEGER NOT NULL, cpu_milli INTEGER NOT NULL,"
-    "  mem_bytes INTEGER NOT NULL, start_ms INTEGER NOT NULL, end_ms INTEGER,"
-    "  gpu_energy_j REAL, cpu_energy_j REAL, util REAL,"
-    "  idle INTEGER NOT NULL DEFAULT 0);"
-    "CREATE INDEX usage_start ON usage(start_ms);"
-    "CREATE INDEX usage_open ON usage(job_id) WHERE end_ms IS NULL;"
-    "CREATE TABLE budgets(name TEXT PRIMARY KEY, team TEXT NOT NULL,"
-    "  spec TEXT NOT NULL, created_at INTEGER NOT NULL);"
-    "CREATE TABLE budget_events(id INTEGER PRIMARY KEY, budget TEXT NOT NULL,"
-    "  period_start INTEGER NOT NULL, threshold INTEGER NOT NULL, at INTEGER NOT NULL,"
-    "  used REAL NOT NULL, limit_value REAL NOT NULL,"
-    "  UNIQUE(budget, period_start, threshold));"
-    "CREATE TABLE carbon_hourly(site TEXT NOT NULL, hour INTEGER NOT NULL,"
-    "  g REAL NOT NULL, PRIMARY KEY(site, hour));",
-    /* 0004_idle_ms: how long an interval's GPUs sat allocated but under the
-     * idle-but-allocated threshold (in stretches long enough to flag) */
-    "ALTER TABLE usage ADD COLUMN idle_ms INTEGER NOT NULL DEFAULT 0;",
-    /* 0005_governance: token ids, labels and job tokens; the audit log and
-     * its signed checkpoints; governed objects (policies, datasets, scans,
-     * models) as JSON documents by kind and name; each job's lineage */
-    "ALTER TABLE tokens ADD COLUMN label TEXT NOT NULL DEFAULT '';"
-    "ALTER TABLE tokens ADD COLUMN job_id INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE tokens ADD COLUMN revoked_at INTEGER NOT NULL DEFAULT 0;"
-    "CREATE INDEX tokens_job ON tokens(job_id) WHERE job_id > 0;"
-    "CREATE INDEX usage_job ON usage(job_id, id);"
-    "CREATE TABLE audit(seq INTEGER PRIMARY KEY, at INTEGER NOT NULL,"
-    "  actor TEXT NOT NULL, action TEXT NOT NULL, object TEXT NOT NULL,"
-    "  outcome TEXT NOT NULL, line TEXT NOT NULL, hash BLOB NOT NULL);"
-    "CREATE INDEX audit_actor ON audit(actor, seq);"
-    "CREATE INDEX audit_object ON audit(object, seq);"
-    "CREATE INDEX audit_at ON audit(at);"
-    "CREATE TABLE audit_checkpoints(size INTEGER PRIMARY KEY, at INTEGER NOT NULL,"
-    "  text TEXT NOT NULL);"
-    "CREATE TABLE objects(kind TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL,"
-    "  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
-    "  PRIMARY KEY(kind, name));"
-    "ALTER TABLE jobs ADD COLUMN lineage TEXT;",
-    /* 0006_intents: what a Running job was told and must still be done to
-     * it after a restart (cancel, preempt, timeout), when it was first
-     * signalled and for whom (a preemption's preemptor); whether its GPUs
-     * were isolated (device cgroup) */
-    "ALTER TABLE jobs ADD COLUMN intent TEXT;"
-    "ALTER TABLE jobs ADD COLUMN intent_at INTEGER;"
-    "ALTER TABLE jobs ADD COLUMN intent_for INTEGER;"
-    "ALTER TABLE jobs ADD COLUMN gpus_enforced INTEGER;",
-};
 
 /* Prepared statements, by role. */
 enum stmt {
@@ -329,39 +243,51 @@ int sl_store_rollback_to(struct sl_store *st)
     return rc ? rc : exec_simple(st, S_RELEASE);
 }
 
+/* Apply migration 'm' in a transaction of its own, with its version. */
+static int migrate_one(struct sl_store *st, const struct sl_store_migration *m,
+                       struct sl_error *err)
+{
+    char sql[64], *msg = NULL;
+    int rc;
+
+    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", m->version);
+    rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(st->db, m->sql, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        sl_errorf(err, -EIO, "store: migration %04d_%s: %s", m->version, m->name,
+                  msg ? msg : "failed");
+        sqlite3_free(msg);
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* The migrations (src/store/migrations/sqlite/NNNN_*.sql, embedded at
+ * build time) after PRAGMA user_version, in order. */
 static int migrate(struct sl_store *st, struct sl_error *err)
 {
+    const int latest = (int)sl_sqlite_nmigrations;
     sqlite3_stmt *q = NULL;
-    int version = 0, rc;
-    char *msg = NULL;
+    int version = 0;
 
     if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK)
         return sl_errorf(err, -EIO, "store: %s", sqlite3_errmsg(st->db));
     if (sqlite3_step(q) == SQLITE_ROW)
         version = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
-    if (version > (int)SL_ARRAY_LEN(migrations))
+    if (version > latest)
         return sl_errorf(err, -EPROTO,
                          "store: schema version %d is newer than this sluiced (%d)",
-                         version, (int)SL_ARRAY_LEN(migrations));
-    for (int v = version; v < (int)SL_ARRAY_LEN(migrations); v++) {
-        char sql[64];
-        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
-        rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_exec(st->db, migrations[v], NULL, NULL, &msg);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, &msg);
-        if (rc != SQLITE_OK) {
-            sl_errorf(err, -EIO, "store: migration %04d: %s", v + 1,
-                      msg ? msg : "failed");
-            sqlite3_free(msg);
-            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+                         version, latest);
+    for (int v = version; v < latest; v++)
+        if (migrate_one(st, &sl_sqlite_migrations[v], err) < 0)
             return -EIO;
-        }
-    }
     return 0;
 }
 

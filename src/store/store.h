@@ -6,7 +6,8 @@
  * writer and see only committed transactions). A struct sl_store is not
  * thread-safe: use one per thread.
  *
- * Schema changes are numbered migrations applied in order at open time; the
+ * Schema changes are numbered migrations (src/store/migrations/sqlite/
+ * NNNN_name.sql, embedded at build time) applied in order at open time; the
  * applied version is kept in PRAGMA user_version.
  *
  * PostgreSQL (SPEC.md section 3) is not part of this release: opening a

@@ -15,12 +15,15 @@
 #include "../util/buf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Prepared statements, by role. */
 enum stmt {
@@ -161,6 +164,13 @@ struct sl_store {
     sqlite3_stmt *stmt[S_NSTMTS];
     bool writer;
     struct checkpointer *ck;      /* owned; NULL = checkpoints in COMMIT */
+    /* Durability (writer). The writer's thread bumps 'committed' after each
+     * COMMIT; sl_store_sync reads it and the fd, and owns the rest under
+     * sync_mu: it never touches the writer's sqlite3 handle. */
+    int wal_fd;                   /* the -wal file, O_RDONLY; -1 = none */
+    _Atomic uint64_t committed;   /* the last commit's token */
+    pthread_mutex_t sync_mu;
+    uint64_t synced;              /* under sync_mu: durable up to it */
 };
 
 static int rc_from_sqlite(int rc)
@@ -233,7 +243,45 @@ static int exec_simple(struct sl_store *st, enum stmt s)
 }
 
 int sl_store_begin(struct sl_store *st) { return exec_simple(st, S_BEGIN); }
-int sl_store_commit(struct sl_store *st) { return exec_simple(st, S_COMMIT); }
+
+int sl_store_commit(struct sl_store *st, uint64_t *token)
+{
+    uint64_t t;
+    int rc;
+
+    if ((rc = exec_simple(st, S_COMMIT)) < 0)
+        return rc;
+    /* Only this thread writes 'committed'; the syncer reads it. */
+    t = atomic_load_explicit(&st->committed, memory_order_relaxed) + 1;
+    atomic_store_explicit(&st->committed, t, memory_order_release);
+    if (token)
+        *token = t;
+    return 0;
+}
+
+/* One fdatasync of the WAL covers every commit whose COMMIT returned before
+ * it began, so a sync records the counter as it was just before flushing.
+ * SQLite never deletes or replaces the WAL file while the writer is open
+ * (a checkpoint restarts it in place), so the fd stays the WAL. */
+int sl_store_sync(struct sl_store *st, uint64_t token)
+{
+    uint64_t upto;
+    int rc = 0;
+
+    if (token == 0 || st->wal_fd < 0)
+        return 0; /* nothing committed, a reader, or sync_full */
+    pthread_mutex_lock(&st->sync_mu);
+    if (token > st->synced) {
+        upto = atomic_load_explicit(&st->committed, memory_order_acquire);
+        if (fdatasync(st->wal_fd) < 0)
+            rc = -errno;
+        else if (upto > st->synced)
+            st->synced = upto;
+    }
+    pthread_mutex_unlock(&st->sync_mu);
+    return rc;
+}
+
 int sl_store_rollback(struct sl_store *st) { return exec_simple(st, S_ROLLBACK); }
 int sl_store_savepoint(struct sl_store *st) { return exec_simple(st, S_SAVEPOINT); }
 int sl_store_release(struct sl_store *st) { return exec_simple(st, S_RELEASE); }
@@ -291,6 +339,22 @@ static int migrate(struct sl_store *st, struct sl_error *err)
     return 0;
 }
 
+/* Writer, at open: open the -wal file for sl_store_sync. */
+static int wal_open(struct sl_store *st, bool sync_full, struct sl_error *err)
+{
+    const char *db = sqlite3_db_filename(st->db, "main");
+    const char *wal = db && *db ? sqlite3_filename_wal(db) : NULL;
+
+    if (sync_full)
+        return 0; /* every COMMIT flushes: nothing for sync to do */
+    /* Migrating read the database, which in WAL mode creates the file. */
+    if (!wal || !*wal)
+        return sl_errorf(err, -EINVAL, "store: no WAL file (not a database on disk)");
+    if ((st->wal_fd = open(wal, O_RDONLY | O_CLOEXEC)) < 0)
+        return sl_errorf(err, -errno, "store: open %s: %s", wal, strerror(errno));
+    return 0;
+}
+
 /* Process-wide SQLite settings, before its first use: no memory statistics
  * (they put a global mutex around every allocation). */
 static void global_init(void)
@@ -325,6 +389,9 @@ struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
         return NULL;
     }
     st->writer = writer;
+    st->wal_fd = -1;
+    atomic_init(&st->committed, 0);
+    pthread_mutex_init(&st->sync_mu, NULL);
     if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK) {
         sl_errorf(err, -EIO, "store: open %s: %s", path,
                   st->db ? sqlite3_errmsg(st->db) : "out of memory");
@@ -341,7 +408,7 @@ struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
         sqlite3_free(msg);
         goto fail;
     }
-    if (writer && migrate(st, err) < 0)
+    if (writer && (migrate(st, err) < 0 || wal_open(st, sync_full, err) < 0))
         goto fail;
     return st;
 fail:
@@ -361,6 +428,9 @@ void sl_store_close(struct sl_store *st)
     for (int i = 0; i < S_NSTMTS; i++)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
+    if (st->wal_fd >= 0)
+        close(st->wal_fd);
+    pthread_mutex_destroy(&st->sync_mu);
     free(st);
     errno = saved;
 }

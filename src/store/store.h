@@ -4,7 +4,8 @@
  * One writer connection belongs to the daemon's engine thread; every other
  * thread opens its own reader connection (WAL lets readers run beside the
  * writer and see only committed transactions). A struct sl_store is not
- * thread-safe: use one per thread.
+ * thread-safe: use one per thread; the one exception is sl_store_sync,
+ * which one other thread (the engine's syncer) may call on the writer.
  *
  * Schema changes are numbered migrations (src/store/migrations/sqlite/
  * NNNN_name.sql, embedded at build time) applied in order at open time; the
@@ -50,11 +51,24 @@ int sl_store_checkpointer_start(struct sl_store *st, int pages, struct sl_error 
 /* Transactions (writer). Savepoints nest inside a transaction so that one
  * refused request in a group commit changes nothing. */
 int sl_store_begin(struct sl_store *st);
-int sl_store_commit(struct sl_store *st);
+/* Commit the transaction. *token (may be NULL) receives this commit's
+ * token: larger than that of every earlier commit of this connection, and
+ * never 0. The commit is visible to readers at once; it is durable once
+ * sl_store_sync(token) returned 0 (or at once, when opened with
+ * sync_full). On failure the transaction is still open: roll it back. */
+int sl_store_commit(struct sl_store *st, uint64_t *token);
 int sl_store_rollback(struct sl_store *st);
 int sl_store_savepoint(struct sl_store *st);
 int sl_store_release(struct sl_store *st);
 int sl_store_rollback_to(struct sl_store *st);
+/* Make every commit up to and including 'token' durable: one fdatasync of
+ * the WAL file, which the writer opened itself at open. A token already
+ * synced, 0, a reader, or a store opened with sync_full return 0 at once.
+ * Thread-safe against the writer's own thread: one other thread may call
+ * it while the writer commits (it never touches the writer's connection),
+ * and concurrent calls are serialised. Returns 0 or -errno (then nothing
+ * is known to be durable beyond what an earlier call said). */
+int sl_store_sync(struct sl_store *st, uint64_t token);
 
 /* meta key/value (writer for set). get returns -ENOENT when absent. */
 int sl_store_meta_get(struct sl_store *st, const char *key, char *buf,

@@ -69,7 +69,7 @@ int main(void)
         long long sz;
         snprintf(val, sizeof(val), "v%d", i);
         all_ok = sl_store_begin(w) == 0 && sl_store_meta_set(w, "k", val) == 0 &&
-                 sl_store_meta_set(w, val, val) == 0 && sl_store_commit(w) == 0;
+                 sl_store_meta_set(w, val, val) == 0 && sl_store_commit(w, NULL) == 0;
         if ((sz = file_size(wal)) > wal_max)
             wal_max = sz;
     }

@@ -74,5 +74,9 @@ struct sl_job_view {
 int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b);
 /* The same object decoded. Returns a new reference or NULL. */
 json_t *sl_job_view_to_json(const struct sl_job_view *v);
+/* A row callback for the store's job reads (sl_store_job_read): sets
+ * *(json_t **)arg to sl_job_view_to_json(v), a new reference the caller
+ * frees. Returns 0 or -ENOMEM (then *arg is NULL). */
+int sl_job_view_json_fn(void *arg, const struct sl_job_view *v);
 
 #endif

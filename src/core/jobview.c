@@ -114,3 +114,9 @@ json_t *sl_job_view_to_json(const struct sl_job_view *v)
     sl_buf_fini(&b);
     return out;
 }
+
+int sl_job_view_json_fn(void *arg, const struct sl_job_view *v)
+{
+    json_t **out = arg;
+    return (*out = sl_job_view_to_json(v)) ? 0 : -ENOMEM;
+}

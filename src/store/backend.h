@@ -1,11 +1,19 @@
 /*
- * backend.h - what each store backend gives the store's front: for now the
- * numbered migrations of its schema.
+ * backend.h - what each store backend gives store.c: its open function,
+ * named in one row of store.c's table of URI schemes. Everything else a
+ * backend provides goes through its struct sl_store_ops (store.h).
  */
 #ifndef SL_STORE_BACKEND_H
 #define SL_STORE_BACKEND_H
 
-#include <stddef.h>
+#include "store.h"
+
+/* Open a connection to the store at 'location' (the URI without the part
+ * the table strips), with sl_store_open's contract. Returns the
+ * connection (its struct sl_store, whose ops point at the backend's
+ * table), or NULL with 'err' filled and errno set. */
+struct sl_store *sl_sqlite_open(const char *location, bool writer, bool sync_full,
+                                struct sl_error *err);
 
 /* One numbered migration, embedded from migrations/<backend>/NNNN_NAME.sql
  * by migrations/embed.sh into a generated file under the build directory. */

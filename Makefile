@@ -113,6 +113,13 @@ $(B)/tests/%.t: $(B)/obj/tests/unit/%.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# A store backend's runner (tests/unit/test_store_BACKEND.c) runs the
+# conformance suite every backend must pass (tests/store/conformance.c).
+$(B)/tests/test_store_%.t: $(B)/obj/tests/unit/test_store_%.o $(B)/obj/tests/store/conformance.o \
+		$(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # sluiced's settings are the daemon's, not the core library's.
 $(B)/tests/test_config.t: $(B)/obj/tests/unit/test_config.o $(B)/obj/src/daemon/config.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)

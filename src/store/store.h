@@ -7,8 +7,9 @@
  * are thin dispatchers through the table, plus what every backend shares:
  * choosing the backend by URI (sl_store_open) and turning the rows of the
  * list reads into JSON. The operations and their contracts are documented
- * once, here, above the dispatchers. Backends: SQLite (src/store/sqlite*.c,
- * the default); PostgreSQL is refused with -ENOTSUP (see
+ * once, here, above the dispatchers; tests/store/conformance.c checks them
+ * against any backend. Backends: SQLite (src/store/sqlite*.c, the default);
+ * PostgreSQL is refused with -ENOTSUP (see
  * docs/decisions/0006-store-interface.md).
  *
  * Connections. One writer connection belongs to the daemon's engine

@@ -62,12 +62,18 @@ DAEMON_SRC := $(wildcard src/http/*.c src/api/*.c src/engine/*.c src/daemon/*.c)
 CLI_SRC    := $(wildcard src/client/*.c src/cli/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 
-CORE_OBJ   := $(CORE_SRC:%.c=$(B)/obj/%.o)
+# Each store backend's migrations (src/store/migrations/BACKEND/NNNN_*.sql),
+# embedded by src/store/migrations/embed.sh into a generated C file under
+# $(B)/gen: the daemon never reads them at run time. The .list file changes
+# only when the set of files does, so adding or removing one regenerates.
+STORE_BACKENDS := sqlite
+STORE_GEN_OBJ  := $(STORE_BACKENDS:%=$(B)/obj/gen/%_migrations.o)
+CORE_OBJ   := $(CORE_SRC:%.c=$(B)/obj/%.o) $(STORE_GEN_OBJ)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 
-.PHONY: all deps run test tsan unit bench fuzz install clean check-banned check-clang
+.PHONY: all deps run test tsan unit bench fuzz install clean check-banned check-clang FORCE
 all: $(B)/sluiced $(B)/sluice
 
 deps:
@@ -76,6 +82,23 @@ deps:
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# Kept between runs: make would delete them as intermediate files, and then
+# regenerate them (and relink everything) on every run.
+.PRECIOUS: $(B)/gen/%_migrations.list $(B)/gen/%_migrations.c
+$(B)/gen/%_migrations.list: FORCE
+	@mkdir -p $(dir $@)
+	@echo $(sort $(wildcard src/store/migrations/$*/*.sql)) | cmp -s - $@ || \
+	  echo $(sort $(wildcard src/store/migrations/$*/*.sql)) > $@
+
+$(B)/gen/%_migrations.c: $(B)/gen/%_migrations.list src/store/migrations/embed.sh \
+		$(wildcard src/store/migrations/*/*.sql)
+	sh src/store/migrations/embed.sh $* $(sort $(wildcard src/store/migrations/$*/*.sql)) > $@.tmp
+	mv $@.tmp $@
+
+$(B)/obj/gen/%_migrations.o: $(B)/gen/%_migrations.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. -c -o $@ $<
 
 $(B)/libsluice-core.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -88,6 +111,13 @@ $(B)/sluice: $(CLI_OBJ) $(B)/libsluice-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)
 
 $(B)/tests/%.t: $(B)/obj/tests/unit/%.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# A store backend's runner (tests/unit/test_store_BACKEND.c) runs the
+# conformance suite every backend must pass (tests/store/conformance.c).
+$(B)/tests/test_store_%.t: $(B)/obj/tests/unit/test_store_%.o $(B)/obj/tests/store/conformance.o \
+		$(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

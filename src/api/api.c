@@ -233,8 +233,8 @@ static bool can_see_team(const struct ctx *c, const char *team)
 /* Fetch a job the caller may see; answers 404 itself when not. */
 static json_t *visible_job(struct ctx *c)
 {
-    int rc;
-    json_t *job = sl_store_job_get(c->a->rd, c->id, &rc);
+    json_t *job = NULL;
+    int rc = sl_store_job_read(c->a->rd, c->id, sl_job_view_json_fn, &job);
 
     if (!job || !can_see_team(c, json_string_value(json_object_get(job, "team")))) {
         json_decref(job);
@@ -248,10 +248,33 @@ static json_t *visible_job(struct ctx *c)
     return job;
 }
 
-/* Pending jobs carry the scheduler's current reason, kept in memory. */
-static int reason_of(void *arg, int64_t id, char *buf, size_t size)
+/* Rendering job rows from the store (sl_store_job_read, _scan) as the
+ * API's job objects into 'b', with what the store does not keep: a
+ * pending job's reason, which the scheduler has in memory. */
+struct job_render {
+    struct ctx *c;
+    struct sl_buf *b;
+    size_t n;                     /* objects written so far */
+    bool check_team;              /* skip a job the caller may not see */
+    bool hidden;                  /* one was skipped */
+};
+
+static int render_job(void *arg, const struct sl_job_view *row)
 {
-    return sl_engine_reason(arg, id, buf, size);
+    struct job_render *jr = arg;
+    struct sl_job_view v = *row; /* the row's strings stay the store's */
+    char reason[200];
+
+    if (jr->check_team && !can_see_team(jr->c, v.team)) {
+        jr->hidden = true;
+        return 0;
+    }
+    if (v.state == SL_JOB_PENDING &&
+        sl_engine_reason(jr->c->a->e, v.id, reason, sizeof(reason)) == 0)
+        v.reason = reason;
+    if (jr->n++)
+        sl_buf_add(jr->b, ",", 1);
+    return sl_job_view_render(&v, jr->b);
 }
 
 /* Answer 200 with the text in 'b' wrapped as prefix + b + suffix. */
@@ -378,12 +401,13 @@ static void h_job_list(struct ctx *c)
         team = c->who.team;
     }
     {
-        struct sl_reason_hook rh = {reason_of, c->a->e};
         struct sl_buf b;
+        struct job_render jr = {.c = c, .b = &b};
         sl_buf_init(&b);
-        sl_buf_adds(&b, "{\"jobs\":");
-        rc = sl_store_job_list_render(c->a->rd, after, mask, team, (int)limit, &rh,
-                                      &b, &next);
+        sl_buf_adds(&b, "{\"jobs\":[");
+        rc = sl_store_job_scan(c->a->rd, after, mask, team, (int)limit, render_job, &jr,
+                               &next);
+        sl_buf_add(&b, "]", 1);
         if (rc == -EIO) {
             sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         } else {
@@ -399,14 +423,13 @@ static void h_job_list(struct ctx *c)
 
 static void h_job_get(struct ctx *c)
 {
-    struct sl_reason_hook rh = {reason_of, c->a->e};
     struct sl_buf b;
-    char team[64] = "";
+    struct job_render jr = {.c = c, .b = &b, .check_team = true};
     int rc;
 
     sl_buf_init(&b);
-    rc = sl_store_job_render(c->a->rd, c->id, &rh, &b, team, sizeof(team));
-    if (rc == 0 && !can_see_team(c, team))
+    rc = sl_store_job_read(c->a->rd, c->id, render_job, &jr);
+    if (rc == 0 && jr.hidden)
         rc = -ENOENT; /* another team's job does not exist for this caller */
     if (rc == 0) {
         sl_buf_add(&b, "\n", 1);
@@ -1561,8 +1584,8 @@ static int lineage_usage_row(void *arg, const struct sl_usage_row *row)
  * what it ran: image, code, datasets as admitted. NULL when not visible. */
 static json_t *lineage_job(struct ctx *c, int64_t id)
 {
-    int rc;
-    json_t *job = sl_store_job_get(c->a->rd, id, &rc), *out, *lin = NULL, *rows = NULL;
+    json_t *job = NULL, *out, *lin = NULL, *rows = NULL;
+    int rc = sl_store_job_read(c->a->rd, id, sl_job_view_json_fn, &job);
     char *text;
     struct sl_pricing *p;
     struct report_scan rs = {NULL, NULL, 0};

@@ -467,8 +467,11 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
     int rc;
 
     if (!j) {
-        json_t *row = sl_store_job_get(e->st, op->u.cancel.job_id, &rc);
-        const char *team = row ? json_string_value(json_object_get(row, "team")) : NULL;
+        json_t *row = NULL;
+        const char *team;
+        /* any failure to read it (no such job, a read error) is a 404 */
+        rc = sl_store_job_read(e->st, op->u.cancel.job_id, sl_job_view_json_fn, &row);
+        team = rc == 0 ? json_string_value(json_object_get(row, "team")) : NULL;
         if (!row || (!sl_eng_is_admin(&op->who) && team && strcmp(team, op->who.team))) {
             json_decref(row);
             sl_eng_op_fail(op, 404, "not_found");

@@ -184,7 +184,7 @@ static bool launch(struct sl_engine *e, struct job **started, size_t n)
         if (none)
             sl_eng_job_finish(e, j, false); /* may free j */
     }
-    if (sl_store_commit(e->st) == 0)
+    if (sl_store_commit(e->st, NULL) == 0)
         release_gone(e);
     else
         sl_store_rollback(e->st);
@@ -202,8 +202,9 @@ static struct sl_op *take_ops(struct sl_engine *e, bool *stopping)
     return ops;
 }
 
-/* Engine thread: hand a committed group to the syncer. */
-static void sync_enqueue(struct sl_engine *e, struct sl_op *ops)
+/* Engine thread: hand a committed group, and its commit token, to the
+ * syncer. */
+static void sync_enqueue(struct sl_engine *e, struct sl_op *ops, uint64_t token)
 {
     struct sl_op *last = ops;
 
@@ -217,14 +218,16 @@ static void sync_enqueue(struct sl_engine *e, struct sl_op *ops)
     else
         e->shead = ops;
     e->stail = last;
+    e->stoken = token; /* tokens grow: the last covers every group queued */
     pthread_cond_signal(&e->scond);
     pthread_mutex_unlock(&e->smu);
 }
 
 static void complete_ops(struct sl_op *ops, bool committed);
 
-/* The syncer thread: one fdatasync of the WAL covers every group committed
- * before it started; then those requests are answered. */
+/* The syncer thread: one sync of the store (SQLite: an fdatasync of the
+ * WAL) covers every group committed up to the last one taken; then those
+ * requests are answered. */
 static void *syncer_main(void *arg)
 {
     struct sl_engine *e = arg;
@@ -232,21 +235,23 @@ static void *syncer_main(void *arg)
     pthread_setname_np(pthread_self(), "syncer");
     for (;;) {
         struct sl_op *ops;
+        uint64_t token;
         bool stop;
+        int rc;
         pthread_mutex_lock(&e->smu);
         while (!e->shead && !e->sstop)
             pthread_cond_wait(&e->scond, &e->smu);
         ops = e->shead;
+        token = e->stoken;
         e->shead = e->stail = NULL;
         stop = e->sstop;
         pthread_mutex_unlock(&e->smu);
         if (ops) {
             bool durable = true;
-            if (e->cfg.sync_full && fdatasync(e->wal_fd) < 0) {
+            if (e->cfg.sync_full && (rc = sl_store_sync(e->st, token)) < 0) {
                 /* The rows are committed but maybe not on disk: say so
                  * rather than acknowledge what a power loss could undo. */
-                sl_error("msg=\"fdatasync of the WAL failed\" err=\"%s\"",
-                         strerror(errno));
+                sl_error("msg=\"store sync failed\" err=\"%s\"", strerror(-rc));
                 durable = false;
             }
             complete_ops(ops, durable);
@@ -287,7 +292,7 @@ static void *engine_main(void *arg)
         struct job **started = NULL;
         size_t nstarted = 0;
         bool stopping, committed = true, failures = false;
-        uint64_t cnt;
+        uint64_t cnt, token = 0;
 
         if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)(wait_ms > 1000 ? 1000 : wait_ms)) > 0 &&
             (pfd[0].revents & POLLIN) && read(e->wake_fd, &cnt, sizeof(cnt)) < 0) {
@@ -322,7 +327,7 @@ static void *engine_main(void *arg)
             sl_eng_job_store_fresh(e, e->unstored[i]);
         e->nunstored = 0;
         sl_eng_audit_checkpoint(e, stopping);
-        if (e->write_failed || sl_store_commit(e->st) < 0) {
+        if (e->write_failed || sl_store_commit(e->st, &token) < 0) {
             /* Memory now holds changes the store does not: stop changing
              * anything and have sluiced shut down; the next start loads
              * the last committed state. Nothing of this group was
@@ -342,7 +347,7 @@ static void *engine_main(void *arg)
                 atomic_fetch_add_explicit(&e->token_epoch, 1, memory_order_release);
             e->tokens_revoked = false;
             release_gone(e);
-            sync_enqueue(e, ops);
+            sync_enqueue(e, ops, token);
         } else {
             complete_ops(ops, false);
         }
@@ -437,8 +442,6 @@ void sl_engine_destroy(struct sl_engine *e)
     free(e->audit_ckpt_text);
     sl_audit_key_fini(&e->audit_key);
     free(e->policies);
-    if (e->wal_fd >= 0)
-        close(e->wal_fd);
     pthread_mutex_destroy(&e->smu);
     pthread_cond_destroy(&e->scond);
     pthread_mutex_destroy(&e->mu);

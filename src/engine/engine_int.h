@@ -234,15 +234,16 @@ struct sl_engine {
     bool broken;                  /* a commit failed: memory and store differ */
     int wake_fd;                  /* eventfd: ops queued */
 
-    /* The syncer: answers committed operations once their WAL frames are on
-     * disk, so that the engine can go on with the next group meanwhile. */
+    /* The syncer: answers committed operations once the store says their
+     * commit is durable (sl_store_sync), so that the engine can go on with
+     * the next group meanwhile. */
     pthread_mutex_t smu;
     pthread_cond_t scond;
     struct sl_op *shead, *stail;  /* committed, not yet answered */
+    uint64_t stoken;              /* the commit token of the last of them */
     bool sstop;
     pthread_t sthread;
     bool srunning;
-    int wal_fd;                   /* the store's -wal file, for fdatasync */
     pthread_t thread;
     bool running;
     struct sl_engine_counters counters; /* for /metrics; see engine.h */

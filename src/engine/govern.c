@@ -198,9 +198,12 @@ int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
     }
     if (job) {
         /* the job must exist and belong to the model's team */
-        json_t *jd = sl_store_job_get(e->st, job, &rc);
-        const char *jt = json_string_value(json_object_get(jd, "team"));
-        bool same = jt && strcmp(jt, team) == 0;
+        json_t *jd = NULL;
+        const char *jt;
+        bool same;
+        rc = sl_store_job_read(e->st, job, sl_job_view_json_fn, &jd);
+        jt = json_string_value(json_object_get(jd, "team"));
+        same = jt && strcmp(jt, team) == 0;
         json_decref(jd);
         if (!jd || !same) {
             sl_eng_op_fail(op, 400, "invalid");

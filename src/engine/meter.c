@@ -563,7 +563,7 @@ int sl_eng_meter_load(struct sl_engine *e)
         sl_store_rollback(e->st);
         return rc;
     }
-    if ((rc = sl_store_commit(e->st)) < 0)
+    if ((rc = sl_store_commit(e->st, NULL)) < 0)
         return rc;
     sl_eng_meter_recount(e);
     return 0;

@@ -334,7 +334,7 @@ static int load_cancels(struct sl_engine *e)
             rc = sl_eng_job_persist(e, found[i], "state", "Running", -1, sl_now_ms());
         }
         if (rc == 0)
-            rc = sl_store_commit(e->st);
+            rc = sl_store_commit(e->st, NULL);
         else
             sl_store_rollback(e->st);
         for (size_t i = 0; i < n; i++) {
@@ -447,7 +447,7 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
         sl_store_rollback(e->st);
         return rc;
     }
-    if ((rc = sl_store_commit(e->st)) < 0)
+    if ((rc = sl_store_commit(e->st, NULL)) < 0)
         return rc;
     *admin_token = strdup(token);
     sodium_memzero(token, sizeof(token));
@@ -584,7 +584,6 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     pthread_mutex_init(&e->qmu, NULL);
     pthread_mutex_init(&e->smu, NULL);
     pthread_cond_init(&e->scond, NULL);
-    e->wal_fd = -1;
     sl_imap_init(&e->jobs);
     sl_heap_init(&e->timers);
     e->cfg = *cfg;
@@ -624,8 +623,9 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     if ((rc = add_nodes(e, err)) < 0)
         goto fail;
     meters_open(e);
-    /* Commits do not fsync; with sync_full the syncer fdatasyncs the WAL
-     * before answering, overlapping the flush with the next group. */
+    /* Commits do not fsync; with sync_full the syncer has the store sync
+     * them (sl_store_sync) before answering, overlapping the flush with the
+     * next group. */
     if (!(e->st = sl_store_open(e->store_path, true, false, err)))
         goto fail;
     {
@@ -638,18 +638,6 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     if ((rc = bootstrap(e, admin_token)) < 0) {
         sl_errorf(err, rc, "store: cannot initialise: %s", strerror(-rc));
         goto fail;
-    }
-    {
-        /* The WAL exists once the store has been written (bootstrap or an
-         * earlier run); it is never deleted while the writer is open. */
-        char wal[1200];
-        snprintf(wal, sizeof(wal), "%s-wal",
-                 strncmp(e->store_path, "sqlite:", 7) == 0 ? e->store_path + 7
-                                                             : e->store_path);
-        if ((e->wal_fd = open(wal, O_RDONLY | O_CLOEXEC)) < 0) {
-            sl_errorf(err, -errno, "store: open %s: %s", wal, strerror(errno));
-            goto fail;
-        }
     }
     if (sl_store_meta_get(e->st, "scheduler", stored, sizeof(stored)) == 0) {
         struct sl_manifest *m = NULL;

@@ -1,89 +1,264 @@
 /*
- * store.h - the durable store: SQLite in WAL mode inside the data dir.
+ * store.h - the durable store: one interface, a backend per database.
  *
- * One writer connection belongs to the daemon's engine thread; every other
- * thread opens its own reader connection (WAL lets readers run beside the
- * writer and see only committed transactions). A struct sl_store is not
- * thread-safe: use one per thread.
+ * A backend fills a struct sl_store_ops (one function per operation) and
+ * embeds a struct sl_store, whose first member points at that table, at
+ * the start of its own connection struct. The sl_store_* functions below
+ * are thin dispatchers through the table, plus what every backend shares:
+ * choosing the backend by URI (sl_store_open) and turning the rows of the
+ * list reads into JSON. The operations and their contracts are documented
+ * once, here, above the dispatchers; tests/store/conformance.c checks them
+ * against any backend. Backends: SQLite (src/store/sqlite*.c, the default);
+ * PostgreSQL is refused with -ENOTSUP (see
+ * docs/decisions/0006-store-interface.md).
  *
- * Schema changes are numbered migrations applied in order at open time; the
- * applied version is kept in PRAGMA user_version.
+ * Connections. One writer connection belongs to the daemon's engine
+ * thread; every other thread opens its own reader connection. A struct
+ * sl_store is NOT thread-safe: one thread uses it at a time. The one
+ * exception is sl_store_sync, which one other thread (the engine's syncer)
+ * may call on the writer while the writer's own thread goes on.
  *
- * PostgreSQL (SPEC.md section 3) is not part of this release: opening a
- * postgres:// URL fails with -ENOTSUP and says so.
+ * What every backend guarantees:
+ *   - Writes happen inside a transaction (sl_store_begin ... commit or
+ *     rollback) on the writer; a reader never writes.
+ *   - A reader sees only committed transactions, each wholly or not at all,
+ *     and never blocks or is blocked by the writer for long.
+ *   - Savepoints nest inside a transaction: rollback_to undoes everything
+ *     since the innermost open savepoint and closes it; release keeps it
+ *     and closes it. Either way the enclosing transaction goes on.
+ *   - Job ids: an insert without an id takes max(id) + 1 (1 for the first),
+ *     never a sequence that skips; an insert with a taken id is -EEXIST and
+ *     changes nothing. Usage rows, job events and budget events are read
+ *     back in the order they were added.
+ *   - Lists come in the order each operation states (name, id, seq ...).
+ *   - sl_store_commit returns a token that grows with every commit of that
+ *     writer; once sl_store_sync(token) returns 0, that commit and every
+ *     earlier one survive a power loss.
+ *   - The schema is migrated at open by the writer, as numbered migrations
+ *     (src/store/migrations/<backend>/NNNN_*.sql, embedded at build time);
+ *     a store newer than this build is refused with -EPROTO.
+ *
+ * Errors: 0 (or a count, as stated) on success, else a negated errno:
+ * -ENOENT absent, -EEXIST a key taken, -EBUSY locked, -ENOSPC full, -ENOMEM,
+ * -EIO anything else the database said. On failure an operation changes
+ * nothing that the transaction's rollback would not undo.
  */
 #ifndef SL_STORE_H
 #define SL_STORE_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "../core/job.h"
 #include "../meter/meter.h"
-#include "../util/buf.h"
 #include "../util/util.h"
 
-struct sl_store;
+struct sl_store_ops;
 
-enum sl_job_state {
-    SL_JOB_PENDING,
-    SL_JOB_RUNNING,
-    SL_JOB_SUCCEEDED,
-    SL_JOB_FAILED,
-    SL_JOB_CANCELLED,
-    SL_JOB_PREEMPTED,
-    SL_JOB_LOST,
-    SL_JOB_NSTATES
+/* The base of every backend's connection: its first member. */
+struct sl_store {
+    const struct sl_store_ops *ops; /* static; never NULL */
 };
 
-const char *sl_job_state_name(enum sl_job_state s);
-/* Case-insensitive; returns -EINVAL for an unknown name. */
-int sl_job_state_parse(const char *name);
-bool sl_job_state_final(enum sl_job_state s);
+/* Callbacks for loading everything at start; rows in name order. */
+struct sl_store_loader {
+    void *arg;
+    int (*team)(void *arg, const char *name, const char *default_queue);
+    int (*cohort)(void *arg, const char *name, const char *description);
+    int (*queue)(void *arg, const char *name, const char *team, const char *spec_json);
+    int (*pclass)(void *arg, const char *name, int value, bool preemptible,
+                  bool is_default, bool opportunistic, int64_t min_runtime_ms);
+    int (*user)(void *arg, const char *name, const char *team,
+                const char *role, const char *unix_user);
+    /* jobs not in a final state (Pending, Running, Preempted), by id */
+    int (*job)(void *arg, const struct sl_job_view *v, int64_t not_before_ms);
+};
 
-/* One job as stored and as shown (the API's job object). Strings are
- * borrowed from whoever filled the view; json fields are borrowed refs. */
-struct sl_job_view {
+/* Who a token belongs to (sl_store_token_lookup). */
+struct sl_token_who {
+    char user[64], team[64], role[64], unix_user[64];
+    int64_t job_id;                /* 0 = a user token */
+    int64_t token_id;
+};
+
+/* One token as listed (never its secret). Strings valid during the
+ * callback. Times in ms; 0 = none. */
+struct sl_store_token_row {
     int64_t id;
-    const char *name, *team, *project, *user, *queue, *priority_class;
-    int priority;
-    enum sl_job_state state;
-    bool has_exit_code;
-    int exit_code;
-    int attempt, retries;
-    int preemptions;              /* times preempted and requeued */
-    int64_t submitted_ms, started_ms, finished_ms; /* 0 = null */
-    const char *placement_json;   /* JSON array text, NULL = [] */
-    const char *reason;           /* NULL unless pending */
-    const char *message;          /* NULL if none */
-    int limits_enforced;          /* -1 null, 0, 1 */
-    int gpus_enforced;            /* -1 null (not started, or no GPUs),
-                                     0: visible only (CUDA_VISIBLE_DEVICES),
-                                     1: no other GPU can be opened */
-    const char *intent;           /* while Running: "cancel", "preempt" or
-                                     "timeout" once the job was told to
-                                     stop; NULL/"" = none. Not rendered:
-                                     the events say it */
-    int64_t intent_at_ms;         /* when it was first signalled (wall) */
-    int64_t intent_for;           /* preempt: the preemptor's job id */
-    const char *spec_json;        /* normalised job document text */
-    json_t *spec_doc;             /* the same document decoded, when the
-                                     caller has it (borrowed); else NULL */
+    const char *user, *team, *label; /* "" = none */
+    int64_t job_id;                /* 0 = a user token */
+    int64_t created_ms, expires_ms, revoked_ms;
+    bool revoked;
 };
 
-/* Append the API's job object for 'v' to 'b' as JSON text: the one writer
- * of that object. Returns 0 or -ENOMEM. */
-int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b);
-/* The same object decoded. Returns a new reference or NULL. */
-json_t *sl_job_view_to_json(const struct sl_job_view *v);
+/* One job event. Strings valid during the callback; NULL = none. */
+struct sl_store_event_row {
+    int64_t at_ms;
+    const char *type;              /* never NULL */
+    const char *from, *to, *message;
+};
 
-/* Open (creating and migrating when needed) the store at 'path' ("sqlite:"
- * prefix optional). 'writer' selects the writer connection; 'sync_full'
- * fsyncs every commit (synchronous=FULL) rather than only checkpoints.
- * Returns NULL with 'err' filled. */
-struct sl_store *sl_store_open(const char *path, bool writer, bool sync_full,
+/* One budget threshold event. 'budget' valid during the callback. */
+struct sl_store_budget_event_row {
+    const char *budget;
+    int64_t period_start_ms, at_ms;
+    int threshold;                 /* percent: 80, 100 */
+    double used, limit;
+};
+
+struct sl_audit_filter {
+    int64_t after;                 /* records with seq > after */
+    int64_t limit;                 /* <= 0 = all */
+    const char *actor, *action, *object, *outcome; /* NULL or "" = any */
+    int64_t from_ms, to_ms;        /* 0 = open */
+};
+
+/* One audit record as stored: its hashed line and the index columns a
+ * search uses (which only the line's hash protects once checked against
+ * it: sl_audit_index_check). Strings are valid during the callback only. */
+struct sl_store_audit_row {
+    int64_t seq, at_ms;
+    const char *actor, *action, *object, *outcome;
+    const char *line;
+    size_t len;
+};
+
+/* Row callbacks. Each gets the row's strings for the length of the call
+ * (borrowed from the backend: copy what must outlive it) and returns 0 to
+ * go on or a negative errno to stop; the scan then returns that value. */
+typedef int (*sl_store_job_fn)(void *arg, const struct sl_job_view *v);
+
+/*
+ * The operations table. Every member is set (a backend for which an
+ * operation is moot implements it as stated, e.g. sync returns 0). The
+ * contract of each is that of the sl_store_* function of the same name
+ * below, but for the *_scan members that feed the JSON lists and carbon
+ * hours store.c builds, whose contracts are here; 'st' is the backend's own
+ * connection (its struct sl_store). A scan calls fn per row, strings
+ * borrowed for the call, stops at fn's first non-zero return and returns
+ * it; else 0 or -errno. Members, in this order: lifecycle; transactions and
+ * durability; meta and the catalog; tokens; jobs; the usage ledger,
+ * budgets, carbon; the audit log; governed objects.
+ */
+struct sl_store_ops {
+    const char *name;              /* "sqlite": logs and test names */
+    void (*close)(struct sl_store *st);
+    int (*checkpointer_start)(struct sl_store *st, int pages, struct sl_error *err);
+
+    int (*begin)(struct sl_store *st);
+    int (*commit)(struct sl_store *st, uint64_t *token);
+    int (*rollback)(struct sl_store *st);
+    int (*savepoint)(struct sl_store *st);
+    int (*release)(struct sl_store *st);
+    int (*rollback_to)(struct sl_store *st);
+    int (*sync)(struct sl_store *st, uint64_t token); /* any one thread */
+
+    int (*meta_get)(struct sl_store *st, const char *key, char *buf, size_t size);
+    int (*meta_set)(struct sl_store *st, const char *key, const char *val);
+    int (*team_upsert)(struct sl_store *st, const char *name, const char *default_queue);
+    int (*cohort_upsert)(struct sl_store *st, const char *name, const char *description);
+    int (*queue_upsert)(struct sl_store *st, const char *name, const char *team,
+                        const char *spec_json);
+    int (*pclass_upsert)(struct sl_store *st, const char *name, int value, bool preemptible,
+                         bool is_default, bool opportunistic, int64_t min_runtime_ms);
+    int (*user_upsert)(struct sl_store *st, const char *name, const char *team,
+                       const char *role, const char *unix_user);
+    int (*load)(struct sl_store *st, const struct sl_store_loader *ld);
+    /* teams by name (sl_store_teams) */
+    int (*team_scan)(struct sl_store *st,
+                     int (*fn)(void *arg, const char *name, const char *default_queue),
+                     void *arg);
+    /* priority classes by value, highest first, then name (sl_store_pclasses) */
+    int (*pclass_scan)(struct sl_store *st,
+                       int (*fn)(void *arg, const char *name, int value, bool preemptible,
+                                 bool is_default, bool opportunistic,
+                                 int64_t min_runtime_ms),
+                       void *arg);
+
+    int (*token_insert)(struct sl_store *st, const unsigned char hash[32], const char *user,
+                        int64_t expires_ms, const char *label, int64_t job_id, int64_t *id);
+    int (*token_lookup)(struct sl_store *st, const unsigned char hash[32], int64_t now_ms,
+                        struct sl_token_who *who);
+    int (*token_info)(struct sl_store *st, int64_t id, char *user, char *team,
+                      int64_t *job_id, bool *revoked);
+    int (*token_revoke)(struct sl_store *st, int64_t id, int64_t now_ms);
+    int (*tokens_revoke_job)(struct sl_store *st, int64_t job_id, int64_t now_ms);
+    /* tokens by id, filtered as sl_store_tokens says */
+    int (*token_scan)(struct sl_store *st, const char *user, const char *team,
+                      const char *manager,
+                      int (*fn)(void *arg, const struct sl_store_token_row *r), void *arg);
+
+    int (*job_insert)(struct sl_store *st, struct sl_job_view *v, int64_t not_before_ms);
+    int (*job_max_id)(struct sl_store *st, int64_t *id);
+    int (*job_update)(struct sl_store *st, const struct sl_job_view *v,
+                      int64_t not_before_ms);
+    int (*job_read)(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
+    int (*job_scan)(struct sl_store *st, int64_t after, unsigned state_mask,
+                    const char *team, int limit, sl_store_job_fn fn, void *arg,
+                    int64_t *next);
+    int (*job_lineage)(struct sl_store *st, int64_t id, const char *lineage);
+    char *(*job_lineage_get)(struct sl_store *st, int64_t id, int *rc);
+    int (*event_add)(struct sl_store *st, int64_t job_id, int64_t at_ms, const char *type,
+                     const char *from, const char *to, const char *message);
+    /* the events of 'job_id' in the order added (sl_store_events) */
+    int (*event_scan)(struct sl_store *st, int64_t job_id,
+                      int (*fn)(void *arg, const struct sl_store_event_row *r), void *arg);
+
+    int (*usage_open)(struct sl_store *st, const struct sl_usage_row *r);
+    int (*usage_close)(struct sl_store *st, const struct sl_usage_row *r);
+    int (*usage_mark_idle)(struct sl_store *st, int64_t job_id, int64_t idle_ms);
+    int (*usage_scan)(struct sl_store *st, int64_t from_ms, int64_t to_ms, const char *team,
+                      int64_t job_id, int (*fn)(void *arg, const struct sl_usage_row *r),
+                      void *arg);
+    int (*budget_upsert)(struct sl_store *st, const char *name, const char *team,
+                         const char *spec_json);
+    int (*budgets_load)(struct sl_store *st,
+                        int (*fn)(void *arg, const char *name, const char *spec_json),
+                        void *arg);
+    int (*budget_event_add)(struct sl_store *st, const char *budget, int64_t period_start,
+                            int threshold, int64_t at_ms, double used, double limit);
+    /* budget events of 'budget' (NULL = all) in the order added */
+    int (*budget_event_scan)(struct sl_store *st, const char *budget,
+                             int (*fn)(void *arg, const struct sl_store_budget_event_row *r),
+                             void *arg);
+    int (*carbon_put)(struct sl_store *st, const char *site, int64_t hour_ms, double g);
+    /* every stored hour with from_ms <= hour_ms < to_ms, by site, then hour
+     * (sl_store_carbon_load rounds from_ms down and lays the hours out) */
+    int (*carbon_scan)(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                       int (*fn)(void *arg, const char *site, int64_t hour_ms, double g),
+                       void *arg);
+
+    int (*audit_add)(struct sl_store *st, int64_t seq, int64_t at_ms, const char *actor,
+                     const char *action, const char *object, const char *outcome,
+                     const char *line, size_t len, const unsigned char hash[32]);
+    int (*audit_head)(struct sl_store *st, int64_t *size, unsigned char hash[32]);
+    int (*audit_scan)(struct sl_store *st, const struct sl_audit_filter *f,
+                      int (*fn)(void *arg, const struct sl_store_audit_row *row), void *arg);
+    int (*audit_checkpoint_put)(struct sl_store *st, int64_t size, int64_t at_ms,
+                                const char *text);
+    char *(*audit_checkpoint_last)(struct sl_store *st, int *rc);
+
+    int (*obj_put)(struct sl_store *st, const char *kind, const char *name, const char *spec);
+    char *(*obj_get)(struct sl_store *st, const char *kind, const char *name, int *rc);
+    int (*obj_del)(struct sl_store *st, const char *kind, const char *name);
+    int (*objs_each)(struct sl_store *st, const char *kind,
+                     int (*fn)(void *arg, const char *name, const char *spec), void *arg);
+};
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+/* Open (creating and migrating when needed, for a writer) the store at
+ * 'uri': a plain path or "sqlite:PATH" is SQLite; "postgres://" and
+ * "postgresql://" are refused with -ENOTSUP (not in this release).
+ * 'writer' selects the writer connection; 'sync_full' makes every commit
+ * durable by itself (SQLite: synchronous=FULL), which leaves sync nothing
+ * to do. Returns NULL with 'err' filled and errno set. */
+struct sl_store *sl_store_open(const char *uri, bool writer, bool sync_full,
                                struct sl_error *err);
-void sl_store_close(struct sl_store *st); /* NULL-safe */
+/* Close the connection (stopping the checkpointer). NULL-safe; keeps errno. */
+void sl_store_close(struct sl_store *st);
 
 /* Writer: checkpoint the WAL on a thread of the store's own, with its own
  * connection, instead of in the thread that commits (SQLite's automatic
@@ -94,26 +269,48 @@ void sl_store_close(struct sl_store *st); /* NULL-safe */
  * checkpoints itself, as before. Durability is unchanged: a checkpoint
  * syncs the WAL before it writes the database and the database before the
  * WAL is reused. Stopped by sl_store_close. Returns 0, or -errno with 'err'
- * filled (then commits checkpoint as before). */
+ * filled (then commits checkpoint as before): -EINVAL on a reader or a
+ * second call. A backend without a WAL of its own returns 0. */
 int sl_store_checkpointer_start(struct sl_store *st, int pages, struct sl_error *err);
 
-/* Transactions (writer). Savepoints nest inside a transaction so that one
- * refused request in a group commit changes nothing. */
+/* ---- transactions and durability (writer) -------------------------------- */
+
+/* Savepoints nest inside a transaction so that one refused request in a
+ * group commit changes nothing: rollback_to undoes and closes the
+ * innermost savepoint, release closes it keeping its changes. */
 int sl_store_begin(struct sl_store *st);
-int sl_store_commit(struct sl_store *st);
+/* Commit the transaction. *token (may be NULL) receives this commit's
+ * token: larger than that of every earlier commit of this connection, and
+ * never 0. The commit is visible to readers at once; it is durable once
+ * sl_store_sync(token) returned 0 (or at once, when opened with
+ * sync_full). On failure the transaction is still open: roll it back. */
+int sl_store_commit(struct sl_store *st, uint64_t *token);
 int sl_store_rollback(struct sl_store *st);
 int sl_store_savepoint(struct sl_store *st);
 int sl_store_release(struct sl_store *st);
 int sl_store_rollback_to(struct sl_store *st);
+/* Make every commit up to and including 'token' durable (SQLite: one
+ * fdatasync of the WAL, which the store opened itself). A token already
+ * synced, 0, a reader, or a store opened with sync_full return 0 at once.
+ * Thread-safe against the writer's own thread: one other thread may call
+ * it while the writer commits (it never touches the writer's connection),
+ * and concurrent calls are serialised. Returns 0 or -errno (then nothing
+ * is known to be durable beyond what an earlier call said). */
+int sl_store_sync(struct sl_store *st, uint64_t token);
 
-/* meta key/value (writer for set). get returns -ENOENT when absent. */
+/* ---- meta and the catalog ------------------------------------------------ */
+
+/* meta key/value (writer for set). get copies the value (truncated to
+ * 'size') and returns 0, or -ENOENT when absent. */
 int sl_store_meta_get(struct sl_store *st, const char *key, char *buf,
                       size_t size);
 int sl_store_meta_set(struct sl_store *st, const char *key, const char *val);
 
 /* Teams, cohorts, queues, priority classes, users. upsert returns 1
  * created, 2 updated, 0 unchanged, or -errno. A queue's 'spec_json' is the
- * canonical JSON of its manifest spec (quotas, limits); NULL = "{}". */
+ * canonical JSON of its manifest spec (quotas, limits); NULL = "{}". A
+ * cohort's NULL description is "". At most one priority class is the
+ * default: upserting one with is_default clears it on the others. */
 int sl_store_team_upsert(struct sl_store *st, const char *name,
                          const char *default_queue);
 int sl_store_cohort_upsert(struct sl_store *st, const char *name,
@@ -127,90 +324,92 @@ int sl_store_user_upsert(struct sl_store *st, const char *name,
                          const char *team, const char *role,
                          const char *unix_user);
 
-/* Callbacks for loading everything at start; rows in name order. */
-struct sl_store_loader {
-    void *arg;
-    int (*team)(void *arg, const char *name, const char *default_queue);
-    int (*cohort)(void *arg, const char *name, const char *description);
-    int (*queue)(void *arg, const char *name, const char *team, const char *spec_json);
-    int (*pclass)(void *arg, const char *name, int value, bool preemptible,
-                  bool is_default, bool opportunistic, int64_t min_runtime_ms);
-    int (*user)(void *arg, const char *name, const char *team,
-                const char *role, const char *unix_user);
-    /* jobs not in a final state, by id */
-    int (*job)(void *arg, const struct sl_job_view *v, int64_t not_before_ms);
-};
+/* Call the loader for every team, cohort, queue, priority class, user (in
+ * that order, each by name) and every job not in a final state (by id).
+ * Stops at a callback's first non-zero return and returns it. */
 int sl_store_load(struct sl_store *st, const struct sl_store_loader *ld);
+
+/* Teams by name as [{name, default_queue}]; priority classes by value
+ * (highest first) then name as [{name, value, preemptible, default,
+ * opportunistic, min_runtime: "<s>s"}]. New reference, or NULL with *rc. */
+json_t *sl_store_teams(struct sl_store *st, int *rc);
+json_t *sl_store_pclasses(struct sl_store *st, int *rc);
+
+/* ---- tokens -------------------------------------------------------------- */
 
 /* Tokens: stored as BLAKE2b-256 hashes, never in clear. A token belongs to
  * a user; a job token (job_id > 0) is also bound to that job and revoked
- * when the job ends. */
-struct sl_token_who {
-    char user[64], team[64], role[64], unix_user[64];
-    int64_t job_id;                /* 0 = a user token */
-    int64_t token_id;
-};
-/* Insert; *id (may be NULL) receives the token's id. */
+ * when the job ends. Insert; *id (may be NULL) receives the token's id
+ * (ids grow). expires_ms 0 = never. A hash taken is -EEXIST. */
 int sl_store_token_insert(struct sl_store *st, const unsigned char hash[32],
                           const char *user, int64_t expires_ms, const char *label,
                           int64_t job_id, int64_t *id);
 /* Looks the token hash up. Returns 0, -ENOENT (unknown, revoked or expired
- * at now_ms) or -EIO. */
+ * at now_ms: expires_ms <= now_ms) or -EIO. */
 int sl_store_token_lookup(struct sl_store *st, const unsigned char hash[32],
                           int64_t now_ms, struct sl_token_who *who);
-/* Token 'id': its user and the user's team (>= 64 bytes each), job, state. */
+/* Token 'id': its user and the user's team (>= 64 bytes each), job, state.
+ * -ENOENT when there is no such token (revoked ones are found). */
 int sl_store_token_info(struct sl_store *st, int64_t id, char *user, char *team,
                         int64_t *job_id, bool *revoked);
 /* Returns 0, or -ENOENT when there is no such live token. */
 int sl_store_token_revoke(struct sl_store *st, int64_t id, int64_t now_ms);
-/* Revoke the tokens of job 'job_id'; returns how many, or -EIO. */
+/* Revoke the live tokens of job 'job_id'; returns how many, or -EIO. */
 int sl_store_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_ms);
-/* Token descriptions (never the secret) of 'user' and/or 'team' (NULL = any).
- * With 'manager' (NULL = none), what a team-admin of that name manages:
- * the tokens of users with role admin or auditor are left out, but for
- * the manager's own. */
+/* Token descriptions (never the secret) of 'user' and/or 'team' (NULL = any),
+ * by id, as [{id, user, team, label, job, created_at, expires_at,
+ * revoked_at, revoked}]. With 'manager' (NULL = none), what a team-admin of
+ * that name manages: the tokens of users with role admin or auditor are
+ * left out, but for the manager's own. New reference, or NULL with *rc. */
 json_t *sl_store_tokens(struct sl_store *st, const char *user, const char *team,
                         const char *manager, int *rc);
 
+/* ---- jobs ---------------------------------------------------------------- */
+
 /* Jobs (writer). insert writes every column of 'v' (and 'not_before_ms')
  * under id v->id, or under the next free id (max + 1) when v->id is 0,
- * and sets v->id. Returns 0, -EEXIST when the id is taken, or -errno. */
+ * and sets v->id. v->reason and v->spec_doc are not stored. Returns 0,
+ * -EEXIST when the id is taken, or -errno. */
 int sl_store_job_insert(struct sl_store *st, struct sl_job_view *v,
                         int64_t not_before_ms);
 /* The largest job id stored (0 when there is none). */
 int sl_store_job_max_id(struct sl_store *st, int64_t *id);
-/* Update the mutable columns of job v->id from 'v'. */
+/* Update the mutable columns of job v->id from 'v': state, exit code,
+ * attempt, times, placement, message, limits and GPUs enforced,
+ * not_before, preemptions, intent. An unknown id changes nothing. */
 int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
                         int64_t not_before_ms);
+
+/* Reads (any connection). Call fn once with job 'id' as stored: its
+ * strings borrowed from the backend until fn returns; v->reason and
+ * v->spec_doc are NULL. Returns fn's return value, -ENOENT (no such job)
+ * or -EIO. */
+int sl_store_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
+/* Call fn for each of the first 'limit' (>= 1) jobs with id > after, state
+ * in 'state_mask' (bit 1 << state; 0 = all), team 'team' (NULL = any), in
+ * id order, each borrowed as in sl_store_job_read. *next is the id to
+ * continue after when more match, else 0. Returns 0, fn's first non-zero
+ * return (which stops the scan), or -EIO. */
+int sl_store_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
+                      const char *team, int limit, sl_store_job_fn fn, void *arg,
+                      int64_t *next);
+
+/* Job events (writer): appended; read back in the order added. 'from',
+ * 'to', 'message' may be NULL (and "" reads back as NULL). */
 int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,
                        const char *type, const char *from, const char *to,
                        const char *message);
-
-/* Reads (any connection). The hook supplies the pending reason of a job
- * (kept in the engine's memory, not in the store); it returns 0 and fills
- * buf, or a negative errno when there is none. */
-struct sl_reason_hook {
-    int (*fn)(void *arg, int64_t id, char *buf, size_t size);
-    void *arg;
-};
-
-/* Append job 'id' as the API's job object to 'out' and copy its team into
- * 'team' (may be NULL). Returns 0, -ENOENT, -EIO or -ENOMEM. */
-int sl_store_job_render(struct sl_store *st, int64_t id,
-                        const struct sl_reason_hook *rh, struct sl_buf *out,
-                        char *team, size_t team_size);
-/* The same job decoded (no reason); a new reference or NULL with *rc. */
-json_t *sl_store_job_get(struct sl_store *st, int64_t id, int *rc);
-/* Append a JSON array of the jobs with id > after, state in 'state_mask'
- * (bit per state; 0 = all), team (NULL = any), at most 'limit', in id
- * order. *next is the id to continue after, or 0 when there is no more. */
-int sl_store_job_list_render(struct sl_store *st, int64_t after,
-                             unsigned state_mask, const char *team, int limit,
-                             const struct sl_reason_hook *rh, struct sl_buf *out,
-                             int64_t *next);
+/* The events of 'job_id' as [{at, type, from, to, message}]. New
+ * reference, or NULL with *rc. */
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc);
-json_t *sl_store_teams(struct sl_store *st, int *rc);
-json_t *sl_store_pclasses(struct sl_store *st, int *rc);
+
+/* A job's lineage (JSON text: image, code, datasets), set at submission;
+ * NULL or "" clears it. get returns a copy the caller frees ("" when the
+ * job has none), or NULL with *rc -ENOENT (no such job) or -errno. */
+int sl_store_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
+char *sl_store_job_lineage_get(struct sl_store *st, int64_t id, int *rc);
+
+/* ---- the usage ledger, budgets, carbon ----------------------------------- */
 
 /* The usage ledger (writer, in the transaction of the change it records):
  * open inserts one interval of task r->task of attempt r->attempt from
@@ -221,14 +420,16 @@ json_t *sl_store_pclasses(struct sl_store *st, int *rc);
 int sl_store_usage_open(struct sl_store *st, const struct sl_usage_row *r);
 int sl_store_usage_close(struct sl_store *st, const struct sl_usage_row *r);
 int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_ms);
-/* Call fn for each interval overlapping [from_ms, to_ms), of 'team' (NULL =
- * any) and job 'job_id' (0 = any), in job then interval order; the row's
- * strings live until fn returns. Stops at fn's first negative return. */
+/* Call fn for each interval overlapping [from_ms, to_ms) (open ones have
+ * end_ms 0), of 'team' (NULL = any) and job 'job_id' (0 = any), in job
+ * then interval order; the row's strings ("" for none) live until fn
+ * returns. Stops at fn's first negative return and returns it. */
 int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                         const char *team, int64_t job_id,
                         int (*fn)(void *arg, const struct sl_usage_row *r), void *arg);
 
-/* Budgets: upsert as the other objects; load calls fn per budget. */
+/* Budgets: upsert as the other objects (compared on spec_json); load calls
+ * fn per budget by name, stopping at its first negative return. */
 int sl_store_budget_upsert(struct sl_store *st, const char *name, const char *team,
                            const char *spec_json);
 int sl_store_budgets_load(struct sl_store *st,
@@ -239,59 +440,57 @@ int sl_store_budgets_load(struct sl_store *st,
 int sl_store_budget_event_add(struct sl_store *st, const char *budget,
                               int64_t period_start, int threshold, int64_t at_ms,
                               double used, double limit);
-/* Events of 'budget' (NULL = all) as a JSON array. */
+/* Events of 'budget' (NULL = all) in the order added, as [{budget,
+ * period_start, threshold_percent, at, used, limit}]. New reference, or
+ * NULL with *rc. */
 json_t *sl_store_budget_events(struct sl_store *st, const char *budget, int *rc);
 
 /* Hourly carbon intensity per site: put one hour (hour_ms a multiple of
- * 3600000); load every site's hours in [from_ms, to_ms) (free with
+ * 3600000; a second put replaces it); load every site's hours in
+ * [from_ms rounded down to the hour, to_ms), one struct per site by name
+ * from its first to its last stored hour, NaN where none (free with
  * sl_carbon_hours_free). */
 int sl_store_carbon_put(struct sl_store *st, const char *site, int64_t hour_ms, double g);
 int sl_store_carbon_load(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                          struct sl_carbon_hours **out, size_t *n);
-void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n);
+void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n); /* NULL-safe */
+
+/* ---- the audit log ------------------------------------------------------- */
 
 /* The audit log (src/audit/audit.h makes the lines): appended by the
- * engine in the transaction of the change it records. */
+ * engine in the transaction of the change it records; 'seq' is the
+ * record's number (a seq taken is -EEXIST). NULL object = "". */
 int sl_store_audit_add(struct sl_store *st, int64_t seq, int64_t at_ms, const char *actor,
                        const char *action, const char *object, const char *outcome,
                        const char *line, size_t len, const unsigned char hash[32]);
 /* The last record's seq and hash; 0 and zeros when the log is empty. */
 int sl_store_audit_head(struct sl_store *st, int64_t *size, unsigned char hash[32]);
-struct sl_audit_filter {
-    int64_t after;                 /* records with seq > after */
-    int64_t limit;                 /* <= 0 = all */
-    const char *actor, *action, *object, *outcome; /* NULL = any */
-    int64_t from_ms, to_ms;        /* 0 = open */
-};
-/* One record as stored: its hashed line and the index columns a search
- * uses (which only the line's hash protects once checked against it:
- * sl_audit_index_check). Strings are valid during the callback only. */
-struct sl_store_audit_row {
-    int64_t seq, at_ms;
-    const char *actor, *action, *object, *outcome;
-    const char *line;
-    size_t len;
-};
-/* Calls fn for each matching record in seq order; fn returns non-zero to
- * stop (a negative value is returned). */
+/* Calls fn for each record matching 'f' in seq order, at most f->limit;
+ * fn returns non-zero to stop (a negative value is returned, a positive
+ * one gives 0). */
 int sl_store_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
                         int (*fn)(void *arg, const struct sl_store_audit_row *row),
                         void *arg);
+/* Store a signed checkpoint of the log at 'size' records (a second one of
+ * the same size replaces it). */
 int sl_store_audit_checkpoint_put(struct sl_store *st, int64_t size, int64_t at_ms,
                                   const char *text);
-/* The newest stored checkpoint (caller frees), or NULL with *rc -ENOENT. */
+/* The stored checkpoint of the largest size (caller frees), or NULL with
+ * *rc -ENOENT (none) or -errno. */
 char *sl_store_audit_checkpoint_last(struct sl_store *st, int *rc);
 
+/* ---- governed objects ---------------------------------------------------- */
+
 /* Governed objects as JSON documents by kind ("Policy", "Dataset", "Scan",
- * "Model") and name. put returns 0 unchanged, 1 created, 2 updated. */
+ * "Model") and name. put returns 0 unchanged, 1 created, 2 updated. get
+ * returns a copy (caller frees) or NULL with *rc -ENOENT or -errno. del
+ * returns 0 or -ENOENT. each calls fn per object of 'kind' by name,
+ * stopping at its first non-zero return (a negative one is returned). */
 int sl_store_obj_put(struct sl_store *st, const char *kind, const char *name,
                      const char *spec);
 char *sl_store_obj_get(struct sl_store *st, const char *kind, const char *name, int *rc);
 int sl_store_obj_del(struct sl_store *st, const char *kind, const char *name);
 int sl_store_objs_each(struct sl_store *st, const char *kind,
                        int (*fn)(void *arg, const char *name, const char *spec), void *arg);
-/* A job's lineage (JSON text: image, code, datasets), set at submission. */
-int sl_store_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
-char *sl_store_job_lineage_get(struct sl_store *st, int64_t id, int *rc);
 
 #endif

@@ -138,13 +138,19 @@ static int submit(struct sl_engine *e, const char *team, const char *duration, i
 }
 
 /* The state of job 'id' as the store has it ("" when it has no row). */
+static int state_fn(void *arg, const struct sl_job_view *v)
+{
+    snprintf(arg, 32, "%s", sl_job_state_name(v->state));
+    return 0;
+}
+
 static void job_state(struct sl_store *rd, int64_t id, char *buf, size_t size)
 {
-    int rc;
-    json_t *o = sl_store_job_get(rd, id, &rc);
+    char state[32] = "";
 
-    snprintf(buf, size, "%s", o ? json_string_value(json_object_get(o, "state")) : "");
-    json_decref(o);
+    if (sl_store_job_read(rd, id, state_fn, state) < 0)
+        state[0] = '\0';
+    snprintf(buf, size, "%s", state);
 }
 
 static bool wait_state(struct sl_store *rd, int64_t id, const char *want)

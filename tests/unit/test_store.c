@@ -1,5 +1,8 @@
 /*
- * test_store.c - the SQLite store's WAL checkpointer thread
+ * test_store.c - what is particular to the SQLite backend and to choosing
+ * a backend (the conformance suite, tests/store/, checks the contract every
+ * backend shares): URIs; the embedded migrations bringing an older data
+ * dir up to date and refusing a newer one; the WAL checkpointer thread
  * (sl_store_checkpointer_start): who may start it, that the WAL stays
  * bounded while commits go on, and that everything committed is there
  * after close and reopen.
@@ -11,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include "../../src/store/backend.h"
 #include "../../src/store/store.h"
 #include "../tap.h"
 
@@ -37,6 +43,97 @@ static long long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
+/* URIs: which backend, and the refusal of PostgreSQL. */
+static void uris(const char *dir)
+{
+    struct sl_error err = {0};
+    struct sl_store *st;
+    char uri[300];
+    uint64_t token = 0;
+
+    errno = 0;
+    st = sl_store_open("postgres://db.example/sluice", true, false, &err);
+    ok(!st && errno == ENOTSUP && strstr(err.text, "PostgreSQL is not supported"),
+       "a postgres:// URI is refused with -ENOTSUP and says so");
+    memset(&err, 0, sizeof(err));
+    st = sl_store_open("postgresql://db.example/sluice", true, false, &err);
+    ok(!st && strstr(err.text, "PostgreSQL"), "so is postgresql://");
+    snprintf(uri, sizeof(uri), "sqlite:%s/uri.db", dir);
+    st = sl_store_open(uri, true, true, &err);
+    ok(st && strcmp(st->ops->name, "sqlite") == 0, "sqlite:PATH opens SQLite");
+    ok(st && sl_store_begin(st) == 0 && sl_store_meta_set(st, "k", "v") == 0 &&
+           sl_store_commit(st, &token) == 0 && sl_store_sync(st, token) == 0,
+       "with every commit durable, sync has nothing to do and succeeds");
+    sl_store_close(st);
+    snprintf(uri, sizeof(uri), "%s/uri.db", dir);
+    st = sl_store_open(uri, false, false, &err);
+    ok(st && strcmp(st->ops->name, "sqlite") == 0, "so does a plain path");
+    sl_store_close(st);
+    snprintf(uri, sizeof(uri), "%s/nodir/x.db", dir);
+    ok(!sl_store_open(uri, true, false, &err) && err.text[0], "a path that cannot be "
+       "created fails with a message: %s", err.text);
+}
+
+static int user_version(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    int v = -1;
+
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+/* A data dir of schema version 3 (as an older sluiced left it, with a job
+ * in it) is brought up to date; one from a newer sluiced is refused. */
+static void migrations(const char *dir)
+{
+    char path[300], sql[64];
+    sqlite3 *db = NULL;
+    struct sl_error err = {0};
+    struct sl_store *st;
+    bool built = true;
+    char *text = NULL;
+    int rc = -1;
+
+    ok(sl_sqlite_nmigrations >= 6 && sl_sqlite_migrations[0].version == 1 &&
+           strcmp(sl_sqlite_migrations[0].name, "init") == 0,
+       "the migrations are embedded in order, named after their files");
+    snprintf(path, sizeof(path), "%s/old.db", dir);
+    built = sqlite3_open(path, &db) == SQLITE_OK;
+    for (int v = 0; v < 3 && built; v++)
+        built = sqlite3_exec(db, sl_sqlite_migrations[v].sql, NULL, NULL, NULL) == SQLITE_OK;
+    built = built && sqlite3_exec(db, "PRAGMA user_version = 3;"
+                                      "INSERT INTO jobs(id, name, team, user, queue, "
+                                      "priority_class, priority, state, attempt, retries, "
+                                      "submitted_at, spec) VALUES(7, 'old', 'ml', 'u', 'q', "
+                                      "'batch', 1, 0, 0, 0, 1000, '{}')",
+                                  NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(db);
+    ok(built, "a data dir at schema version 3 is made");
+    st = sl_store_open(path, true, false, &err);
+    ok(st != NULL, "it opens%s%s", err.text[0] ? ": " : "", err.text);
+    is_int(user_version(path), (int)sl_sqlite_nmigrations, "and is migrated to the latest");
+    text = st ? sl_store_job_lineage_get(st, 7, &rc) : NULL;
+    ok(rc == 0 && text && !*text, "its job is there, with the columns added since");
+    free(text);
+    sl_store_close(st);
+    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", (int)sl_sqlite_nmigrations + 1);
+    if (sqlite3_open(path, &db) == SQLITE_OK)
+        sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    memset(&err, 0, sizeof(err));
+    errno = 0;
+    ok(!sl_store_open(path, true, false, &err) && strstr(err.text, "newer than this"),
+       "a store of a newer schema is refused: %s", err.text);
+    unlink(path);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/sluice-test-store.XXXXXX", path[256], wal[300], val[32], got[32];
@@ -48,6 +145,14 @@ int main(void)
     if (!mkdtemp(dir)) {
         ok(0, "a temp dir");
         return done_testing();
+    }
+    sl_log_set_level(SL_LOG_ERROR);
+    uris(dir);
+    migrations(dir);
+    for (size_t i = 0; i < 3; i++) {
+        static const char *const ext[] = {"", "-wal", "-shm"};
+        snprintf(path, sizeof(path), "%s/uri.db%s", dir, ext[i]);
+        unlink(path);
     }
     snprintf(path, sizeof(path), "%s/sluice.db", dir);
     snprintf(wal, sizeof(wal), "%s-wal", path);
@@ -69,7 +174,7 @@ int main(void)
         long long sz;
         snprintf(val, sizeof(val), "v%d", i);
         all_ok = sl_store_begin(w) == 0 && sl_store_meta_set(w, "k", val) == 0 &&
-                 sl_store_meta_set(w, val, val) == 0 && sl_store_commit(w) == 0;
+                 sl_store_meta_set(w, val, val) == 0 && sl_store_commit(w, NULL) == 0;
         if ((sz = file_size(wal)) > wal_max)
             wal_max = sz;
     }

@@ -88,7 +88,7 @@ void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outco
         out->exit_code = in->exit_code;
         out->finished = true;
         snprintf(out->message, sizeof(out->message), "exited with code %d%s", in->exit_code,
-                 in->gang_failed ? " (gang stopped)" : "");
+                 in->gang_failed && in->tasks > 1 ? " (gang stopped)" : "");
     } else if (in->exit_code == 0) {
         out->state = SL_JOB_SUCCEEDED;
         out->exit_code = 0;

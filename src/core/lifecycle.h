@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../store/store.h"
+#include "job.h"
 
 #define SL_RETRY_BACKOFF_MAX_MS 600000 /* the doubling backoff's cap */
 
@@ -29,6 +29,7 @@ struct sl_attempt_end {
     bool lost;                    /* a task is gone without an exit code */
     bool gang_failed;             /* a task failed and the others were
                                      stopped */
+    int tasks;                    /* spec.tasks: a gang when > 1 */
     int exit_code;                /* the first non-zero exit code of its
                                      tasks, else 0 */
     int attempt;                  /* 0-based, the attempt that ended */

@@ -319,6 +319,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
         .timed_out = j->timed_out,
         .lost = lost,
         .gang_failed = j->gang_failed,
+        .tasks = j->spec->tasks,
         .attempt = j->attempt,
         .preemptions = j->preemptions,
         .retries = j->spec->retries,

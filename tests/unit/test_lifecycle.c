@@ -46,7 +46,10 @@ static void failed(void)
     is_str(out.message, "exited with code 3", "saying its code");
     in.gang_failed = true;
     sl_attempt_outcome(&in, &out);
-    is_str(out.message, "exited with code 3 (gang stopped)", "and that the gang was stopped");
+    is_str(out.message, "exited with code 3", "a job of one task is no gang to stop");
+    in.tasks = 2;
+    sl_attempt_outcome(&in, &out);
+    is_str(out.message, "exited with code 3 (gang stopped)", "a gang says it was stopped");
 }
 
 static void retried(void)

@@ -1,0 +1,315 @@
+/*
+ * api_jobs.c - the job routes: submit, list, get, events, cancel, logs, explain.
+ * See api_int.h for what the API files share.
+ */
+#include "api_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../meter/meter.h"
+#include "../policy/policy.h"
+#include "../policy/roles.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/jfield.h"
+
+/* Fetch a job the caller may see; answers 404 itself when not. */
+static json_t *visible_job(struct ctx *c)
+{
+    json_t *job = NULL;
+    int rc = sl_store_job_read(c->a->rd, c->id, sl_job_view_json_fn, &job);
+
+    if (!job || !sl_api_can_see_team(c, json_string_value(json_object_get(job, "team")))) {
+        json_decref(job);
+        if (rc == -EIO)
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        else
+            sl_http_reply_error(c->r, 404, "not_found", NULL, "job %lld not found",
+                                (long long)c->id);
+        return NULL;
+    }
+    return job;
+}
+
+/* Rendering job rows from the store (sl_store_job_read, _scan) as the
+ * API's job objects into 'b', with what the store does not keep: a
+ * pending job's reason, which the scheduler has in memory. */
+struct job_render {
+    struct ctx *c;
+    struct sl_buf *b;
+    size_t n;                     /* objects written so far */
+    bool check_team;              /* skip a job the caller may not see */
+    bool hidden;                  /* one was skipped */
+};
+
+static int render_job(void *arg, const struct sl_job_view *row)
+{
+    struct job_render *jr = arg;
+    struct sl_job_view v = *row; /* the row's strings stay the store's */
+    char reason[200];
+
+    if (jr->check_team && !sl_api_can_see_team(jr->c, v.team)) {
+        jr->hidden = true;
+        return 0;
+    }
+    if (v.state == SL_JOB_PENDING &&
+        sl_engine_reason(jr->c->a->e, v.id, reason, sizeof(reason)) == 0)
+        v.reason = reason;
+    if (jr->n++)
+        sl_buf_add(jr->b, ",", 1);
+    return sl_job_view_render(&v, jr->b);
+}
+
+
+void sl_api_route_job_submit(struct ctx *c)
+{
+    bool dry;
+    struct sl_error err = {0};
+    struct sl_job_spec *spec = NULL;
+    struct op_state *s;
+    size_t len;
+    const char *body = sl_http_body(c->r, &len);
+    int rc;
+
+    if (!sl_api_query_bool(c, "dry_run", &dry))
+        return;
+    if (dry)
+        c->action = NULL; /* a dry run changes nothing: not a request to record */
+    if ((rc = sl_job_spec_parse(body, len, &spec, &err)) < 0) {
+        sl_api_reply_errno(c, rc, &err);
+        return;
+    }
+    if (!(s = sl_api_op_new(c, SL_OP_SUBMIT))) {
+        sl_job_spec_destroy(spec);
+        return;
+    }
+    s->op.u.submit.spec = spec;
+    s->op.u.submit.dry_run = dry;
+    {
+        /* The stored text of the spec, made here rather than on the
+         * engine thread, which every submission waits for; on -ENOMEM the
+         * engine makes it. */
+        json_t *doc = sl_job_spec_to_json(spec);
+        s->op.u.submit.spec_json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        json_decref(doc);
+    }
+    sl_api_op_send(c, s);
+}
+
+void sl_api_route_job_list(struct ctx *c)
+{
+    const char *state = sl_http_query(c->r, "state");
+    const char *team = sl_http_query(c->r, "team");
+    const char *limit_s = sl_http_query(c->r, "limit");
+    const char *after_s = sl_http_query(c->r, "after");
+    unsigned mask = 0;
+    int64_t limit = 1000, after = 0, next = 0;
+    int rc;
+
+    if (state && *state && strcasecmp(state, "all") != 0) {
+        char buf[256], *save = NULL;
+        if (sl_strlcpy(buf, state, sizeof(buf)) >= sizeof(buf)) {
+            sl_http_reply_error(c->r, 400, "invalid", "state", "too long");
+            return;
+        }
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int s = sl_job_state_parse(t);
+            if (s < 0) {
+                sl_http_reply_error(c->r, 400, "invalid", "state",
+                                    "unknown state '%s'; expected Pending, Running, "
+                                    "Succeeded, Failed, Cancelled, Preempted, Lost "
+                                    "or all", t);
+                return;
+            }
+            mask |= 1u << s;
+        }
+    }
+    if (limit_s && sl_parse_int64(limit_s, 1, 10000, &limit) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "limit",
+                            "must be an integer from 1 to 10000, got '%s'", limit_s);
+        return;
+    }
+    if (after_s && sl_parse_int64(after_s, 0, INT64_MAX, &after) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "after",
+                            "must be a job id, got '%s'", after_s);
+        return;
+    }
+    if (team && !*team)
+        team = NULL;
+    if (!sl_api_all_teams(&c->who)) {
+        if (team && strcmp(team, c->who.team) != 0) {
+            sl_http_reply_error(c->r, 403, "forbidden", "team",
+                                "user '%s' may not list jobs of team '%s'",
+                                c->who.user, team);
+            return;
+        }
+        team = c->who.team;
+    }
+    {
+        struct sl_buf b;
+        struct job_render jr = {.c = c, .b = &b};
+        sl_buf_init(&b);
+        sl_buf_adds(&b, "{\"jobs\":[");
+        rc = sl_store_job_scan(c->a->rd, after, mask, team, (int)limit, render_job, &jr,
+                               &next);
+        sl_buf_add(&b, "]", 1);
+        if (rc == -EIO) {
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        } else {
+            if (next)
+                sl_buf_printf(&b, ",\"next\":%lld}\n", (long long)next);
+            else
+                sl_buf_adds(&b, ",\"next\":null}\n");
+            sl_api_reply_text(c, &b);
+        }
+        sl_buf_fini(&b);
+    }
+}
+
+void sl_api_route_job_get(struct ctx *c)
+{
+    struct sl_buf b;
+    struct job_render jr = {.c = c, .b = &b, .check_team = true};
+    int rc;
+
+    sl_buf_init(&b);
+    rc = sl_store_job_read(c->a->rd, c->id, render_job, &jr);
+    if (rc == 0 && jr.hidden)
+        rc = -ENOENT; /* another team's job does not exist for this caller */
+    if (rc == 0) {
+        sl_buf_add(&b, "\n", 1);
+        sl_api_reply_text(c, &b);
+    } else if (rc == -ENOENT) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL, "job %lld not found",
+                            (long long)c->id);
+    } else {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+    }
+    sl_buf_fini(&b);
+}
+
+void sl_api_route_job_events(struct ctx *c)
+{
+    json_t *job = visible_job(c), *ev;
+    int rc;
+
+    if (!job)
+        return;
+    json_decref(job);
+    if (!(ev = sl_store_events(c->a->rd, c->id, &rc))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "events", ev));
+}
+
+void sl_api_route_job_cancel(struct ctx *c)
+{
+    struct op_state *s = sl_api_op_new(c, SL_OP_CANCEL);
+    if (!s)
+        return;
+    s->op.u.cancel.job_id = c->id;
+    sl_api_op_send(c, s);
+}
+
+void sl_api_route_job_logs(struct ctx *c)
+{
+    const char *task_s = sl_http_query(c->r, "task");
+    const char *off_s = sl_http_query(c->r, "offset");
+    const char *lim_s = sl_http_query(c->r, "limit");
+    int64_t task = 0, offset = 0, limit = LOG_READ_MAX, tasks;
+    json_t *job = visible_job(c);
+    char path[1200], num[32];
+    char *buf = NULL;
+    ssize_t n = 0;
+    struct stat sb;
+    int fd;
+
+    if (!job)
+        return;
+    tasks = json_integer_value(
+        json_object_get(json_object_get(json_object_get(job, "spec"), "spec"), "tasks"));
+    if (tasks < 1)
+        tasks = 1;
+    if (task_s && sl_parse_int64(task_s, 0, tasks - 1, &task) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "task",
+                            "must be a task index from 0 to %lld, got '%s'",
+                            (long long)(tasks - 1), task_s);
+        goto out;
+    }
+    if (off_s && sl_parse_int64(off_s, 0, INT64_MAX, &offset) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "offset",
+                            "must be a byte offset, got '%s'", off_s);
+        goto out;
+    }
+    if (lim_s && sl_parse_int64(lim_s, 1, LOG_READ_MAX, &limit) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "limit",
+                            "must be an integer from 1 to %d, got '%s'",
+                            LOG_READ_MAX, lim_s);
+        goto out;
+    }
+    /* An executor that keeps no log (nothing runs) has an empty one. */
+    fd = sl_engine_log_path(c->a->e, c->id, (int)task, path, sizeof(path)) == 0
+             ? open(path, O_RDONLY | O_CLOEXEC)
+             : -1;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && offset < sb.st_size) {
+        size_t want = (size_t)(sb.st_size - offset < limit ? sb.st_size - offset : limit);
+        if ((buf = malloc(want)) && (n = pread(fd, buf, want, offset)) < 0)
+            n = 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    snprintf(num, sizeof(num), "%lld", (long long)(offset + n));
+    sl_http_add_header(c->r, "X-Sluice-Log-Offset", num);
+    sl_http_add_header(c->r, "X-Sluice-Job-State",
+                       json_string_value(json_object_get(job, "state")));
+    sl_http_reply(c->r, 200, "text/plain; charset=utf-8", buf ? buf : "", (size_t)n);
+out:
+    free(buf);
+    json_decref(job);
+}
+
+
+/* Why a job waits: the scheduler's explanation, or for a job it no longer
+ * knows (finished), its state and nothing blocking. */
+void sl_api_route_job_explain(struct ctx *c)
+{
+    json_t *job = visible_job(c);
+    struct sl_buf b;
+    int rc;
+
+    if (!job)
+        return;
+    sl_buf_init(&b);
+    rc = sl_engine_explain(c->a->e, c->id, &b);
+    if (rc == 0) {
+        sl_buf_add(&b, "\n", 1);
+        sl_api_reply_text(c, &b);
+    } else if (rc == -ENOENT) {
+        const char *state = json_string_value(json_object_get(job, "state"));
+        char summary[96];
+        snprintf(summary, sizeof(summary), "not pending: %s", state ? state : "unknown");
+        sl_http_reply_json(
+            c->r, 200,
+            json_pack("{s:I, s:s, s:s, s:s, s:s, s:[], s:n, s:s, s:s, s:[]}", "job",
+                      (json_int_t)c->id, "state", state ? state : "unknown", "queue",
+                      json_string_value(json_object_get(job, "queue")), "team",
+                      json_string_value(json_object_get(job, "team")), "priority_class",
+                      json_string_value(json_object_get(job, "priority_class")),
+                      "blockers", "eta", "eta_basis", "none", "summary", summary,
+                      "would_run_if"));
+    } else {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+    }
+    sl_buf_fini(&b);
+    json_decref(job);
+}

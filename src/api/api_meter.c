@@ -1,0 +1,358 @@
+/*
+ * api_meter.c - metering: usage reports, the utilisation report, budgets and
+ * hourly carbon intensity.
+ * See api_int.h for what the API files share.
+ */
+#include "api_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../audit/audit.h"
+#include "../meter/meter.h"
+#include "../policy/policy.h"
+#include "../policy/roles.h"
+#include "../store/store.h"
+#include "../util/buf.h"
+#include "../util/jfield.h"
+
+/* ---- metering --------------------------------------------------------- */
+
+#define CARBON_HOURS_MAX (24 * 366 * 5) /* five years of hours per upload */
+
+/* The report window: from/to (RFC 3339, a date, or epoch ms); default the
+ * start of this month (UTC) to now. Replies and returns false when bad. */
+static bool report_window(struct ctx *c, int64_t now, int64_t *from, int64_t *to)
+{
+    const char *f = sl_http_query(c->r, "from"), *t = sl_http_query(c->r, "to");
+
+    *from = sl_period_start(SL_PERIOD_MONTH, now);
+    *to = now;
+    if (f && *f && sl_parse_when_ms(f, from) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "from",
+                            "must be a time (2026-12-01, 2026-12-01T08:00:00Z or "
+                            "epoch ms), got '%.40s'", f);
+        return false;
+    }
+    if (t && *t && sl_parse_when_ms(t, to) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "to",
+                            "must be a time (2026-12-31, 2026-12-31T18:00:00Z or "
+                            "epoch ms), got '%.40s'", t);
+        return false;
+    }
+    if (*to <= *from) {
+        sl_http_reply_error(c->r, 400, "invalid", "to", "must be after from");
+        return false;
+    }
+    return true;
+}
+
+static int util_gpu(void *arg, const char *node, const char *model, int index)
+{
+    return sl_util_report_gpu(arg, node, model, index);
+}
+
+static int util_row(void *arg, const struct sl_usage_row *r)
+{
+    return sl_util_report_add(arg, r);
+}
+
+/* The utilisation report of [from, to), clipped to when the meter began. */
+static struct sl_util_report *util_report(struct ctx *c, const struct sl_pricing *p,
+                                          int64_t from, int64_t to, int64_t now, int *rc)
+{
+    int64_t since = sl_engine_meter_since(c->a->e);
+    struct sl_util_report *u;
+
+    if (from < since)
+        from = since;
+    if (to > now)
+        to = now;
+    if (!(u = sl_util_report_new(p, from, to, now))) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    if ((*rc = sl_engine_gpus_each(c->a->e, util_gpu, u)) < 0 ||
+        (*rc = sl_store_usage_scan(c->a->rd, from, to, NULL, 0, util_row, u)) < 0) {
+        sl_util_report_free(u);
+        return NULL;
+    }
+    return u;
+}
+
+int sl_api_report_row(void *arg, const struct sl_usage_row *row)
+{
+    struct sl_api_report_scan *rs = arg;
+    return sl_report_add(rs->r, row, rs->hours, rs->nhours);
+}
+
+/* GET /v1/report?by=&from=&to=&period=&team=&share_idle= : usage, units,
+ * energy, cost and carbon per key (and period). Members and viewers see
+ * their team's usage only. */
+void sl_api_route_report(struct ctx *c)
+{
+    const char *by_s = sl_http_query(c->r, "by"), *period_s = sl_http_query(c->r, "period");
+    const char *team = sl_http_query(c->r, "team");
+    struct sl_pricing *p = malloc(sizeof(*p));
+    struct sl_api_report_scan rs = {NULL, NULL, 0};
+    struct sl_carbon_hours *hours = NULL;
+    size_t nhours = 0;
+    int64_t now = sl_now_ms(), from, to;
+    int by, period = -1, rc;
+    bool share;
+    json_t *rows;
+
+    if (!p) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    by = sl_report_by_parse(by_s && *by_s ? by_s : "team");
+    if (by < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "by",
+                            "must be team, project, user, queue, gpu-model, node or job, "
+                            "got '%.40s'", by_s);
+        goto out;
+    }
+    if (period_s && *period_s) {
+        static const char *const names[] = {"day", "week", "month"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(period_s, names[i]) == 0)
+                period = i;
+        if (period < 0) {
+            sl_http_reply_error(c->r, 400, "invalid", "period",
+                                "must be day, week or month, got '%.20s'", period_s);
+            goto out;
+        }
+    }
+    if (!report_window(c, now, &from, &to) || !sl_api_query_bool(c, "share_idle", &share))
+        goto out;
+    if (team && !*team)
+        team = NULL;
+    if (!sl_api_all_teams(&c->who)) {
+        if (team && strcmp(team, c->who.team) != 0) {
+            sl_http_reply_error(c->r, 403, "forbidden", "team",
+                                "user '%s' may not see the usage of team '%s'",
+                                c->who.user, team);
+            goto out;
+        }
+        team = c->who.team;
+    }
+    if (period >= 0) {
+        /* at most ~400 periods of a key: a day report over a year at most */
+        int64_t span = (to - from) / 86400000;
+        if (span > 400 && period == SL_PERIOD_DAY) {
+            sl_http_reply_error(c->r, 400, "invalid", "period",
+                                "a daily report covers at most 400 days; use week or "
+                                "month");
+            goto out;
+        }
+    }
+    sl_engine_pricing(c->a->e, p);
+    if (!(rs.r = sl_report_new(p, by, period, from, to, now)) ||
+        sl_store_carbon_load(c->a->rd, from, to, &hours, &nhours) < 0) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        goto out;
+    }
+    rs.hours = hours;
+    rs.nhours = nhours;
+    if ((rc = sl_store_usage_scan(c->a->rd, from, to, team, 0, sl_api_report_row, &rs)) < 0) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        goto out;
+    }
+    if (share) {
+        struct sl_util_report *u = util_report(c, p, from, to, now, &rc);
+        if (!u) {
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+            goto out;
+        }
+        sl_report_share_idle(rs.r, sl_util_report_idle_cost(u));
+        sl_util_report_free(u);
+    }
+    if (!(rows = sl_report_json(rs.r))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        goto out;
+    }
+    {
+        char f[40], t[40];
+        sl_http_reply_json(c->r, 200,
+                           json_pack("{s:s, s:s, s:s, s:s?, s:s, s:b, s:o}", "by",
+                                     sl_report_by_name(by), "from",
+                                     sl_time_rfc3339(from, f, sizeof(f)), "to",
+                                     sl_time_rfc3339(to, t, sizeof(t)), "period",
+                                     period >= 0 ? sl_budget_period_name(period) : NULL,
+                                     "currency", p->currency, "chargeback", share,
+                                     "rows", rows));
+    }
+out:
+    sl_carbon_hours_free(hours, nhours);
+    sl_report_free(rs.r);
+    free(p);
+}
+
+/* GET /v1/report/utilisation?from=&to= : allocated against capacity per
+ * node and GPU model, idle and allocated-but-unused GPU-hours and cost. */
+void sl_api_route_report_util(struct ctx *c)
+{
+    struct sl_pricing *p = malloc(sizeof(*p));
+    struct sl_util_report *u = NULL;
+    int64_t now = sl_now_ms(), from, to;
+    json_t *o;
+    int rc;
+
+    if (!p) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    if (!report_window(c, now, &from, &to))
+        goto out;
+    sl_engine_pricing(c->a->e, p);
+    if (!(u = util_report(c, p, from, to, now, &rc)) || !(o = sl_util_report_json(u))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        goto out;
+    }
+    {
+        int64_t since = sl_engine_meter_since(c->a->e);
+        char f[40], t[40];
+        json_object_set_new(o, "from", json_string(sl_time_rfc3339(from > since ? from : since,
+                                                                   f, sizeof(f))));
+        json_object_set_new(o, "to", json_string(sl_time_rfc3339(to < now ? to : now, t,
+                                                                 sizeof(t))));
+        sl_http_reply_json(c->r, 200, o);
+    }
+out:
+    sl_util_report_free(u);
+    free(p);
+}
+
+/* GET /v1/budgets: budgets with their use now and their threshold events. */
+void sl_api_route_budgets(struct ctx *c)
+{
+    const char *team = sl_api_all_teams(&c->who) ? NULL : c->who.team;
+    json_t *arr = sl_engine_budgets_json(c->a->e, team), *ev, *all, *e;
+    size_t i;
+    int rc;
+
+    if (!arr || !(all = sl_store_budget_events(c->a->rd, NULL, &rc))) {
+        json_decref(arr);
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    ev = json_array();
+    json_array_foreach(all, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "budget"));
+        size_t k;
+        json_t *b;
+        json_array_foreach(arr, k, b)
+        {
+            if (name && strcmp(name, json_string_value(json_object_get(b, "name"))) == 0) {
+                json_array_append(ev, e);
+                break;
+            }
+        }
+    }
+    json_decref(all);
+    sl_http_reply_json(c->r, 200, json_pack("{s:o, s:o}", "budgets", arr, "events", ev));
+}
+
+/* POST /v1/carbon/{name}: the hourly carbon intensity of site {name}, as
+ * CSV lines "hour,gco2_per_kwh" (hour: RFC 3339 or epoch ms, on the hour;
+ * a header line is allowed). Every line is checked before any is kept. */
+void sl_api_route_carbon(struct ctx *c)
+{
+    size_t len, n = 0, cap = 0, line = 0;
+    const char *body = sl_http_body(c->r, &len), *p = body, *end = body + len;
+    int64_t *hours = NULL;
+    double *g = NULL;
+    struct op_state *s;
+    char field[32];
+
+    for (const char *q = c->name; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-')) {
+            sl_api_refuse(c, 400, "invalid", "site",
+                                "site names are a-z, 0-9 and '-'");
+            return;
+        }
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = (size_t)((nl ? nl : end) - p);
+        char buf[128], *comma, *num_end;
+        double v;
+        int64_t at;
+        line++;
+        snprintf(field, sizeof(field), "line %zu", line);
+        if (l >= sizeof(buf)) {
+            sl_api_refuse(c, 400, "invalid", field, "line too long");
+            goto fail;
+        }
+        memcpy(buf, p, l);
+        buf[l] = '\0';
+        if (l && buf[l - 1] == '\r')
+            buf[--l] = '\0';
+        p = nl ? nl + 1 : end;
+        if (l == 0)
+            continue;
+        if (!(comma = strchr(buf, ','))) {
+            sl_api_refuse(c, 400, "invalid", field,
+                                "must be hour,gco2_per_kwh, got '%.40s'", buf);
+            goto fail;
+        }
+        *comma = '\0';
+        if (line == 1 && sl_parse_when_ms(buf, &at) < 0)
+            continue; /* a header */
+        if (sl_parse_when_ms(buf, &at) < 0 || at % 3600000 != 0) {
+            sl_api_refuse(c, 400, "invalid", field,
+                                "hour must be a time on the hour, got '%.40s'", buf);
+            goto fail;
+        }
+        v = strtod(comma + 1, &num_end);
+        if (num_end == comma + 1 || *num_end || !(v >= 0 && v <= 1e5)) {
+            sl_api_refuse(c, 400, "invalid", field,
+                                "gco2_per_kwh must be a number from 0 to 100000, "
+                                "got '%.20s'", comma + 1);
+            goto fail;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            int64_t *nh = realloc(hours, nc * sizeof(*nh));
+            double *ng = nh ? realloc(g, nc * sizeof(*ng)) : NULL;
+            if (nh)
+                hours = nh;
+            if (!nh || !ng) {
+                sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+                goto fail;
+            }
+            g = ng;
+            cap = nc;
+        }
+        if (n == CARBON_HOURS_MAX) {
+            sl_api_refuse(c, 413, "too_large", NULL,
+                                "at most %d hours per upload", CARBON_HOURS_MAX);
+            goto fail;
+        }
+        hours[n] = at;
+        g[n++] = v;
+    }
+    if (n == 0) {
+        sl_api_refuse(c, 400, "invalid", "body", "no hours given");
+        goto fail;
+    }
+    if (!(s = sl_api_op_new(c, SL_OP_CARBON)))
+        goto fail;
+    sl_strlcpy(s->op.u.carbon.site, c->name, sizeof(s->op.u.carbon.site));
+    s->op.u.carbon.hour_ms = hours;
+    s->op.u.carbon.g = g;
+    s->op.u.carbon.n = n;
+    sl_api_op_send(c, s);
+    return;
+fail:
+    free(hours);
+    free(g);
+}

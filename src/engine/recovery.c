@@ -565,20 +565,14 @@ static void meters_open(struct sl_engine *e)
     }
 }
 
-struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
-                                   char **admin_token, struct sl_error *err)
+/* A new engine holding its own copies of the settings' strings; NULL on
+ * -ENOMEM. */
+static struct sl_engine *engine_alloc(const struct sl_engine_config *cfg)
 {
     struct sl_engine *e = calloc(1, sizeof(*e));
-    struct sl_store_loader ld;
-    struct sl_sched_config scfg;
-    char stored[8192];
-    int rc;
 
-    *admin_token = NULL;
-    if (!e) {
-        sl_errorf(err, -ENOMEM, "out of memory");
+    if (!e)
         return NULL;
-    }
     e->wake_fd = -1;
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->qmu, NULL);
@@ -602,6 +596,86 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
     e->cfg.store_path = e->store_path;
     if (gethostname(e->hostname, sizeof(e->hostname) - 1) < 0)
         sl_strlcpy(e->hostname, "localhost", sizeof(e->hostname));
+    return e;
+}
+
+/* The store (a new one bootstrapped, giving *admin_token), its WAL
+ * checkpointer, and the settings kept in it: the scheduler's, since when
+ * the meter counts. */
+static int store_open(struct sl_engine *e, char **admin_token, struct sl_error *err)
+{
+    struct sl_error cerr = {0};
+    char stored[8192];
+    int rc;
+
+    /* Commits do not fsync; with sync_full the syncer has the store sync
+     * them (sl_store_sync) before answering, overlapping the flush with the
+     * next group. */
+    if (!(e->st = sl_store_open(e->store_path, true, false, err)))
+        return -EIO;
+    /* The WAL checkpoint (page copies and two fsyncs every ~4 MiB of WAL)
+     * on a thread of its own rather than inside our commits. */
+    if (sl_store_checkpointer_start(e->st, CHECKPOINT_PAGES, &cerr) < 0)
+        sl_warn("msg=\"checkpoints stay on the engine thread\" err=\"%s\"", cerr.text);
+    if ((rc = bootstrap(e, admin_token)) < 0)
+        return sl_errorf(err, rc, "store: cannot initialise: %s", strerror(-rc));
+    if (sl_store_meta_get(e->st, "scheduler", stored, sizeof(stored)) == 0) {
+        struct sl_manifest *m = NULL;
+        if (sl_eng_manifest_from_store("Scheduler", "default", stored, &m) == 0) {
+            sl_eng_sched_settings(e, m);
+            free(m);
+        }
+    }
+    sl_pricing_init(&e->pricing);
+    if (sl_store_meta_get(e->st, "meter_since", stored, sizeof(stored)) < 0 ||
+        sl_parse_int64(stored, 0, INT64_MAX, &e->meter_since) < 0) {
+        e->meter_since = sl_now_ms();
+        snprintf(stored, sizeof(stored), "%lld", (long long)e->meter_since);
+        if (sl_store_meta_set(e->st, "meter_since", stored) < 0)
+            return sl_errorf(err, -EIO, "store: cannot write");
+    }
+    return 0;
+}
+
+/* Everything the store holds: the catalog, the jobs (Running ones
+ * re-adopted, acknowledged intents resumed), the meter, the audit log's
+ * head, the admission policies. */
+static int state_load(struct sl_engine *e, struct sl_error *err)
+{
+    struct sl_store_loader ld = {.arg = e, .team = sl_eng_ld_team, .cohort = sl_eng_ld_cohort,
+                                 .queue = sl_eng_ld_queue, .pclass = sl_eng_ld_pclass,
+                                 .user = sl_eng_ld_user, .job = ld_job};
+    int rc;
+
+    if ((rc = sl_store_load(e->st, &ld)) < 0 ||
+        (rc = sl_store_job_max_id(e->st, &e->next_id)) < 0)
+        return sl_errorf(err, rc, "store: cannot load state: %s", strerror(-rc));
+    e->next_id++; /* ids as SQLite would give them: the largest + 1 */
+    if ((rc = load_cancels(e)) < 0)
+        return sl_errorf(err, rc, "store: cannot finish cancelled jobs: %s", strerror(-rc));
+    for (size_t i = 0; i < e->nrun; i++)
+        if (e->run[i]->preempting)
+            /* every job is loaded: its preemptor waits for it again */
+            sl_sched_job_terminating(e->sched, e->run[i]->id, e->run[i]->preempted_for);
+    if ((rc = sl_eng_meter_load(e)) < 0)
+        return sl_errorf(err, rc, "store: cannot load the meter's state: %s", strerror(-rc));
+    if ((rc = sl_eng_audit_open(e, err)) < 0 || (rc = sl_eng_policies_load(e, err)) < 0)
+        return rc;
+    return 0;
+}
+
+struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
+                                   char **admin_token, struct sl_error *err)
+{
+    struct sl_engine *e = engine_alloc(cfg);
+    struct sl_sched_config scfg;
+    int rc;
+
+    *admin_token = NULL;
+    if (!e) {
+        sl_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
     if (sodium_init() < 0) {
         sl_errorf(err, -EIO, "libsodium failed to initialise");
         goto fail;
@@ -620,64 +694,10 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         sl_errorf(err, -ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = add_nodes(e, err)) < 0)
+    if (add_nodes(e, err) < 0)
         goto fail;
     meters_open(e);
-    /* Commits do not fsync; with sync_full the syncer has the store sync
-     * them (sl_store_sync) before answering, overlapping the flush with the
-     * next group. */
-    if (!(e->st = sl_store_open(e->store_path, true, false, err)))
-        goto fail;
-    {
-        /* The WAL checkpoint (page copies and two fsyncs every ~4 MiB of
-         * WAL) on a thread of its own rather than inside our commits. */
-        struct sl_error cerr = {0};
-        if (sl_store_checkpointer_start(e->st, CHECKPOINT_PAGES, &cerr) < 0)
-            sl_warn("msg=\"checkpoints stay on the engine thread\" err=\"%s\"", cerr.text);
-    }
-    if ((rc = bootstrap(e, admin_token)) < 0) {
-        sl_errorf(err, rc, "store: cannot initialise: %s", strerror(-rc));
-        goto fail;
-    }
-    if (sl_store_meta_get(e->st, "scheduler", stored, sizeof(stored)) == 0) {
-        struct sl_manifest *m = NULL;
-        if (sl_eng_manifest_from_store("Scheduler", "default", stored, &m) == 0) {
-            sl_eng_sched_settings(e, m);
-            free(m);
-        }
-    }
-    sl_pricing_init(&e->pricing);
-    if (sl_store_meta_get(e->st, "meter_since", stored, sizeof(stored)) < 0 ||
-        sl_parse_int64(stored, 0, INT64_MAX, &e->meter_since) < 0) {
-        e->meter_since = sl_now_ms();
-        snprintf(stored, sizeof(stored), "%lld", (long long)e->meter_since);
-        if (sl_store_meta_set(e->st, "meter_since", stored) < 0) {
-            sl_errorf(err, -EIO, "store: cannot write");
-            goto fail;
-        }
-    }
-    ld = (struct sl_store_loader){.arg = e, .team = sl_eng_ld_team, .cohort = sl_eng_ld_cohort,
-                                  .queue = sl_eng_ld_queue, .pclass = sl_eng_ld_pclass,
-                                  .user = sl_eng_ld_user, .job = ld_job};
-    if ((rc = sl_store_load(e->st, &ld)) < 0 ||
-        (rc = sl_store_job_max_id(e->st, &e->next_id)) < 0) {
-        sl_errorf(err, rc, "store: cannot load state: %s", strerror(-rc));
-        goto fail;
-    }
-    e->next_id++; /* ids as SQLite would give them: the largest + 1 */
-    if ((rc = load_cancels(e)) < 0) {
-        sl_errorf(err, rc, "store: cannot finish cancelled jobs: %s", strerror(-rc));
-        goto fail;
-    }
-    for (size_t i = 0; i < e->nrun; i++)
-        if (e->run[i]->preempting)
-            /* every job is loaded: its preemptor waits for it again */
-            sl_sched_job_terminating(e->sched, e->run[i]->id, e->run[i]->preempted_for);
-    if ((rc = sl_eng_meter_load(e)) < 0) {
-        sl_errorf(err, rc, "store: cannot load the meter's state: %s", strerror(-rc));
-        goto fail;
-    }
-    if ((rc = sl_eng_audit_open(e, err)) < 0 || (rc = sl_eng_policies_load(e, err)) < 0)
+    if (store_open(e, admin_token, err) < 0 || state_load(e, err) < 0)
         goto fail;
     e->sched_full = true;
     if ((e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {

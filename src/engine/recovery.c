@@ -459,36 +459,29 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
 static int fake_nodes_load(const char *path, struct sl_inventory *inv, struct sl_error *err)
 {
     struct sl_trace_node *tn = NULL;
-    struct sl_node_info *n = calloc(1, sizeof(*n));
+    struct sl_gpu_info gpus[SL_EXEC_MAX_GPUS];
     size_t nn = 0;
     int rc;
 
-    if (!n)
-        return sl_errorf(err, -ENOMEM, "out of memory");
-    if ((rc = sl_trace_load_nodes(path, &tn, &nn, err)) < 0) {
-        sl_errorf(err, rc, "--fake-nodes: %s", err->text);
-        goto out;
-    }
+    if ((rc = sl_trace_load_nodes(path, &tn, &nn, err)) < 0)
+        return sl_errorf(err, rc, "--fake-nodes: %s", err->text);
     for (size_t i = 0; i < nn && rc == 0; i++) {
-        memset(n, 0, sizeof(*n));
-        sl_strlcpy(n->name, tn[i].name, sizeof(n->name));
-        sl_strlcpy(n->domain, tn[i].domain, sizeof(n->domain));
-        n->cpu_milli = tn[i].cpu_milli;
-        n->mem_bytes = tn[i].mem_bytes;
-        n->ngpus = tn[i].ngpus;
-        for (int g = 0; g < n->ngpus; g++) {
-            n->gpus[g].index = g;
-            sl_strlcpy(n->gpus[g].model, tn[i].model, sizeof(n->gpus[g].model));
-            n->gpus[g].dev_major = n->gpus[g].dev_minor = -1;
+        struct sl_node_info n = {.ngpus = tn[i].ngpus, .gpus = gpus, .state = SL_NODE_UP};
+        sl_strlcpy(n.name, tn[i].name, sizeof(n.name));
+        sl_strlcpy(n.domain, tn[i].domain, sizeof(n.domain));
+        n.cpu_milli = tn[i].cpu_milli;
+        n.mem_bytes = tn[i].mem_bytes;
+        memset(gpus, 0, sizeof(gpus));
+        for (int g = 0; g < n.ngpus; g++) {
+            gpus[g].index = g;
+            sl_strlcpy(gpus[g].model, tn[i].model, sizeof(gpus[g].model));
+            gpus[g].dev_major = gpus[g].dev_minor = -1;
         }
-        sl_strlcpy(n->gpu_source, "fake", sizeof(n->gpu_source));
-        n->state = SL_NODE_UP;
-        if ((rc = sl_inventory_add(inv, n)) < 0)
+        sl_strlcpy(n.gpu_source, "fake", sizeof(n.gpu_source));
+        if ((rc = sl_inventory_add(inv, &n)) < 0)
             sl_errorf(err, rc, "out of memory");
     }
-out:
     free(tn);
-    free(n);
     return rc;
 }
 

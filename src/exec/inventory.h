@@ -39,8 +39,12 @@ struct sl_node_info {
     int64_t cpu_milli;
     int64_t mem_bytes;
     int ngpus;                    /* 0..SL_EXEC_MAX_GPUS */
-    struct sl_gpu_info gpus[SL_EXEC_MAX_GPUS]; /* index i = the placement's
-                                     GPU index i on this node */
+    struct sl_gpu_info *gpus;     /* ngpus entries, index i = the
+                                     placement's GPU index i on this node;
+                                     an inventory's nodes own theirs (a
+                                     node of thousands is kept small: the
+                                     daemon forks tasks, and a fork copies
+                                     the page tables of all it holds) */
     char gpu_source[16];          /* "nvml", "fake" or "none" */
     enum sl_node_state state;
     bool devices_here;            /* its GPUs are this machine's devices:
@@ -61,15 +65,15 @@ struct sl_inventory {
  * is unchanged. */
 int sl_inventory_host(struct sl_inventory *inv, const char *fake_gpus, struct sl_error *err);
 
-/* Append one node (copied). Returns 0 or -ENOMEM (then 'inv' is
- * unchanged). */
+/* Append a copy of 'node' (its GPUs too). Returns 0, -EINVAL (ngpus out of
+ * range) or -ENOMEM; then 'inv' is unchanged. */
 int sl_inventory_add(struct sl_inventory *inv, const struct sl_node_info *node);
 
 /* A deep copy of 'src' into 'dst' (uninitialised). Returns 0 or -ENOMEM
  * (then 'dst' holds nothing to free). */
 int sl_inventory_copy(struct sl_inventory *dst, const struct sl_inventory *src);
 
-/* Free the nodes; NULL-safe, leaves an empty inventory. */
+/* Free the nodes and their GPUs; NULL-safe, leaves an empty inventory. */
 void sl_inventory_fini(struct sl_inventory *inv);
 
 #endif

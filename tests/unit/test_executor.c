@@ -199,24 +199,30 @@ static void test_sim_runs(void)
 static void test_sim_given_nodes(void)
 {
     struct sl_inventory given = {NULL, 0, 0}, inv = {NULL, 0, 0};
-    struct sl_node_info n = {0};
+    struct sl_gpu_info gpus[8] = {{0}};
+    struct sl_node_info n = {.gpus = gpus};
     struct sl_executor_config cfg = {.kind = "simulated", .data_dir = "/nonexistent",
                                      .nodes = &given, .now_ms = test_now};
     struct sl_error err = {"", ""};
     struct sl_executor *x;
 
+    snprintf(gpus[7].model, sizeof(gpus[7].model), "A100");
     for (int i = 0; i < 5; i++) {
         snprintf(n.name, sizeof(n.name), "node-%d", i);
         n.ngpus = 8;
         n.state = i == 4 ? SL_NODE_DRAINING : SL_NODE_UP;
         sl_inventory_add(&given, &n);
     }
+    n.ngpus = SL_EXEC_MAX_GPUS + 1;
+    is_int(sl_inventory_add(&given, &n), -EINVAL, "a node of more GPUs than a node has is refused");
+    is_int(given.n, 5, "and not added");
     x = sl_executor_create(&cfg, &err);
+    snprintf(gpus[7].model, sizeof(gpus[7].model), "T4");
     sl_inventory_fini(&given); /* copied */
     ok(x && sl_executor_nodes(x, &inv, &err) == 0 && inv.n == 5 &&
            strcmp(inv.nodes[4].name, "node-4") == 0 && inv.nodes[4].state == SL_NODE_DRAINING &&
-           !inv.nodes[0].devices_here,
-       "the nodes it was given, in their order and state, none of them here");
+           !inv.nodes[0].devices_here && strcmp(inv.nodes[4].gpus[7].model, "A100") == 0,
+       "the nodes it was given, in their order and state, none of them here, their GPUs copied");
     sl_inventory_fini(&inv);
     sl_executor_destroy(x);
     is_str(sl_node_state_name(SL_NODE_DRAINING), "draining", "a node state has a name");

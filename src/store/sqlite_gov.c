@@ -17,6 +17,10 @@ static const char *const gov_sql[SQ_GOV_N] = {
                      "t.revoked = 0 AND (t.expires_at = 0 OR t.expires_at > ?2)",
     [SQ_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1, revoked_at = ?2 WHERE rowid = ?1 "
                         "AND revoked = 0",
+    /* "job_id > 0" lets SQLite use the partial index tokens_job: without
+     * it every job's end scanned every token ever made */
+    [SQ_TOKEN_REVOKE_JOB] = "UPDATE tokens SET revoked = 1, revoked_at = ?2 "
+                            "WHERE job_id = ?1 AND job_id > 0 AND revoked = 0",
     [SQ_TOKEN_INFO] = "SELECT t.user, u.team, t.job_id, t.revoked FROM tokens t "
                       "JOIN users u ON u.name = t.user WHERE t.rowid = ?1",
     [SQ_OBJ_PUT] = "INSERT INTO objects(kind, name, spec, created_at, updated_at) "
@@ -120,19 +124,16 @@ int sl_sqlite_token_revoke(struct sl_store *st, int64_t id, int64_t now_ms)
 int sl_sqlite_tokens_revoke_job(struct sl_store *st, int64_t job_id, int64_t now_ms)
 {
     struct sl_sqlite *s = sl_sqlite_of(st);
-    sqlite3_stmt *q = NULL;
+    sqlite3_stmt *q = prep(s, SQ_TOKEN_REVOKE_JOB);
     int rc;
 
-    if (sqlite3_prepare_v2(s->db,
-                           "UPDATE tokens SET revoked = 1, revoked_at = ?2 "
-                           "WHERE job_id = ?1 AND revoked = 0",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (!q)
         return -EIO;
     sqlite3_bind_int64(q, 1, job_id);
     sqlite3_bind_int64(q, 2, now_ms);
-    rc = sqlite3_step(q) == SQLITE_DONE ? sqlite3_changes(s->db) : -EIO;
-    sqlite3_finalize(q);
-    return rc;
+    if ((rc = sl_sqlite_step_done(s, q)) < 0)
+        return rc;
+    return sqlite3_changes(s->db);
 }
 
 int sl_sqlite_token_scan(struct sl_store *st, const char *user, const char *team,

@@ -9,12 +9,13 @@
 #include <string.h>
 
 /* Columns: node lines (table), GPU lines (table, indented), CSV rows. */
-static const char *const node_cols[] = {"NODE", "CPUS", "MEMORY", "GPUS",
-                                        "SOURCE"};
+static const char *const node_cols[] = {"NODE", "STATE", "CPUS", "MEMORY", "GPUS",
+                                        "SOURCE", "REASON"};
 static const char *const gpu_cols[] = {"GPU", "MODEL", "MEMORY", "MILLI",
                                        "JOBS"};
 static const char *const csv_cols[] = {
     "node",
+    "state",
     "domain",
     "gpu_source",
     "cpu_milli",
@@ -76,6 +77,7 @@ static int add_node(struct sl_cli_table *nt, struct sl_cli_table *gt,
         char c1[24], c2[24], m1[24], m2[24], n1[24], g1[24];
         const char *row[] = {
             sl_cli_jstr(node, "name"),
+            sl_cli_jstr(node, "state"),
             sl_cli_jstr(node, "domain"),
             sl_cli_jstr(node, "gpu_source"),
             c1,
@@ -104,8 +106,8 @@ static int add_node(struct sl_cli_table *nt, struct sl_cli_table *gt,
     snprintf(gpu, sizeof(gpu), "%s/%zu", sl_cli_fmt_milli(galloc, a, sizeof(a)),
              ngpus);
     {
-        const char *row[] = {sl_cli_jstr(node, "name"), cpus, mem, gpu,
-                             sl_cli_jstr(node, "gpu_source")};
+        const char *row[] = {sl_cli_jstr(node, "name"), sl_cli_jstr(node, "state"), cpus, mem,
+                             gpu, sl_cli_jstr(node, "gpu_source"), sl_cli_jstr(node, "reason")};
         if (sl_cli_table_add(nt, row) < 0)
             return -ENOMEM;
     }

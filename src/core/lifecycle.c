@@ -31,15 +31,18 @@ static void retry(const struct sl_attempt_end *in, struct sl_attempt_outcome *ou
     out->not_before_ms = in->now_ms + backoff;
     out->event = "retry";
     out->from = from;
+    const char *sep = in->note && in->note[0] ? " (" : "", *end = *sep ? ")" : "";
+
     if (in->lost)
         snprintf(out->next_message, sizeof(out->next_message),
-                 "lost on attempt %d; retry %d of %d in %llds", in->attempt + 1,
-                 failures + 1, in->retries, (long long)(backoff / 1000));
+                 "lost on attempt %d%s%s%s; retry %d of %d in %llds", in->attempt + 1, sep,
+                 *sep ? in->note : "", end, failures + 1, in->retries,
+                 (long long)(backoff / 1000));
     else
         snprintf(out->next_message, sizeof(out->next_message),
-                 "attempt %d failed with exit code %d; retry %d of %d in %llds",
-                 in->attempt + 1, in->exit_code, failures + 1, in->retries,
-                 (long long)(backoff / 1000));
+                 "attempt %d failed with exit code %d%s%s%s; retry %d of %d in %llds",
+                 in->attempt + 1, in->exit_code, sep, *sep ? in->note : "", end, failures + 1,
+                 in->retries, (long long)(backoff / 1000));
 }
 
 void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outcome *out)
@@ -79,16 +82,20 @@ void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outco
     } else if (in->lost) {
         out->state = SL_JOB_LOST;
         out->finished = true;
-        snprintf(out->message, sizeof(out->message),
-                 "task process vanished while sluiced was down");
+        if (in->note && in->note[0])
+            snprintf(out->message, sizeof(out->message), "lost: %s", in->note);
+        else
+            snprintf(out->message, sizeof(out->message),
+                     "task process vanished while sluiced was down");
         if (failures < in->retries)
             retry(in, out, "Lost", failures);
     } else if (in->exit_code != 0 && failures >= in->retries) {
         out->state = SL_JOB_FAILED;
         out->exit_code = in->exit_code;
         out->finished = true;
-        snprintf(out->message, sizeof(out->message), "exited with code %d%s", in->exit_code,
-                 in->gang_failed && in->tasks > 1 ? " (gang stopped)" : "");
+        snprintf(out->message, sizeof(out->message), "exited with code %d%s%s%s", in->exit_code,
+                 in->gang_failed && in->tasks > 1 ? " (gang stopped)" : "",
+                 in->note && in->note[0] ? ": " : "", in->note ? in->note : "");
     } else if (in->exit_code == 0) {
         out->state = SL_JOB_SUCCEEDED;
         out->exit_code = 0;

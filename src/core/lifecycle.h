@@ -30,6 +30,9 @@ struct sl_attempt_end {
     bool gang_failed;             /* a task failed and the others were
                                      stopped */
     int tasks;                    /* spec.tasks: a gang when > 1 */
+    const char *note;             /* what the executor said of the end
+                                     (e.g. Slurm failed the node); NULL or
+                                     "" = nothing */
     int exit_code;                /* the first non-zero exit code of its
                                      tasks, else 0 */
     int attempt;                  /* 0-based, the attempt that ended */

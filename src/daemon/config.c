@@ -41,6 +41,12 @@ static const struct setting {
     {"fakeNodes", "fake-nodes", K_STRING, offsetof(struct sl_config, fake_nodes), 1100},
     {"executor", "executor", K_EXECUTOR, offsetof(struct sl_config, executor), 32},
     {"sync", "sync", K_BOOL_SYNC, offsetof(struct sl_config, sync_full), 0},
+    {"slurmPartition", "slurm-partition", K_STRING, offsetof(struct sl_config, slurm_partition),
+     64},
+    {"slurmOutputDir", "slurm-output-dir", K_STRING,
+     offsetof(struct sl_config, slurm_output_dir), 1024},
+    {"slurmBin", "slurm-bin", K_STRING, offsetof(struct sl_config, slurm_bin), 1024},
+    {"slurmPoll", "slurm-poll", K_TIMEOUT, offsetof(struct sl_config, slurm_poll_ms), 0},
     {"logCap", NULL, K_BYTES, offsetof(struct sl_config, log_cap_bytes), 0},
     {"retryBackoff", NULL, K_DURATION, offsetof(struct sl_config, retry_backoff_ms), 0},
     {"cancelGrace", NULL, K_DURATION, offsetof(struct sl_config, cancel_grace_ms), 0},
@@ -75,6 +81,7 @@ void sl_config_init(struct sl_config *cfg, bool dev)
         .log_level = SL_LOG_INFO,
         .job_user = "nobody",
         .executor = "local",
+        .slurm_poll_ms = 1000,
         .http = SL_HTTP_CONFIG_DEFAULT,
     };
     sl_strlcpy(cfg->listen, "127.0.0.1:8470", sizeof(cfg->listen));

@@ -27,7 +27,12 @@ struct sl_config {
     char store[1100];             /* "" = DATA/sluice.db */
     char fake_gpus[256];          /* "" = discover */
     char fake_nodes[1100];        /* "" = this host */
-    char executor[32];            /* src/exec/executor.h: local, simulated */
+    char executor[32];            /* src/exec/executor.h: local, simulated,
+                                     slurm */
+    char slurm_partition[64];     /* slurm: the partition Sluice places in */
+    char slurm_output_dir[1024];  /* slurm: shared directory of task output */
+    char slurm_bin[1024];         /* slurm: where its tools are; "" = PATH */
+    int64_t slurm_poll_ms;        /* slurm: how often it is asked */
     bool dev;
     bool sync_full;
     int64_t log_cap_bytes;

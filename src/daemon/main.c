@@ -27,7 +27,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sluiced [--dev] [--config FILE] [--listen HOST:PORT]\n"
             "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
-            "               [--fake-nodes FILE] [--executor local|simulated]\n"
+            "               [--fake-nodes FILE] [--executor local|simulated|slurm]\n"
+            "               [--slurm-partition P --slurm-output-dir DIR [--slurm-bin DIR]\n"
+            "                [--slurm-poll D]]\n"
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "\n"
@@ -42,7 +44,13 @@ static void usage(FILE *f)
             "  --fake-nodes FILE  a node list (sn,cpu_milli,memory_mib,gpu,model[,domain])\n"
             "                     to schedule on instead of this host; tasks still run here\n"
             "  --executor KIND    local (default): run jobs as processes; simulated:\n"
-            "                     run nothing (scheduler load tests; jobs say so)\n"
+            "                     run nothing (scheduler load tests; jobs say so);\n"
+            "                     slurm: a Slurm cluster runs each placement (docs/slurm.md)\n"
+            "  --slurm-partition P  slurm: the partition Sluice places in\n"
+            "  --slurm-output-dir DIR  slurm: a directory shared with the nodes, where\n"
+            "                     tasks write their output (writable by the job accounts)\n"
+            "  --slurm-bin DIR    slurm: where sbatch, squeue, scontrol, scancel are\n"
+            "  --slurm-poll D     slurm: how often Slurm is asked (default 1s)\n"
             "  --sync full|normal full (default): fsync every group commit;\n"
             "                     normal: survive a crash of sluiced, not of the host\n"
             "  --job-user USER    the Unix account jobs of users without a mapping\n"
@@ -184,6 +192,10 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"fake-gpus", required_argument, NULL, 'S'},
         {"fake-nodes", required_argument, NULL, 'S'},
         {"executor", required_argument, NULL, 'S'},
+        {"slurm-partition", required_argument, NULL, 'S'},
+        {"slurm-output-dir", required_argument, NULL, 'S'},
+        {"slurm-bin", required_argument, NULL, 'S'},
+        {"slurm-poll", required_argument, NULL, 'S'},
         {"sync", required_argument, NULL, 'S'},
         {"job-user", required_argument, NULL, 'S'},
         {"allow-daemon-user", required_argument, NULL, 'S'},
@@ -308,6 +320,10 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
         .fake_gpus = cfg->fake_gpus[0] ? cfg->fake_gpus : NULL,
         .fake_nodes = cfg->fake_nodes[0] ? cfg->fake_nodes : NULL,
         .executor = cfg->executor,
+        .slurm_partition = cfg->slurm_partition[0] ? cfg->slurm_partition : NULL,
+        .slurm_output_dir = cfg->slurm_output_dir[0] ? cfg->slurm_output_dir : NULL,
+        .slurm_bin = cfg->slurm_bin[0] ? cfg->slurm_bin : NULL,
+        .slurm_poll_ms = cfg->slurm_poll_ms,
         .log_cap_bytes = cfg->log_cap_bytes,
         .retry_backoff_ms = cfg->retry_backoff_ms,
         .cancel_grace_ms = cfg->cancel_grace_ms,

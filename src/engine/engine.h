@@ -147,7 +147,11 @@ struct sl_engine_config {
                                          the cluster (tasks still run here);
                                          NULL = this host only */
     const char *executor;             /* src/exec/executor.h: "local",
-                                         "simulated" */
+                                         "simulated", "slurm" */
+    const char *slurm_partition;      /* slurm: see sl_executor_config */
+    const char *slurm_output_dir;
+    const char *slurm_bin;
+    int64_t slurm_poll_ms;
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */

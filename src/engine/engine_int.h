@@ -14,6 +14,7 @@
  *   meter.c       ledger intervals, budgets, idle detection
  *   govern.c      tokens, scans, models and stages, carbon
  *   auditlog.c    the audit writer and its checkpoints
+ *   nodes.c       the executor and its nodes, refreshed; this host's meters
  *   recovery.c    creation, loading, re-adoption, bootstrap
  *   readers.c     JSON views and /metrics for the HTTP thread
  *
@@ -133,6 +134,9 @@ struct job {
     int64_t intent_at_ms;         /* when a cancel, preemption or timeout
                                      first signalled it (wall); 0 = none */
     char *message;                /* owned; guarded by e->mu; NULL = none */
+    char *end_note;               /* owned: what the executor said of a
+                                     task's end (the first note), for the
+                                     attempt's message; NULL = none */
     char *placement;              /* owned: the tasks' placement as the
                                      API's JSON text, while Running */
     bool fresh;                   /* submitted in the open transaction and
@@ -520,14 +524,33 @@ void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
 /* Task 'task' of Running job 'j' ended with 'code' (lost: without one).
  * A failed task of a gang stops the others; the job finishes once every
  * task has ended. */
-void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost);
+void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost,
+                       const char *note);
 
-/* Take the executor's events: the ends of tasks (sl_eng_task_ended). */
+/* Take the executor's events: the ends of tasks (sl_eng_task_ended), and
+ * changes of its nodes (sl_eng_nodes_refresh). */
 void sl_eng_exec_events(struct sl_engine *e);
+
+/* The executor's nodes again: a node's state changes whether it is
+ * schedulable; a new node is added to the scheduler. */
+void sl_eng_nodes_refresh(struct sl_engine *e);
 
 /* Whether this host's meters measure task 'tk' (its node's devices are
  * here and the executor runs commands). */
 bool sl_eng_node_metered(const struct sl_engine *e, int node);
+
+/* ---- nodes.c ----------------------------------------------------------- */
+
+/* The executor of cfg.executor, offering this host or the --fake-nodes
+ * list; e->x and e->caps. */
+int sl_eng_executor_open(struct sl_engine *e, struct sl_error *err);
+
+/* The executor's nodes into e->nodes and the scheduler, in its order. */
+int sl_eng_nodes_add(struct sl_engine *e, struct sl_error *err);
+
+/* This machine's meters (NVML, RAPL), when a node's devices are here and
+ * the executor runs commands; e->mon. */
+void sl_eng_meters_open(struct sl_engine *e);
 
 /* ---- recovery.c -------------------------------------------------------- */
 

@@ -208,6 +208,7 @@ void sl_eng_job_free(struct job *j)
     free(j->spec_json);
     free(j->name);
     free(j->message);
+    free(j->end_note);
     free(j->demoted);
     free(j->lineage);
     sl_eng_job_token_drop(j);
@@ -320,6 +321,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
         .lost = lost,
         .gang_failed = j->gang_failed,
         .tasks = j->spec->tasks,
+        .note = j->end_note,
         .attempt = j->attempt,
         .preemptions = j->preemptions,
         .retries = j->spec->retries,
@@ -365,6 +367,8 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
     j->preempting = j->lost = j->gang_failed = j->timed_out = false;
     j->kill_at_ms = j->ckpt_at_ms = 0;
     j->preempted_for = 0;
+    free(j->end_note);
+    j->end_note = NULL;
     sl_eng_job_msg(e, j, "%s", out.next_message);
     sl_eng_job_requeue_sched(e, j, out.not_before_ms);
     if (rc == 0)

@@ -435,7 +435,8 @@ void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
     sl_sched_result_fini(&res);
 }
 
-void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost)
+void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost,
+                       const char *note)
 {
     struct task *tk;
     bool all_done = true;
@@ -445,6 +446,8 @@ void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, b
     tk->done = true;
     tk->exit_code = lost ? 255 : code;
     j->lost |= lost;
+    if (note && note[0] && !j->end_note)
+        j->end_note = strdup(note); /* on -ENOMEM the end just says less */
     if (tk->exit_code != 0 && !j->gang_failed && !j->cancel_requested && !j->timed_out &&
         !j->preempting) {
         /* One task of a gang failed: stop the others. */
@@ -468,12 +471,17 @@ void sl_eng_exec_events(struct sl_engine *e)
     do {
         n = sl_executor_events(e->x, sl_now_ms(), ev, (int)SL_ARRAY_LEN(ev));
         for (int i = 0; i < n; i++) {
-            struct job *j = sl_imap_get(&e->jobs, ev[i].job_id);
+            struct job *j;
+            if (ev[i].kind == SL_EXEC_EV_NODES) {
+                sl_eng_nodes_refresh(e);
+                continue;
+            }
+            j = sl_imap_get(&e->jobs, ev[i].job_id);
             /* an end of an attempt that is over (a restart may report one
              * twice) is the executor's to forget, not ours to count */
             if (j && j->state == SL_JOB_RUNNING && j->tasks && j->attempt == ev[i].attempt)
                 sl_eng_task_ended(e, j, ev[i].task, ev[i].exit_code,
-                                  ev[i].kind == SL_EXEC_EV_LOST);
+                                  ev[i].kind == SL_EXEC_EV_LOST, ev[i].note);
         }
     } while (n == (int)SL_ARRAY_LEN(ev));
 }

@@ -84,8 +84,10 @@ json_t *sl_engine_nodes_json(struct sl_engine *e)
         }
         cpu_alloc = v.cpu_total - v.cpu_free;
         mem_alloc = v.mem_total - v.mem_free;
-        node = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:s, s:o}", "name", v.name,
-                         "domain", v.domain, "schedulable", v.schedulable, "cpu_milli",
+        node = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:s, s:o}", "name",
+                         v.name, "state", ni ? sl_node_state_name(ni->state) : "up", "reason",
+                         ni ? ni->reason : "", "domain", v.domain, "schedulable",
+                         v.schedulable, "cpu_milli",
                          (json_int_t)v.cpu_total, "cpu_milli_allocated",
                          (json_int_t)cpu_alloc, "mem_bytes", (json_int_t)v.mem_total,
                          "mem_bytes_allocated", (json_int_t)mem_alloc, "gpu_source",

@@ -454,110 +454,6 @@ static int bootstrap(struct sl_engine *e, char **admin_token)
     return *admin_token ? 0 : -ENOMEM;
 }
 
-/* The nodes of a --fake-nodes list (src/sim/trace.h), none of them this
- * machine's: their tasks run here, on no device of theirs. */
-static int fake_nodes_load(const char *path, struct sl_inventory *inv, struct sl_error *err)
-{
-    struct sl_trace_node *tn = NULL;
-    struct sl_gpu_info gpus[SL_EXEC_MAX_GPUS];
-    size_t nn = 0;
-    int rc;
-
-    if ((rc = sl_trace_load_nodes(path, &tn, &nn, err)) < 0)
-        return sl_errorf(err, rc, "--fake-nodes: %s", err->text);
-    for (size_t i = 0; i < nn && rc == 0; i++) {
-        struct sl_node_info n = {.ngpus = tn[i].ngpus, .gpus = gpus, .state = SL_NODE_UP};
-        sl_strlcpy(n.name, tn[i].name, sizeof(n.name));
-        sl_strlcpy(n.domain, tn[i].domain, sizeof(n.domain));
-        n.cpu_milli = tn[i].cpu_milli;
-        n.mem_bytes = tn[i].mem_bytes;
-        memset(gpus, 0, sizeof(gpus));
-        for (int g = 0; g < n.ngpus; g++) {
-            gpus[g].index = g;
-            sl_strlcpy(gpus[g].model, tn[i].model, sizeof(gpus[g].model));
-            gpus[g].dev_major = gpus[g].dev_minor = -1;
-        }
-        sl_strlcpy(n.gpu_source, "fake", sizeof(n.gpu_source));
-        if ((rc = sl_inventory_add(inv, &n)) < 0)
-            sl_errorf(err, rc, "out of memory");
-    }
-    free(tn);
-    return rc;
-}
-
-/* The executor, offering this host or the --fake-nodes list. */
-static int executor_open(struct sl_engine *e, struct sl_error *err)
-{
-    struct sl_inventory fake = {NULL, 0, 0};
-    struct sl_executor_config xc = {
-        .kind = e->cfg.executor ? e->cfg.executor : "local",
-        .data_dir = e->data_dir,
-        .fake_gpus = e->cfg.fake_gpus,
-    };
-    int rc = 0;
-
-    if (e->cfg.fake_nodes) {
-        if ((rc = fake_nodes_load(e->cfg.fake_nodes, &fake, err)) < 0)
-            return rc;
-        xc.nodes = &fake;
-    }
-    if (!(e->x = sl_executor_create(&xc, err)))
-        rc = errno ? -errno : -EINVAL;
-    sl_inventory_fini(&fake);
-    if (rc == 0)
-        sl_executor_caps(e->x, &e->caps);
-    return rc;
-}
-
-/* The cluster: the executor's nodes, in its order (node i of the
- * inventory is node i of the scheduler). */
-static int add_nodes(struct sl_engine *e, struct sl_error *err)
-{
-    int rc;
-
-    if ((rc = sl_executor_nodes(e->x, &e->nodes, err)) < 0)
-        return rc;
-    for (int i = 0; i < e->nodes.n; i++) {
-        const struct sl_node_info *ni = &e->nodes.nodes[i];
-        struct sl_sched_node_spec n = {0};
-        n.name = ni->name;
-        n.domain = ni->domain;
-        n.cpu_milli = ni->cpu_milli;
-        n.mem_bytes = ni->mem_bytes;
-        n.ngpus = ni->ngpus;
-        for (int g = 0; g < n.ngpus; g++)
-            n.gpu_model[g] = ni->gpus[g].model;
-        if ((rc = sl_sched_node_add(e->sched, &n)) < 0)
-            return sl_errorf(err, rc, "%snode %s: %s", e->cfg.fake_nodes ? "--fake-nodes: " : "",
-                             ni->name,
-                             rc == -ENOSPC ? "more than 32 GPU models" : strerror(-rc));
-        if (ni->state != SL_NODE_UP)
-            sl_sched_node_schedulable(e->sched, rc, false);
-    }
-    return 0;
-}
-
-/* This machine's meters (NVML for the GPUs it found, RAPL for the CPU
- * packages), when a node's devices are here and its tasks run. */
-static void meters_open(struct sl_engine *e)
-{
-    const struct sl_node_info *here = NULL;
-
-    for (int i = 0; i < e->nodes.n && !here; i++)
-        if (e->nodes.nodes[i].devices_here)
-            here = &e->nodes.nodes[i];
-    if (!here || !e->caps.runs_commands)
-        return;
-    {
-        struct sl_nvml *nv = strcmp(here->gpu_source, "nvml") == 0 ? sl_nvml_open() : NULL;
-        struct sl_rapl *rp = sl_rapl_open(NULL);
-        sl_info("msg=\"energy\" gpus=%s cpus=%s", nv ? "nvml" : "estimated",
-                rp ? "rapl" : "estimated");
-        if (nv || rp)
-            e->mon = sl_gpumon_start(nv, rp, GPUMON_PERIOD_MS);
-    }
-}
-
 /* A new engine holding its own copies of the settings' strings; NULL on
  * -ENOMEM. */
 static struct sl_engine *engine_alloc(const struct sl_engine_config *cfg)
@@ -677,7 +573,7 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         sl_errorf(err, rc, "--data-dir %s: %s", e->data_dir, strerror(-rc));
         goto fail;
     }
-    if (executor_open(e, err) < 0)
+    if (sl_eng_executor_open(e, err) < 0)
         goto fail;
     /* Who jobs run as is settled before anything is stored. */
     if (e->caps.runs_as_accounts && e->caps.accounts_here && identity_setup(e, err) < 0)
@@ -687,9 +583,9 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
         sl_errorf(err, -ENOMEM, "out of memory");
         goto fail;
     }
-    if (add_nodes(e, err) < 0)
+    if (sl_eng_nodes_add(e, err) < 0)
         goto fail;
-    meters_open(e);
+    sl_eng_meters_open(e);
     if (store_open(e, admin_token, err) < 0 || state_load(e, err) < 0)
         goto fail;
     e->sched_full = true;

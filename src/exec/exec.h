@@ -105,6 +105,18 @@ struct sl_exec_dataset {
     bool rw;                      /* the task may write (advisory, above) */
 };
 
+/* Whether 'ds' (n entries) are datasets a task may be given: names and
+ * versions of the allowed characters, absolute paths, no two writing the
+ * same variable. Returns 0 or -EINVAL with 'err' naming the dataset. */
+int sl_exec_datasets_check(const struct sl_exec_dataset *ds, int n, struct sl_error *err);
+
+/* The environment entries of datasets 'ds' ("SLUICE_DATASETS=...", then
+ * SLUICE_DATASET_<NAME>=<path> and _MODE for each), each a new "K=V"
+ * string handed to put(), which takes it (NULL when out of memory: put
+ * must then fail). Returns 0, or -ENOMEM / put's error. */
+int sl_exec_dataset_env(const struct sl_exec_dataset *ds, int n,
+                        int (*put)(void *arg, char *kv), void *arg);
+
 struct sl_exec_task {
     int64_t job_id;
     int task_index;

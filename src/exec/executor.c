@@ -16,6 +16,7 @@ static const struct {
 } executors[] = {
     {"local", sl_local_executor_create},
     {"simulated", sl_sim_executor_create},
+    {"slurm", sl_slurm_executor_create},
 };
 
 bool sl_executor_kind_valid(const char *kind)

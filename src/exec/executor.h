@@ -10,7 +10,9 @@
  *              process runner of exec.h), as its Unix account, in a cgroup
  *              with limits and GPU device rules, with its network profile;
  *   simulated  nothing runs: a task "runs" for its label sim-duration and
- *              ends with code 0 (scheduler load tests; jobs say so).
+ *              ends with code 0 (scheduler load tests; jobs say so);
+ *   slurm      a real Slurm cluster runs each placement exactly (slurm.c;
+ *              docs/slurm.md).
  * docs/executor.md says what a Slurm or Kubernetes executor must do.
  *
  * Protocol, in the engine's words:
@@ -130,14 +132,19 @@ struct sl_exec_task_state {
 enum sl_exec_event_kind {
     SL_EXEC_EV_EXITED,            /* a task ended with exit_code */
     SL_EXEC_EV_LOST,              /* a task is gone without an exit code */
+    SL_EXEC_EV_NODES,             /* the nodes changed (a state, a new
+                                     node): ask sl_executor_nodes again */
 };
 
 struct sl_exec_event {
     enum sl_exec_event_kind kind;
-    int64_t job_id;
+    int64_t job_id;               /* 0 for SL_EXEC_EV_NODES */
     int attempt;
     int task;
     int exit_code;                /* EXITED */
+    char note[160];               /* what the job should say of it ("" =
+                                     nothing), e.g. why its submission
+                                     failed or that Slurm lost it */
 };
 
 /* The operations an executor implements; the functions below call them.
@@ -178,6 +185,13 @@ struct sl_executor_config {
                                      NULL = this host. Copied */
     int64_t (*now_ms)(void);      /* the wall clock; NULL = sl_now_ms. Tests
                                      inject their own */
+    /* slurm (docs/slurm.md) */
+    const char *slurm_partition;  /* the partition Sluice places in */
+    const char *slurm_output_dir; /* shared: the tasks' output, written by
+                                     the job's account, read here */
+    const char *slurm_bin;        /* where sbatch, squeue, scontrol and
+                                     scancel are; NULL = PATH */
+    int64_t slurm_poll_ms;        /* how often Slurm is asked; 0 = 1 s */
 };
 
 /* Whether 'kind' names an executor. */
@@ -248,5 +262,7 @@ struct sl_executor *sl_local_executor_create(const struct sl_executor_config *cf
                                              struct sl_error *err);
 struct sl_executor *sl_sim_executor_create(const struct sl_executor_config *cfg,
                                            struct sl_error *err);
+struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cfg,
+                                             struct sl_error *err);
 
 #endif

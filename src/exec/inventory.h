@@ -47,6 +47,8 @@ struct sl_node_info {
                                      the page tables of all it holds) */
     char gpu_source[16];          /* "nvml", "fake" or "none" */
     enum sl_node_state state;
+    char reason[128];             /* why it is draining or down, as its
+                                     executor says; "" = none */
     bool devices_here;            /* its GPUs are this machine's devices:
                                      a task given GPU i may be kept from
                                      every other, and this machine's

@@ -290,7 +290,7 @@ static void poll_job(struct local *l, struct ljob *j)
 
     for (int t = 0; t < j->ntasks; t++) {
         struct ltask *tk = &j->t[t];
-        struct sl_exec_event ev = {SL_EXEC_EV_EXITED, j->id, j->attempt, t, 0};
+        struct sl_exec_event ev = {SL_EXEC_EV_EXITED, j->id, j->attempt, t, 0, ""};
         int rc;
         if (!tk->started || tk->done)
             continue;

@@ -234,19 +234,19 @@ static void dataset_var(const char *name, const char *suffix, char *buf,
     buf[len] = '\0';
 }
 
-static int check_datasets(const struct sl_exec_task *t, struct sl_error *err)
+int sl_exec_datasets_check(const struct sl_exec_dataset *ds, int n, struct sl_error *err)
 {
     char vi[96], vj[96];
     static const char *const suffix[] = {"", "_MODE"};
 
-    if (t->ndatasets < 0 || t->ndatasets > SL_EXEC_MAX_DATASETS)
+    if (n < 0 || n > SL_EXEC_MAX_DATASETS)
         return sl_errorf(err, -EINVAL, "datasets: count %d out of 0..%d",
-                         t->ndatasets, SL_EXEC_MAX_DATASETS);
-    if (t->ndatasets > 0 && !t->datasets)
+                         n, SL_EXEC_MAX_DATASETS);
+    if (n > 0 && !ds)
         return sl_errorf(err, -EINVAL, "datasets: %d datasets but no list",
-                         t->ndatasets);
-    for (int i = 0; i < t->ndatasets; i++) {
-        const struct sl_exec_dataset *d = &t->datasets[i];
+                         n);
+    for (int i = 0; i < n; i++) {
+        const struct sl_exec_dataset *d = &ds[i];
         if (!dataset_field_ok(d->name, "_-"))
             return sl_errorf(err, -EINVAL,
                              "datasets[%d]: name must be 1 to %d of A-Z, "
@@ -264,52 +264,58 @@ static int check_datasets(const struct sl_exec_task *t, struct sl_error *err)
     }
     /* Two datasets must not write the same variable ("a-b" and "a_b", or
      * "x" and "x-mode"): one would silently hide the other. */
-    for (int i = 0; i < t->ndatasets; i++)
-        for (int j = i + 1; j < t->ndatasets; j++)
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
             for (int a = 0; a < 2; a++)
                 for (int b = 0; b < 2; b++) {
-                    dataset_var(t->datasets[i].name, suffix[a], vi,
+                    dataset_var(ds[i].name, suffix[a], vi,
                                 sizeof(vi));
-                    dataset_var(t->datasets[j].name, suffix[b], vj,
+                    dataset_var(ds[j].name, suffix[b], vj,
                                 sizeof(vj));
                     if (strcmp(vi, vj) == 0)
                         return sl_errorf(err, -EINVAL,
                                          "datasets %s and %s: both would "
                                          "set %s",
-                                         t->datasets[i].name,
-                                         t->datasets[j].name, vi);
+                                         ds[i].name,
+                                         ds[j].name, vi);
                 }
     return 0;
 }
 
 /* SLUICE_DATASETS and the two variables of each dataset. */
-static int plan_dataset_env(struct plan *p, const struct sl_exec_task *t)
+int sl_exec_dataset_env(const struct sl_exec_dataset *ds, int n,
+                        int (*put)(void *arg, char *kv), void *arg)
 {
     size_t size = sizeof("SLUICE_DATASETS="), len;
     char var[96], *list;
 
-    for (int i = 0; i < t->ndatasets; i++)
-        size += strlen(t->datasets[i].name) +
-                strlen(t->datasets[i].version) + sizeof("@:rw,");
+    for (int i = 0; i < n; i++)
+        size += strlen(ds[i].name) + strlen(ds[i].version) + sizeof("@:rw,");
     if (!(list = malloc(size)))
         return -ENOMEM;
     len = (size_t)snprintf(list, size, "SLUICE_DATASETS=");
-    for (int i = 0; i < t->ndatasets; i++) {
-        const struct sl_exec_dataset *d = &t->datasets[i];
-        len += (size_t)snprintf(list + len, size - len, "%s%s@%s%s",
-                                i ? "," : "", d->name, d->version,
-                                d->rw ? ":rw" : "");
-    }
-    if (env_put(p, list) < 0)
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(list + len, size - len, "%s%s@%s%s", i ? "," : "", ds[i].name,
+                                ds[i].version, ds[i].rw ? ":rw" : "");
+    if (put(arg, list) < 0)
         return -ENOMEM;
-    for (int i = 0; i < t->ndatasets; i++) {
-        const struct sl_exec_dataset *d = &t->datasets[i];
-        dataset_var(d->name, "", var, sizeof(var));
-        if (env_put(p, sl_proc_strdupf("%s=%s", var, d->path)) < 0 ||
-            env_put(p, sl_proc_strdupf("%s_MODE=%s", var, d->rw ? "rw" : "ro")) < 0)
+    for (int i = 0; i < n; i++) {
+        dataset_var(ds[i].name, "", var, sizeof(var));
+        if (put(arg, sl_proc_strdupf("%s=%s", var, ds[i].path)) < 0 ||
+            put(arg, sl_proc_strdupf("%s_MODE=%s", var, ds[i].rw ? "rw" : "ro")) < 0)
             return -ENOMEM;
     }
     return 0;
+}
+
+static int plan_put(void *arg, char *kv)
+{
+    return env_put(arg, kv);
+}
+
+static int plan_dataset_env(struct plan *p, const struct sl_exec_task *t)
+{
+    return sl_exec_dataset_env(t->datasets, t->ndatasets, plan_put, p);
 }
 
 /* A UUID as NVML writes them ("GPU-..." or "MIG-..."): safe in a
@@ -479,5 +485,5 @@ int sl_proc_check_task(const struct sl_exec_task *t, struct sl_error *err)
     if (t->network < SL_EXEC_NET_EGRESS || t->network > SL_EXEC_NET_ISOLATED)
         return sl_errorf(err, -EINVAL, "network: profile %d out of 0..%d",
                          t->network, SL_EXEC_NET_ISOLATED);
-    return check_datasets(t, err);
+    return sl_exec_datasets_check(t->datasets, t->ndatasets, err);
 }

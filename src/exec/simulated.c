@@ -157,7 +157,7 @@ static int sim_events(struct sl_executor *x, int64_t now_ms, struct sl_exec_even
         struct sim_job *j = SL_CONTAINER_OF(it, struct sim_job, end);
         while (n < max && j->reported < j->ntasks)
             ev[n++] = (struct sl_exec_event){SL_EXEC_EV_EXITED, j->id, j->attempt,
-                                             j->reported++, j->exit_code};
+                                             j->reported++, j->exit_code, ""};
         if (j->reported == j->ntasks)
             sl_heap_del(&s->due, &j->end);
     }

@@ -78,15 +78,38 @@ static void test_table(void)
     struct sl_error err = {"", ""};
     char kinds[128];
 
-    ok(sl_executor_kind_valid("local") && sl_executor_kind_valid("simulated"),
-       "local and simulated are executors");
+    ok(sl_executor_kind_valid("local") && sl_executor_kind_valid("simulated") &&
+           sl_executor_kind_valid("slurm"),
+       "local, simulated and slurm are executors");
     ok(!sl_executor_kind_valid("docker") && !sl_executor_kind_valid(NULL) &&
            !sl_executor_kind_valid(""),
        "docker, NULL and \"\" are not");
-    is_str(sl_executor_kinds(kinds, sizeof(kinds)), "local, simulated", "the kinds are listed");
-    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "local, simulated") &&
+    is_str(sl_executor_kinds(kinds, sizeof(kinds)), "local, simulated, slurm",
+           "the kinds are listed");
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "local, simulated, slurm") &&
            strstr(err.text, "docker"),
        "an unknown kind is refused, naming it and the kinds (%s)", err.text);
+}
+
+static void test_slurm_settings(void)
+{
+    struct sl_executor_config cfg = {.kind = "slurm", .data_dir = "/nonexistent"};
+    struct sl_error err = {"", ""};
+
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-partition"),
+       "the slurm executor needs its partition (%s)", err.text);
+    cfg.slurm_partition = "main; rm";
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-partition"),
+       "and refuses one that is not a partition name");
+    cfg.slurm_partition = "main";
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-output-dir"),
+       "it needs a shared output directory (%s)", err.text);
+    cfg.slurm_output_dir = "/nonexistent-sluice-dir";
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "not a directory"),
+       "that exists (%s)", err.text);
+    cfg.slurm_output_dir = "relative/dir";
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "absolute"),
+       "given as an absolute path");
 }
 
 /* ---- simulated -------------------------------------------------------------- */
@@ -366,6 +389,7 @@ int main(void)
     struct passwd *pw = getpwuid(geteuid());
 
     test_table();
+    test_slurm_settings();
     test_sim_nodes_and_caps();
     test_sim_runs();
     test_sim_given_nodes();

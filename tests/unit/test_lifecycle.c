@@ -178,6 +178,17 @@ static void lost(void)
            out.not_before_ms == NOW + 5000 && strcmp(out.from, "Lost") == 0,
        "with a retry left: recorded Lost, then retried from Lost after the backoff");
     is_str(out.next_message, "lost on attempt 1; retry 1 of 1 in 5s", "saying so");
+    in.note = "Slurm job 7 ended NODE_FAIL";
+    sl_attempt_outcome(&in, &out);
+    is_str(out.message, "lost: Slurm job 7 ended NODE_FAIL", "the executor's note says how");
+    is_str(out.next_message, "lost on attempt 1 (Slurm job 7 ended NODE_FAIL); retry 1 of 1 in 5s",
+           "and the retry says it too");
+    in = base();
+    in.exit_code = 127;
+    in.note = "Slurm refused the job: sbatch: error: Invalid partition";
+    sl_attempt_outcome(&in, &out);
+    is_str(out.message, "exited with code 127: Slurm refused the job: sbatch: error: Invalid partition",
+           "a failure says the executor's note after its code");
 }
 
 int main(void)

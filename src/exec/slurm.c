@@ -1,0 +1,1367 @@
+/*
+ * slurm.c - the Slurm executor (executor.h): each placement Sluice's
+ * scheduler decides runs as one Slurm job on exactly the nodes and GPU
+ * indices decided, in the partition Sluice is given (docs/slurm.md).
+ *
+ * A job attempt is one batch job named "sluice-<id>-<attempt>": a plain
+ * job for one task, a heterogeneous job (one component per task, srun
+ * across them) for a gang. Each component asks for its node (-w), one
+ * task, its CPUs and memory, and its GPUs as GRES of one type per index
+ * (gpu:g3:1) or, for a fraction, shards of that GPU (shard:g3:500). Slurm
+ * can then start it only where Sluice placed it; once it runs, its
+ * allocation is read back and checked, and a job that got anything else is
+ * cancelled and reported lost.
+ *
+ * Every call to Slurm (sbatch, scancel, squeue, scontrol) is made by a
+ * worker thread of the executor's own, so that the engine never waits
+ * for one: start queues the submission, signal queues the scancel, and
+ * the worker polls the cluster every poll interval (its jobs' states with
+ * one squeue, details with scontrol for those that changed, the nodes
+ * every few seconds), turning what it finds into events and waking the
+ * engine through an eventfd. A submission that fails ends its tasks with
+ * code 127 and the reason as the event's note.
+ *
+ * The mapping from a Sluice job attempt to its Slurm job id is kept in
+ * DATA/run/<id>.<attempt>.slurm, so that a restarted sluiced adopts the
+ * jobs that still run and learns how the others ended (for as long as
+ * Slurm keeps them: MinJobAge, docs/slurm.md).
+ *
+ * Locking: 'mu' guards the job table, the command and event queues and
+ * the inventory; the worker runs Slurm's tools without it. A job record is
+ * freed only by the worker, once the engine released it and no command
+ * names it.
+ */
+#include "executor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/buf.h"
+#include "run.h"
+#include "slurm.h"
+
+#define CMD_TIMEOUT_MS 30000     /* one call of a Slurm tool */
+#define OUT_CAP ((size_t)32 << 20)
+#define NODE_POLL_MS 5000
+#define MAX_TASKS 64             /* of a gang; so many components at most */
+#define TASK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+enum sj_state { SJ_SUBMIT, SJ_WAITING, SJ_RUNNING, SJ_DONE };
+
+struct sjob {
+    int64_t id;
+    int attempt;
+    int ntasks;
+    uint64_t slurm_id;            /* 0 until sbatch answered */
+    enum sj_state st;
+    bool checked;                 /* its allocation was checked */
+    bool released;                /* the engine is done with it */
+    int killed_sig;               /* a signal that cancelled it (pending) */
+    int ncmds;                    /* queued commands that name it */
+    struct sl_exec_place *want;   /* the placement decided (ntasks) */
+    int ncomp;                    /* Slurm job components: one per node */
+    int *comp;                    /* task -> its component (ntasks) */
+    int *ncomp_tasks;             /* component -> its number of tasks */
+    struct sl_slurm_place *comps; /* component -> what it holds there */
+    char **argv;                  /* sbatch's, until submitted (owned) */
+    char *script;                 /* the batch script, until submitted */
+};
+
+enum cmd_kind { C_SUBMIT, C_SIGNAL };
+
+struct cmd {
+    enum cmd_kind kind;
+    struct sjob *j;
+    int sig;
+};
+
+struct slurm {
+    struct sl_executor base;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    pthread_t thread;
+    bool started, stop;
+    struct sl_inventory nodes;    /* append-only: node i stays node i */
+    struct sjob **jobs;
+    size_t njobs, jobs_cap;
+    struct cmd *cmds;
+    size_t ncmds, cmds_cap;
+    struct sl_exec_event *events;
+    size_t nevents, events_cap;
+    int wake_fd;
+    int64_t poll_ms, next_node_poll;
+    char partition[64];
+    char outdir[PATH_MAX];
+    char run_dir[PATH_MAX];
+    char bin[PATH_MAX];           /* "" = PATH */
+    struct sl_slurm_confine confine; /* how Slurm confines a job */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void tool(const struct slurm *s, const char *name, char *buf, size_t size)
+{
+    if (s->bin[0])
+        snprintf(buf, size, "%s/%s", s->bin, name);
+    else
+        snprintf(buf, size, "%s", name);
+}
+
+static int vec_grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *nv = realloc(*v, ncap * elem);
+    if (!nv)
+        return -ENOMEM;
+    *v = nv;
+    *cap = ncap;
+    return 0;
+}
+
+/* Caller holds mu. */
+static void wake(struct slurm *s)
+{
+    uint64_t one = 1;
+
+    if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+        /* saturated: a wake-up is pending anyway */
+    }
+}
+
+/* Queue an end for every task of 'j' (caller holds mu). */
+static void push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind kind,
+                     const int *codes, const char *note)
+{
+    for (int t = 0; t < j->ntasks; t++) {
+        if (vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) < 0) {
+            sl_error("msg=\"slurm executor: out of memory; a task's end is lost\" job=%lld",
+                     (long long)j->id);
+            continue;
+        }
+        s->events[s->nevents] = (struct sl_exec_event){kind, j->id, j->attempt, t,
+                                                       codes ? codes[t] : 0, ""};
+        snprintf(s->events[s->nevents++].note, sizeof(s->events[0].note), "%s",
+                 note ? note : "");
+    }
+    j->st = SJ_DONE;
+    wake(s);
+}
+
+static struct sjob *job_find(struct slurm *s, int64_t id, int attempt)
+{
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i]->id == id && s->jobs[i]->attempt == attempt && !s->jobs[i]->released)
+            return s->jobs[i];
+    return NULL;
+}
+
+static void job_free(struct sjob *j)
+{
+    if (!j)
+        return;
+    for (char **a = j->argv; a && *a; a++)
+        free(*a);
+    free(j->argv);
+    free(j->script);
+    free(j->want);
+    free(j->comp);
+    free(j->ncomp_tasks);
+    free(j->comps);
+    free(j);
+}
+
+static int queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int sig)
+{
+    if (vec_grow((void **)&s->cmds, &s->cmds_cap, s->ncmds, sizeof(*s->cmds)) < 0)
+        return -ENOMEM;
+    s->cmds[s->ncmds++] = (struct cmd){kind, j, sig};
+    j->ncmds++;
+    pthread_cond_signal(&s->cond);
+    return 0;
+}
+
+/* DATA/run/<id>.<attempt>.slurm: the Slurm job id of a Sluice attempt. */
+static void map_path(const struct slurm *s, int64_t id, int attempt, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%lld.%d.slurm", s->run_dir, (long long)id, attempt);
+}
+
+/* ---- the batch job ----------------------------------------------------- */
+
+static int sig_name(int sig, char *buf, size_t size)
+{
+    const char *n = sl_signal_name(sig);
+
+    if (!n || strncmp(n, "SIG", 3) != 0)
+        return -EINVAL;
+    snprintf(buf, size, "%s", n + 3);
+    return 0;
+}
+
+struct argv_b {
+    char **v;
+    size_t n, cap;
+    bool failed;
+};
+
+static void arg(struct argv_b *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void arg(struct argv_b *a, const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    int n;
+
+    if (a->failed)
+        return;
+    va_start(ap, fmt);
+    n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0 || vec_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(char *)) < 0) {
+        free(n < 0 ? NULL : s);
+        a->failed = true;
+        return;
+    }
+    a->v[a->n++] = s;
+    a->v[a->n] = NULL;
+}
+
+/* The GRES of one component: its whole GPUs by index (gpu:g3:1), or its
+ * shards of each GPU (shard:g3:500). */
+static void gres_arg(struct argv_b *a, const struct sl_slurm_place *c)
+{
+    struct sl_buf g;
+
+    if (c->ngpus == 0 && c->nshards == 0)
+        return;
+    sl_buf_init(&g);
+    sl_buf_adds(&g, "--gres=");
+    for (int k = 0; k < c->ngpus; k++)
+        sl_buf_printf(&g, "%sgpu:g%d:1", k ? "," : "", c->gpus[k]);
+    for (int k = 0; k < c->nshards; k++)
+        sl_buf_printf(&g, "%sshard:g%d:%d", k || c->ngpus ? "," : "", c->shard_gpu[k],
+                      c->shards[k]);
+    if (g.failed)
+        a->failed = true;
+    else
+        arg(a, "%s", g.data);
+    sl_buf_fini(&g);
+}
+
+/* sbatch's arguments: the job's name, partition, account, time limit and
+ * output, then one component per node (--ntasks its tasks there, --mem
+ * theirs together), then the script's path. */
+static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
+                          const struct sl_exec_job *job, const struct passwd *pw)
+{
+    struct argv_b a = {0};
+    char sbatch[PATH_MAX + 16];
+    const struct sl_job_spec *sp = job->spec;
+    int64_t cpus = (sp->cpu_milli + 999) / 1000, mem_mb = (sp->mem_bytes + (1 << 20) - 1) >> 20;
+
+    tool(s, "sbatch", sbatch, sizeof(sbatch));
+    arg(&a, "%s", sbatch);
+    arg(&a, "--parsable");
+    arg(&a, "--job-name=sluice-%lld-%d", (long long)job->job_id, job->attempt);
+    arg(&a, "--comment=sluice");
+    arg(&a, "--partition=%s", s->partition);
+    arg(&a, "--export=NONE");
+    arg(&a, "--no-requeue");
+    arg(&a, "--open-mode=append");
+    arg(&a, "--output=%s/%lld.0.log", s->outdir, (long long)job->job_id);
+    arg(&a, "--chdir=/"); /* the script goes home where the node has it */
+    if (geteuid() == 0 && pw) {
+        arg(&a, "--uid=%u", (unsigned)pw->pw_uid);
+        arg(&a, "--gid=%u", (unsigned)pw->pw_gid);
+    }
+    if (sp->max_runtime_ms > 0) /* Slurm's limit: a backstop to Sluice's */
+        arg(&a, "--time=%lld",
+            (long long)((sp->max_runtime_ms + sp->ckpt_grace_ms + 60000 + 59999) / 60000));
+    for (int c = 0; c < j->ncomp; c++) {
+        if (c)
+            arg(&a, ":");
+        arg(&a, "--nodes=1");
+        arg(&a, "--ntasks=%d", j->ncomp_tasks[c]);
+        arg(&a, "--nodelist=%s", j->comps[c].node);
+        arg(&a, "--cpus-per-task=%lld", (long long)(cpus > 0 ? cpus : 1));
+        arg(&a, "--mem=%lldM", (long long)(mem_mb > 0 ? mem_mb : 1) * j->ncomp_tasks[c]);
+        gres_arg(&a, &j->comps[c]);
+    }
+    /* the script as a file after the components: sbatch reads a
+     * heterogeneous job's script from stdin wrongly (22.05) */
+    arg(&a, "%s/%lld.%d.sh", s->run_dir, (long long)job->job_id, job->attempt);
+    if (a.failed) {
+        for (size_t i = 0; i < a.n; i++)
+            free(a.v[i]);
+        free(a.v);
+        return NULL;
+    }
+    return a.v;
+}
+
+/* "export K='V'" for each "K=V" of the job's environment. */
+static int put_export(void *arg_, char *kv)
+{
+    struct sl_buf *b = arg_;
+    char *eq;
+
+    if (!kv)
+        return -ENOMEM;
+    if ((eq = strchr(kv, '=')) && eq != kv) {
+        sl_buf_add(b, "export ", 7);
+        sl_buf_add(b, kv, (size_t)(eq - kv) + 1);
+        sl_slurm_shell_quote(b, eq + 1);
+        sl_buf_add(b, "\n", 1);
+    }
+    free(kv);
+    return 0;
+}
+
+/* Narrow CUDA_VISIBLE_DEVICES to a task's own GPUs ($sl_g, Sluice's
+ * indices): a component's tasks on one node all get its GPUs from Slurm,
+ * and under cgroup ConstrainDevices Slurm renumbers them, so the task's
+ * GPUs are found by their place in Slurm's own list (SLURM_STEP_GPUS, else
+ * SLURM_JOB_GPUS) and the same place of CUDA_VISIBLE_DEVICES is taken. */
+static const char narrow_cvd[] =
+    "sl_pos() { sl_k=0; for sl_v in $(echo \"$1\" | tr , ' '); do\n"
+    "  [ \"$sl_v\" = \"$2\" ] && { echo $sl_k; return; }; sl_k=$((sl_k+1)); done; echo -1; }\n"
+    "sl_nth() { sl_k=0; for sl_v in $(echo \"$1\" | tr , ' '); do\n"
+    "  [ $sl_k -eq $2 ] && { echo \"$sl_v\"; return; }; sl_k=$((sl_k+1)); done; }\n"
+    "sl_sg=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}\n"
+    "if [ -n \"$sl_g\" ] && [ -n \"$sl_sg\" ] && [ -n \"${CUDA_VISIBLE_DEVICES:-}\" ]; then\n"
+    "  sl_c= sl_ok=1\n"
+    "  for sl_x in $(echo \"$sl_g\" | tr , ' '); do\n"
+    "    sl_p=$(sl_pos \"$sl_sg\" \"$sl_x\") sl_y=\n"
+    "    [ \"$sl_p\" -ge 0 ] && sl_y=$(sl_nth \"$CUDA_VISIBLE_DEVICES\" \"$sl_p\")\n"
+    "    if [ -n \"$sl_y\" ]; then sl_c=${sl_c:+$sl_c,}$sl_y; else sl_ok=0; fi\n"
+    "  done\n"
+    "  [ $sl_ok = 1 ] && CUDA_VISIBLE_DEVICES=$sl_c && export CUDA_VISIBLE_DEVICES\n"
+    "fi\n";
+
+/* What each task runs (SLUICE_TASK_SCRIPT): by its SLURM_PROCID (the
+ * components' tasks in order) its Sluice task index and GPUs, its output
+ * appended to OUTDIR/<id>.<task>.log, then the job's command. */
+static void task_script(struct sl_buf *t, const struct slurm *s, const struct sjob *j,
+                        const struct sl_exec_job *job)
+{
+    int procid = 0;
+    bool whole = false;
+
+    sl_buf_adds(t, "case ${SLURM_PROCID:-0} in\n");
+    for (int c = 0; c < j->ncomp; c++)
+        for (int k = 0; k < job->ntasks; k++) {
+            const struct sl_exec_place *p = &job->tasks[k];
+            if (j->comp[k] != c)
+                continue;
+            sl_buf_printf(t, "%d) sl_t=%d sl_g='", procid++, k);
+            for (int g = 0; g < p->ngpus; g++)
+                sl_buf_printf(t, "%s%d", g ? "," : "", p->gpus[g]);
+            sl_buf_adds(t, "';;\n");
+            whole = whole || (p->ngpus > 0 && p->gpu_milli >= 1000);
+        }
+    sl_buf_adds(t, "*) exit 127;;\nesac\n");
+    if (whole)
+        sl_buf_adds(t, narrow_cvd);
+    sl_buf_adds(t, "SLUICE_TASK_INDEX=$sl_t SLUICE_GPUS=$sl_g\n"
+                   "export SLUICE_TASK_INDEX SLUICE_GPUS\nexec >>");
+    sl_buf_printf(t, "'%s/%lld.'\"$sl_t\"'.log' 2>&1\n", s->outdir, (long long)job->job_id);
+    sl_buf_adds(t, "unset sl_t sl_g sl_sg sl_c sl_ok sl_x sl_p sl_y sl_k sl_v\nexec");
+    for (char *const *a = job->spec->argv; a && *a; a++) {
+        sl_buf_add(t, " ", 1);
+        sl_slurm_shell_quote(t, *a);
+    }
+    sl_buf_add(t, "\n", 1);
+}
+
+/* The batch script: the job's environment, its home, then its tasks: the
+ * one in place, or srun across all (all components of a heterogeneous
+ * job; a failed task stops the others, as a gang). */
+static char *batch_script(const struct slurm *s, const struct sjob *j,
+                          const struct sl_exec_job *job, const char *home)
+{
+    struct sl_buf b, t;
+    char line[256];
+    bool failed;
+
+    sl_buf_init(&b);
+    sl_buf_init(&t);
+    sl_buf_printf(&b, "#!/bin/sh\n# sluice job %lld, attempt %d\n", (long long)job->job_id,
+                  job->attempt);
+    put_export(&b, strdup("PATH=" TASK_PATH));
+    for (char *const *e = job->env; e && *e; e++)
+        if (strncmp(*e, "SLUICE_DATASET", 14) != 0)
+            put_export(&b, strdup(*e));
+    snprintf(line, sizeof(line), "SLUICE_JOB_ID=%lld", (long long)job->job_id);
+    put_export(&b, strdup(line));
+    snprintf(line, sizeof(line), "SLUICE_ATTEMPT=%d", job->attempt);
+    put_export(&b, strdup(line));
+    put_export(&b, strdup("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+    sl_exec_dataset_env(job->datasets, job->ndatasets, put_export, &b);
+    if (home && home[0] == '/') {
+        sl_buf_adds(&b, "cd ");
+        sl_slurm_shell_quote(&b, home);
+        sl_buf_adds(&b, " 2>/dev/null || cd /\n");
+    }
+    task_script(&t, s, j, job);
+    sl_buf_adds(&b, "SLUICE_TASK_SCRIPT=");
+    if (t.data)
+        sl_slurm_shell_quote(&b, t.data);
+    sl_buf_adds(&b, "\nexport SLUICE_TASK_SCRIPT\n");
+    if (job->ntasks == 1)
+        sl_buf_adds(&b, "exec /bin/sh -c \"$SLUICE_TASK_SCRIPT\"\n");
+    else if (j->ncomp == 1)
+        sl_buf_adds(&b, "exec srun --kill-on-bad-exit=1 /bin/sh -c \"$SLUICE_TASK_SCRIPT\"\n");
+    else
+        sl_buf_printf(&b, "exec srun --kill-on-bad-exit=1 --het-group=0-%d /bin/sh -c "
+                          "\"$SLUICE_TASK_SCRIPT\"\n", j->ncomp - 1);
+    failed = b.failed || t.failed;
+    sl_buf_fini(&t);
+    if (failed) {
+        sl_buf_fini(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+/* ---- the worker: Slurm's tools ------------------------------------------ */
+
+/* Run a Slurm tool; 'say' (may be NULL) gets the first line of what it
+ * said when it failed. Returns its exit status, or -errno. */
+static int call(char *const argv[], const char *input, struct sl_run_result *res, char *say,
+                size_t say_size)
+{
+    struct sl_error err = {0};
+    int rc = sl_run(argv, input, input ? strlen(input) : 0, OUT_CAP, CMD_TIMEOUT_MS, res, &err);
+
+    if (rc < 0) {
+        if (say)
+            snprintf(say, say_size, "%s", err.text);
+        return rc;
+    }
+    if (res->status != 0 && say)
+        sl_run_say(res, say, say_size);
+    return res->status;
+}
+
+/* Write a batch script for sbatch to read: private, not synced (a script
+ * lost in a crash is a submission that did not happen). */
+static int write_script(const char *path, const char *text)
+{
+    size_t len = strlen(text), off = 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int rc = 0;
+
+    if (fd < 0)
+        return -errno;
+    while (off < len && rc == 0) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno != EINTR)
+            rc = -errno;
+        else if (n > 0)
+            off += (size_t)n;
+    }
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+/* Submit a job: its script to DATA/run/<id>.<attempt>.sh (sbatch's last
+ * argument), sbatch, the script removed (Slurm keeps its copy). */
+static void do_submit(struct slurm *s, struct sjob *j)
+{
+    struct sl_run_result res = {0};
+    char say[160] = "", path[PATH_MAX + 64], text[32];
+    int64_t id = 0;
+    int rc;
+    char *semi;
+
+    snprintf(path, sizeof(path), "%s/%lld.%d.sh", s->run_dir, (long long)j->id, j->attempt);
+    if ((rc = write_script(path, j->script)) < 0) {
+        snprintf(say, sizeof(say), "cannot write %s: %s", path, strerror(-rc));
+    } else {
+        rc = call(j->argv, NULL, &res, say, sizeof(say));
+        unlink(path);
+    }
+    semi = res.out.data ? strchr(res.out.data, ';') : NULL;
+
+    if (semi)
+        *semi = '\0';
+    if (rc == 0 && res.out.data) {
+        char *nl = strchr(res.out.data, '\n');
+        if (nl)
+            *nl = '\0';
+        if (sl_parse_int64(res.out.data, 1, INT64_MAX, &id) < 0)
+            snprintf(say, sizeof(say), "sbatch answered no job id: '%.60s'", res.out.data);
+    }
+    sl_run_result_fini(&res);
+    pthread_mutex_lock(&s->mu);
+    if (id > 0) {
+        j->slurm_id = (uint64_t)id;
+        if (j->st == SJ_SUBMIT)
+            j->st = SJ_WAITING;
+    } else {
+        int codes[MAX_TASKS];
+        char note[160];
+        for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
+            codes[t] = 127;
+        snprintf(note, sizeof(note), "Slurm refused the job: %s", say[0] ? say : "sbatch failed");
+        push_end(s, j, SL_EXEC_EV_EXITED, codes, note);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (id > 0) {
+        map_path(s, j->id, j->attempt, path, sizeof(path));
+        snprintf(text, sizeof(text), "%lld\n", (long long)id);
+        if (sl_write_file_atomic(path, text, strlen(text), 0600) < 0)
+            sl_warn("msg=\"slurm executor: cannot record a job's Slurm id\" path=%s", path);
+    }
+}
+
+static void do_signal(struct slurm *s, struct sjob *j, int sig)
+{
+    char scancel[PATH_MAX + 16], sigarg[32], id[32], say[160] = "";
+    char *argv[6] = {scancel, NULL};
+    struct sl_run_result res;
+    enum sj_state st;
+    uint64_t sid;
+    int n = 1;
+
+    pthread_mutex_lock(&s->mu);
+    st = j->st;
+    sid = j->slurm_id;
+    pthread_mutex_unlock(&s->mu);
+    if (st == SJ_DONE || sid == 0)
+        return;
+    tool(s, "scancel", scancel, sizeof(scancel));
+    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
+    if (st == SJ_WAITING) {
+        /* not running yet: nothing to signal, the job just goes */
+        pthread_mutex_lock(&s->mu);
+        j->killed_sig = sig;
+        pthread_mutex_unlock(&s->mu);
+    } else {
+        char name[16];
+        if (sig_name(sig, name, sizeof(name)) < 0)
+            return;
+        snprintf(sigarg, sizeof(sigarg), "--signal=%s", name);
+        argv[n++] = sigarg;
+        argv[n++] = "--full";
+    }
+    argv[n++] = id;
+    argv[n] = NULL;
+    if (call(argv, NULL, &res, say, sizeof(say)) != 0)
+        sl_warn("msg=\"scancel failed\" slurm_job=%s signal=%d error=\"%s\"", id, sig, say);
+    sl_run_result_fini(&res);
+}
+
+/* Cancel Slurm job 'sid' at once (a job Sluice no longer wants). */
+static void cancel_now(struct slurm *s, uint64_t sid)
+{
+    char scancel[PATH_MAX + 16], id[32], say[160] = "";
+    char *argv[] = {scancel, id, NULL};
+    struct sl_run_result res;
+
+    tool(s, "scancel", scancel, sizeof(scancel));
+    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
+    if (call(argv, NULL, &res, say, sizeof(say)) != 0)
+        sl_warn("msg=\"scancel failed\" slurm_job=%s error=\"%s\"", id, say);
+    sl_run_result_fini(&res);
+}
+
+/* ---- the worker: what Slurm says of the jobs ---------------------------- */
+
+/* The details of Slurm job 'sid' (one entry per component), or -ENOENT
+ * when Slurm no longer knows it. */
+static int job_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *out, int max, int *n)
+{
+    char scontrol[PATH_MAX + 16], id[32];
+    char *argv[] = {scontrol, "show", "job", "-d", "-o", id, NULL};
+    struct sl_run_result res;
+    int rc;
+
+    *n = 0;
+    tool(s, "scontrol", scontrol, sizeof(scontrol));
+    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
+    if ((rc = call(argv, NULL, &res, NULL, 0)) != 0) {
+        bool unknown = res.err.data && strstr(res.err.data, "Invalid job id");
+        sl_run_result_fini(&res);
+        return unknown ? -ENOENT : -EIO;
+    }
+    for (char *line = res.out.data, *nl; line && *line && *n < max; line = nl ? nl + 1 : NULL) {
+        if ((nl = strchr(line, '\n')))
+            *nl = '\0';
+        if (sl_slurm_parse_job(line, &out[*n]) == 0)
+            (*n)++;
+    }
+    sl_run_result_fini(&res);
+    return *n > 0 ? 0 : -EIO;
+}
+
+/* What the components of a job say: its phase (the latest of them), the
+ * exit code of each task, and whether its allocation is the one decided. */
+static void job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_job *c, int n)
+{
+    enum sl_slurm_phase phase = SL_SLURM_ENDED;
+    int codes[MAX_TASKS] = {0};
+    char why[160] = "", note[200];
+
+    for (int k = 0; k < n; k++) {
+        enum sl_slurm_phase p = sl_slurm_phase(c[k].state);
+        if (p < phase)
+            phase = p;
+        /* a component's exit code is its batch script's: every task's */
+        for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
+            if (j->comp[t] == c[k].het_offset)
+                codes[t] = c[k].exit_code;
+        if (p == SL_SLURM_LOST && !why[0])
+            snprintf(why, sizeof(why), "Slurm job %llu ended %s",
+                     (unsigned long long)c[k].id, c[k].state);
+    }
+    pthread_mutex_lock(&s->mu);
+    if (j->st == SJ_DONE) {
+        pthread_mutex_unlock(&s->mu);
+        return;
+    }
+    if (phase == SL_SLURM_RUNNING && !j->checked) {
+        j->st = SJ_RUNNING;
+        j->checked = true;
+        for (int k = 0; k < n && !why[0]; k++) {
+            int off = c[k].het_offset;
+            if (off < 0 || off >= j->ncomp)
+                snprintf(why, sizeof(why), "Slurm job %llu has a component %d not asked for",
+                         (unsigned long long)c[k].id, off);
+            else if (c[k].nplaces > 1)
+                snprintf(why, sizeof(why), "Slurm job %llu holds %d nodes for one component",
+                         (unsigned long long)c[k].id, c[k].nplaces);
+            else if (c[k].nplaces == 1) /* none shown once it is completing */
+                sl_slurm_check_place(&c[k].places[0], &j->comps[off], why, sizeof(why));
+        }
+        if (why[0]) {
+            snprintf(note, sizeof(note), "placement mismatch, cancelled: %s", why);
+            push_end(s, j, SL_EXEC_EV_LOST, NULL, note);
+            pthread_mutex_unlock(&s->mu);
+            cancel_now(s, c[0].id);
+            return;
+        }
+    } else if (phase == SL_SLURM_RUNNING) {
+        j->st = SJ_RUNNING;
+    } else if (phase == SL_SLURM_LOST) {
+        push_end(s, j, SL_EXEC_EV_LOST, NULL, why);
+    } else if (phase == SL_SLURM_ENDED) {
+        if (j->killed_sig)
+            for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
+                codes[t] = 128 + j->killed_sig;
+        push_end(s, j, SL_EXEC_EV_EXITED, codes, NULL);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A job the poll looks at: pinned (ncmds) so that it outlives a release
+ * meanwhile. */
+struct look {
+    struct sjob *j;
+    uint64_t sid;
+    bool checked;
+    enum sj_state st;
+    int running, ended, waiting, seen; /* its components in squeue */
+};
+
+/* One squeue of the partition; then details of the jobs that started, ended
+ * or left the queue. */
+static void poll_jobs(struct slurm *s)
+{
+    char squeue[PATH_MAX + 16], part[80];
+    char *argv[] = {squeue, "-h", "-t", "all", part, "-o", "%i|%T", NULL};
+    struct look *l = NULL;
+    struct sl_run_result res;
+    struct sl_slurm_job *comp = NULL;
+    size_t n = 0;
+    int nc;
+
+    pthread_mutex_lock(&s->mu);
+    if (s->njobs && (l = calloc(s->njobs, sizeof(*l))))
+        for (size_t i = 0; i < s->njobs; i++) {
+            struct sjob *j = s->jobs[i];
+            if (j->st != SJ_WAITING && j->st != SJ_RUNNING)
+                continue;
+            j->ncmds++;
+            l[n++] = (struct look){j, j->slurm_id, j->checked, j->st, 0, 0, 0, 0};
+        }
+    pthread_mutex_unlock(&s->mu);
+    if (n && !(comp = calloc(MAX_TASKS, sizeof(*comp)))) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < n; i++)
+            l[i].j->ncmds--;
+        pthread_mutex_unlock(&s->mu);
+        n = 0;
+    }
+    if (!n) {
+        free(l);
+        return;
+    }
+    tool(s, "squeue", squeue, sizeof(squeue));
+    snprintf(part, sizeof(part), "--partition=%s", s->partition);
+    if (call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
+        for (char *line = res.out.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+            char *bar;
+            int64_t id;
+            if ((nl = strchr(line, '\n')))
+                *nl = '\0';
+            if (!(bar = strchr(line, '|')))
+                continue;
+            *bar = '\0';
+            *strchrnul(line, '+') = '\0'; /* "123+1": component 1 of 123 */
+            if (sl_parse_int64(line, 1, INT64_MAX, &id) < 0)
+                continue;
+            for (size_t i = 0; i < n; i++) {
+                if (l[i].sid != (uint64_t)id)
+                    continue;
+                enum sl_slurm_phase p = sl_slurm_phase(bar + 1);
+                l[i].seen++;
+                l[i].running += p == SL_SLURM_RUNNING;
+                l[i].ended += p == SL_SLURM_ENDED || p == SL_SLURM_LOST;
+                l[i].waiting += p == SL_SLURM_WAITING;
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            bool look = !l[i].seen || (l[i].running && !l[i].checked) ||
+                        (l[i].ended && !l[i].running && !l[i].waiting) ||
+                        (l[i].running && l[i].st == SJ_WAITING);
+            int rc;
+            if (!look)
+                continue;
+            if ((rc = job_details(s, l[i].sid, comp, MAX_TASKS, &nc)) == 0) {
+                job_settle(s, l[i].j, comp, nc);
+            } else if (rc == -ENOENT) {
+                char note[160];
+                snprintf(note, sizeof(note), "Slurm no longer knows its job %llu",
+                         (unsigned long long)l[i].sid);
+                pthread_mutex_lock(&s->mu);
+                if (l[i].j->st != SJ_DONE)
+                    push_end(s, l[i].j, SL_EXEC_EV_LOST, NULL, note);
+                pthread_mutex_unlock(&s->mu);
+            }
+        }
+    } else {
+        sl_warn("msg=\"squeue failed; the jobs' states wait for the next poll\"");
+    }
+    sl_run_result_fini(&res);
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < n; i++)
+        l[i].j->ncmds--;
+    pthread_mutex_unlock(&s->mu);
+    free(comp);
+    free(l);
+}
+
+/* ---- nodes ----------------------------------------------------------------- */
+
+/* Read the partition's nodes into 'out' (empty on entry). */
+/* How Slurm confines jobs (scontrol show config), read once at open: a
+ * change of Slurm's configuration is seen when sluiced restarts. */
+static int read_confine(struct slurm *s, struct sl_error *err)
+{
+    char tool_path[PATH_MAX + 16], say[160] = "";
+    char *argv[] = {tool_path, "show", "config", NULL};
+    struct sl_run_result res = {0};
+    int rc;
+
+    tool(s, "scontrol", tool_path, sizeof(tool_path));
+    rc = call(argv, NULL, &res, say, sizeof(say));
+    if (rc == 0 && (!res.out.data || sl_slurm_parse_confine(res.out.data, &s->confine) < 0))
+        snprintf(say, sizeof(say), "its answer has no TaskPlugin");
+    else if (rc != 0 && !say[0])
+        snprintf(say, sizeof(say), "exit status %d", rc);
+    sl_run_result_fini(&res);
+    if (say[0])
+        return sl_errorf(err, -EIO, "slurm: scontrol show config: %s", say);
+    return 0;
+}
+
+static int read_nodes(struct slurm *s, struct sl_inventory *out, struct sl_error *err)
+{
+    char scontrol[PATH_MAX + 16], say[160] = "";
+    char *argv[] = {scontrol, "show", "node", "-o", NULL};
+    struct sl_run_result res;
+    struct sl_slurm_node *node = malloc(sizeof(*node));
+    int rc = 0;
+
+    if (!node)
+        return sl_errorf(err, -ENOMEM, "out of memory");
+    tool(s, "scontrol", scontrol, sizeof(scontrol));
+    if ((rc = call(argv, NULL, &res, say, sizeof(say))) != 0) {
+        rc = sl_errorf(err, rc < 0 ? rc : -EIO, "slurm: scontrol show node: %s", say);
+        goto out;
+    }
+    for (char *line = res.out.data, *nl; line && *line && rc == 0; line = nl ? nl + 1 : NULL) {
+        if ((nl = strchr(line, '\n')))
+            *nl = '\0';
+        if (sl_slurm_parse_node(line, node) < 0 ||
+            !sl_slurm_list_has(node->partitions, s->partition))
+            continue;
+        if ((rc = sl_inventory_add(out, &node->info)) < 0)
+            sl_errorf(err, rc, "out of memory");
+    }
+out:
+    sl_run_result_fini(&res);
+    free(node);
+    return rc;
+}
+
+/* Fold a fresh reading into the inventory (caller holds mu): a known node
+ * keeps its index and takes its new state, a new one is appended, one that
+ * is gone is down. Returns whether anything changed. */
+static bool nodes_merge(struct slurm *s, const struct sl_inventory *now)
+{
+    bool changed = false;
+
+    for (int i = 0; i < s->nodes.n; i++) {
+        struct sl_node_info *n = &s->nodes.nodes[i];
+        const struct sl_node_info *m = NULL;
+        for (int k = 0; k < now->n && !m; k++)
+            if (strcmp(now->nodes[k].name, n->name) == 0)
+                m = &now->nodes[k];
+        enum sl_node_state st = m ? m->state : SL_NODE_DOWN;
+        if (st != n->state || (m && strcmp(m->reason, n->reason) != 0)) {
+            n->state = st;
+            snprintf(n->reason, sizeof(n->reason), "%s", m ? m->reason : "not in the partition");
+            changed = true;
+        }
+    }
+    for (int k = 0; k < now->n; k++) {
+        bool known = false;
+        for (int i = 0; i < s->nodes.n && !known; i++)
+            known = strcmp(now->nodes[k].name, s->nodes.nodes[i].name) == 0;
+        if (!known && sl_inventory_add(&s->nodes, &now->nodes[k]) == 0)
+            changed = true;
+    }
+    return changed;
+}
+
+static void poll_nodes(struct slurm *s)
+{
+    struct sl_inventory now = {NULL, 0, 0};
+    struct sl_error err = {0};
+
+    if (read_nodes(s, &now, &err) < 0) {
+        sl_warn("msg=\"slurm executor: cannot read the nodes\" error=\"%s\"", err.text);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (nodes_merge(s, &now) &&
+        vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) == 0) {
+        s->events[s->nevents++] = (struct sl_exec_event){.kind = SL_EXEC_EV_NODES};
+        wake(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+    sl_inventory_fini(&now);
+}
+
+/* ---- the worker loop -------------------------------------------------------- */
+
+/* Free the jobs the engine released that nothing names (caller holds mu). */
+static void reap_released(struct slurm *s)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < s->njobs; i++) {
+        if (s->jobs[i]->released && s->jobs[i]->ncmds == 0)
+            job_free(s->jobs[i]);
+        else
+            s->jobs[k++] = s->jobs[i];
+    }
+    s->njobs = k;
+}
+
+static void *worker(void *arg)
+{
+    struct slurm *s = arg;
+    int64_t next_poll = 0;
+
+    pthread_setname_np(pthread_self(), "slurm");
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        struct cmd *cmds;
+        size_t ncmds;
+        int64_t now = sl_mono_ms();
+        if (!s->ncmds && now < next_poll) {
+            struct timespec ts;
+            int64_t until;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            until = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (next_poll - now);
+            ts.tv_sec = until / 1000;
+            ts.tv_nsec = (until % 1000) * 1000000;
+            pthread_cond_timedwait(&s->cond, &s->mu, &ts);
+            continue;
+        }
+        cmds = s->cmds;
+        ncmds = s->ncmds;
+        s->cmds = NULL;
+        s->ncmds = s->cmds_cap = 0;
+        pthread_mutex_unlock(&s->mu);
+        for (size_t i = 0; i < ncmds; i++) {
+            if (cmds[i].kind == C_SUBMIT)
+                do_submit(s, cmds[i].j);
+            else
+                do_signal(s, cmds[i].j, cmds[i].sig);
+        }
+        if (sl_mono_ms() >= next_poll) {
+            poll_jobs(s);
+            if (sl_mono_ms() >= s->next_node_poll) {
+                poll_nodes(s);
+                s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
+            }
+            next_poll = sl_mono_ms() + s->poll_ms;
+        }
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < ncmds; i++) {
+            struct sjob *j = cmds[i].j;
+            j->ncmds--;
+            if (cmds[i].kind == C_SUBMIT) {
+                for (char **a = j->argv; a && *a; a++)
+                    free(*a);
+                free(j->argv);
+                free(j->script);
+                j->argv = NULL;
+                j->script = NULL;
+            }
+        }
+        free(cmds);
+        reap_released(s);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- the operations ------------------------------------------------------ */
+
+static void slurm_caps(const struct sl_executor *x, struct sl_exec_caps *out)
+{
+    const struct sl_slurm_confine *c = &((const struct slurm *)x)->confine;
+
+    out->runs_commands = true;
+    out->runs_as_accounts = true;
+    /* the accounts are resolved here (getpwnam), where sbatch runs: this
+     * host must see the cluster's accounts, as any Slurm client does */
+    out->accounts_here = true;
+    out->job_tokens = true;
+    out->limits = c->task_cgroup && c->cores && c->ram;
+    snprintf(out->limits_why, sizeof(out->limits_why), "%s",
+             out->limits ? "Slurm's task/cgroup holds each job to its CPUs and memory"
+                         : "Slurm's TaskPlugin task/cgroup with ConstrainCores and "
+                           "ConstrainRAMSpace is not configured");
+    out->devices = c->task_cgroup && c->devices;
+    snprintf(out->devices_why, sizeof(out->devices_why), "%s",
+             out->devices ? "Slurm's cgroup ConstrainDevices denies a job the node's other GPUs"
+                          : "Slurm sets the task's CUDA_VISIBLE_DEVICES; without cgroup "
+                            "ConstrainDevices the node's other GPUs are not denied");
+    snprintf(out->devices_mech, sizeof(out->devices_mech), "slurm");
+    out->netns = false;
+    snprintf(out->netns_why, sizeof(out->netns_why), "the Slurm executor does not isolate "
+                                                     "networks");
+    out->images = false;
+}
+
+static int slurm_nodes(struct sl_executor *x, struct sl_inventory *out, struct sl_error *err)
+{
+    struct slurm *s = (struct slurm *)x;
+    int rc;
+
+    pthread_mutex_lock(&s->mu);
+    rc = sl_inventory_copy(out, &s->nodes);
+    pthread_mutex_unlock(&s->mu);
+    return rc < 0 ? sl_errorf(err, rc, "out of memory") : 0;
+}
+
+/* What a started task is told of its confinement: Slurm's, as its
+ * configuration said when the executor opened. */
+static void task_notes(const struct slurm *s, const struct sl_exec_job *job,
+                       struct sl_exec_task_state *st)
+{
+    const struct sl_slurm_confine *c = &s->confine;
+
+    for (int t = 0; t < job->ntasks; t++) {
+        st[t].status = SL_EXEC_TASK_RUNNING;
+        st[t].limits_enforced = c->task_cgroup && c->cores && c->ram;
+        if (!st[t].limits_enforced)
+            snprintf(st[t].limits_note, sizeof(st[t].limits_note),
+                     "Slurm's TaskPlugin task/cgroup with ConstrainCores and ConstrainRAMSpace "
+                     "is not configured: the job's CPUs and memory are counted, not held");
+        st[t].gpus_enforced = c->task_cgroup && c->devices;
+        if (!st[t].gpus_enforced)
+            snprintf(st[t].gpus_note, sizeof(st[t].gpus_note),
+                     "Slurm's cgroup ConstrainDevices is not configured: the task is told "
+                     "its GPUs (CUDA_VISIBLE_DEVICES) but not denied the node's others");
+        st[t].network_enforced = SL_EXEC_NET_EGRESS;
+        if (job->spec->network != SL_NET_EGRESS)
+            snprintf(st[t].network_note, sizeof(st[t].network_note),
+                     "network profile %s is not enforced by the Slurm executor",
+                     job->spec->network == SL_NET_ISOLATED ? "isolated" : "internal");
+    }
+}
+
+/* Add task place 'p' to component place 'c': its whole GPUs, or its
+ * shards of its one GPU. */
+static void comp_add(struct sl_slurm_place *c, const struct sl_exec_place *p)
+{
+    if (p->ngpus == 1 && p->gpu_milli < 1000) {
+        int n = (p->gpu_milli * SL_SLURM_SHARDS + 999) / 1000, k = 0;
+        while (k < c->nshards && c->shard_gpu[k] != p->gpus[0])
+            k++;
+        if (k == c->nshards && c->nshards < SL_EXEC_MAX_GPUS)
+            c->shard_gpu[c->nshards++] = p->gpus[0];
+        if (k < c->nshards)
+            c->shards[k] += n;
+        return;
+    }
+    for (int g = 0; g < p->ngpus && c->ngpus < SL_EXEC_MAX_GPUS; g++)
+        c->gpus[c->ngpus++] = p->gpus[g];
+}
+
+/* A new record of 'job' with its placement, its tasks grouped by node into
+ * Slurm job components (Slurm refuses two components of a heterogeneous
+ * job on one node); NULL on -ENOMEM. */
+static struct sjob *job_new(const struct slurm *s, const struct sl_exec_job *job)
+{
+    struct sjob *j = calloc(1, sizeof(*j));
+    size_t n = (size_t)job->ntasks;
+
+    if (!j || !(j->want = calloc(n, sizeof(*j->want))) || !(j->comp = calloc(n, sizeof(int))) ||
+        !(j->ncomp_tasks = calloc(n, sizeof(int))) || !(j->comps = calloc(n, sizeof(*j->comps)))) {
+        job_free(j);
+        return NULL;
+    }
+    j->id = job->job_id;
+    j->attempt = job->attempt;
+    j->ntasks = job->ntasks;
+    memcpy(j->want, job->tasks, n * sizeof(*j->want));
+    for (int t = 0; t < job->ntasks; t++) {
+        int c = 0;
+        while (c < t && job->tasks[c].node != job->tasks[t].node)
+            c++;
+        c = c < t ? j->comp[c] : j->ncomp++;
+        j->comp[t] = c;
+        j->ncomp_tasks[c]++;
+        snprintf(j->comps[c].node, sizeof(j->comps[c].node), "%s",
+                 s->nodes.nodes[job->tasks[t].node].name);
+        comp_add(&j->comps[c], &job->tasks[t]);
+    }
+    return j;
+}
+
+static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
+                       struct sl_exec_task_state *out)
+{
+    struct slurm *s = (struct slurm *)x;
+    struct passwd pwbuf, *pw = NULL;
+    char pwtext[4096];
+    struct sjob *j = NULL;
+    const char *why = NULL;
+    int rc = 0;
+
+    if (job->unix_user && job->unix_user[0] &&
+        getpwnam_r(job->unix_user, &pwbuf, pwtext, sizeof(pwtext), &pw) != 0)
+        pw = NULL;
+
+    pthread_mutex_lock(&s->mu);
+    for (int t = 0; t < job->ntasks && !why; t++)
+        if (job->tasks[t].node < 0 || job->tasks[t].node >= s->nodes.n)
+            why = "placed on a node this executor does not have";
+    if (!why && job->unix_user && job->unix_user[0] && !pw)
+        why = "its Unix account does not exist on this host";
+    if (!why && job->ntasks > MAX_TASKS)
+        why = "a gang of more than 64 tasks";
+    if (!why && !(j = job_new(s, job)))
+        why = "out of memory";
+    if (!why && (!(j->argv = sbatch_argv(s, j, job, pw)) ||
+                 !(j->script = batch_script(s, j, job, pw ? pw->pw_dir : NULL))))
+        why = "out of memory";
+    if (!why && (vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0 ||
+                 queue_cmd(s, C_SUBMIT, j, 0) < 0))
+        why = "out of memory";
+    if (!why)
+        s->jobs[s->njobs++] = j;
+    pthread_mutex_unlock(&s->mu);
+    if (why) {
+        job_free(j);
+        for (int t = 0; t < job->ntasks; t++) {
+            out[t].status = SL_EXEC_TASK_FAILED;
+            snprintf(out[t].error, sizeof(out[t].error), "%s", why);
+        }
+        return -EINVAL;
+    }
+    task_notes(s, job, out);
+    return rc;
+}
+
+static int slurm_signal(struct sl_executor *x, int64_t job_id, int attempt, int sig)
+{
+    struct slurm *s = (struct slurm *)x;
+    struct sjob *j;
+    int rc = -ESRCH;
+
+    pthread_mutex_lock(&s->mu);
+    if ((j = job_find(s, job_id, attempt)) && j->st != SJ_DONE)
+        rc = queue_cmd(s, C_SIGNAL, j, sig);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* The Slurm job id of an attempt: its record, else a job of its name. */
+static uint64_t find_slurm_id(struct slurm *s, int64_t id, int attempt)
+{
+    char path[PATH_MAX + 64], squeue[PATH_MAX + 16], name[80], *text = NULL;
+    char *argv[] = {squeue, "-h", "-t", "all", name, "-o", "%i", NULL};
+    struct sl_run_result res;
+    int64_t sid = 0;
+    size_t len;
+
+    map_path(s, id, attempt, path, sizeof(path));
+    if (sl_read_file(path, 64, &text, &len) == 0) {
+        char *nl = strchr(text, '\n');
+        if (nl)
+            *nl = '\0';
+        if (sl_parse_int64(text, 1, INT64_MAX, &sid) < 0)
+            sid = 0;
+        free(text);
+        if (sid)
+            return (uint64_t)sid;
+    }
+    /* submitted, but its record not written before a crash */
+    tool(s, "squeue", squeue, sizeof(squeue));
+    snprintf(name, sizeof(name), "--name=sluice-%lld-%d", (long long)id, attempt);
+    if (call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
+        *strchrnul(res.out.data, '\n') = '\0';
+        *strchrnul(res.out.data, '+') = '\0';
+        if (sl_parse_int64(res.out.data, 1, INT64_MAX, &sid) < 0)
+            sid = 0;
+    }
+    sl_run_result_fini(&res);
+    return (uint64_t)sid;
+}
+
+static int slurm_adopt(struct sl_executor *x, const struct sl_exec_job *job,
+                       struct sl_exec_task_state *out)
+{
+    struct slurm *s = (struct slurm *)x;
+    struct sl_slurm_job *comp;
+    uint64_t sid;
+    struct sjob *j = NULL;
+    int n = 0, rc;
+
+    for (int t = 0; t < job->ntasks; t++)
+        if (job->tasks[t].node < 0 || job->tasks[t].node >= s->nodes.n || t >= MAX_TASKS)
+            return -EINVAL;
+    if (!(comp = calloc(MAX_TASKS, sizeof(*comp))))
+        return -ENOMEM;
+    sid = find_slurm_id(s, job->job_id, job->attempt);
+    if (!sid || (rc = job_details(s, sid, comp, MAX_TASKS, &n)) == -ENOENT) {
+        for (int t = 0; t < job->ntasks; t++)
+            out[t].status = SL_EXEC_TASK_GONE;
+        free(comp);
+        return 0;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (!(j = job_new(s, job)) ||
+        vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0) {
+        pthread_mutex_unlock(&s->mu);
+        job_free(j);
+        free(comp);
+        return -ENOMEM;
+    }
+    j->slurm_id = sid;
+    j->checked = true; /* checked when it started */
+    j->st = SJ_WAITING;
+    s->jobs[s->njobs++] = j;
+    pthread_mutex_unlock(&s->mu);
+    task_notes(s, job, out);
+    /* Running or waiting: its end comes as an event from the polls. Ended
+     * while sluiced was down: that end too, with Slurm's exit codes. */
+    if (rc == 0)
+        job_settle(s, j, comp, n);
+    free(comp);
+    return 0;
+}
+
+static int slurm_events(struct sl_executor *x, int64_t now_ms, struct sl_exec_event *ev,
+                        int max)
+{
+    struct slurm *s = (struct slurm *)x;
+    uint64_t cnt;
+    int n;
+
+    (void)now_ms;
+    if (read(s->wake_fd, &cnt, sizeof(cnt)) < 0) {
+        /* nothing signalled */
+    }
+    pthread_mutex_lock(&s->mu);
+    n = (int)s->nevents < max ? (int)s->nevents : max;
+    if (n > 0) {
+        memcpy(ev, s->events, (size_t)n * sizeof(*ev));
+        memmove(s->events, s->events + n, (s->nevents - (size_t)n) * sizeof(*ev));
+        s->nevents -= (size_t)n;
+    }
+    if (s->nevents)
+        wake(s);
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static int64_t slurm_next_event_ms(const struct sl_executor *x)
+{
+    (void)x;
+    return INT64_MAX; /* the worker wakes the engine */
+}
+
+static int slurm_wake_fd(const struct sl_executor *x)
+{
+    return ((const struct slurm *)x)->wake_fd;
+}
+
+static void slurm_release(struct sl_executor *x, int64_t job_id, int attempt)
+{
+    struct slurm *s = (struct slurm *)x;
+    char path[PATH_MAX + 64];
+    struct sjob *j;
+
+    pthread_mutex_lock(&s->mu);
+    if ((j = job_find(s, job_id, attempt)))
+        j->released = true;
+    pthread_mutex_unlock(&s->mu);
+    map_path(s, job_id, attempt, path, sizeof(path));
+    unlink(path);
+}
+
+static int slurm_log_path(const struct sl_executor *x, int64_t job_id, int task, char *buf,
+                          size_t size)
+{
+    const struct slurm *s = (const struct slurm *)x;
+
+    if ((size_t)snprintf(buf, size, "%s/%lld.%d.log", s->outdir, (long long)job_id, task) >= size)
+        return -ENOSPC;
+    return 0;
+}
+
+static void slurm_destroy(struct sl_executor *x)
+{
+    struct slurm *s = (struct slurm *)x;
+
+    if (s->started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_cond_signal(&s->cond);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    for (size_t i = 0; i < s->njobs; i++)
+        job_free(s->jobs[i]);
+    free(s->jobs);
+    free(s->cmds);
+    free(s->events);
+    sl_inventory_fini(&s->nodes);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
+static const struct sl_executor_ops slurm_ops = {
+    .name = "slurm",
+    .caps = slurm_caps,
+    .nodes = slurm_nodes,
+    .start = slurm_start,
+    .signal = slurm_signal,
+    .adopt = slurm_adopt,
+    .events = slurm_events,
+    .next_event_ms = slurm_next_event_ms,
+    .wake_fd = slurm_wake_fd,
+    .release = slurm_release,
+    .log_path = slurm_log_path,
+    .destroy = slurm_destroy,
+};
+
+/* Settings: the partition and the shared output directory are required. */
+static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
+                          struct sl_error *err)
+{
+    struct stat st;
+
+    if (!cfg->slurm_partition || !cfg->slurm_partition[0] ||
+        strlen(cfg->slurm_partition) >= sizeof(s->partition) ||
+        strspn(cfg->slurm_partition, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-.") != strlen(cfg->slurm_partition))
+        return sl_errorf(err, -EINVAL, "--slurm-partition: the Slurm partition Sluice places "
+                                       "in (letters, digits, '_', '-', '.') is required");
+    snprintf(s->partition, sizeof(s->partition), "%s", cfg->slurm_partition);
+    if (!cfg->slurm_output_dir || cfg->slurm_output_dir[0] != '/' ||
+        strlen(cfg->slurm_output_dir) >= sizeof(s->outdir) - 64 ||
+        strpbrk(cfg->slurm_output_dir, "'\"\\$`\n"))
+        return sl_errorf(err, -EINVAL, "--slurm-output-dir: an absolute path of a directory "
+                                       "shared with the nodes is required");
+    if (stat(cfg->slurm_output_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return sl_errorf(err, -ENOENT, "--slurm-output-dir %s: not a directory",
+                         cfg->slurm_output_dir);
+    snprintf(s->outdir, sizeof(s->outdir), "%s", cfg->slurm_output_dir);
+    if (cfg->slurm_bin && cfg->slurm_bin[0]) {
+        if (cfg->slurm_bin[0] != '/' || strlen(cfg->slurm_bin) >= sizeof(s->bin) - 16)
+            return sl_errorf(err, -EINVAL, "--slurm-bin: an absolute directory");
+        snprintf(s->bin, sizeof(s->bin), "%s", cfg->slurm_bin);
+    }
+    s->poll_ms = cfg->slurm_poll_ms > 0 ? cfg->slurm_poll_ms : 1000;
+    snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", cfg->data_dir);
+    return sl_mkdir_p(s->run_dir, 0700) < 0
+               ? sl_errorf(err, -EIO, "--data-dir %s: cannot make run/", cfg->data_dir)
+               : 0;
+}
+
+struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cfg,
+                                             struct sl_error *err)
+{
+    struct slurm *s = calloc(1, sizeof(*s));
+    int rc;
+
+    if (!s) {
+        sl_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    s->base.ops = &slurm_ops;
+    s->wake_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    if ((rc = slurm_settings(s, cfg, err)) < 0 || (rc = read_confine(s, err)) < 0 ||
+        (rc = read_nodes(s, &s->nodes, err)) < 0)
+        goto fail;
+    if (s->nodes.n == 0) {
+        rc = sl_errorf(err, -ENOENT, "slurm: partition %s has no node", s->partition);
+        goto fail;
+    }
+    if ((s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        rc = sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
+    if ((rc = pthread_create(&s->thread, NULL, worker, s)) != 0) {
+        rc = sl_errorf(err, -rc, "slurm executor: cannot start its thread");
+        goto fail;
+    }
+    s->started = true;
+    return &s->base;
+fail:
+    slurm_destroy(&s->base);
+    errno = -rc;
+    return NULL;
+}

@@ -107,9 +107,10 @@ for _ in range(int(sys.argv[1])):
 print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
-# lab_log_tail [N]: the last N lines (default 15) of each log, as comments.
+# lab_log_tail [N]: the last N lines (default 15) of each log (and of each
+# daemon's own output), as comments.
 lab_log_tail() {
-    for _lt in "$LAB_DIR"/log/*.log "$LAB_DIR"/munge/munged.log; do
+    for _lt in "$LAB_DIR"/log/*.log "$LAB_DIR"/log/*.out "$LAB_DIR"/munge/munged.log; do
         [ -s "$_lt" ] || continue
         printf '# --- %s ---\n' "$_lt"
         grep -v 'pmix\|PMIx\|MPI: Cannot create context' "$_lt" |
@@ -157,6 +158,22 @@ lab_wait_idle() {
             return 1
         fi
         sleep 0.2
+    done
+}
+
+# _lab_wait_up TIMEOUT_S: wait until the three nodes are idle. Returns 0,
+# 1 on timeout, or 3 as soon as one of the daemons has exited.
+_lab_wait_up() {
+    _wu_end=$(($(date +%s) + $1))
+    while :; do
+        for _wu in slurmctld slurmd.n1 slurmd.n2 slurmd.n3; do
+            if ! _lab_alive "$(cat "$LAB_DIR/run/$_wu.lab.pid" 2>/dev/null)"; then
+                _lab_say "$_wu exited"
+                return 3
+            fi
+        done
+        lab_wait_idle 1 >/dev/null && return 0
+        [ "$(date +%s)" -lt "$_wu_end" ] || return 1
     done
 }
 
@@ -362,17 +379,21 @@ lab_start() {
                 >>"$LAB_DIR/log/slurmd.$_s_n.out" 2>&1 &
             echo $! >"$LAB_DIR/run/slurmd.$_s_n.lab.pid"
         done
-        if lab_wait_idle 30 >/dev/null; then
-            break
-        fi
+        _lab_wait_up 30
+        _s_rc=$?
+        [ "$_s_rc" -ne 0 ] || break
         if [ "$_s_try" -lt 3 ] &&
-            grep -qi 'address already in use' "$LAB_DIR"/log/*.log 2>/dev/null; then
+            grep -qi 'address already in use' "$LAB_DIR"/log/* 2>/dev/null; then
             _lab_say "a port was taken; trying new ones"
             _lab_stop_daemons
             rm -f "$LAB_DIR"/log/*
             continue
         fi
-        echo "lab_start: the three nodes are not idle after 30 s:" >&2
+        if [ "$_s_rc" -eq 3 ]; then
+            echo "lab_start: a Slurm daemon exited while starting:" >&2
+        else
+            echo "lab_start: the three nodes are not idle after 30 s:" >&2
+        fi
         sinfo -N -o '%N %T %E' 2>&1 | sed 's/^/#   /'
         lab_log_tail 20
         lab_stop "$LAB_DIR"

@@ -11,7 +11,7 @@
 # as docs/slurm.md says, a job on a node set DOWN ends NODE_FAIL (and is
 # requeued unless --no-requeue); a finished job's state and exit code stay
 # in the jobcomp file after squeue forgets it. Skips when not root or when
-# Slurm or munge is not installed. About 40 s.
+# Slurm or munge is not installed. About 30 s.
 
 . "$(dirname "$0")/../lib.sh"
 . "$SLUICE_REPO/tests/slurm/lab.sh"

@@ -5,9 +5,10 @@
 # running `apt-get update` once first. When nothing is missing it exits at
 # once without touching the network. Uses sudo only when not root.
 #
-# Optional packages (Slurm for the side-by-side bench) are installed in a
-# second step whose failure is a warning, not an error: the bench skips
-# Slurm when it is absent. Set SLUICE_DEPS_NO_OPTIONAL=1 to skip them.
+# Optional packages (Slurm, for the side-by-side bench and the Slurm lab)
+# are installed in a second step whose failure is a warning, not an error:
+# the bench and tests/integration/slurm_lab.t skip Slurm when it is absent.
+# Set SLUICE_DEPS_NO_OPTIONAL=1 to skip them.
 set -eu
 
 # Needed to build (gcc make pkg-config + the -dev libraries), to fuzz
@@ -20,7 +21,10 @@ clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk
 prometheus"
 
-# Needed only by bench/run.sh's side-by-side comparison with Slurm.
+# Needed only by bench/run.sh's side-by-side comparison with Slurm and by
+# the Slurm lab (tests/slurm/lab.sh: slurmctld, slurmd and the client
+# commands, which slurm-wlm depends on; munged, munge, unmunge, mungekey).
+# The lab uses no slurmrestd and no JWT plugin.
 OPTIONAL="slurm-wlm munge"
 
 # Print the packages of the list $1 that are not installed, one per line.
@@ -83,7 +87,7 @@ if [ -n "$opt" ]; then
     # shellcheck disable=SC2086
     if ! $SUDO $APT install $opt; then
         echo "deps.sh: warning: optional packages ($opt) not installed;" \
-             "bench/run.sh will skip the Slurm comparison" >&2
+             "bench/run.sh and slurm_lab.t will skip Slurm" >&2
     fi
 fi
 

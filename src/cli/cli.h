@@ -4,8 +4,10 @@
  * Layout: main.c holds the command table and global options; args.c parses
  * options and argument values (pure); format.c turns API objects into
  * tables, CSV and human units (pure); jobdoc.c builds the job document of
- * `sluice run` (pure); call.c talks to the server through libsluice and maps
- * answers to exit codes; cmd_<name>.c is one command each.
+ * `sluice run` (pure); slurmconf.c writes the Slurm configuration of
+ * `sluice slurm gres-conf` and reads Slurm hostlists (pure); call.c talks
+ * to the server through libsluice and maps answers to exit codes;
+ * cmd_<name>.c is one command each.
  *
  * Every command handler returns an exit code (enum sl_cli_exit) and has already
  * written the one error line when that code is not SL_CLI_OK. Single-threaded.
@@ -231,6 +233,70 @@ char *sl_cli_queue_gpus(const json_t *queue, char *buf, size_t size);
 int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
                    struct sl_error *err);
 
+/* ---- slurmconf.c: `sluice slurm gres-conf` (pure) ---- */
+
+struct sl_buf;
+
+#define SL_CLI_HOSTLIST_MAX  65536   /* nodes one hostlist may name */
+#define SL_CLI_NODE_NAME_MAX 63      /* bytes of a node name */
+#define SL_CLI_SHARDS_MAX    1000000 /* --shards: shards per GPU */
+#define SL_CLI_SLURM_VALUES  256     /* --model or --domain values */
+
+/* The node names of a Slurm hostlist, in the order written. */
+struct sl_cli_hostlist {
+    char **names; /* owned, each owned */
+    size_t n;
+};
+
+/* Expand a Slurm hostlist: items separated by commas, each a node name or
+ * PREFIX[RANGES], RANGES a comma list of N and LO-HI whose LO's digits set
+ * the width (n[01-10] is n01..n10, as in Slurm). Names are 1 to 63 of
+ * [A-Za-z0-9._-], never DEFAULT or ALL (slurm.conf reserves them), never
+ * twice; at most SL_CLI_HOSTLIST_MAX. Errors begin with 'flag'. Returns 0
+ * with *out filled (release with sl_cli_hostlist_fini), or -EINVAL /
+ * -ENOMEM with err set and *out empty. */
+int sl_cli_hostlist_expand(const char *flag, const char *expr,
+                           struct sl_cli_hostlist *out, struct sl_error *err);
+void sl_cli_hostlist_fini(struct sl_cli_hostlist *hl); /* NULL-safe */
+
+/* Append to 'out' a hostlist naming names[0..n) in order: names that share
+ * a prefix and follow each other become PREFIX[LO-HI,...]. Expanding it
+ * gives back exactly these names. */
+void sl_cli_hostlist_compress(char *const *names, size_t n,
+                              struct sl_buf *out);
+
+/* Which file's lines sl_cli_gres_conf writes. */
+enum sl_cli_slurm_part {
+    SL_CLI_SLURM_BOTH,  /* gres.conf, then slurm.conf */
+    SL_CLI_SLURM_GRES,  /* gres.conf only */
+    SL_CLI_SLURM_NODES, /* slurm.conf only */
+};
+
+/* What `sluice slurm gres-conf` was given (borrowed strings). */
+struct sl_cli_gres_opts {
+    const char *nodes;          /* --nodes: a hostlist; required */
+    int64_t gpus;               /* --gpus: per node, 1..SL_EXEC_MAX_GPUS */
+    const char *device;         /* --device: absolute path, one %d = index */
+    int64_t shards;             /* --shards: per GPU, 0 or 1000 x k */
+    const char *const *models;  /* --model: MODEL, or NODES=MODEL */
+    size_t nmodels;             /* >= 1 */
+    const char *const *domains; /* --domain: DOMAIN, or NODES=DOMAIN */
+    size_t ndomains;            /* 0 = no domain features */
+    bool per_node;              /* one slurm.conf NodeName line per node */
+    enum sl_cli_slurm_part part;
+};
+
+/* Append the gres.conf and/or slurm.conf lines for 'o' to 'out': per GPU
+ * index I a gres.conf line Name=gpu Type=gI File=DEVICE(I) and, with
+ * shards, Name=shard Type=gI Count=SHARDS on the same file; per group of
+ * nodes with one model and domain a slurm.conf NodeName line with Gres=
+ * and Feature=gpu_MODEL[,domain_DOMAIN]. A value without NODES= is for
+ * every node no NODES=VALUE names; each node gets exactly one model, and
+ * one domain or (no --domain) none. Returns 0, or -EINVAL with err naming
+ * the flag (then nothing was appended) or -ENOMEM. */
+int sl_cli_gres_conf(const struct sl_cli_gres_opts *o, struct sl_buf *out,
+                     struct sl_error *err);
+
 /* ---- call.c: the server ---- */
 
 /* "sluice: <message>" on stderr, one line. */
@@ -287,6 +353,7 @@ int sl_cli_cmd_audit(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_lineage(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_models(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_scan(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_slurm(struct sl_cli_ctx *ctx, int argc, char **argv);
 
 /* The handling every command gives -h, --version and bad options: print
  * the usage, the version or the error. Returns 0 for an ordinary option

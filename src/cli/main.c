@@ -197,6 +197,28 @@ static const struct sl_cli_command commands[] = {
      "  --estimate E        timed: exact (maxRuntime = run time, default) or none\n"
      "  --max-jobs N        timed: replay only the first N jobs\n"
      "  --progress, --no-progress   force the progress bar on or off\n"},
+    {"slurm", sl_cli_cmd_slurm, "print the gres.conf and slurm.conf lines Sluice needs on Slurm",
+     "usage: sluice slurm gres-conf --nodes HOSTLIST --gpus N --model M [--domain D]\n"
+     "                              [--device PATH] [--shards S] [--per-node]\n"
+     "                              [--only gres.conf|slurm.conf]\n"
+     "\n"
+     "Print what a Slurm cluster needs before sluiced --executor slurm can place\n"
+     "exact GPUs and fractions of one on it: in gres.conf one GRES type per GPU\n"
+     "index (gpu:g0 .. gpu:gN-1, one device file each) and its shards; in\n"
+     "slurm.conf GresTypes and, per group of nodes, Gres= and Feature=gpu_MODEL\n"
+     "and domain_DOMAIN. Needs no server. docs/slurm.md explains each line.\n"
+     "\n"
+     "  --nodes HOSTLIST  the nodes: n1,n2 or n[1-3,5] or gpu[01-16]\n"
+     "  --gpus N          GPUs per node (1..64)\n"
+     "  --model M         GPU model for every node, or NODES=M for some;\n"
+     "                    repeat: --model H100 --model n[7-8]=A100\n"
+     "  --domain D        topology domain (NVLink domain, rack), same forms;\n"
+     "                    none: no domain feature\n"
+     "  --device PATH     device file of GPU %d (default /dev/nvidia%d)\n"
+     "  --shards S        shards per GPU: 0 (no fractions) or a multiple of\n"
+     "                    1000 (default 1000: a shard is 1/1000 of the GPU)\n"
+     "  --per-node        one slurm.conf NodeName line per node\n"
+     "  --only FILE       print only the lines of gres.conf or slurm.conf\n"},
     {"help", cmd_help, "show help for sluice or a command",
      "usage: sluice help [COMMAND]\n"},
     /* Reserved for later releases: they say so and exit 1. */

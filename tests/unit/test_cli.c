@@ -1,12 +1,14 @@
 /*
  * test_cli.c - unit tests of the pure parts of `sluice`: option parsing,
- * argument values, human units, tables and CSV, and the job document of
- * `sluice run`. No network: the files under test are compiled in directly
+ * argument values, human units, tables and CSV, the job document of
+ * `sluice run`, and Slurm hostlists and configuration (`sluice slurm
+ * gres-conf`). No network: the files under test are compiled in directly
  * (the unit binaries link only libsluice-core.a).
  */
 #include "../../src/cli/args.c"
 #include "../../src/cli/format.c"
 #include "../../src/cli/jobdoc.c"
+#include "../../src/cli/slurmconf.c"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -666,6 +668,328 @@ static void test_queue_gpus(void)
     json_decref(f);
 }
 
+
+/* Expand 'expr' and join the names with spaces, or "ERR[field|text]". */
+static char *expand_words(const char *expr, char *out, size_t size)
+{
+    struct sl_cli_hostlist hl = {NULL, 0};
+    struct sl_error err = {{0}, {0}};
+    size_t o = 0;
+
+    out[0] = '\0';
+    if (sl_cli_hostlist_expand("--nodes", expr, &hl, &err) < 0) {
+        snprintf(out, size, "ERR[%s|%s]", err.field, err.text);
+        ok(hl.n == 0 && hl.names == NULL, "a refused hostlist leaves nothing "
+                                          "behind ('%s')", expr);
+        return out;
+    }
+    for (size_t i = 0; i < hl.n && o < size; i++)
+        o += (size_t)snprintf(out + o, size - o, "%s%s", i ? " " : "",
+                              hl.names[i]);
+    sl_cli_hostlist_fini(&hl);
+    return out;
+}
+
+/* Expand 'expr', compress the names again, and return the text. */
+static char *round_trip(const char *expr, char *out, size_t size)
+{
+    struct sl_cli_hostlist hl = {NULL, 0}, again = {NULL, 0};
+    struct sl_error err = {{0}, {0}};
+    struct sl_buf b;
+    bool same;
+
+    sl_buf_init(&b);
+    if (sl_cli_hostlist_expand("--nodes", expr, &hl, &err) < 0) {
+        snprintf(out, size, "ERR[%s]", err.text);
+        return out;
+    }
+    sl_cli_hostlist_compress(hl.names, hl.n, &b);
+    snprintf(out, size, "%s", b.data ? b.data : "");
+    /* Expanding the compressed form gives back the same names in order. */
+    same = sl_cli_hostlist_expand("--nodes", out, &again, &err) == 0 &&
+           again.n == hl.n;
+    for (size_t i = 0; same && i < hl.n; i++)
+        same = strcmp(hl.names[i], again.names[i]) == 0;
+    ok(same, "'%s' compressed to '%s' expands to the same names", expr, out);
+    sl_cli_hostlist_fini(&again);
+    sl_cli_hostlist_fini(&hl);
+    sl_buf_fini(&b);
+    return out;
+}
+
+static void test_hostlist(void)
+{
+    char b[1024];
+
+    is_str(expand_words("a,b,c", b, sizeof(b)), "a b c",
+           "a hostlist of plain names keeps their order");
+    is_str(expand_words("n[1-3,5]", b, sizeof(b)), "n1 n2 n3 n5",
+           "PREFIX[1-3,5] expands ranges and single numbers");
+    is_str(expand_words("gpu[01-03],x", b, sizeof(b)), "gpu01 gpu02 gpu03 x",
+           "a zero-padded range keeps its width, and items mix");
+    is_str(expand_words("n[8-10]", b, sizeof(b)), "n8 n9 n10",
+           "an unpadded range grows in digits as Slurm's does");
+    is_str(expand_words("rack-1.n_[7]", b, sizeof(b)), "rack-1.n_7",
+           "names may hold '.', '_' and '-'");
+    is_str(expand_words("n[1-2],m[1-2]", b, sizeof(b)), "n1 n2 m1 m2",
+           "commas inside [...] do not split items");
+    is_str(expand_words("", b, sizeof(b)),
+           "ERR[--nodes|--nodes: empty; want node names, e.g. n[1-3],gpu7]",
+           "an empty hostlist is refused");
+    is_str(expand_words("n1,,n2", b, sizeof(b)),
+           "ERR[--nodes|--nodes: an empty name (two commas in a row, or one "
+           "at an end)]",
+           "an empty item is refused");
+    is_str(expand_words("n1,", b, sizeof(b)),
+           "ERR[--nodes|--nodes: an empty name (two commas in a row, or one "
+           "at an end)]",
+           "a trailing comma is refused");
+    is_str(expand_words("n[1-3", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[1-3': missing ']']",
+           "an open bracket is refused");
+    is_str(expand_words("n[3-1]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[3-1]': range 3-1 goes down]",
+           "a range that goes down is refused");
+    is_str(expand_words("n[1-3]x", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[1-3]x': want PREFIX[RANGES] with nothing "
+           "after ']' (e.g. n[1-3,5])]",
+           "text after ']' is refused");
+    is_str(expand_words("n[1-2][3]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[1-2][3]': want PREFIX[RANGES] with "
+           "nothing after ']' (e.g. n[1-3,5])]",
+           "two bracket groups are refused");
+    is_str(expand_words("n[a]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[a]': inside [...] want numbers N or "
+           "ranges LO-HI separated by commas]",
+           "a letter inside [...] is refused");
+    is_str(expand_words("n[]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[]': empty [...]]", "empty brackets");
+    is_str(expand_words("n[1,]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[1,]': a comma at the end of [...]]",
+           "a comma at the end of the brackets is refused");
+    is_str(expand_words("n[1234567890]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n[1234567890]': a number in [...] has at "
+           "most 9 digits]",
+           "a number of ten digits is refused");
+    is_str(expand_words("n1 n2", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'n1 n2': a node name is letters, digits, "
+           "'.', '_' and '-' (and PREFIX[1-3,5] for several)]",
+           "a space in a name is refused");
+    is_str(expand_words("n[1-3],n2", b, sizeof(b)),
+           "ERR[--nodes|--nodes: node 'n2' is named twice]",
+           "a node named twice is refused");
+    is_str(expand_words("n[0-65536]", b, sizeof(b)),
+           "ERR[--nodes|--nodes: more than 65536 nodes]",
+           "more nodes than the cap are refused before they are made");
+    is_str(expand_words("default", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'default' is not a node name: slurm.conf "
+           "reserves it]",
+           "DEFAULT (any case) is refused: it sets slurm.conf's defaults");
+    is_str(expand_words("n1,ALL", b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'ALL' is not a node name: slurm.conf "
+           "reserves it]",
+           "ALL is refused");
+    is_str(expand_words("x23456789012345678901234567890123456789012345678901"
+                        "2345678901234",
+                        b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'x234567890123456789012345678901234567890...'"
+           ": a node name is at most 63 characters]",
+           "a name of 64 characters is refused");
+    is_str(expand_words("x2345678901234567890123456789012345678901234567890"
+                        "123456789012[10]",
+                        b, sizeof(b)),
+           "ERR[--nodes|--nodes: 'x2345678901234567890123456789012345678901"
+           "234567890123456789012[1': a node name is at most 63 characters]",
+           "a range that makes a name too long is refused (the item shown cut "
+           "at 64 characters)");
+
+    is_str(round_trip("n1,n2,n3,m1", b, sizeof(b)), "n[1-3],m1",
+           "consecutive numbers of one prefix become a range");
+    is_str(round_trip("n1,n3,n4", b, sizeof(b)), "n[1,3-4]",
+           "a gap starts a new range in the same brackets");
+    is_str(round_trip("n[01-02,10]", b, sizeof(b)), "n[01-02,10]",
+           "zero padding is kept");
+    is_str(round_trip("n[8-10]", b, sizeof(b)), "n[8-10]",
+           "a range across a power of ten stays one range");
+    is_str(round_trip("n1,n01", b, sizeof(b)), "n[1,01]",
+           "n1 and n01 are different names and stay so");
+    is_str(round_trip("n09,n10", b, sizeof(b)), "n[09-10]",
+           "a padded range may end at a wider number");
+    is_str(round_trip("n9,n010", b, sizeof(b)), "n[9,010]",
+           "a wider padded number after an unpadded one starts a new range");
+    is_str(round_trip("a,b", b, sizeof(b)), "a,b",
+           "names without numbers stay as they are");
+    is_str(round_trip("n1", b, sizeof(b)), "n1", "one name needs no brackets");
+    is_str(round_trip("n1,m1,n2", b, sizeof(b)), "n1,m1,n2",
+           "the order is kept, so a prefix may come back later");
+    is_str(round_trip("n12345678901,n12345678902", b, sizeof(b)),
+           "n12345678901,n12345678902",
+           "numbers too long for a range are left as names");
+}
+
+/* sl_cli_gres_conf's text for 'o', or "ERR[field|text]". */
+static char *gres_text(const struct sl_cli_gres_opts *o, char *out, size_t size)
+{
+    struct sl_error err = {{0}, {0}};
+    struct sl_buf b;
+
+    sl_buf_init(&b);
+    if (sl_cli_gres_conf(o, &b, &err) < 0) {
+        ok(b.len == 0, "a refused configuration writes nothing (%s)",
+           err.text);
+        snprintf(out, size, "ERR[%s|%s]", err.field, err.text);
+    } else {
+        snprintf(out, size, "%s", b.data ? b.data : "");
+    }
+    sl_buf_fini(&b);
+    return out;
+}
+
+static void test_gres_conf(void)
+{
+    const char *h100[] = {"H100"}, *racks[] = {"n[1,3]=rack1", "n2=rack2"};
+    const char *two_models[] = {"H100", "n3=A100-80GB"};
+    const char *bad[] = {"rack 1"};
+    struct sl_cli_gres_opts o = {
+        .nodes = "n[1-3]", .gpus = 2, .device = "/dev/nvidia%d",
+        .shards = 1000, .models = h100, .nmodels = 1,
+    };
+    char b[4096];
+
+    is_str(gres_text(&o, b, sizeof(b)),
+           "# gres.conf: GPU index I is GRES type gI, one device each (pin "
+           "with\n"
+           "# --gres=gpu:g3:1), with its own shards (a fraction of that GPU:\n"
+           "# --gres=shard:g3:250). See docs/slurm.md.\n"
+           "NodeName=n[1-3] AutoDetect=off\n"
+           "NodeName=n[1-3] Name=gpu Type=g0 File=/dev/nvidia0\n"
+           "NodeName=n[1-3] Name=gpu Type=g1 File=/dev/nvidia1\n"
+           "NodeName=n[1-3] Name=shard Type=g0 Count=1000 File=/dev/nvidia0\n"
+           "NodeName=n[1-3] Name=shard Type=g1 Count=1000 File=/dev/nvidia1\n"
+           "# slurm.conf: add Gres= and Feature= to these nodes' lines (keep "
+           "CPUs=,\n"
+           "# RealMemory= and the rest). See docs/slurm.md.\n"
+           "GresTypes=gpu,shard\n"
+           "NodeName=n[1-3] Gres=gpu:g0:1,gpu:g1:1,shard:g0:1000,shard:g1:1000 "
+           "Feature=gpu_H100\n",
+           "gres-conf writes one typed GPU and its shards per index, and the "
+           "nodes' Gres and Feature");
+
+    o.part = SL_CLI_SLURM_NODES;
+    o.domains = racks;
+    o.ndomains = 2;
+    o.shards = 0;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "# slurm.conf: add Gres= and Feature= to these nodes' lines (keep "
+           "CPUs=,\n"
+           "# RealMemory= and the rest). See docs/slurm.md.\n"
+           "GresTypes=gpu\n"
+           "NodeName=n[1,3] Gres=gpu:g0:1,gpu:g1:1 Feature=gpu_H100,"
+           "domain_rack1\n"
+           "NodeName=n2 Gres=gpu:g0:1,gpu:g1:1 Feature=gpu_H100,domain_rack2\n",
+           "nodes that share a model and domain share a line, in the order of "
+           "their first node; no shards without --shards");
+
+    o.per_node = true;
+    o.models = two_models;
+    o.nmodels = 2;
+    o.ndomains = 0;
+    o.gpus = 1;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "# slurm.conf: add Gres= and Feature= to these nodes' lines (keep "
+           "CPUs=,\n"
+           "# RealMemory= and the rest). See docs/slurm.md.\n"
+           "GresTypes=gpu\n"
+           "NodeName=n1 Gres=gpu:g0:1 Feature=gpu_H100\n"
+           "NodeName=n2 Gres=gpu:g0:1 Feature=gpu_H100\n"
+           "NodeName=n3 Gres=gpu:g0:1 Feature=gpu_A100-80GB\n",
+           "--per-node writes a line per node; NODES=MODEL overrides the model "
+           "given for all");
+
+    o.per_node = false;
+    o.part = SL_CLI_SLURM_GRES;
+    o.device = "/opt/gpus/card%d.dev";
+    o.nodes = "a,b";
+    o.models = h100;
+    o.nmodels = 1;
+    o.shards = 2000;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "# gres.conf: GPU index I is GRES type gI, one device each (pin "
+           "with\n"
+           "# --gres=gpu:g3:1), with its own shards (a fraction of that GPU:\n"
+           "# --gres=shard:g3:250). See docs/slurm.md.\n"
+           "NodeName=a,b AutoDetect=off\n"
+           "NodeName=a,b Name=gpu Type=g0 File=/opt/gpus/card0.dev\n"
+           "NodeName=a,b Name=shard Type=g0 Count=2000 File=/opt/gpus/card0.dev\n",
+           "--device puts the index where %%d is; --only gres.conf writes only "
+           "gres.conf");
+
+    o.part = SL_CLI_SLURM_BOTH;
+    o.nodes = NULL;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--nodes|--nodes: required (the nodes, e.g. n[1-3])]",
+           "--nodes is required");
+    o.nodes = "n[1-2]";
+    o.gpus = 65;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--gpus|--gpus: required, 1 to 64 GPUs per node]",
+           "--gpus above 64 is refused");
+    o.gpus = 1;
+    o.shards = 1500;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--shards|--shards: must be 0 (no fractions) or a multiple of "
+           "1000 up to 1000000, got 1500]",
+           "shards that would round a fraction are refused");
+    o.shards = 1000;
+    o.device = "/dev/nvidia";
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--device|--device: '/dev/nvidia': want exactly one %d (the "
+           "GPU index) and no other %]",
+           "--device without %%d is refused");
+    o.device = "/dev/nv[%d]";
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--device|--device: '/dev/nv[%d]': a path of letters, digits "
+           "and / . _ - + (gres.conf gives others a meaning)]",
+           "--device with brackets (a gres.conf range) is refused");
+    o.device = "/dev/nvidia%d";
+    o.nmodels = 0;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--model|--model: required (the GPU model, e.g. H100, or "
+           "NODES=MODEL per group of nodes)]",
+           "--model is required");
+    o.models = two_models;
+    o.nmodels = 1;
+    o.nodes = "n3,n4";
+    o.models = (const char *[]){"n3=A100-80GB"};
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--model|--model: node 'n4' has no model (give one model for "
+           "every node, or NODES=MODEL covering it)]",
+           "a node left without a model is named");
+    o.models = (const char *[]){"n[3-5]=A100"};
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--model|--model: node 'n5' is not in --nodes]",
+           "a mapping may name only nodes of --nodes");
+    o.models = two_models;
+    o.nmodels = 2;
+    o.domains = bad;
+    o.ndomains = 1;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--domain|--domain: 'rack 1': a domain is 1 to 63 of "
+           "[A-Za-z0-9._-] (or NODES=DOMAIN for some nodes)]",
+           "a domain that is no feature name is refused");
+    o.domains = (const char *[]){"n3=r1", "n[3-4]=r2"};
+    o.ndomains = 2;
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--domain|--domain: node 'n3' is given two values ('r1' and "
+           "'r2')]",
+           "a node given two domains is refused");
+    o.domains = (const char *[]){"n[3-4", "r2"};
+    is_str(gres_text(&o, b, sizeof(b)),
+           "ERR[--domain|--domain: 'n[3-4': a domain is 1 to 63 of "
+           "[A-Za-z0-9._-] (or NODES=DOMAIN for some nodes)]",
+           "a broken value is named by its flag");
+}
+
 int main(void)
 {
     test_parser();
@@ -679,5 +1003,7 @@ int main(void)
     test_amounts();
     test_why_words();
     test_queue_gpus();
+    test_hostlist();
+    test_gres_conf();
     return done_testing();
 }

@@ -702,6 +702,22 @@ static void quota_words(const json_t *b, const char *kind, char *buf,
     }
 }
 
+/* " (n3 draining: disk swap; n2 down)": the nodes that take no task. */
+static void unschedulable_words(const json_t *list, char *buf, size_t size, size_t *o)
+{
+    const json_t *n;
+    size_t i;
+
+    json_array_foreach (list, i, n) {
+        const char *node = sl_cli_jstr(n, "node"), *why = sl_cli_jstr(n, "why");
+        if (!node)
+            continue;
+        app(buf, size, o, "%s%s%s%s", i ? "; " : " (", node, why ? " " : "", why ? why : "");
+    }
+    if (json_array_size(list) > 0)
+        app(buf, size, o, ")");
+}
+
 /* nodes, gang: "0 of 1 tasks fit; of 4 nodes, 3 lack free GPUs, 1 has the
  * wrong GPU model". */
 static void nodes_words(const json_t *b, const char *kind, char *buf,
@@ -750,6 +766,7 @@ static void nodes_words(const json_t *b, const char *kind, char *buf,
             first = false;
         }
     }
+    unschedulable_words(json_object_get(b, "unschedulable_nodes"), buf, size, o);
     if (never)
         app(buf, size, o, "; %s", never);
     if (topo && strcmp(topo, "any") != 0)

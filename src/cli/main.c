@@ -286,6 +286,8 @@ static const struct sl_cli_command *find_command(const char *name)
 
 void sl_cli_usage(FILE *fp, const struct sl_cli_command *cmd)
 {
+    int unavailable = 0;
+
     if (cmd && cmd->usage) {
         fprintf(fp, "%s\n%s", cmd->usage, global_help);
         return;
@@ -295,12 +297,12 @@ void sl_cli_usage(FILE *fp, const struct sl_cli_command *cmd)
     for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
         if (commands[i].usage)
             fprintf(fp, "  %-8s %s\n", commands[i].name, commands[i].help);
-    fprintf(fp, "\nNot available in this release:");
     for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
         if (!commands[i].usage)
-            fprintf(fp, " %s", commands[i].name);
-    fprintf(fp, "\n\n%s\nRun 'sluice help COMMAND' for a command's options.\n",
-            global_help);
+            fprintf(fp, "%s %s", unavailable++ ? "" : "\nNot available in this release:",
+                    commands[i].name);
+    fprintf(fp, "%s\n%s\nRun 'sluice help COMMAND' for a command's options.\n",
+            unavailable ? "\n" : "", global_help);
 }
 
 static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv)

@@ -73,6 +73,19 @@ int sl_eng_executor_open(struct sl_engine *e, struct sl_error *err)
     return rc;
 }
 
+/* Node i of the scheduler takes work when the executor has it up; when
+ * not, why (its state and reason) is what `sluice why` shows. */
+static void node_state(struct sl_engine *e, int i, const struct sl_node_info *ni)
+{
+    char why[192];
+
+    sl_sched_node_schedulable(e->sched, i, ni->state == SL_NODE_UP);
+    snprintf(why, sizeof(why), "%s%s%s", sl_node_state_name(ni->state), ni->reason[0] ? ": " : "",
+             ni->reason);
+    if (sl_sched_node_note(e->sched, i, ni->state == SL_NODE_UP ? NULL : why) < 0)
+        sl_warn("msg=\"out of memory noting a node's state\" node=%s", ni->name);
+}
+
 /* The cluster: the executor's nodes, in its order (node i of the
  * inventory is node i of the scheduler). */
 int sl_eng_nodes_add(struct sl_engine *e, struct sl_error *err)
@@ -95,8 +108,7 @@ int sl_eng_nodes_add(struct sl_engine *e, struct sl_error *err)
             return sl_errorf(err, rc, "%snode %s: %s", e->cfg.fake_nodes ? "--fake-nodes: " : "",
                              ni->name,
                              rc == -ENOSPC ? "more than 32 GPU models" : strerror(-rc));
-        if (ni->state != SL_NODE_UP)
-            sl_sched_node_schedulable(e->sched, rc, false);
+        node_state(e, rc, ni);
     }
     return 0;
 }
@@ -138,7 +150,7 @@ void sl_eng_nodes_refresh(struct sl_engine *e)
             if (ni->state != e->nodes.nodes[i].state)
                 sl_info("msg=\"node state\" node=%s state=%s reason=\"%s\"", ni->name,
                         sl_node_state_name(ni->state), ni->reason);
-            sl_sched_node_schedulable(e->sched, i, ni->state == SL_NODE_UP);
+            node_state(e, i, ni);
             continue;
         }
         /* a node the executor did not have before */
@@ -152,7 +164,7 @@ void sl_eng_nodes_refresh(struct sl_engine *e)
             now.n = i; /* the inventory stays in step with the scheduler */
             break;
         }
-        sl_sched_node_schedulable(e->sched, i, ni->state == SL_NODE_UP);
+        node_state(e, i, ni);
         sl_info("msg=\"node added\" node=%s gpus=%d", ni->name, ni->ngpus);
     }
     sl_inventory_fini(&e->nodes);

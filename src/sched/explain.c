@@ -429,6 +429,35 @@ static void blocker_victims(const struct sl_sched *s, const struct job *j,
     if_add(ifs, "the jobs it preempted stop (checkpoint signal, grace, kill)");
 }
 
+/* ,"unschedulable_nodes":[{"node":..,"why":..}] for the first nodes that
+ * take no task, and what would lift it for the first of them. */
+static void unschedulable_nodes(const struct sl_sched *s, struct sl_buf *b, struct sl_buf *ifs)
+{
+    int shown = 0;
+
+    sl_buf_adds(b, ",\"unschedulable_nodes\":[");
+    for (int n = 0; n < s->cl.nnodes && shown < 16; n++) {
+        const char *why = n < s->nnode_notes ? s->node_notes[n] : NULL;
+        if (s->cl.nodes[n].schedulable)
+            continue;
+        sl_buf_adds(b, shown++ ? ",{\"node\":" : "{\"node\":");
+        sl_buf_json_str(b, cl_node_name(&s->cl, n));
+        sl_buf_adds(b, ",\"why\":");
+        if (why)
+            sl_buf_json_str(b, why);
+        else
+            sl_buf_adds(b, "null");
+        sl_buf_adds(b, "}");
+        if (shown == 1) {
+            char line[256];
+            snprintf(line, sizeof(line), "node %s takes work again%s%s%s",
+                     cl_node_name(&s->cl, n), why ? " (" : "", why ? why : "", why ? ")" : "");
+            if_add(ifs, line);
+        }
+    }
+    sl_buf_adds(b, "]");
+}
+
 /* No node takes 'j' (admitted by quota with 'models'): each node's reason
  * to reject one task, the gang's count, whether it can ever fit; or it
  * fits only on resources held for a reservation. Nothing when it fits. */
@@ -469,6 +498,8 @@ static void blocker_placement(struct sl_sched *s, const struct job *j, uint32_t 
         sl_buf_json_str(b, line);
     else
         sl_buf_adds(b, "null");
+    if (rej[CL_UNSCHEDULABLE] > 0)
+        unschedulable_nodes(s, b, ifs);
     sl_buf_adds(b, ",\"topology\":");
     sl_buf_json_str(b, j->topology == SL_TOPO_SAME_NODE     ? "same-node"
                        : j->topology == SL_TOPO_SAME_DOMAIN ? "same-domain"

@@ -86,6 +86,9 @@ void sl_sched_destroy(struct sl_sched *s)
         sl_sch_job_free(v);
     sl_imap_fini(&s->jobs);
     sl_imap_fini(&s->node_names);
+    for (int i = 0; i < s->nnode_notes; i++)
+        free(s->node_notes[i]);
+    free(s->node_notes);
     sl_imap_fini(&s->qu_index);
     for (int i = 0; i < s->nqueues; i++) {
         for (int b = 0; b < s->queues[i].nbuckets; b++)
@@ -215,6 +218,29 @@ void sl_sched_node_schedulable(struct sl_sched *s, int node, bool on)
 {
     if (node >= 0 && node < s->cl.nnodes)
         cl_node_schedulable(&s->cl, node, on);
+}
+
+int sl_sched_node_note(struct sl_sched *s, int node, const char *why)
+{
+    char *copy = NULL;
+
+    if (node < 0 || node >= s->cl.nnodes)
+        return -ENOENT;
+    if (node >= s->nnode_notes) {
+        char **n;
+        if (!why)
+            return 0;
+        if (!(n = realloc(s->node_notes, (size_t)s->cl.nnodes * sizeof(*n))))
+            return -ENOMEM;
+        memset(n + s->nnode_notes, 0, (size_t)(s->cl.nnodes - s->nnode_notes) * sizeof(*n));
+        s->node_notes = n;
+        s->nnode_notes = s->cl.nnodes;
+    }
+    if (why && !(copy = strndup(why, 160)))
+        return -ENOMEM;
+    free(s->node_notes[node]);
+    s->node_notes[node] = copy;
+    return 0;
 }
 
 int sl_sched_node_view(const struct sl_sched *s, int node,

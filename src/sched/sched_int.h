@@ -185,6 +185,8 @@ struct sl_sched {
 
     struct sl_imap jobs;          /* id -> struct job * */
     struct sl_imap node_names;    /* hash of a node's name -> index + 1 */
+    char **node_notes;            /* why node i takes no task (NULL: none) */
+    int nnode_notes;
     int npending;
     struct job **run;             /* running and terminating jobs */
     int nrun, run_cap;

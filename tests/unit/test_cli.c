@@ -612,6 +612,14 @@ static void test_why_words(void)
            "nodes: 0 of 1 tasks fit; of 4 nodes, 3 lack free GPUs, 1 has the "
            "wrong GPU model",
            "a nodes blocker counts the nodes rejected for each reason");
+    is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":3,"
+                 "\"nodes_rejected\":{\"gpus\":1,\"unschedulable\":2},"
+                 "\"unschedulable_nodes\":[{\"node\":\"n3\",\"why\":\"draining: disk "
+                 "swap\"},{\"node\":\"n2\",\"why\":null}],\"never_fits\":null}",
+                 true, b, sizeof(b)),
+           "nodes: 0 of 1 tasks fit; of 3 nodes, 1 lacks free GPUs, 2 are unschedulable "
+           "(n3 draining: disk swap; n2)",
+           "the unschedulable nodes are named, with why when known");
     is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":1,"
                  "\"nodes_rejected\":{\"gpus\":1},\"never_fits\":\"never fits: "
                  "64 GPUs per task, the largest node has 4\"}",

@@ -323,6 +323,51 @@ static void topology(void)
     sl_sched_destroy(s);
 }
 
+/* A node out of service is named, with the reason given for it, in the
+ * nodes blocker and in what would let the job run. */
+static void unschedulable(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    json_t *e, *bl, *list, *ifs;
+
+    node(s, "n1", NULL, 16, 64, 1, "H100");
+    node(s, "n2", NULL, 16, 64, 1, "H100");
+    node(s, "n3", NULL, 16, 64, 8, "H100");
+    sl_sched_node_schedulable(s, 2, false);
+    is_int(sl_sched_node_note(s, 2, "draining: disk swap [root@2026-12-04T17:01:41]"), 0,
+           "a note on node n3");
+    is_int(sl_sched_node_note(s, 7, "x"), -ENOENT, "no note on a node that does not exist");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 4});
+    r = pass_at(s, T0);
+    ok(!started(&r, 1), "a 4-GPU job waits: only the drained node has 4");
+    e = explain(s, 1, T0);
+    bl = json_array_get(json_object_get(e, "blockers"), 0);
+    list = json_object_get(bl, "unschedulable_nodes");
+    ok(json_array_size(list) == 1 &&
+           !strcmp(json_string_value(json_object_get(json_array_get(list, 0), "node")), "n3") &&
+           !strcmp(json_string_value(json_object_get(json_array_get(list, 0), "why")),
+                   "draining: disk swap [root@2026-12-04T17:01:41]"),
+       "the blocker names n3 and why it takes no task");
+    ifs = json_object_get(e, "would_run_if");
+    {
+        bool said = false;
+        for (size_t i = 0; i < json_array_size(ifs); i++)
+            said = said || strstr(json_string_value(json_array_get(ifs, i)),
+                                  "node n3 takes work again (draining: disk swap");
+        ok(said, "and says it would run when n3 takes work again");
+    }
+    json_decref(e);
+    sl_sched_result_fini(&r);
+    sl_sched_node_schedulable(s, 2, true);
+    is_int(sl_sched_node_note(s, 2, NULL), 0, "the note cleared when n3 is back");
+    r = pass_at(s, T0 + 1000);
+    ok(started(&r, 1), "then the job runs on n3");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
 static void models(void)
 {
     struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
@@ -1227,6 +1272,7 @@ int main(void)
     gangs();
     topology();
     models();
+    unschedulable();
     policies();
     priority_order();
     quotas();

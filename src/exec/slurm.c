@@ -618,9 +618,11 @@ static void job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
     int codes[MAX_TASKS] = {0};
     char why[160] = "", note[200];
 
+    /* the least advanced component decides: waiting, running, else ended
+     * (lost when any component was) */
     for (int k = 0; k < n; k++) {
         enum sl_slurm_phase p = sl_slurm_phase(c[k].state);
-        if (p < phase)
+        if ((p == SL_SLURM_LOST ? SL_SLURM_ENDED : p) < phase)
             phase = p;
         /* a component's exit code is its batch script's: every task's */
         for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
@@ -630,6 +632,8 @@ static void job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
             snprintf(why, sizeof(why), "Slurm job %llu ended %s",
                      (unsigned long long)c[k].id, c[k].state);
     }
+    if (phase == SL_SLURM_ENDED && why[0])
+        phase = SL_SLURM_LOST;
     pthread_mutex_lock(&s->mu);
     if (j->st == SJ_DONE) {
         pthread_mutex_unlock(&s->mu);
@@ -677,14 +681,49 @@ struct look {
     bool checked;
     enum sj_state st;
     int running, ended, waiting, seen; /* its components in squeue */
+    bool unavailable;             /* waiting for a node Slurm will not give */
+    char reason[96];              /* then Slurm's reason */
 };
+
+/* Whether a job Slurm holds back with 'reason' waits for a node that is not
+ * up: ReqNodeNotAvail ("UnavailableNodes:n3") for one of its nodes that
+ * the executor has drained or down. Slurm would start it only when the
+ * node is back, while Sluice counts it as running there. */
+static bool unavailable(struct slurm *s, const struct sjob *j, const char *reason)
+{
+    bool out = false;
+
+    if (strncmp(reason, "ReqNodeNotAvail", 15) != 0)
+        return false;
+    pthread_mutex_lock(&s->mu);
+    for (int c = 0; c < j->ncomp && !out; c++)
+        for (int i = 0; i < s->nodes.n && !out; i++)
+            out = strcmp(s->nodes.nodes[i].name, j->comps[c].node) == 0 &&
+                  s->nodes.nodes[i].state != SL_NODE_UP;
+    pthread_mutex_unlock(&s->mu);
+    return out;
+}
+
+/* Cancel a job that cannot start where it was placed and report it lost. */
+static void giveup_unavailable(struct slurm *s, struct look *l)
+{
+    char note[200];
+
+    snprintf(note, sizeof(note), "Slurm did not start it: %s (its node went out of service "
+             "before it started)", l->reason);
+    cancel_now(s, l->sid);
+    pthread_mutex_lock(&s->mu);
+    if (l->j->st != SJ_DONE)
+        push_end(s, l->j, SL_EXEC_EV_LOST, NULL, note);
+    pthread_mutex_unlock(&s->mu);
+}
 
 /* One squeue of the partition; then details of the jobs that started, ended
  * or left the queue. */
 static void poll_jobs(struct slurm *s)
 {
     char squeue[PATH_MAX + 16], part[80];
-    char *argv[] = {squeue, "-h", "-t", "all", part, "-o", "%i|%T", NULL};
+    char *argv[] = {squeue, "-h", "-t", "all", part, "-o", "%i|%T|%r", NULL};
     struct look *l = NULL;
     struct sl_run_result res;
     struct sl_slurm_job *comp = NULL;
@@ -698,7 +737,7 @@ static void poll_jobs(struct slurm *s)
             if (j->st != SJ_WAITING && j->st != SJ_RUNNING)
                 continue;
             j->ncmds++;
-            l[n++] = (struct look){j, j->slurm_id, j->checked, j->st, 0, 0, 0, 0};
+            l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked, .st = j->st};
         }
     pthread_mutex_unlock(&s->mu);
     if (n && !(comp = calloc(MAX_TASKS, sizeof(*comp)))) {
@@ -716,7 +755,7 @@ static void poll_jobs(struct slurm *s)
     snprintf(part, sizeof(part), "--partition=%s", s->partition);
     if (call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
         for (char *line = res.out.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-            char *bar;
+            char *bar, *reason;
             int64_t id;
             if ((nl = strchr(line, '\n')))
                 *nl = '\0';
@@ -726,11 +765,18 @@ static void poll_jobs(struct slurm *s)
             *strchrnul(line, '+') = '\0'; /* "123+1": component 1 of 123 */
             if (sl_parse_int64(line, 1, INT64_MAX, &id) < 0)
                 continue;
+            reason = strchr(bar + 1, '|');
+            if (reason)
+                *reason++ = '\0';
             for (size_t i = 0; i < n; i++) {
                 if (l[i].sid != (uint64_t)id)
                     continue;
                 enum sl_slurm_phase p = sl_slurm_phase(bar + 1);
                 l[i].seen++;
+                if (p == SL_SLURM_WAITING && reason && unavailable(s, l[i].j, reason)) {
+                    l[i].unavailable = true;
+                    snprintf(l[i].reason, sizeof(l[i].reason), "%s", reason);
+                }
                 l[i].running += p == SL_SLURM_RUNNING;
                 l[i].ended += p == SL_SLURM_ENDED || p == SL_SLURM_LOST;
                 l[i].waiting += p == SL_SLURM_WAITING;
@@ -741,6 +787,10 @@ static void poll_jobs(struct slurm *s)
                         (l[i].ended && !l[i].running && !l[i].waiting) ||
                         (l[i].running && l[i].st == SJ_WAITING);
             int rc;
+            if (l[i].unavailable && !l[i].running) {
+                giveup_unavailable(s, &l[i]);
+                continue;
+            }
             if (!look)
                 continue;
             if ((rc = job_details(s, l[i].sid, comp, MAX_TASKS, &nc)) == 0) {

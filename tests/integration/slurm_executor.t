@@ -1,0 +1,345 @@
+#!/bin/sh
+# slurm_executor.t - sluiced with the Slurm executor on a real Slurm
+# (three slurmd on this machine, tests/slurm/lab.sh, 8 GPU devices each):
+# the nodes, their GPUs, models and domains come from Slurm; a job runs as
+# one Slurm job pinned to exactly the node and GPU indices Sluice decided
+# (Slurm's own allocation read back), a fraction as shards of exactly its
+# GPU, a gang on one node and one over two nodes with each task told its
+# own GPUs; the job runs as its user; exit codes, cancel and maxRuntime end
+# it as with the local executor; sluiced killed with -9 adopts the Slurm
+# job that still runs and learns the exit code of the one that ended
+# meanwhile; a drained node takes no new job and `sluice why` names it and
+# its reason; a node set DOWN under a job makes the job lost and retried
+# elsewhere; preemption sends the checkpoint signal through Slurm; quotas
+# and a cohort of two teams hold as with the local executor. Skips when
+# not root or without Slurm and munge. About 2 minutes.
+
+. "$(dirname "$0")/../lib.sh"
+. "$SLUICE_REPO/tests/slurm/lab.sh"
+
+LAB=$(mktemp -d "${TMPDIR:-/tmp}/sluice-slx.XXXXXX") || bail "mktemp"
+trap '_rc=$?; kill9_sluiced; lab_stop "$LAB" >/dev/null 2>&1; (exit $_rc); _sl_cleanup' EXIT
+
+lab_start "$LAB" >"$LAB.start" 2>&1
+case $? in
+0) rm -f "$LAB.start" ;;
+2) rm -rf "$LAB" "$LAB.start"; skip_all "$LAB_SKIP" ;;
+*) sed 's/^/# /' "$LAB.start"; rm -f "$LAB.start"; bail "the Slurm lab starts" ;;
+esac
+diag "lab: $LAB (cgroups: $LAB_CGROUP)"
+
+FAKE_GPUS=none
+start_sluiced --executor slurm --slurm-partition main --slurm-output-dir "$LAB_SHARED" \
+    --slurm-poll 250ms || bail "sluiced starts with the Slurm executor"
+S=$LAB_SHARED
+
+# sid JOB [ATTEMPT]: the Slurm job id of a Sluice job's attempt.
+sid() {
+    squeue -h -t all --name="sluice-$1-${2:-0}" -o %i 2>/dev/null | sed 's/+.*//' | sort -u | head -1
+}
+
+# gres SID: the GRES details of a Slurm job, one line per component
+# ("n2 gpu:g3:1(IDX:3),gpu:g5:1(IDX:5)").
+gres() {
+    scontrol show job -d -o "$1" 2>/dev/null |
+        sed -n 's/.* Nodes=\([^ ]*\) .* GRES=\([^ ]*\).*/\1 \2/p'
+}
+
+# placed JOB: "node:gpu,gpu" of each task, one line each, from Sluice.
+placed() {
+    sluice show "$1" -o json | python3 -c 'import json, sys
+for p in json.load(sys.stdin)["placement"]:
+    print("%s:%s" % (p["node"], ",".join(str(g) for g in p["gpus"])))'
+}
+
+# wait_file PATH [TIMEOUT_S]
+wait_file() {
+    _wf=0
+    while [ ! -s "$1" ] && [ "$_wf" -lt $((${2:-20} * 10)) ]; do
+        sleep 0.1
+        _wf=$((_wf + 1))
+    done
+    [ -s "$1" ]
+}
+
+# ---- nodes from Slurm ------------------------------------------------------
+nodes=$(sluice nodes -o json)
+is "$(printf '%s' "$nodes" | python3 -c 'import json, sys
+ns = json.load(sys.stdin)
+print(" ".join("%s/%d/%s/%s/%s" % (n["name"], len(n["gpus"]), n["gpus"][0]["model"],
+      n.get("domain"), n["gpus"][0].get("source", n.get("gpu_source"))) for n in ns))')" \
+    "n1/8/H100/rack1/slurm n2/8/H100/rack1/slurm n3/8/H100/rack2/slurm" \
+    "sluice nodes: Slurm's three nodes, 8 GPUs each, model and domain from their features"
+
+# ---- exact placement -------------------------------------------------------
+j=$(sluice run --name whole --gpus 2 --cpus 1 --memory 64Mi -- sh -c \
+    'echo "uid=$(id -u) gpus=$SLUICE_GPUS cvd=$CUDA_VISIBLE_DEVICES job=$SLURM_JOB_ID"
+     for g in 0 1 2 3 4 5 6 7; do
+         if cat "'"$LAB_DEV"'/nvidia$g" 2>/dev/null; then :; fi
+         cat "'"$LAB_DEV"'/nvidia$g" 2>&1 | grep -q "Operation not permitted" && echo "denied $g"
+     done; sleep 2')
+like "$j" '^[0-9]+$' "a 2-GPU job is submitted"
+ok "it runs" wait_state "$j" Running 20
+i=0
+while [ -z "$(gres "$(sid "$j")")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+want=$(placed "$j")
+got=$(gres "$(sid "$j")")
+diag "Sluice placed $want; Slurm holds $got"
+node=${want%%:*}
+gpus=${want#*:}
+g1=${gpus%,*}
+g2=${gpus#*,}
+is "$got" "$node gpu:g$g1:1(IDX:$g1),gpu:g$g2:1(IDX:$g2)" \
+    "Slurm holds exactly the node and GPU indices Sluice decided"
+ok "it succeeds" wait_state "$j" Succeeded 20
+log=$(sluice logs "$j")
+like "$log" "uid=65534 gpus=$gpus " "it ran as nobody (the admin's unmapped account), told SLUICE_GPUS=$gpus"
+if [ "$LAB_CGROUP" = 1 ]; then
+    like "$log" "cvd=0,1 " "CUDA_VISIBLE_DEVICES is Slurm's renumbering under ConstrainDevices"
+    is "$(printf '%s\n' "$log" | grep -c '^denied')" 6 \
+        "Slurm's device cgroup denies the node's 6 other GPUs"
+else
+    like "$log" "cvd=$gpus " "CUDA_VISIBLE_DEVICES names its GPUs"
+    pass "# SKIP no device cgroup on this host (LAB_CGROUP=0)"
+fi
+
+j=$(sluice run --name half --gpu-milli 500 --cpus 1 --memory 64Mi -- sh -c 'echo "gpus=$SLUICE_GPUS"; sleep 2')
+ok "a half-GPU job runs" wait_state "$j" Running 20
+i=0
+while [ -z "$(gres "$(sid "$j")")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+want=$(placed "$j")
+is "$(gres "$(sid "$j")")" "${want%%:*} shard:g${want#*:}:500(IDX:${want#*:})" \
+    "Slurm holds 500 of the 1000 shards of exactly the GPU Sluice decided"
+ok "it succeeds" wait_state "$j" Succeeded 20
+
+# ---- gangs ----------------------------------------------------------------
+task_line='echo "task=$SLUICE_TASK_INDEX node=$SLURMD_NODENAME gpus=$SLUICE_GPUS cvd=$CUDA_VISIBLE_DEVICES"; sleep 1'
+j=$(sluice run --name gang1 --tasks 2 --gpus 4 --cpus 1 --memory 64Mi --topology same-node -- sh -c "$task_line")
+ok "a gang of two 4-GPU tasks on one node succeeds" wait_state "$j" Succeeded 30
+p0=$(placed "$j" | sed -n 1p)
+p1=$(placed "$j" | sed -n 2p)
+l0=$(sluice logs "$j" --task 0)
+l1=$(sluice logs "$j" --task 1)
+like "$l0" "task=0 node=${p0%%:*} gpus=${p0#*:} " "task 0 ran on its node, told its own GPUs"
+like "$l1" "task=1 node=${p1%%:*} gpus=${p1#*:} " "task 1 too"
+c0=$(printf '%s' "$l0" | sed -n 's/.*cvd=\([^ ]*\).*/\1/p')
+c1=$(printf '%s' "$l1" | sed -n 's/.*cvd=\([^ ]*\).*/\1/p')
+ok "each task's CUDA_VISIBLE_DEVICES holds 4 GPUs, not the other task's" \
+    python3 -c 'import sys
+a, b = (set(x.split(",")) for x in sys.argv[1:])
+sys.exit(0 if len(a) == 4 and len(b) == 4 and not a & b else 1)' "$c0" "$c1"
+
+j=$(sluice run --name gang2 --tasks 2 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "$task_line")
+ok "a gang of two 8-GPU tasks, one per node, succeeds" wait_state "$j" Succeeded 30
+p0=$(placed "$j" | sed -n 1p)
+p1=$(placed "$j" | sed -n 2p)
+isnt_same=$([ "${p0%%:*}" != "${p1%%:*}" ] && echo yes)
+is "$isnt_same" yes "its tasks were placed on two nodes"
+like "$(sluice logs "$j" --task 0)" "task=0 node=${p0%%:*} " "task 0 ran on ${p0%%:*}"
+like "$(sluice logs "$j" --task 1)" "task=1 node=${p1%%:*} " "task 1 ran on ${p1%%:*}"
+
+# ---- lifecycle ------------------------------------------------------------
+j=$(sluice run --name three --gpus 1 --cpus 1 --memory 64Mi -- sh -c 'exit 3')
+ok "a job that exits 3 fails" wait_state "$j" Failed 20
+is "$(sluice show "$j" -o json | json_get exit_code)" 3 "with exit code 3, from Slurm"
+
+j=$(sluice run --name long --gpus 1 --cpus 1 --memory 64Mi -- sleep 300)
+ok "a long job runs" wait_state "$j" Running 20
+i=0
+while [ -z "$(sid "$j")" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+s=$(sid "$j")
+ok "cancel it" sluice cancel "$j"
+ok "it ends Cancelled" wait_state "$j" Cancelled 20
+like "$(lab_state "$s")" '^(CANCELLED|)$' "and its Slurm job $s was cancelled"
+
+j=$(sluice run --name slow --gpus 1 --cpus 1 --memory 64Mi --max-runtime 2s -- sleep 300)
+ok "a job over its 2 s maxRuntime is stopped and fails" wait_state "$j" Failed 30
+like "$(sluice show "$j" -o json | json_get message)" 'maxRuntime' "saying maxRuntime"
+
+# ---- sluiced killed with -9 while Slurm runs its jobs ----------------------
+a=$(sluice run --name survivor --gpus 1 --cpus 1 --memory 64Mi -- sh -c \
+    "while [ ! -e '$S/release' ]; do sleep 0.1; done; exit 4")
+b=$(sluice run --name quick --gpus 1 --cpus 1 --memory 64Mi -- sh -c \
+    "while [ ! -e '$S/go' ]; do sleep 0.1; done; echo done > '$S/quick.done'; exit 5")
+ok "two jobs run" wait_state "$a" Running 20
+ok "..." wait_state "$b" Running 20
+sa=$(sid "$a")
+kill9_sluiced
+touch "$S/go"
+ok "one ends while sluiced is down" wait_file "$S/quick.done" 20
+sleep 0.5
+restart_sluiced || bail "sluiced restarts"
+is "$(sluice show "$a" -o json | json_get state)" Running "the one still running is adopted: Running"
+is "$(sid "$a")" "$sa" "as the same Slurm job $sa"
+ok "the one that ended meanwhile is Failed" wait_state "$b" Failed 20
+is "$(sluice show "$b" -o json | json_get exit_code)" 5 "with the exit code Slurm kept (5)"
+touch "$S/release"
+ok "the adopted one fails when it exits" wait_state "$a" Failed 20
+is "$(sluice show "$a" -o json | json_get exit_code)" 4 "with its exit code (4)"
+
+# ---- drain, down -----------------------------------------------------------
+# fill n1 and n2, so that the next 8-GPU job can go only to n3
+f1=$(sluice run --name fill1 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "while [ ! -e '$S/unfill' ]; do sleep 0.1; done")
+f2=$(sluice run --name fill2 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "while [ ! -e '$S/unfill' ]; do sleep 0.1; done")
+ok "two 8-GPU jobs run" wait_state "$f1" Running 20
+ok "..." wait_state "$f2" Running 20
+d=$(sluice run --name ondrained --gpus 8 --cpus 1 --memory 64Mi -- sh -c "while [ ! -e '$S/undrain' ]; do sleep 0.1; done")
+ok "a third runs, on the node left" wait_state "$d" Running 20
+dn=$(placed "$d" | cut -d: -f1)
+i=0
+while [ -z "$(sid "$d")" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+lab_wait_state "$(sid "$d")" RUNNING 20 || fail "Slurm starts it"
+scontrol update nodename="$dn" state=drain reason="disk swap" || fail "scontrol drain"
+i=0
+until sluice nodes -o json | python3 -c 'import json, sys
+sys.exit(0 if [n for n in json.load(sys.stdin) if n["name"] == sys.argv[1] and n["state"] == "draining"] else 1)' "$dn"; do
+    [ $i -lt 100 ] || break
+    sleep 0.1
+    i=$((i + 1))
+done
+like "$(sluice nodes)" "$dn +draining .*disk swap" "sluice nodes: $dn draining, with Slurm's reason"
+touch "$S/undrain"
+ok "the job on the draining node finishes" wait_state "$d" Succeeded 20
+w=$(sluice run --name waits --gpus 8 --cpus 1 --memory 64Mi -- true)
+sleep 1
+is "$(sluice show "$w" -o json | json_get state)" Pending "a new 8-GPU job waits: the free node is drained"
+like "$(sluice why "$w")" "unschedulable \\($dn draining: disk swap" "sluice why names $dn and its reason"
+like "$(sluice why "$w")" "node $dn takes work again" "and what would let it run"
+scontrol update nodename="$dn" state=resume
+ok "it runs once $dn is resumed" wait_state "$w" Succeeded 30
+
+# A node drained in Slurm just before Sluice places a job there: Slurm
+# holds the job (ReqNodeNotAvail) while Sluice counts it running, until
+# the executor sees the node out of service, cancels it and reports it
+# lost. When Sluice saw the drain first, the job waits instead.
+scontrol update nodename="$dn" state=drain reason="late drain"
+r=$(sluice run --name late --gpus 8 --cpus 1 --memory 64Mi -- true)
+sleep 0.5
+if [ "$(sluice show "$r" -o json | json_get state)" = Pending ]; then
+    diag "sluiced saw the drain before it placed the job"
+    like "$(sluice why "$r")" "$dn draining: late drain" "the job waits, sluice why names $dn"
+    pass "# SKIP the job was not placed on the drained node"
+else
+    rs=$(sid "$r")
+    ok "a job placed on $dn as Slurm drained it ends Lost" wait_state "$r" Lost 20
+    like "$(sluice show "$r" -o json | json_get message)" \
+        "lost: Slurm did not start it: ReqNodeNotAvail.*$dn" "saying Slurm would not start it on $dn"
+    like "$(lab_jobcomp "$rs")" "JobState=CANCELLED" "its Slurm job $rs was cancelled"
+fi
+scontrol update nodename="$dn" state=resume
+touch "$S/unfill"
+wait_state "$f1" Succeeded 20 >/dev/null
+wait_state "$f2" Succeeded 20 >/dev/null
+
+j=$(sluice submit -f - <<YAML
+apiVersion: sluice/v1
+kind: Job
+metadata: {name: ondown}
+spec:
+  command: [sh, -c, 'echo "attempt=\$SLUICE_ATTEMPT node=\$SLURMD_NODENAME"; while [ ! -e $S/up.\$SLUICE_ATTEMPT ]; do sleep 0.1; done']
+  resources: {gpus: 8, cpus: 1, memory: 64Mi}
+  retries: 1
+YAML
+)
+ok "a job with one retry runs" wait_state "$j" Running 20
+i=0
+while [ -z "$(sid "$j")" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+lab_wait_state "$(sid "$j")" RUNNING 20 || fail "Slurm starts it"
+dn=$(placed "$j" | cut -d: -f1)
+scontrol update nodename="$dn" state=down reason="power" || fail "scontrol down"
+i=0
+until [ "$(sluice show "$j" -o json | json_get attempt)" = 1 ] || [ $i -ge 300 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+ev=$(curl -sf -H "Authorization: Bearer $SLUICE_TOKEN" "$SLUICE_SERVER/v1/jobs/$j/events")
+like "$ev" 'NODE_FAIL' "node $dn set DOWN under it: its Slurm job ended NODE_FAIL, said in its events"
+is "$(sluice show "$j" -o json | json_get attempt)" 1 "and it was retried (attempt 1)"
+scontrol update nodename="$dn" state=resume 2>/dev/null # ReturnToService=2 may have
+touch "$S/up.1"
+ok "the retry succeeds" wait_state "$j" Succeeded 30
+
+# ---- preemption with a checkpoint signal -----------------------------------
+cat >"$S/classes.yaml" <<'YAML'
+apiVersion: sluice/v1
+kind: PriorityClass
+metadata: {name: production}
+spec: {value: 1000, preemptible: false}
+---
+apiVersion: sluice/v1
+kind: PriorityClass
+metadata: {name: best-effort}
+spec: {value: 0, opportunistic: true}
+YAML
+ok "apply production and best-effort classes" sluice apply -f "$S/classes.yaml"
+v=$(sluice submit -f - <<YAML
+apiVersion: sluice/v1
+kind: Job
+metadata: {name: victim}
+spec:
+  priorityClass: best-effort
+  tasks: 3
+  command: [sh, -c, 'trap "echo ckpt > $S/ckpt.\$SLUICE_TASK_INDEX" USR1; while :; do sleep 0.1; done']
+  resources: {gpus: 8, cpus: 1, memory: 64Mi}
+  checkpoint: {signal: SIGUSR1, grace: 3s}
+YAML
+)
+ok "a best-effort gang takes all 24 GPUs" wait_state "$v" Running 30
+sleep 1
+p=$(sluice run --name urgent --priority production --gpus 8 --cpus 1 --memory 64Mi -- sleep 1)
+ok "its tasks receive SIGUSR1 through Slurm" wait_file "$S/ckpt.0" 20
+ok "a production job preempts it and runs" wait_state "$p" "Running|Succeeded" 30
+ok "the victim goes back to Pending" wait_state "$v" "Pending|Running" 5
+is "$(sluice show "$v" -o json | json_get preemptions)" 1 "with one preemption counted"
+sluice cancel "$v" >/dev/null
+wait_state "$v" Cancelled 20 >/dev/null
+wait_state "$p" Succeeded 20 >/dev/null
+
+# ---- quotas and a cohort of two teams ---------------------------------------
+cat >"$S/teams.yaml" <<'YAML'
+apiVersion: sluice/v1
+kind: Team
+metadata: {name: vision}
+spec: {defaultQueue: vision}
+---
+apiVersion: sluice/v1
+kind: Team
+metadata: {name: nlp}
+spec: {defaultQueue: nlp}
+---
+apiVersion: sluice/v1
+kind: Cohort
+metadata: {name: pool}
+---
+apiVersion: sluice/v1
+kind: Queue
+metadata: {name: vision}
+spec: {team: vision, cohort: pool, nominal: {gpus: 8}}
+---
+apiVersion: sluice/v1
+kind: Queue
+metadata: {name: nlp}
+spec: {team: nlp, cohort: pool, nominal: {gpus: 8}, preemption: {reclaimWithinCohort: Any}}
+YAML
+ok "apply two teams whose queues of 8 GPUs share a cohort" sluice apply -f "$S/teams.yaml"
+hold="while [ ! -e '$S/q.done' ]; do sleep 0.1; done"
+v1=$(sluice run --team vision --name v1 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "$hold")
+ok "vision's first 8-GPU job runs (its nominal)" wait_state "$v1" Running 20
+sleep 1.1
+v2=$(sluice run --team vision --name v2 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "trap 'exit 0' TERM; $hold")
+ok "its second runs on nlp's idle quota (borrowed)" wait_state "$v2" Running 20
+v3=$(sluice run --team vision --name v3 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "$hold")
+sleep 1
+is "$(sluice show "$v3" -o json | json_get state)" Pending \
+    "its third waits though 8 GPUs are free: the cohort has 16"
+like "$(sluice why "$v3")" '(quota|cohort)' "sluice why says it is the quota"
+n1=$(sluice run --team nlp --name n1 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "$hold")
+ok "nlp's job runs, reclaiming its quota" wait_state "$n1" Running 30
+is "$(sluice show "$v2" -o json | json_get preemptions)" 1 "vision's borrowed job was preempted"
+is "$(sluice show "$v1" -o json | json_get state)" Running "its job within nominal kept running"
+touch "$S/q.done"
+sluice cancel "$v1" "$v2" "$v3" "$n1" >/dev/null 2>&1
+
+stop_sluiced
+is "$?" 0 "sluiced stops cleanly"
+done_testing

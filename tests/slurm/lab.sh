@@ -30,6 +30,10 @@
 # task/none and proctrack/linuxproc (LAB_CGROUP=0); set LAB_CGROUP=0 or 1
 # before lab_start to choose.
 #
+# Benchmarks may set, before lab_start: LAB_PRIORITY (PriorityType,
+# default priority/basic) and LAB_SLURM_CONF_EXTRA (lines appended to
+# slurm.conf, for keys it does not already set, e.g. AuthAltTypes).
+#
 # lab_start exports, and writes to DIR/lab.env (KEY='VALUE' lines, for
 # tests in other languages; no value holds a quote): SLURM_CONF, LAB_DIR, LAB_NODES ("n1 n2 n3"),
 # LAB_GPUS, LAB_SHARDS, LAB_MODEL, LAB_SHARED (mode 1777: job output; the
@@ -224,7 +228,7 @@ SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,bf_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
-PriorityType=priority/basic
+PriorityType=${LAB_PRIORITY:-priority/basic}
 SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
@@ -241,6 +245,7 @@ EOF
             /^NodeName=n3 / { print $0 " NodeHostname=" h " Port=" p3 " CPUs=16 RealMemory=16000 State=UNKNOWN"; next }
             { print }' "$_c_etc/nodes.conf"
         echo "PartitionName=main Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP"
+        [ -z "${LAB_SLURM_CONF_EXTRA:-}" ] || printf '%s\n' "$LAB_SLURM_CONF_EXTRA"
     } >"$_c_etc/slurm.conf"
 }
 

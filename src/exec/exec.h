@@ -117,6 +117,20 @@ int sl_exec_datasets_check(const struct sl_exec_dataset *ds, int n, struct sl_er
 int sl_exec_dataset_env(const struct sl_exec_dataset *ds, int n,
                         int (*put)(void *arg, char *kv), void *arg);
 
+struct passwd;
+
+/* The Unix account 'name' (NULL: the daemon's own) into 'pw', its strings
+ * in *buf (grown with realloc; the caller frees it). Returns 0, or an
+ * error naming the account. */
+int sl_exec_lookup_user(const char *name, struct passwd *pw, char **buf, struct sl_error *err);
+
+/* The account a task may run as: sl_exec_lookup_user's, refused (-EPERM)
+ * when it is the daemon's identity (its uid, or root) unless it is
+ * 'allow_daemon_user' (may be NULL), or another account than the daemon's
+ * while the daemon is not root (it cannot switch). */
+int sl_exec_account(const char *name, const char *allow_daemon_user, struct passwd *pw,
+                    char **buf, struct sl_error *err);
+
 struct sl_exec_task {
     int64_t job_id;
     int task_index;

@@ -83,7 +83,7 @@ static int env_put(struct plan *p, char *s)
 }
 
 /* Look the user up: 'name' NULL -> the daemon's effective user. */
-static int lookup_user(const char *name, struct passwd *pw, char **buf,
+int sl_exec_lookup_user(const char *name, struct passwd *pw, char **buf,
                        struct sl_error *err)
 {
     size_t size = 4096;
@@ -111,6 +111,32 @@ static int lookup_user(const char *name, struct passwd *pw, char **buf,
     return 0;
 }
 
+int sl_exec_account(const char *name, const char *allow_daemon_user, struct passwd *pw,
+                    char **buf, struct sl_error *err)
+{
+    int rc;
+
+    /* never the daemon's identity (its uid, or root) unless the one
+     * account allowed to be, and never anyone else than the daemon when it
+     * cannot switch */
+    if ((rc = sl_exec_lookup_user(name, pw, buf, err)) < 0)
+        return rc;
+    if ((pw->pw_uid == geteuid() || pw->pw_uid == 0) &&
+        !(allow_daemon_user && strcmp(pw->pw_name, allow_daemon_user) == 0))
+        return sl_errorf(err, -EPERM,
+                         "unix user \"%s\" has uid %u, %s: a job never runs with "
+                         "the daemon's identity unless --allow-daemon-user names "
+                         "that account",
+                         pw->pw_name, (unsigned)pw->pw_uid,
+                         pw->pw_uid == geteuid() ? "sluiced's own" : "root's");
+    if (geteuid() != 0 && pw->pw_uid != geteuid())
+        return sl_errorf(err, -EPERM,
+                         "unix user \"%s\": sluiced runs as uid %u, not root, and "
+                         "cannot switch to another account",
+                         pw->pw_name, (unsigned)geteuid());
+    return 0;
+}
+
 static int plan_user_env(struct plan *p, const struct sl_exec_task *t,
                          struct sl_error *err)
 {
@@ -123,28 +149,9 @@ static int plan_user_env(struct plan *p, const struct sl_exec_task *t,
 
     memset(&pw, 0, sizeof(pw));
 
-    /* Who the task runs as: never the daemon's identity (its uid, or root)
-     * unless the one account allowed to be, and never anyone else than
-     * the daemon when it cannot switch. */
-    if ((rc = lookup_user(name, &pw, &pwbuf, err)) < 0)
+    /* Who the task runs as (sl_exec_account's rules) */
+    if ((rc = sl_exec_account(name, t->allow_daemon_user, &pw, &pwbuf, err)) < 0)
         goto out;
-    if ((pw.pw_uid == geteuid() || pw.pw_uid == 0) &&
-        !(t->allow_daemon_user && strcmp(pw.pw_name, t->allow_daemon_user) == 0)) {
-        rc = sl_errorf(err, -EPERM,
-                       "unix user \"%s\" has uid %u, %s: a job never runs with "
-                       "the daemon's identity unless --allow-daemon-user names "
-                       "that account",
-                       pw.pw_name, (unsigned)pw.pw_uid,
-                       pw.pw_uid == geteuid() ? "sluiced's own" : "root's");
-        goto out;
-    }
-    if (!root && pw.pw_uid != geteuid()) {
-        rc = sl_errorf(err, -EPERM,
-                       "unix user \"%s\": sluiced runs as uid %u, not root, and "
-                       "cannot switch to another account",
-                       pw.pw_name, (unsigned)geteuid());
-        goto out;
-    }
     if (root) {
         p->switch_user = true;
         p->uid = pw.pw_uid;

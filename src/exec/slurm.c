@@ -103,6 +103,7 @@ struct slurm {
     size_t nevents, events_cap;
     int wake_fd;
     int64_t poll_ms, next_node_poll;
+    bool nodes_stale;             /* read the nodes at the next poll */
     char partition[64];
     char outdir[PATH_MAX];
     char run_dir[PATH_MAX];
@@ -143,10 +144,14 @@ static void wake(struct slurm *s)
     }
 }
 
-/* Queue an end for every task of 'j' (caller holds mu). */
+/* Queue an end for every task of 'j' (caller holds mu). A job lost
+ * (node failure, a node out of service) has the nodes read again at once,
+ * so that its retry is not placed where it was lost. */
 static void push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind kind,
                      const int *codes, const char *note)
 {
+    if (kind == SL_EXEC_EV_LOST)
+        s->nodes_stale = true;
     for (int t = 0; t < j->ntasks; t++) {
         if (vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) < 0) {
             sl_error("msg=\"slurm executor: out of memory; a task's end is lost\" job=%lld",
@@ -860,7 +865,7 @@ static int read_nodes(struct slurm *s, struct sl_inventory *out, struct sl_error
         if ((nl = strchr(line, '\n')))
             *nl = '\0';
         if (sl_slurm_parse_node(line, node) < 0 ||
-            !sl_slurm_list_has(node->partitions, s->partition))
+            !sl_slurm_lists_meet(s->partition, node->partitions))
             continue;
         if ((rc = sl_inventory_add(out, &node->info)) < 0)
             sl_errorf(err, rc, "out of memory");
@@ -969,8 +974,13 @@ static void *worker(void *arg)
                 do_signal(s, cmds[i].j, cmds[i].sig);
         }
         if (sl_mono_ms() >= next_poll) {
+            bool stale;
             poll_jobs(s);
-            if (sl_mono_ms() >= s->next_node_poll) {
+            pthread_mutex_lock(&s->mu);
+            stale = s->nodes_stale;
+            s->nodes_stale = false;
+            pthread_mutex_unlock(&s->mu);
+            if (stale || sl_mono_ms() >= s->next_node_poll) {
                 poll_nodes(s);
                 s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
             }
@@ -1117,21 +1127,24 @@ static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
 {
     struct slurm *s = (struct slurm *)x;
     struct passwd pwbuf, *pw = NULL;
-    char pwtext[4096];
+    char *pwtext = NULL;
+    struct sl_error acct = {0};
     struct sjob *j = NULL;
     const char *why = NULL;
     int rc = 0;
 
-    if (job->unix_user && job->unix_user[0] &&
-        getpwnam_r(job->unix_user, &pwbuf, pwtext, sizeof(pwtext), &pw) != 0)
-        pw = NULL;
+    /* the local executor's rules: never the daemon's identity unless
+     * allowed; as root, sbatch --uid gives the job its account */
+    if (sl_exec_account(job->unix_user && job->unix_user[0] ? job->unix_user : NULL,
+                        job->allow_daemon_user, &pwbuf, &pwtext, &acct) < 0)
+        why = acct.text;
+    else
+        pw = &pwbuf;
 
     pthread_mutex_lock(&s->mu);
     for (int t = 0; t < job->ntasks && !why; t++)
         if (job->tasks[t].node < 0 || job->tasks[t].node >= s->nodes.n)
             why = "placed on a node this executor does not have";
-    if (!why && job->unix_user && job->unix_user[0] && !pw)
-        why = "its Unix account does not exist on this host";
     if (!why && job->ntasks > MAX_TASKS)
         why = "a gang of more than 64 tasks";
     if (!why && !(j = job_new(s, job)))
@@ -1145,6 +1158,7 @@ static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
     if (!why)
         s->jobs[s->njobs++] = j;
     pthread_mutex_unlock(&s->mu);
+    free(pwtext);
     if (why) {
         job_free(j);
         for (int t = 0; t < job->ntasks; t++) {
@@ -1350,12 +1364,15 @@ static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
 {
     struct stat st;
 
-    if (!cfg->slurm_partition || !cfg->slurm_partition[0] ||
-        strlen(cfg->slurm_partition) >= sizeof(s->partition) ||
-        strspn(cfg->slurm_partition, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                     "0123456789_-.") != strlen(cfg->slurm_partition))
-        return sl_errorf(err, -EINVAL, "--slurm-partition: the Slurm partition Sluice places "
-                                       "in (letters, digits, '_', '-', '.') is required");
+    const char *pl = cfg->slurm_partition;
+
+    if (!pl || !pl[0] || strlen(pl) >= sizeof(s->partition) || pl[0] == ',' ||
+        pl[strlen(pl) - 1] == ',' || strstr(pl, ",,") ||
+        strspn(pl, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,") !=
+            strlen(pl))
+        return sl_errorf(err, -EINVAL, "--slurm-partition: the Slurm partitions Sluice places "
+                                       "in, a comma list (letters, digits, '_', '-', '.'), "
+                                       "is required");
     snprintf(s->partition, sizeof(s->partition), "%s", cfg->slurm_partition);
     if (!cfg->slurm_output_dir || cfg->slurm_output_dir[0] != '/' ||
         strlen(cfg->slurm_output_dir) >= sizeof(s->outdir) - 64 ||

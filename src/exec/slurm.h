@@ -40,6 +40,8 @@ int sl_slurm_parse_node(const char *line, struct sl_slurm_node *out);
 
 /* Whether comma list 'list' holds 'item'. */
 bool sl_slurm_list_has(const char *list, const char *item);
+/* Whether comma lists 'a' and 'b' have an item in common. */
+bool sl_slurm_lists_meet(const char *a, const char *b);
 
 /* The state of one job (or component) of `scontrol show job -d -o`. */
 struct sl_slurm_place {

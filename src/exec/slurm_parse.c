@@ -61,6 +61,24 @@ bool sl_slurm_list_has(const char *list, const char *item)
     return false;
 }
 
+bool sl_slurm_lists_meet(const char *a, const char *b)
+{
+    char item[128];
+
+    for (const char *p = a; p && *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len > 0 && len < sizeof(item)) {
+            memcpy(item, p, len);
+            item[len] = '\0';
+            if (sl_slurm_list_has(b, item))
+                return true;
+        }
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
 /* The node's state as an inventory state: DOWN, FAIL and not responding
  * (a trailing '*') are down; DRAIN (IDLE+DRAIN, MIXED+DRAIN, DRAINED,
  * DRAINING) is draining; everything else takes work. */

@@ -5,7 +5,8 @@
 # one Slurm job pinned to exactly the node and GPU indices Sluice decided
 # (Slurm's own allocation read back), a fraction as shards of exactly its
 # GPU, a gang on one node and one over two nodes with each task told its
-# own GPUs; the job runs as its user; exit codes, cancel and maxRuntime end
+# own GPUs; the job runs as its user, its output followed while it runs
+# (sluice logs -f); exit codes, cancel and maxRuntime end
 # it as with the local executor; sluiced killed with -9 adopts the Slurm
 # job that still runs and learns the exit code of the one that ended
 # meanwhile; a drained node takes no new job and `sluice why` names it and
@@ -142,6 +143,21 @@ like "$(sluice logs "$j" --task 1)" "task=1 node=${p1%%:*} " "task 1 ran on ${p1
 j=$(sluice run --name three --gpus 1 --cpus 1 --memory 64Mi -- sh -c 'exit 3')
 ok "a job that exits 3 fails" wait_state "$j" Failed 20
 is "$(sluice show "$j" -o json | json_get exit_code)" 3 "with exit code 3, from Slurm"
+
+j=$(sluice run --name talk --gpus 1 --cpus 1 --memory 64Mi -- sh -c \
+    "echo hello; while [ ! -e '$S/bye' ]; do sleep 0.1; done; echo bye")
+ok "a job that talks runs" wait_state "$j" Running 20
+i=0
+until sluice logs "$j" 2>/dev/null | grep -q hello || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+is "$(sluice logs "$j")" hello "sluice logs shows its output while it runs (Slurm writes it to the shared directory)"
+timeout 30 "$SLUICE_BIN/sluice" logs -f "$j" >"$S/follow.out" 2>&1 &
+fpid=$!
+sleep 1
+touch "$S/bye"
+wait "$fpid"
+is "$?" 0 "sluice logs -f ends when the job ends"
+is "$(cat "$S/follow.out")" "hello
+bye" "having followed its output to the end"
 
 j=$(sluice run --name long --gpus 1 --cpus 1 --memory 64Mi -- sleep 300)
 ok "a long job runs" wait_state "$j" Running 20

@@ -101,6 +101,9 @@ static void test_slurm_settings(void)
     cfg.slurm_partition = "main; rm";
     ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-partition"),
        "and refuses one that is not a partition name");
+    cfg.slurm_partition = "main,,gpu";
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-partition"),
+       "or a list with an empty item");
     cfg.slurm_partition = "main";
     ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-output-dir"),
        "it needs a shared output directory (%s)", err.text);

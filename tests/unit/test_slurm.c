@@ -46,6 +46,8 @@ static void nodes(void)
     ok(sl_slurm_list_has(n.partitions, "main") && sl_slurm_list_has(n.partitions, "debug") &&
            !sl_slurm_list_has(n.partitions, "mai"),
        "its partitions, matched whole");
+    ok(sl_slurm_lists_meet("gpu,main", n.partitions) && !sl_slurm_lists_meet("gpu,ma", n.partitions),
+       "a list of partitions meets the node's when one is its");
     is_str(n.info.gpu_source, "slurm", "its GPUs are Slurm's");
 
     static const struct {

@@ -295,13 +295,16 @@ metadata: {name: victim}
 spec:
   priorityClass: best-effort
   tasks: 3
-  command: [sh, -c, 'trap "echo ckpt > $S/ckpt.\$SLUICE_TASK_INDEX" USR1; while :; do sleep 0.1; done']
+  command: [sh, -c, 'trap "echo ckpt > $S/ckpt.\$SLUICE_TASK_INDEX" USR1; echo up > $S/vup.\$SLUICE_TASK_INDEX; while :; do sleep 0.1; done']
   resources: {gpus: 8, cpus: 1, memory: 64Mi}
   checkpoint: {signal: SIGUSR1, grace: 3s}
 YAML
 )
 ok "a best-effort gang takes all 24 GPUs" wait_state "$v" Running 30
-sleep 1
+# Running in Sluice means Slurm has the job; the signal can only be caught
+# once each task's shell has set its trap, so wait for all three.
+victim_up() { wait_file "$S/vup.0" 30 && wait_file "$S/vup.1" 5 && wait_file "$S/vup.2" 5; }
+ok "its three tasks are up, each with its trap set" victim_up
 p=$(sluice run --name urgent --priority production --gpus 8 --cpus 1 --memory 64Mi -- sleep 1)
 ok "its tasks receive SIGUSR1 through Slurm" wait_file "$S/ckpt.0" 20
 ok "a production job preempts it and runs" wait_state "$p" "Running|Succeeded" 30

@@ -135,12 +135,13 @@ $(B)/tests/test_engine.t: $(B)/obj/tests/unit/test_engine.o $(ENGINE_OBJ) $(B)/l
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.
-FUZZ_TARGETS := spec http_request http_response trace audit trivy config
+FUZZ_TARGETS := spec http_request http_response trace audit trivy config slurm
 FUZZ_EXTRA_http_request := src/http/parse.c
 FUZZ_EXTRA_http_response := src/client/client.c
 FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
 FUZZ_EXTRA_audit := src/audit/audit.c
+FUZZ_EXTRA_slurm := src/exec/slurm_parse.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)
 .SECONDEXPANSION:
 $(B)/tests/fuzz_%_replay: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay_main.o \
@@ -224,7 +225,10 @@ FUZZ_MAX_LEN_trace := 8192
 FUZZ_MAX_LEN_audit := 8192
 FUZZ_MAX_LEN_trivy := 8192
 FUZZ_MAX_LEN_config := 4096
+FUZZ_MAX_LEN_slurm := 4096
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
+# The target binary is kept for -merge=1 (tests/fuzz/README.md).
+.PRECIOUS: build/fuzz/fuzz_%
 fuzz: deps $(FUZZ_TARGETS:%=fuzz-run-%)
 fuzz-run-%: build/fuzz/fuzz_%
 	@mkdir -p build/fuzz/corpus/$*

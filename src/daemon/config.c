@@ -46,6 +46,8 @@ static const struct setting {
     {"slurmOutputDir", "slurm-output-dir", K_STRING,
      offsetof(struct sl_config, slurm_output_dir), 1024},
     {"slurmBin", "slurm-bin", K_STRING, offsetof(struct sl_config, slurm_bin), 1024},
+    {"slurmJobcomp", "slurm-jobcomp", K_STRING, offsetof(struct sl_config, slurm_jobcomp),
+     1024},
     {"slurmPoll", "slurm-poll", K_TIMEOUT, offsetof(struct sl_config, slurm_poll_ms), 0},
     {"logCap", NULL, K_BYTES, offsetof(struct sl_config, log_cap_bytes), 0},
     {"retryBackoff", NULL, K_DURATION, offsetof(struct sl_config, retry_backoff_ms), 0},

@@ -32,6 +32,8 @@ struct sl_config {
     char slurm_partition[64];     /* slurm: the partition Sluice places in */
     char slurm_output_dir[1024];  /* slurm: shared directory of task output */
     char slurm_bin[1024];         /* slurm: where its tools are; "" = PATH */
+    char slurm_jobcomp[1024];     /* slurm: its jobcomp/filetxt file; "" =
+                                     none */
     int64_t slurm_poll_ms;        /* slurm: how often it is asked */
     bool dev;
     bool sync_full;

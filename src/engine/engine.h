@@ -151,6 +151,7 @@ struct sl_engine_config {
     const char *slurm_partition;      /* slurm: see sl_executor_config */
     const char *slurm_output_dir;
     const char *slurm_bin;
+    const char *slurm_jobcomp;
     int64_t slurm_poll_ms;
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */

@@ -107,6 +107,11 @@ struct task {
     bool started;                 /* started (or adopted) by the executor */
     bool done;                    /* its end is known */
     int exit_code;
+    int64_t ran_from_ms, ran_to_ms; /* when it began and ended where it
+                                     ran, as its executor reports them
+                                     (Slurm's StartTime, EndTime); 0 =
+                                     unknown: the ledger then counts from
+                                     the decision to the end seen */
     bool metered;                 /* on a node this host's meters measure:
                                      m0 holds its readings at the
                                      interval's start */

@@ -479,9 +479,14 @@ void sl_eng_exec_events(struct sl_engine *e)
             j = sl_imap_get(&e->jobs, ev[i].job_id);
             /* an end of an attempt that is over (a restart may report one
              * twice) is the executor's to forget, not ours to count */
-            if (j && j->state == SL_JOB_RUNNING && j->tasks && j->attempt == ev[i].attempt)
-                sl_eng_task_ended(e, j, ev[i].task, ev[i].exit_code,
-                                  ev[i].kind == SL_EXEC_EV_LOST, ev[i].note);
+            if (!j || j->state != SL_JOB_RUNNING || !j->tasks || j->attempt != ev[i].attempt)
+                continue;
+            if (ev[i].task >= 0 && ev[i].task < j->spec->tasks && !j->tasks[ev[i].task].done) {
+                j->tasks[ev[i].task].ran_from_ms = ev[i].start_ms;
+                j->tasks[ev[i].task].ran_to_ms = ev[i].end_ms;
+            }
+            sl_eng_task_ended(e, j, ev[i].task, ev[i].exit_code,
+                              ev[i].kind == SL_EXEC_EV_LOST, ev[i].note);
         }
     } while (n == (int)SL_ARRAY_LEN(ev));
 }

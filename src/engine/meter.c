@@ -209,6 +209,20 @@ void sl_eng_ledger_running(struct sl_engine *e, struct job *j)
     pthread_mutex_unlock(&e->mu);
 }
 
+/* The interval task 'tk' of 'j' ran, the job ending at 'end': from the
+ * decision to 'end', narrowed to the times its executor reports (Slurm
+ * counts whole seconds, so its start may read before the decision). */
+static void task_span(const struct job *j, const struct task *tk, int64_t end, int64_t *from,
+                      int64_t *to)
+{
+    *from = j->started_ms;
+    *to = end > *from ? end : *from;
+    if (tk->ran_from_ms > *from && tk->ran_from_ms <= *to)
+        *from = tk->ran_from_ms;
+    if (tk->ran_to_ms > 0 && tk->ran_to_ms < *to)
+        *to = tk->ran_to_ms > *from ? tk->ran_to_ms : *from;
+}
+
 void sl_eng_ledger_close(struct sl_engine *e, struct job *j, int64_t end)
 {
     struct team *tm = sl_eng_team_find(e, j->team);
@@ -217,7 +231,9 @@ void sl_eng_ledger_close(struct sl_engine *e, struct job *j, int64_t end)
     pthread_mutex_lock(&e->mu);
     budgets_running(e, j, -1);
     if (tm) {
-        /* the counters of /metrics: at the rates, so that they only grow */
+        /* the counters of /metrics: at the rates from the decision, so
+         * that they only grow (the ledger below narrows each interval to
+         * when its task ran) */
         struct team_use *u = &e->team_use[tm - e->teams];
         u->gpu_hours += j->rate[SL_BUDGET_GPU_HOURS] * ms;
         u->cu += j->rate[SL_BUDGET_CU] * ms;
@@ -229,7 +245,7 @@ void sl_eng_ledger_close(struct sl_engine *e, struct job *j, int64_t end)
         struct sl_usage_row r;
         char node[64], model[48], gpus[128];
         usage_row(e, j, t, &r, node, model, gpus);
-        r.end_ms = end > r.start_ms ? end : r.start_ms;
+        task_span(j, &j->tasks[t], end, &r.start_ms, &r.end_ms);
         ledger_measured(e, j, &j->tasks[t], &r);
         if (sl_store_usage_close(e->st, &r) < 0) {
             sl_error("msg=\"store: cannot close a usage interval; the group fails\" "

@@ -145,6 +145,13 @@ struct sl_exec_event {
     char note[160];               /* what the job should say of it ("" =
                                      nothing), e.g. why its submission
                                      failed or that Slurm lost it */
+    int64_t start_ms, end_ms;     /* EXITED, LOST: when the task began (at
+                                     the earliest) and by when it had ended,
+                                     as the engine that ran it reports them
+                                     (ms since the epoch), for the usage
+                                     ledger, which keeps them within the
+                                     decision and the event's arrival; 0 =
+                                     unknown: those two count instead */
 };
 
 /* The operations an executor implements; the functions below call them.
@@ -192,6 +199,9 @@ struct sl_executor_config {
     const char *slurm_bin;        /* where sbatch, squeue, scontrol and
                                      scancel are; NULL = PATH */
     int64_t slurm_poll_ms;        /* how often Slurm is asked; 0 = 1 s */
+    const char *slurm_jobcomp;    /* Slurm's jobcomp/filetxt file (JobCompLoc),
+                                     read for a job Slurm no longer knows;
+                                     NULL = none */
 };
 
 /* Whether 'kind' names an executor. */

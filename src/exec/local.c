@@ -290,7 +290,8 @@ static void poll_job(struct local *l, struct ljob *j)
 
     for (int t = 0; t < j->ntasks; t++) {
         struct ltask *tk = &j->t[t];
-        struct sl_exec_event ev = {SL_EXEC_EV_EXITED, j->id, j->attempt, t, 0, ""};
+        struct sl_exec_event ev = {
+            .kind = SL_EXEC_EV_EXITED, .job_id = j->id, .attempt = j->attempt, .task = t};
         int rc;
         if (!tk->started || tk->done)
             continue;

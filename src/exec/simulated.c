@@ -156,8 +156,9 @@ static int sim_events(struct sl_executor *x, int64_t now_ms, struct sl_exec_even
     while (n < max && (it = sl_heap_top(&s->due)) && it->key <= now_ms) {
         struct sim_job *j = SL_CONTAINER_OF(it, struct sim_job, end);
         while (n < max && j->reported < j->ntasks)
-            ev[n++] = (struct sl_exec_event){SL_EXEC_EV_EXITED, j->id, j->attempt,
-                                             j->reported++, j->exit_code, ""};
+            ev[n++] = (struct sl_exec_event){.kind = SL_EXEC_EV_EXITED, .job_id = j->id,
+                                             .attempt = j->attempt, .task = j->reported++,
+                                             .exit_code = j->exit_code};
         if (j->reported == j->ntasks)
             sl_heap_del(&s->due, &j->end);
     }

@@ -61,6 +61,12 @@ struct sl_slurm_job {
     char reason[128];             /* Reason */
     int exit_code;                /* from ExitCode=a:b: 128 + b when b,
                                      else a */
+    int64_t start_ms, end_ms;     /* StartTime and EndTime (local time, as
+                                     scontrol prints them) in ms since the
+                                     epoch once the job runs or ran; 0 while
+                                     it waits (StartTime is then Slurm's
+                                     guess), while it runs (EndTime its
+                                     limit) and when Slurm says Unknown */
     int nplaces;                  /* from the Nodes= / GRES= details */
     struct sl_slurm_place places[8];
 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* The value of 'key' in a line of "Key=Value" words ("" when absent). A
  * value ends at the next space, except Reason's, which may hold spaces
@@ -171,7 +172,8 @@ int sl_slurm_parse_node(const char *line, struct sl_slurm_node *out)
     char v[512], gres[2048], item[128], name[32], model[48] = "", domain[64] = "";
     struct sl_node_info *n = &out->info;
     int64_t i64, count;
-    int idx, untyped = 0, shards = 0;
+    int idx, untyped = 0, shards = 0, hole = -1;
+    bool seen[SL_EXEC_MAX_GPUS] = {false};
     const char *r;
 
     memset(out, 0, sizeof(*out));
@@ -204,14 +206,30 @@ int sl_slurm_parse_node(const char *line, struct sl_slurm_node *out)
         }
         if (idx + 1 > n->ngpus)
             n->ngpus = idx + 1;
+        seen[idx] = true;
         out->gpus[idx].index = idx;
         snprintf(out->gpus[idx].model, sizeof(out->gpus[idx].model), "%s", model);
         out->gpus[idx].dev_major = out->gpus[idx].dev_minor = -1;
     }
+    /* a GPU's position is its index: with one missing (a broken GPU left
+     * out of gres.conf), only those below it can be placed */
+    for (int g = 0; g < n->ngpus && hole < 0; g++)
+        if (!seen[g])
+            hole = g;
+    if (hole >= 0)
+        n->ngpus = hole;
     /* Slurm's Reason (last on the line, may hold spaces) first, else what
      * keeps Sluice from placing on the node */
     if ((r = strstr(line, " Reason=")))
         snprintf(n->reason, sizeof(n->reason), "%s", r + 8);
+    else if (hole == 0)
+        snprintf(n->reason, sizeof(n->reason),
+                 "GPU index g0 is missing from Gres=: Sluice places on none of its GPUs "
+                 "(docs/slurm.md)");
+    else if (hole > 0)
+        snprintf(n->reason, sizeof(n->reason),
+                 "GPU index g%d is missing from Gres=: Sluice places on g0-g%d only "
+                 "(docs/slurm.md)", hole, hole - 1);
     else if (untyped && !n->ngpus)
         snprintf(n->reason, sizeof(n->reason),
                  "%d GPUs without a type per index: Sluice cannot place on them "
@@ -246,6 +264,49 @@ static void place_gres(const char *gres, struct sl_slurm_place *pl)
     }
 }
 
+/* The number of the n decimal digits at p (checked digits). */
+static int digits(const char *p, int n)
+{
+    int v = 0;
+
+    while (n-- > 0)
+        v = v * 10 + (*p++ - '0');
+    return v;
+}
+
+/* A time of scontrol's, "2026-12-04T18:30:01" in local time, into ms
+ * since the epoch; false for anything else ("Unknown", "None", a date
+ * that does not exist, one before 1970). */
+static bool parse_time(const char *v, int64_t *ms)
+{
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+    struct tm tm = {0};
+    time_t t;
+    int mon, mday;
+
+    if (strlen(v) != sizeof(shape) - 1)
+        return false;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)v[i]) : v[i] != shape[i])
+            return false;
+    tm.tm_year = digits(v, 4) - 1900;
+    tm.tm_mon = digits(v + 5, 2) - 1;
+    tm.tm_mday = digits(v + 8, 2);
+    tm.tm_hour = digits(v + 11, 2);
+    tm.tm_min = digits(v + 14, 2);
+    tm.tm_sec = digits(v + 17, 2);
+    tm.tm_isdst = -1;
+    mon = tm.tm_mon;
+    mday = tm.tm_mday;
+    /* mktime would take 2026-02-31 as 2026-03-03: refused */
+    if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60 || (t = mktime(&tm)) <= 0 ||
+        tm.tm_mon != mon || tm.tm_mday != mday)
+        return false;
+    *ms = (int64_t)t * 1000;
+    return true;
+}
+
 int sl_slurm_parse_job(const char *line, struct sl_slurm_job *out)
 {
     char v[512], a[32], *colon;
@@ -268,6 +329,12 @@ int sl_slurm_parse_job(const char *line, struct sl_slurm_job *out)
             return -EINVAL;
     }
     out->exit_code = sig ? 128 + (int)sig : (int)code;
+    if (sl_slurm_phase(out->state) != SL_SLURM_WAITING &&
+        (!field(line, "StartTime", v, sizeof(v), NULL) || !parse_time(v, &out->start_ms)))
+        out->start_ms = 0;
+    if (sl_slurm_phase(out->state) >= SL_SLURM_ENDED &&
+        (!field(line, "EndTime", v, sizeof(v), NULL) || !parse_time(v, &out->end_ms)))
+        out->end_ms = 0;
     /* -d: "Nodes=n2 CPU_IDs=0 Mem=100 GRES=gpu:g3:1(IDX:3)" per node group */
     while (out->nplaces < (int)(sizeof(out->places) / sizeof(out->places[0])) &&
            field(line, "Nodes", v, sizeof(v), &from)) {

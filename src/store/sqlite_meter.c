@@ -15,8 +15,8 @@ static const char *const meter_sql[SQ_METER_N] = {
                       "start_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
                       "?13, ?14, ?15)",
     [SQ_USAGE_CLOSE] = "UPDATE usage SET end_ms = ?4, gpu_energy_j = ?5, cpu_energy_j = ?6, "
-                       "util = ?7, idle_ms = ?8 WHERE job_id = ?1 AND attempt = ?2 AND "
-                       "task = ?3 AND end_ms IS NULL",
+                       "util = ?7, idle_ms = ?8, start_ms = ?9 WHERE job_id = ?1 AND "
+                       "attempt = ?2 AND task = ?3 AND end_ms IS NULL",
     [SQ_USAGE_IDLE] = "UPDATE usage SET idle = 1, idle_ms = ?2 WHERE job_id = ?1 AND "
                       "end_ms IS NULL",
     [SQ_BUDGET_GET] = "SELECT spec FROM budgets WHERE name = ?1",
@@ -85,6 +85,7 @@ int sl_sqlite_usage_close(struct sl_store *st, const struct sl_usage_row *r)
     bind_double_or_null(q, 6, r->cpu_energy_measured, r->cpu_energy_j);
     bind_double_or_null(q, 7, r->has_util, r->util);
     sqlite3_bind_int64(q, 8, r->idle_ms);
+    sqlite3_bind_int64(q, 9, r->start_ms);
     return sl_sqlite_step_done(s, q);
 }
 

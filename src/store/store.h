@@ -413,9 +413,11 @@ char *sl_store_job_lineage_get(struct sl_store *st, int64_t id, int *rc);
 
 /* The usage ledger (writer, in the transaction of the change it records):
  * open inserts one interval of task r->task of attempt r->attempt from
- * r->start_ms; close ends that open interval at r->end_ms with its
- * measured energy and utilisation (the has_ and _measured flags; NULL
- * otherwise) and r->idle_ms; mark_idle flags a job's open intervals
+ * r->start_ms; close ends that open interval at r->end_ms, from
+ * r->start_ms (the start opened with, or when the task began where it
+ * ran, if its executor says so), with its measured energy and
+ * utilisation (the has_ and _measured flags; NULL otherwise) and
+ * r->idle_ms; mark_idle flags a job's open intervals
  * idle-but-allocated, with the idle time so far. */
 int sl_store_usage_open(struct sl_store *st, const struct sl_usage_row *r);
 int sl_store_usage_close(struct sl_store *st, const struct sl_usage_row *r);

@@ -31,7 +31,8 @@ diag "lab: $LAB (cgroups: $LAB_CGROUP)"
 
 FAKE_GPUS=none
 start_sluiced --executor slurm --slurm-partition main --slurm-output-dir "$LAB_SHARED" \
-    --slurm-poll 250ms || bail "sluiced starts with the Slurm executor"
+    --slurm-jobcomp "$LAB_JOBCOMP" --slurm-poll 250ms ||
+    bail "sluiced starts with the Slurm executor"
 S=$LAB_SHARED
 
 # sid JOB [ATTEMPT]: the Slurm job id of a Sluice job's attempt.
@@ -180,15 +181,39 @@ b=$(sluice run --name quick --gpus 1 --cpus 1 --memory 64Mi -- sh -c \
 ok "two jobs run" wait_state "$a" Running 20
 ok "..." wait_state "$b" Running 20
 sa=$(sid "$a")
+i=0
+while [ -z "$(sid "$b")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sb=$(sid "$b")
 kill9_sluiced
+go_ms=$(date +%s%3N)
 touch "$S/go"
 ok "one ends while sluiced is down" wait_file "$S/quick.done" 20
-sleep 0.5
+# down until Slurm has forgotten it (MinJobAge $LAB_MIN_JOB_AGE s): its end
+# is then only in the jobcomp file
+i=0
+while squeue -h -t all -j "$sb" 2>/dev/null | grep -q . && [ $i -lt 300 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+ok "Slurm forgets it while sluiced is down (squeue -j $sb is empty)" \
+    [ -z "$(squeue -h -t all -j "$sb" 2>/dev/null)" ]
 restart_sluiced || bail "sluiced restarts"
 is "$(sluice show "$a" -o json | json_get state)" Running "the one still running is adopted: Running"
 is "$(sid "$a")" "$sa" "as the same Slurm job $sa"
 ok "the one that ended meanwhile is Failed" wait_state "$b" Failed 20
-is "$(sluice show "$b" -o json | json_get exit_code)" 5 "with the exit code Slurm kept (5)"
+is "$(sluice show "$b" -o json | json_get exit_code)" 5 "with its exit code (5) from the jobcomp file"
+# Its usage interval runs to Slurm's EndTime (whole seconds, counted to
+# the end of its second; the job's end and Slurm's teardown take up to
+# about a second more), not to when the restarted sluiced learnt of the
+# end, MinJobAge and slurmctld's purge (7 s and more) later.
+b_start=$(sluice show "$b" -o json | json_get started_at)
+ran=$(sluice report --by job --from 2020-01-01 -o json | python3 -c 'import json, sys, datetime
+start = datetime.datetime.fromisoformat(sys.argv[2].replace("Z", "+00:00")).timestamp()
+row = [r for r in json.load(sys.stdin) if str(r["key"]) == sys.argv[3]] + [{"gpu_hours": 0}]
+print("%d %d" % (row[0]["gpu_hours"] * 3600000, int(sys.argv[1]) - start * 1000))' "$go_ms" "$b_start" "$b")
+within() { [ "$1" -gt 0 ] && [ "$1" -le "$2" ]; }
+ok "its usage ends when Slurm says it ended (${ran% *} ms of GPU time; ${ran#* } ms from start to its end)" \
+    within "${ran% *}" $((${ran#* } + 3500))
 touch "$S/release"
 ok "the adopted one fails when it exits" wait_state "$a" Failed 20
 is "$(sluice show "$a" -o json | json_get exit_code)" 4 "with its exit code (4)"
@@ -358,6 +383,54 @@ is "$(sluice show "$v2" -o json | json_get preemptions)" 1 "vision's borrowed jo
 is "$(sluice show "$v1" -o json | json_get state)" Running "its job within nominal kept running"
 touch "$S/q.done"
 sluice cancel "$v1" "$v2" "$v3" "$n1" >/dev/null 2>&1
+for x in "$v1" "$v2" "$v3" "$n1"; do wait_state "$x" 'Cancelled|Succeeded|Failed' 30 >/dev/null; done
+
+# ---- fair share across two teams -------------------------------------------
+# Two queues whose quota does not bind (24 GPUs each, no cohort): only their
+# dominant shares order them. heavy fills the cluster and queues three more;
+# light's one job, submitted last, runs first when a GPU set frees.
+cat >"$S/fair.yaml" <<'YAML'
+apiVersion: sluice/v1
+kind: Team
+metadata: {name: heavy}
+spec: {defaultQueue: heavy}
+---
+apiVersion: sluice/v1
+kind: Team
+metadata: {name: light}
+spec: {defaultQueue: light}
+---
+apiVersion: sluice/v1
+kind: Queue
+metadata: {name: heavy}
+spec: {team: heavy, nominal: {gpus: 24}}
+---
+apiVersion: sluice/v1
+kind: Queue
+metadata: {name: light}
+spec: {team: light, nominal: {gpus: 24}}
+YAML
+ok "apply two teams whose queues' quota does not bind" sluice apply -f "$S/fair.yaml"
+for k in 1 2 3 4 5 6; do
+    eval "h$k=\$(sluice run --team heavy --name h$k --gpus 8 --cpus 1 --memory 64Mi -- sh -c \
+        \"while [ ! -e '$S/h$k.done' ]; do sleep 0.1; done\")"
+done
+ok "heavy's first three jobs fill the 24 GPUs" wait_state "$h3" Running 30
+sleep 1
+is "$(sluice show "$h4" -o json | json_get state)" Pending "its fourth waits"
+l1=$(sluice run --team light --name l1 --gpus 8 --cpus 1 --memory 64Mi -- sh -c "while [ ! -e '$S/l1.done' ]; do sleep 0.1; done")
+sleep 1
+is "$(sluice show "$l1" -o json | json_get state)" Pending "light's job waits too"
+touch "$S/h1.done"
+ok "when heavy's first job ends, light's job runs (its share is 0, heavy's 1)" \
+    wait_state "$l1" Running 30
+is "$(sluice show "$h4" -o json | json_get state)" Pending \
+    "and heavy's fourth, submitted earlier, still waits"
+like "$(sluice why "$h4")" '(share|turn|ahead|Resources|GPUs|nodes)' "sluice why explains heavy's wait"
+touch "$S/l1.done" "$S/h2.done"
+ok "then heavy's fourth runs" wait_state "$h4" Running 30
+touch "$S/h3.done" "$S/h4.done" "$S/h5.done" "$S/h6.done"
+for x in "$h1" "$h2" "$h3" "$h4" "$h5" "$h6" "$l1"; do wait_state "$x" Succeeded 60 >/dev/null || fail "job $x succeeds"; done
 
 stop_sluiced
 is "$?" 0 "sluiced stops cleanly"

@@ -879,6 +879,15 @@ static void t_usage(void)
        "a closed row has its end, what was measured and its idle time");
     r = row_of(w, 2, 0);
     ok(r.idle && r.idle_ms == 77 && r.end_ms == 0, "an idle job's open row is flagged");
+    /* closed with the start its executor reports (Slurm's StartTime) */
+    if (sl_store_begin(w) == 0) {
+        r = usage(3, 0, "ml", 20000);
+        r.start_ms = 21000;
+        r.end_ms = 25000;
+        ok(sl_store_usage_close(w, &r) == 0 && commit(w), "an interval is closed from a later start");
+        r = row_of(w, 3, 0);
+        ok(r.start_ms == 21000 && r.end_ms == 25000, "its row runs from that start to its end");
+    }
     r = row_of(w, 3, 0);
     ok(!r.idle && r.idle_ms == 0, "another job's is not");
     memset(&l, 0, sizeof(l));

@@ -9,9 +9,12 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../src/exec/slurm.h"
+#include "../../src/util/util.h"
 #include "../tap.h"
 
 static const char node_n2[] =
@@ -79,6 +82,14 @@ static void nodes(void)
                            "State=IDLE", &n) == 0 &&
            n.info.ngpus == 2 && strstr(n.info.reason, "1 of its 2 GPUs without shard:gN:1000"),
        "a GPU without 1000 shards: placeable whole, and the node says a fraction is refused");
+    ok(sl_slurm_parse_node("NodeName=s CPUTot=1 Gres=gpu:g0:1,gpu:g1:1,gpu:g3:1,gpu:g4:1 "
+                           "State=IDLE", &n) == 0 &&
+           n.info.ngpus == 2 && n.info.gpus[1].index == 1 &&
+           strstr(n.info.reason, "GPU index g2 is missing from Gres=: Sluice places on g0-g1"),
+       "a GPU index missing (g2): only the GPUs below it, and the node says why");
+    ok(sl_slurm_parse_node("NodeName=s CPUTot=1 Gres=gpu:g1:1 State=IDLE", &n) == 0 &&
+           n.info.ngpus == 0 && strstr(n.info.reason, "g0 is missing"),
+       "g0 missing: no GPU to place on");
     ok(sl_slurm_parse_node("NodeName=s CPUTot=1 Gres=gpu:g0:1 State=DRAIN Reason=fan", &n) ==
                0 &&
            strcmp(n.info.reason, "fan") == 0,
@@ -166,6 +177,62 @@ static void jobs(void)
            "and one with a bad ExitCode");
 }
 
+/* StartTime and EndTime: scontrol prints local time; TZ is set to UTC
+ * here so that the figures are fixed. */
+static void times(void)
+{
+    struct sl_slurm_job j;
+
+    setenv("TZ", "UTC", 1);
+    tzset();
+    ok(sl_slurm_parse_job("JobId=50 JobName=x JobState=COMPLETED ExitCode=0:0 "
+                          "SubmitTime=2026-12-04T18:29:59 StartTime=2026-12-04T18:30:01 "
+                          "EndTime=2026-12-04T18:30:04 Deadline=N/A",
+                          &j) == 0 &&
+           j.start_ms == 1796409001000LL && j.end_ms == 1796409004000LL,
+       "an ended job: StartTime and EndTime read as ms since the epoch");
+    ok(sl_slurm_parse_job("JobId=51 JobName=x JobState=RUNNING ExitCode=0:0 "
+                          "StartTime=2026-12-04T18:30:01 EndTime=2026-12-04T19:30:01",
+                          &j) == 0 &&
+           j.start_ms == 1796409001000LL && j.end_ms == 0,
+       "a running job: its start, and no end (EndTime is its time limit)");
+    ok(sl_slurm_parse_job("JobId=52 JobName=x JobState=PENDING ExitCode=0:0 "
+                          "StartTime=2026-12-04T18:40:00 EndTime=2026-12-04T19:40:00",
+                          &j) == 0 &&
+           j.start_ms == 0 && j.end_ms == 0,
+       "a waiting job: StartTime is Slurm's guess, not read");
+    ok(sl_slurm_parse_job("JobId=53 JobName=x JobState=CANCELLED ExitCode=0:15 "
+                          "StartTime=Unknown EndTime=2026-12-04T18:30:04",
+                          &j) == 0 &&
+           j.start_ms == 0 && j.end_ms == 1796409004000LL,
+       "StartTime=Unknown is no start");
+    /* a jobcomp/filetxt line (docs/slurm.md): Name=, not JobName= */
+    ok(sl_slurm_parse_job("JobId=21 UserId=root(0) GroupId=root(0) Name=wrap JobState=FAILED "
+                          "Partition=main TimeLimit=525600 StartTime=2026-12-04T18:30:01 "
+                          "EndTime=2026-12-04T18:30:04 NodeList=n1 NodeCnt=1 ProcCnt=1 "
+                          "WorkDir=/tmp ReservationName= Tres=cpu=1,mem=100M,node=1,billing=1 "
+                          "Account= QOS= WcKey= Cluster=unknown "
+                          "SubmitTime=2026-12-04T18:29:59 EligibleTime=2026-12-04T18:29:59 "
+                          "DerivedExitCode=9:0 ExitCode=7:0 ",
+                          &j) == 0 &&
+           j.id == 21 && strcmp(j.state, "FAILED") == 0 && j.exit_code == 7 &&
+           j.start_ms == 1796409001000LL && j.end_ms == 1796409004000LL,
+       "a jobcomp line: its state, ExitCode (not DerivedExitCode) and times");
+    static const char *const bad[] = {"2026-12-04 18:30:01", "2026-13-04T18:30:01",
+                                      "2026-12-04T24:30:01", "+026-12-04T18:30:01",
+                                      "2026-12-04T18:30:011", "2026-12-00T18:30:01",
+                                      "2026-02-31T18:30:01", "1013-12-04T18:30:01"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+        char line[160];
+        snprintf(line, sizeof(line),
+                 "JobId=54 JobName=x JobState=COMPLETED ExitCode=0:0 StartTime=%s "
+                 "EndTime=%s",
+                 bad[i], bad[i]);
+        ok(sl_slurm_parse_job(line, &j) == 0 && j.start_ms == 0 && j.end_ms == 0,
+           "a time of another shape (%s) is no time", bad[i]);
+    }
+}
+
 static void phases(void)
 {
     ok(sl_slurm_phase("PENDING") == SL_SLURM_WAITING &&
@@ -225,6 +292,7 @@ int main(void)
     confine();
     nodes();
     jobs();
+    times();
     phases();
     quoting();
     return done_testing();

@@ -5,6 +5,7 @@
 #                   build under ASan+UBSan, run every suite
 #   make tsan       the same suites under ThreadSanitizer (not part of make test)
 #   make bench      benchmarks (print figures; never fail on speed)
+#   make bench-slurm  Sluice against Slurm on the three-node Slurm lab (root)
 #   make fuzz       libFuzzer targets (clang), run for FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -73,7 +74,7 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 
-.PHONY: all deps run test tsan unit bench fuzz install clean check-banned check-clang FORCE
+.PHONY: all deps run test tsan unit bench bench-slurm fuzz install clean check-banned check-clang FORCE
 all: $(B)/sluiced $(B)/sluice
 
 deps:
@@ -206,6 +207,12 @@ $(B)/bench/sched_bench: $(B)/obj/bench/sched_bench.o $(B)/libsluice-core.a
 bench: deps all $(B)/bench/sched_bench
 	bench/run.sh
 	bench/sched.sh all
+
+# Sluice with the Slurm executor against Slurm alone, end to end, then
+# submissions/s through Sluice's API against slurmrestd's (bench/README.md).
+bench-slurm: deps all
+	bench/slurm_e2e.sh
+	bench/slurm_rest.sh
 
 # Each target: its source, what it links beside FUZZ_SRC, its -max_len, its
 # corpus under tests/fuzz/corpus/. New inputs land in build/fuzz/corpus/NAME;

@@ -5,6 +5,8 @@
 --
 -- Every job asks for 2 GPUs (bench/run.sh gives the daemon one fake T4), so
 -- jobs stay Pending and the figure is the durable submission rate alone.
+-- SLUICE_BENCH_GPUS sets another count (bench/slurm_rest.sh asks for 9 on
+-- nodes of 8).
 -- Names carry the thread and a sequence number: b<run>-<thread>-<n>.
 -- At the end prints one machine-readable line for bench/run.sh:
 --   SLUICE_BENCH requests=N created=N non201=N codes=400:3,503:1
@@ -13,6 +15,7 @@
 
 local token = os.getenv("SLUICE_TOKEN") or ""
 local run = os.getenv("SLUICE_BENCH_RUN") or "0"
+local gpus = math.floor(tonumber(os.getenv("SLUICE_BENCH_GPUS") or "") or 2)
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -36,8 +39,8 @@ function request()
     seq = seq + 1
     local body = string.format(
         '{"apiVersion":"sluice/v1","kind":"Job","metadata":{"name":"b%s-%d-%d",' ..
-        '"team":"default"},"spec":{"command":["true"],"resources":{"gpus":2}}}',
-        run, tid, seq)
+        '"team":"default"},"spec":{"command":["true"],"resources":{"gpus":%d}}}',
+        run, tid, seq, gpus)
     return wrk.format(nil, nil, nil, body)
 end
 

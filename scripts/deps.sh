@@ -24,8 +24,11 @@ prometheus"
 # Needed only by bench/run.sh's side-by-side comparison with Slurm and by
 # the Slurm lab (tests/slurm/lab.sh: slurmctld, slurmd and the client
 # commands, which slurm-wlm depends on; munged, munge, unmunge, mungekey).
-# The lab uses no slurmrestd and no JWT plugin.
-OPTIONAL="slurm-wlm munge"
+# bench/slurm_rest.sh also needs Slurm's REST daemon (slurmrestd) and its
+# JWT authentication plugin (without slurm-wlm-jwt-plugin, a slurmctld
+# configured with AuthAltTypes=auth/jwt does not start); the lab itself
+# uses neither.
+OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin"
 
 # Print the packages of the list $1 that are not installed, one per line.
 # One dpkg-query call for the whole list keeps the no-op path fast.
@@ -87,7 +90,7 @@ if [ -n "$opt" ]; then
     # shellcheck disable=SC2086
     if ! $SUDO $APT install $opt; then
         echo "deps.sh: warning: optional packages ($opt) not installed;" \
-             "bench/run.sh and slurm_lab.t will skip Slurm" >&2
+             "bench/run.sh, bench/slurm_rest.sh and slurm_lab.t will skip Slurm" >&2
     fi
 fi
 

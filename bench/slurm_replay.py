@@ -187,7 +187,6 @@ def replay(jobs, submit_one, tag):
     os.chmod(STAMPS, 0o1777)
     submitted, answers, lock = {}, {}, threading.Lock()
     t0 = time.time() + 1.0
-    late = []
 
     def one(j):
         ts = time.time()
@@ -202,8 +201,6 @@ def replay(jobs, submit_one, tag):
             d = t0 + j["at"] - time.time()
             if d > 0:
                 time.sleep(d)
-            else:
-                late.append(-d)
             futs.append(ex.submit(one, j))
         for f in futs:
             f.result()
@@ -261,18 +258,33 @@ def slurm(planfile, out):
     bad = {i: a for i, a in answers.items() if a.startswith("error")}
     if bad:
         die("sbatch refused %d jobs, e.g. %s" % (len(bad), next(iter(bad.values()))))
-    # Priorities as Slurm computed them, while jobs wait (for the record).
-    pr = subprocess.run(["sprio", "-h", "-o", "%i %Y %A %F %J %P %Q"],
-                        capture_output=True, text=True)
-    prio = pr.stdout.strip().splitlines()[:5]
-    for line in prio[:3]:
-        f = line.split()
-        if len(f) == 7:
-            say("sprio", job=f[0], priority=f[1], age=f[2], fairshare=f[3], jobsize=f[4],
-                partition=f[5], qos=f[6])
     ids = list(answers.values())
     deadline = time.time() + 4 * (p["work_gpu_s"] / GPUS) + 300
-    missing = wait_ends("A", jobs, deadline, alive=lambda _m: bool(squeue_ids(ids)))
+    # The priority factors Slurm gives the waiting jobs, sampled every 10 s
+    # (sprio: age, fair share, job size), to show which of them count.
+    prio = {"samples": 0, "jobs": 0, "age": [], "fairshare": [], "jobsize": []}
+    last = [0.0]
+
+    def alive(_missing):
+        if time.time() - last[0] >= 10:
+            last[0] = time.time()
+            r = subprocess.run(["sprio", "-h", "-o", "%i %A %F %J"],
+                               capture_output=True, text=True)
+            prio["samples"] += 1
+            for line in r.stdout.splitlines():
+                f = line.split()
+                if len(f) == 4:
+                    prio["jobs"] += 1
+                    for k, v in zip(("age", "fairshare", "jobsize"), f[1:]):
+                        prio[k].append(float(v))
+        return bool(squeue_ids(ids))
+
+    missing = wait_ends("A", jobs, deadline, alive)
+    if prio["jobs"]:
+        say("sprio", samples=prio["samples"], waiting_jobs_seen=prio["jobs"],
+            age="%g..%g" % (min(prio["age"]), max(prio["age"])),
+            fairshare="%g..%g" % (min(prio["fairshare"]), max(prio["fairshare"])),
+            jobsize="%g..%g" % (min(prio["jobsize"]), max(prio["jobsize"])))
     if missing:
         time.sleep(2)
         missing = [i for i in missing if read_stamp("A", i, "e") is None]
@@ -280,7 +292,7 @@ def slurm(planfile, out):
         die("Slurm side: %d jobs never wrote their end (e.g. job %d, Slurm id %s)"
             % (len(missing), missing[0], answers[missing[0]]))
     with open(out, "w") as f:
-        json.dump(collect("A", jobs, t0, submitted, {"sprio_sample": prio}), f)
+        json.dump(collect("A", jobs, t0, submitted, {"sprio": prio}), f)
 
 
 class Api:
@@ -419,7 +431,7 @@ def report(planfile, afile, bfile):
     line("bounded slowdown, mean", a["bsld_mean"], b["bsld_mean"], "%.2f", "(tau %g s)" % TAU)
     line("GPU allocation (% of 24 x makespan)", a["alloc"], b["alloc"], "%.1f",
          "(higher is better)")
-    line("Jain's index over teams", a["jain"], b["jain"], "%.3f", "(1 = fair)")
+    line("Jain's index, teams' mean slowdown", a["jain"], b["jain"], "%.3f", "(1 = fair)")
     print("GPU allocation per tenth of makespan (%):")
     print("  Slurm alone : " + " ".join("%3.0f" % x for x in a["timeline"]))
     print("  Sluice      : " + " ".join("%3.0f" % x for x in b["timeline"]))

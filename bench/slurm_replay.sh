@@ -25,18 +25,19 @@
 # per job a user, a GPU count, the gap since the previous submission and
 # the run time. Only jobs of 1 to 8 GPUs are kept (one node each; larger
 # ones, gangs over nodes, are left out, as are CPU-only jobs): the first
-# BENCH_REPLAY_JOBS (240) of them at or after row u_id BENCH_REPLAY_FROM
-# (6638, about 9 hours of the trace with 23 users: 181 jobs of 1 GPU, 10 of
-# 2, 6 of 4, 43 of 8). The trace has no VC column (users are renumbered):
-# user U belongs to team U mod 4, on both sides.
+# BENCH_REPLAY_JOBS (200) of them at or after row u_id BENCH_REPLAY_FROM
+# (6644: about 6.6 hours of the trace, 21 users; jobs of 1, 2, 4 and 8 GPUs,
+# 37 of 8). The trace has no VC column (users are renumbered): user U
+# belongs to team U mod 4 on both sides (25, 84, 61 and 30 jobs).
 #
 # Time compression: submit times keep the trace's gaps, scaled so that the
-# window's arrivals span BENCH_REPLAY_SPAN (150) seconds; each job runs
+# window's arrivals span BENCH_REPLAY_SPAN (120) seconds; each job runs
 # `sleep D`, D = its run time / C clipped to [1 s, BENCH_REPLAY_MAXDUR
-# (30 s)], C chosen so that the window's GPU-seconds are BENCH_REPLAY_LOAD
+# (25 s)], C chosen so that the window's GPU-seconds are BENCH_REPLAY_LOAD
 # (1.3) x 24 GPUs x the span: the lab is oversubscribed by 30% while jobs
-# arrive. With the defaults both factors are about 215x (the replay is the
-# trace sped up, on 24 GPUs); the plan line says each factor and how many
+# arrive. The default window was chosen so that both factors are about
+# 200x (the replay is the trace sped up, on 24 GPUs), with 56 jobs raised
+# to 1 s and 30 cut to 25 s; the plan line says each factor and how many
 # jobs were clipped. Both sides give each job the same time limit: its D
 # plus 10 s, rounded up to whole minutes (Slurm's unit; the estimate its
 # backfill and Sluice's both use).
@@ -69,11 +70,11 @@ cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 BIN=${SLUICE_BIN:-$REPO/build}
 TRACE=${BENCH_REPLAY_TRACE:-/work/shared/traces/sensetime-helios/helios_data_training.csv}
-FROM=${BENCH_REPLAY_FROM:-6638}
-JOBS=${BENCH_REPLAY_JOBS:-240}
-SPAN=${BENCH_REPLAY_SPAN:-150}
+FROM=${BENCH_REPLAY_FROM:-6644}
+JOBS=${BENCH_REPLAY_JOBS:-200}
+SPAN=${BENCH_REPLAY_SPAN:-120}
 LOAD=${BENCH_REPLAY_LOAD:-1.3}
-MAXDUR=${BENCH_REPLAY_MAXDUR:-30}
+MAXDUR=${BENCH_REPLAY_MAXDUR:-25}
 POLL=${BENCH_SLURM_POLL:-1s}
 
 say() { printf '%s\n' "$*"; }

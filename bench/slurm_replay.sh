@@ -11,7 +11,11 @@
 #      There is no slurmdbd in the lab, so Slurm's fair-share factor has no
 #      usage history and no account tree: the --account is a label, and
 #      every job's fair-share factor is the same. Fair share on the Slurm
-#      side is therefore not measured here, and not imitated.
+#      side is therefore not measured here, and not imitated. The side
+#      prints the range of each factor sprio gave the waiting jobs (every
+#      10 s); seen here (Slurm 22.05.8): fair share 0 and age 0 throughout,
+#      job size 188..333, so Slurm's queue was ordered by job size (larger
+#      first, Slurm's default) and then submit order.
 #   B. Sluice: sluiced with the Slurm executor on the same lab, one team per
 #      group of trace users, each with a queue of nominal 6 GPUs in one
 #      cohort (a team may borrow whatever the others leave idle), DRF fair

@@ -107,7 +107,9 @@ py plan "$TRACE" "$FROM" "$JOBS" "$SPAN" "$LOAD" "$MAXDUR" "$WORK/plan.json" ||
 # Slurm's multifactor priority as a site would set it; the age factor
 # saturates after 5 minutes (the replay lasts minutes, not days), and
 # priorities are recomputed every minute (Slurm's shortest period).
+# shellcheck disable=SC2034 # read by lab_start
 LAB_PRIORITY=priority/multifactor
+# shellcheck disable=SC2034
 LAB_SLURM_CONF_EXTRA="PriorityWeightAge=1000
 PriorityWeightFairshare=10000
 PriorityWeightJobSize=1000

@@ -5,7 +5,8 @@
 #                   build under ASan+UBSan, run every suite
 #   make tsan       the same suites under ThreadSanitizer (not part of make test)
 #   make bench      benchmarks (print figures; never fail on speed)
-#   make bench-slurm  Sluice against Slurm on the three-node Slurm lab (root)
+#   make bench-slurm  Sluice against Slurm on the three-node Slurm lab (root,
+#                   about 20 minutes)
 #   make fuzz       libFuzzer targets (clang), run for FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -208,11 +209,13 @@ bench: deps all $(B)/bench/sched_bench
 	bench/run.sh
 	bench/sched.sh all
 
-# Sluice with the Slurm executor against Slurm alone, end to end, then
-# submissions/s through Sluice's API against slurmrestd's (bench/README.md).
+# Sluice with the Slurm executor against Slurm alone, end to end; then
+# submissions/s through Sluice's API against slurmrestd's; then a trace
+# replayed under Slurm's scheduler and under Sluice's (bench/README.md).
 bench-slurm: deps all
 	bench/slurm_e2e.sh
 	bench/slurm_rest.sh
+	bench/slurm_replay.sh
 
 # Each target: its source, what it links beside FUZZ_SRC, its -max_len, its
 # corpus under tests/fuzz/corpus/. New inputs land in build/fuzz/corpus/NAME;

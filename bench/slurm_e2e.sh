@@ -120,7 +120,7 @@ py pollcost
 scancel -p main >/dev/null 2>&1
 
 # ---- summary -------------------------------------------------------------
-get() { sed -n "s/^E2E $1 .*[ ]$2=\\([^ ]*\\).*/\\1/p" "$OUT" | head -1; }
+get() { sed -n "s/^E2E $1.* $2=\\([^ ]*\\).*/\\1/p" "$OUT" | head -1; }
 getw() { sed -n "s/^E2E pollcost .*way=$1 .*median_ms=\\([^ ]*\\) bytes=\\([^ ]*\\).*/\\1 ms (\\2 bytes)/p" "$OUT"; }
 say ""
 say "== summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, Slurm $(sinfo -V | cut -d' ' -f2); one host, noisy)"

@@ -24,7 +24,7 @@
 #      at the same compressed times, submitted by the admin for each team;
 #      Sluice decides each placement and hands it to Slurm pinned.
 #
-# The trace: SenseTime Helios (SC'21; /work/shared/traces/sensetime-helios,
+# The trace: SenseTime Helios (SC'21; ../shared/traces/sensetime-helios,
 # helios_data_training.csv, the 15,000 last jobs of a Slurm GPU cluster):
 # per job a user, a GPU count, the gap since the previous submission and
 # the run time. Only jobs of 1 to 8 GPUs are kept (one node each; larger
@@ -73,7 +73,16 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 REPO=$(pwd)
 BIN=${SLUICE_BIN:-$REPO/build}
-TRACE=${BENCH_REPLAY_TRACE:-/work/shared/traces/sensetime-helios/helios_data_training.csv}
+# the traces are in ../shared beside the repository (tests/lib.sh's
+# shared_dir): $SLUICE_SHARED, else ../shared, else /work/shared
+SHARED=${SLUICE_SHARED:-}
+for d in "$SHARED" "$REPO/../shared" /work/shared; do
+    if [ -n "$d" ] && [ -d "$d/traces" ]; then
+        SHARED=$d
+        break
+    fi
+done
+TRACE=${BENCH_REPLAY_TRACE:-$SHARED/traces/sensetime-helios/helios_data_training.csv}
 FROM=${BENCH_REPLAY_FROM:-6644}
 JOBS=${BENCH_REPLAY_JOBS:-200}
 SPAN=${BENCH_REPLAY_SPAN:-120}

@@ -833,6 +833,7 @@ static void poll_jobs(struct slurm *s)
     struct look *l = NULL;
     struct sl_run_result res;
     struct sl_slurm_job *comp = NULL;
+    struct sjob **held = NULL;    /* those to release, together */
     size_t n = 0;
     int nc;
 
@@ -846,7 +847,8 @@ static void poll_jobs(struct slurm *s)
             l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked, .st = j->st};
         }
     pthread_mutex_unlock(&s->mu);
-    if (n && !(comp = calloc(MAX_TASKS, sizeof(*comp)))) {
+    if (n && (!(comp = calloc(MAX_TASKS, sizeof(*comp))) ||
+              !(held = calloc(n, sizeof(*held))))) {
         pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < n; i++)
             l[i].j->ncmds--;
@@ -854,6 +856,8 @@ static void poll_jobs(struct slurm *s)
         n = 0;
     }
     if (!n) {
+        free(comp);
+        free(held);
         free(l);
         return;
     }
@@ -891,15 +895,18 @@ static void poll_jobs(struct slurm *s)
                 l[i].waiting += p == SL_SLURM_WAITING;
             }
         }
+        size_t nheld = 0;
+        for (size_t i = 0; i < n; i++)
+            if (l[i].held)
+                held[nheld++] = l[i].j;
+        release(s, held, nheld);
         for (size_t i = 0; i < n; i++) {
             bool look = !l[i].seen || (l[i].running && !l[i].checked) ||
                         (l[i].ended && !l[i].running && !l[i].waiting) ||
                         (l[i].running && l[i].st == SJ_WAITING);
             int rc;
-            if (l[i].held) {
-                release(s, &l[i].j, 1);
+            if (l[i].held)
                 continue;
-            }
             if (l[i].unavailable && !l[i].running) {
                 giveup_unavailable(s, &l[i]);
                 continue;
@@ -927,6 +934,7 @@ static void poll_jobs(struct slurm *s)
         l[i].j->ncmds--;
     pthread_mutex_unlock(&s->mu);
     free(comp);
+    free(held);
     free(l);
 }
 

@@ -599,8 +599,11 @@ static void do_signal(struct slurm *s, struct sjob *j, int sig)
         return;
     tool(s, "scancel", scancel, sizeof(scancel));
     snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
-    if (st == SJ_WAITING) {
-        /* not running yet: nothing to signal, the job just goes */
+    if (st == SJ_WAITING && (sig == SIGTERM || sig == SIGKILL)) {
+        /* not seen running yet: a stop just cancels it. Any other signal
+         * (a checkpoint signal) is sent below: Slurm may have started it
+         * since the last poll, and a pending job refuses it harmlessly,
+         * its kill following after the grace. */
         pthread_mutex_lock(&s->mu);
         j->killed_sig = sig;
         pthread_mutex_unlock(&s->mu);

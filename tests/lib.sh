@@ -332,7 +332,8 @@ wait_state() {
         *"|$_ws_state|"*) [ -n "$_ws_state" ] && return 0 ;;
         esac
         if [ "$(date +%s)" -ge "$_ws_deadline" ]; then
-            diag "job $1: state '$_ws_state' after ${3:-30} s, wanted $2"
+            diag "job $1: state '$_ws_state' after ${3:-30} s, wanted $2" \
+                "$(sluice show "$1" 2>&1 | sed -n '1,25p')"
             return 1
         fi
         sleep 0.2

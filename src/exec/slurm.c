@@ -48,6 +48,7 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,7 @@
 #define OUT_CAP ((size_t)32 << 20)
 #define NODE_POLL_MS 5000
 #define MAX_TASKS 64             /* of a gang; so many components at most */
+#define WAYS 8                   /* Slurm commands the worker runs at once */
 #define TASK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 enum sj_state { SJ_SUBMIT, SJ_WAITING, SJ_RUNNING, SJ_DONE };
@@ -79,6 +81,8 @@ struct sjob {
     bool released;                /* the engine is done with it */
     bool unheld;                  /* Slurm took its release (worker only) */
     int killed_sig;               /* a signal that cancelled it (pending) */
+    int deferred_sig;             /* one to send once its script runs
+                                     (worker only) */
     int ncmds;                    /* queued commands that name it */
     struct sl_exec_place *want;   /* the placement decided (ntasks) */
     int ncomp;                    /* Slurm job components: one per node */
@@ -223,6 +227,22 @@ static int queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int si
 static void map_path(const struct slurm *s, int64_t id, int attempt, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/%lld.%d.slurm", s->run_dir, (long long)id, attempt);
+}
+
+/* OUTDIR/.<id>.<attempt>.up: made by the batch script as its first act,
+ * so that the worker knows a signal will find it (Slurm drops a signal
+ * sent to a job whose script its node has not started yet). */
+static void up_path(const struct slurm *s, int64_t id, int attempt, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/.%lld.%d.up", s->outdir, (long long)id, attempt);
+}
+
+static bool is_up(const struct slurm *s, const struct sjob *j)
+{
+    char path[PATH_MAX + 64];
+
+    up_path(s, j->id, j->attempt, path, sizeof(path));
+    return access(path, F_OK) == 0;
 }
 
 /* ---- the batch job ----------------------------------------------------- */
@@ -419,13 +439,16 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
                           const struct sl_exec_job *job, const char *home)
 {
     struct sl_buf b, t;
-    char line[256];
+    char line[256], up[PATH_MAX + 64];
     bool failed;
 
     sl_buf_init(&b);
     sl_buf_init(&t);
-    sl_buf_printf(&b, "#!/bin/sh\n# sluice job %lld, attempt %d\n", (long long)job->job_id,
+    sl_buf_printf(&b, "#!/bin/sh\n# sluice job %lld, attempt %d\n: >", (long long)job->job_id,
                   job->attempt);
+    up_path(s, job->job_id, job->attempt, up, sizeof(up));
+    sl_slurm_shell_quote(&b, up);
+    sl_buf_adds(&b, " 2>/dev/null\n");
     put_export(&b, strdup("PATH=" TASK_PATH));
     for (char *const *e = job->env; e && *e; e++)
         if (strncmp(*e, "SLUICE_DATASET", 14) != 0)
@@ -582,14 +605,34 @@ static void release(struct slurm *s, struct sjob *const *js, size_t n)
     }
 }
 
+/* scancel --signal=SIG --full: to the batch script, its children and its
+ * steps. */
+static void send_signal(struct slurm *s, uint64_t sid, int sig)
+{
+    char scancel[PATH_MAX + 16], sigarg[32], id[32], name[16], say[160] = "";
+    char *argv[] = {scancel, sigarg, "--full", id, NULL};
+    struct sl_run_result res;
+
+    if (sig_name(sig, name, sizeof(name)) < 0)
+        return;
+    tool(s, "scancel", scancel, sizeof(scancel));
+    snprintf(sigarg, sizeof(sigarg), "--signal=%s", name);
+    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
+    if (call(argv, NULL, &res, say, sizeof(say)) != 0)
+        sl_warn("msg=\"scancel failed\" slurm_job=%s signal=%d error=\"%s\"", id, sig, say);
+    sl_run_result_fini(&res);
+}
+
+static void cancel_now(struct slurm *s, uint64_t sid);
+
+/* Slurm delivers a signal only to a script its node has started: a job
+ * whose script has not yet said it is up (is_up) is cancelled outright
+ * for a stop (SIGTERM, SIGKILL: it has nothing to save yet), and gets any
+ * other signal (a checkpoint signal) once it is up, at a poll. */
 static void do_signal(struct slurm *s, struct sjob *j, int sig)
 {
-    char scancel[PATH_MAX + 16], sigarg[32], id[32], say[160] = "";
-    char *argv[6] = {scancel, NULL};
-    struct sl_run_result res;
     enum sj_state st;
     uint64_t sid;
-    int n = 1;
 
     pthread_mutex_lock(&s->mu);
     st = j->st;
@@ -597,29 +640,16 @@ static void do_signal(struct slurm *s, struct sjob *j, int sig)
     pthread_mutex_unlock(&s->mu);
     if (st == SJ_DONE || sid == 0)
         return;
-    tool(s, "scancel", scancel, sizeof(scancel));
-    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
-    if (st == SJ_WAITING && (sig == SIGTERM || sig == SIGKILL)) {
-        /* not seen running yet: a stop just cancels it. Any other signal
-         * (a checkpoint signal) is sent below: Slurm may have started it
-         * since the last poll, and a pending job refuses it harmlessly,
-         * its kill following after the grace. */
+    if (is_up(s, j)) {
+        send_signal(s, sid, sig);
+    } else if (sig == SIGTERM || sig == SIGKILL) {
         pthread_mutex_lock(&s->mu);
         j->killed_sig = sig;
         pthread_mutex_unlock(&s->mu);
+        cancel_now(s, sid);
     } else {
-        char name[16];
-        if (sig_name(sig, name, sizeof(name)) < 0)
-            return;
-        snprintf(sigarg, sizeof(sigarg), "--signal=%s", name);
-        argv[n++] = sigarg;
-        argv[n++] = "--full";
+        j->deferred_sig = sig;
     }
-    argv[n++] = id;
-    argv[n] = NULL;
-    if (call(argv, NULL, &res, say, sizeof(say)) != 0)
-        sl_warn("msg=\"scancel failed\" slurm_job=%s signal=%d error=\"%s\"", id, sig, say);
-    sl_run_result_fini(&res);
 }
 
 /* Cancel Slurm job 'sid' at once (a job Sluice no longer wants). */
@@ -756,7 +786,9 @@ static void job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
             else if (c[k].nplaces > 1)
                 snprintf(why, sizeof(why), "Slurm job %llu holds %d nodes for one component",
                          (unsigned long long)c[k].id, c[k].nplaces);
-            else if (c[k].nplaces == 1) /* none shown once it is completing */
+            else if (c[k].nplaces == 1 && strcmp(c[k].state, "RUNNING") == 0)
+                /* only while it runs: once it is completing, Slurm shows
+                 * its node with what is left of its GRES, or none */
                 sl_slurm_check_place(&c[k].places[0], &j->comps[off], why, sizeof(why));
         }
         if (why[0]) {
@@ -786,12 +818,23 @@ struct look {
     uint64_t sid;
     bool checked;
     enum sj_state st;
-    int running, ended, waiting, seen; /* its components in squeue */
+    int deferred_sig;
+    size_t q, nq;                 /* its components' lines: q[q, q + nq) */
+    int running, ended, waiting;  /* its components, by phase */
     bool held;                    /* held, never released (its release
                                      failed, or sluiced stopped between
                                      submit and release) */
     bool unavailable;             /* waiting for a node Slurm will not give */
     char reason[96];              /* then Slurm's reason */
+};
+
+/* One line of the poll's squeue: what the executor keeps of it. */
+struct qline {
+    uint64_t sid;
+    int het_offset, exit_code;
+    int64_t start_ms, end_ms;
+    char state[32];
+    char reason[96];
 };
 
 /* Whether a job Slurm holds back with 'reason' waits for a node that is not
@@ -827,18 +870,161 @@ static void giveup_unavailable(struct slurm *s, struct look *l)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* One squeue of the partition; then details of the jobs that started, ended
- * or left the queue. */
-static void poll_jobs(struct slurm *s)
+/* ---- running Slurm's tools several at once ------------------------------ */
+
+struct fan {
+    struct slurm *s;
+    void (*fn)(struct slurm *s, void *item);
+    char *items;
+    size_t size, n;
+    atomic_size_t next;
+};
+
+static void *fan_run(void *arg)
+{
+    struct fan *f = arg;
+
+    for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < f->n;)
+        f->fn(f->s, f->items + i * f->size);
+    return NULL;
+}
+
+/* fn(s, item) for each of the n items of 'size' bytes at 'items', up to
+ * WAYS at once (slurmctld serves each call on a thread of its own, and
+ * most of a call's time is spent waiting for it); returns when all are
+ * done. Fewer at once, down to one, when threads cannot be made. */
+static void fan_out(struct slurm *s, void *items, size_t n, size_t size,
+                    void (*fn)(struct slurm *, void *))
+{
+    struct fan f = {.s = s, .fn = fn, .items = items, .size = size, .n = n};
+    pthread_t t[WAYS - 1];
+    int nt = 0;
+
+    atomic_init(&f.next, 0);
+    while (nt < WAYS - 1 && (size_t)nt + 1 < n && pthread_create(&t[nt], NULL, fan_run, &f) == 0)
+        nt++;
+    fan_run(&f);
+    for (int i = 0; i < nt; i++)
+        pthread_join(t[i], NULL);
+}
+
+/* ---- the poll ----------------------------------------------------------- */
+
+static int look_cmp(const void *a, const void *b)
+{
+    const struct look *x = a, *y = b;
+    return x->sid < y->sid ? -1 : x->sid > y->sid;
+}
+
+static int qline_cmp(const void *a, const void *b)
+{
+    const struct qline *x = a, *y = b;
+    if (x->sid != y->sid)
+        return x->sid < y->sid ? -1 : 1;
+    return x->het_offset - y->het_offset;
+}
+
+/* squeue's lines of the partition's jobs into q (sorted by job id); -EIO
+ * when squeue failed, -ENOMEM. */
+static int read_queue(struct slurm *s, struct qline **q, size_t *nq)
 {
     char squeue[PATH_MAX + 16], part[80];
-    char *argv[] = {squeue, "-h", "-t", "all", part, "-o", "%i|%T|%r", NULL};
-    struct look *l = NULL;
+    char *argv[] = {squeue, "-h", "-t", "all", part, "-O", SL_SLURM_SQUEUE_FORMAT, NULL};
     struct sl_run_result res;
+    size_t cap = 0;
+    int rc = 0;
+
+    *q = NULL;
+    *nq = 0;
+    tool(s, "squeue", squeue, sizeof(squeue));
+    snprintf(part, sizeof(part), "--partition=%s", s->partition);
+    if (call(argv, NULL, &res, NULL, 0) != 0) {
+        sl_run_result_fini(&res);
+        return -EIO;
+    }
+    for (char *line = res.out.data, *nl; line && *line && rc == 0; line = nl ? nl + 1 : NULL) {
+        struct sl_slurm_job c;
+        if ((nl = strchr(line, '\n')))
+            *nl = '\0';
+        if (sl_slurm_parse_squeue(line, &c) < 0)
+            continue;
+        if ((rc = vec_grow((void **)q, &cap, *nq, sizeof(**q))) < 0)
+            break;
+        struct qline *ql = &(*q)[(*nq)++];
+        ql->sid = c.id;
+        ql->het_offset = c.het_offset;
+        ql->exit_code = c.exit_code;
+        ql->start_ms = c.start_ms;
+        ql->end_ms = c.end_ms;
+        snprintf(ql->state, sizeof(ql->state), "%s", c.state);
+        snprintf(ql->reason, sizeof(ql->reason), "%s", c.reason);
+    }
+    sl_run_result_fini(&res);
+    if (rc < 0) {
+        free(*q);
+        *q = NULL;
+        *nq = 0;
+        return rc;
+    }
+    if (*nq > 1)
+        qsort(*q, *nq, sizeof(**q), qline_cmp);
+    return 0;
+}
+
+/* Settle a job Slurm has ended from the poll's lines of its components. */
+static void settle_ended(struct slurm *s, struct look *l, const struct qline *q,
+                         struct sl_slurm_job *comp)
+{
+    int n = 0;
+
+    for (size_t k = 0; k < l->nq && n < MAX_TASKS; k++, n++) {
+        const struct qline *ql = &q[l->q + k];
+        memset(&comp[n], 0, sizeof(comp[n]));
+        comp[n].id = ql->sid;
+        comp[n].het_offset = ql->het_offset;
+        comp[n].exit_code = ql->exit_code;
+        comp[n].start_ms = ql->start_ms;
+        comp[n].end_ms = ql->end_ms;
+        snprintf(comp[n].state, sizeof(comp[n].state), "%s", ql->state);
+    }
+    job_settle(s, l->j, comp, n);
+}
+
+/* For fan_out: a job squeue no longer shows, or that started and has not
+ * been checked: its details from scontrol (or the jobcomp file). */
+static void look_details(struct slurm *s, void *item)
+{
+    struct look *l = item;
+    struct sl_slurm_job *comp = calloc(MAX_TASKS, sizeof(*comp));
+    int nc, rc;
+
+    if (!comp)
+        return; /* the next poll looks again */
+    if ((rc = job_details(s, l->sid, comp, MAX_TASKS, &nc)) == 0) {
+        job_settle(s, l->j, comp, nc);
+    } else if (rc == -ENOENT) {
+        char note[160];
+        snprintf(note, sizeof(note), "Slurm no longer knows its job %llu",
+                 (unsigned long long)l->sid);
+        pthread_mutex_lock(&s->mu);
+        if (l->j->st != SJ_DONE)
+            push_end(s, l->j, SL_EXEC_EV_LOST, NULL, NULL, note);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(comp);
+}
+
+/* One squeue of the partition: ends are read from it; the jobs that
+ * started are checked (scontrol, several at once), those squeue no
+ * longer shows are asked after; held ones are released, and a signal
+ * waiting for its job's script is sent once that is up. */
+static void poll_jobs(struct slurm *s)
+{
+    struct look *l = NULL, *ask = NULL;
+    struct qline *q = NULL;
     struct sl_slurm_job *comp = NULL;
     struct sjob **held = NULL;    /* those to release, together */
-    size_t n = 0;
-    int nc;
+    size_t n = 0, nq = 0, nask = 0, nheld = 0;
 
     pthread_mutex_lock(&s->mu);
     if (s->njobs && (l = calloc(s->njobs, sizeof(*l))))
@@ -847,97 +1033,71 @@ static void poll_jobs(struct slurm *s)
             if (j->st != SJ_WAITING && j->st != SJ_RUNNING)
                 continue;
             j->ncmds++;
-            l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked, .st = j->st};
+            l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked,
+                                   .st = j->st, .deferred_sig = j->deferred_sig};
         }
     pthread_mutex_unlock(&s->mu);
-    if (n && (!(comp = calloc(MAX_TASKS, sizeof(*comp))) ||
-              !(held = calloc(n, sizeof(*held))))) {
-        pthread_mutex_lock(&s->mu);
-        for (size_t i = 0; i < n; i++)
-            l[i].j->ncmds--;
-        pthread_mutex_unlock(&s->mu);
-        n = 0;
-    }
     if (!n) {
-        free(comp);
-        free(held);
         free(l);
         return;
     }
-    tool(s, "squeue", squeue, sizeof(squeue));
-    snprintf(part, sizeof(part), "--partition=%s", s->partition);
-    if (call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
-        for (char *line = res.out.data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-            char *bar, *reason;
-            int64_t id;
-            if ((nl = strchr(line, '\n')))
-                *nl = '\0';
-            if (!(bar = strchr(line, '|')))
-                continue;
-            *bar = '\0';
-            *strchrnul(line, '+') = '\0'; /* "123+1": component 1 of 123 */
-            if (sl_parse_int64(line, 1, INT64_MAX, &id) < 0)
-                continue;
-            reason = strchr(bar + 1, '|');
-            if (reason)
-                *reason++ = '\0';
-            for (size_t i = 0; i < n; i++) {
-                if (l[i].sid != (uint64_t)id)
-                    continue;
-                enum sl_slurm_phase p = sl_slurm_phase(bar + 1);
-                l[i].seen++;
-                if (p == SL_SLURM_WAITING && reason && strncmp(reason, "JobHeld", 7) == 0 &&
-                    !l[i].j->unheld)
-                    l[i].held = true;
-                if (p == SL_SLURM_WAITING && reason && unavailable(s, l[i].j, reason)) {
-                    l[i].unavailable = true;
-                    snprintf(l[i].reason, sizeof(l[i].reason), "%s", reason);
-                }
-                l[i].running += p == SL_SLURM_RUNNING;
-                l[i].ended += p == SL_SLURM_ENDED || p == SL_SLURM_LOST;
-                l[i].waiting += p == SL_SLURM_WAITING;
-            }
-        }
-        size_t nheld = 0;
-        for (size_t i = 0; i < n; i++)
-            if (l[i].held)
-                held[nheld++] = l[i].j;
-        release(s, held, nheld);
-        for (size_t i = 0; i < n; i++) {
-            bool look = !l[i].seen || (l[i].running && !l[i].checked) ||
-                        (l[i].ended && !l[i].running && !l[i].waiting) ||
-                        (l[i].running && l[i].st == SJ_WAITING);
-            int rc;
-            if (l[i].held)
-                continue;
-            if (l[i].unavailable && !l[i].running) {
-                giveup_unavailable(s, &l[i]);
-                continue;
-            }
-            if (!look)
-                continue;
-            if ((rc = job_details(s, l[i].sid, comp, MAX_TASKS, &nc)) == 0) {
-                job_settle(s, l[i].j, comp, nc);
-            } else if (rc == -ENOENT) {
-                char note[160];
-                snprintf(note, sizeof(note), "Slurm no longer knows its job %llu",
-                         (unsigned long long)l[i].sid);
-                pthread_mutex_lock(&s->mu);
-                if (l[i].j->st != SJ_DONE)
-                    push_end(s, l[i].j, SL_EXEC_EV_LOST, NULL, NULL, note);
-                pthread_mutex_unlock(&s->mu);
-            }
-        }
-    } else {
-        sl_warn("msg=\"squeue failed; the jobs' states wait for the next poll\"");
+    if (!(comp = calloc(MAX_TASKS, sizeof(*comp))) || !(held = calloc(n, sizeof(*held))) ||
+        !(ask = calloc(n, sizeof(*ask)))) {
+        sl_warn("msg=\"slurm executor: out of memory; the jobs' states wait for the next poll\"");
+        goto out;
     }
-    sl_run_result_fini(&res);
+    if (read_queue(s, &q, &nq) < 0) {
+        sl_warn("msg=\"squeue failed; the jobs' states wait for the next poll\"");
+        goto out;
+    }
+    qsort(l, n, sizeof(*l), look_cmp);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        while (k < nq && q[k].sid < l[i].sid)
+            k++;
+        l[i].q = k;
+        for (size_t m = k; m < nq && q[m].sid == l[i].sid; m++) {
+            enum sl_slurm_phase p = sl_slurm_phase(q[m].state);
+            l[i].nq++;
+            if (p == SL_SLURM_WAITING && strncmp(q[m].reason, "JobHeld", 7) == 0 &&
+                !l[i].j->unheld)
+                l[i].held = true;
+            if (p == SL_SLURM_WAITING && unavailable(s, l[i].j, q[m].reason)) {
+                l[i].unavailable = true;
+                snprintf(l[i].reason, sizeof(l[i].reason), "%s", q[m].reason);
+            }
+            l[i].running += p == SL_SLURM_RUNNING;
+            l[i].ended += p == SL_SLURM_ENDED || p == SL_SLURM_LOST;
+            l[i].waiting += p == SL_SLURM_WAITING;
+        }
+        if (l[i].held)
+            held[nheld++] = l[i].j;
+    }
+    release(s, held, nheld);
+    for (size_t i = 0; i < n; i++) {
+        struct look *x = &l[i];
+        if (x->held)
+            continue;
+        if (x->unavailable && !x->running)
+            giveup_unavailable(s, x);
+        else if (x->ended && !x->running && !x->waiting)
+            settle_ended(s, x, q, comp);
+        else if (!x->nq || (x->running && !x->checked))
+            ask[nask++] = *x;
+        if (x->deferred_sig && x->running && is_up(s, x->j)) {
+            x->j->deferred_sig = 0;
+            send_signal(s, x->sid, x->deferred_sig);
+        }
+    }
+    fan_out(s, ask, nask, sizeof(*ask), look_details);
+out:
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < n; i++)
         l[i].j->ncmds--;
     pthread_mutex_unlock(&s->mu);
+    free(q);
     free(comp);
     free(held);
+    free(ask);
     free(l);
 }
 
@@ -1046,6 +1206,12 @@ static void poll_nodes(struct slurm *s)
 
 /* ---- the worker loop -------------------------------------------------------- */
 
+/* For fan_out: submit one job (an sjob *). */
+static void submit_one(struct slurm *s, void *item)
+{
+    do_submit(s, *(struct sjob **)item);
+}
+
 /* Free the jobs the engine released that nothing names (caller holds mu). */
 static void reap_released(struct slurm *s)
 {
@@ -1088,14 +1254,27 @@ static void *worker(void *arg)
         s->cmds = NULL;
         s->ncmds = s->cmds_cap = 0;
         pthread_mutex_unlock(&s->mu);
+        /* the submissions at once, then the signals in order (a cancel
+         * of a job submitted in this batch finds it), then one release
+         * of those submitted that no signal cancelled */
         nheld = 0;
-        for (size_t i = 0; i < ncmds; i++) {
+        for (size_t i = 0; i < ncmds; i++)
+            if (cmds[i].kind == C_SUBMIT &&
+                vec_grow((void **)&held, &held_cap, nheld, sizeof(*held)) == 0)
+                held[nheld++] = cmds[i].j;
+        fan_out(s, held, nheld, sizeof(*held), submit_one);
+        for (size_t i = 0; i < ncmds; i++)
             if (cmds[i].kind != C_SUBMIT)
                 do_signal(s, cmds[i].j, cmds[i].sig);
-            else if (do_submit(s, cmds[i].j) &&
-                     vec_grow((void **)&held, &held_cap, nheld, sizeof(*held)) == 0)
-                held[nheld++] = cmds[i].j;
+        pthread_mutex_lock(&s->mu);
+        {
+            size_t k = 0;
+            for (size_t i = 0; i < nheld; i++)
+                if (held[i]->slurm_id && held[i]->st == SJ_WAITING && !held[i]->killed_sig)
+                    held[k++] = held[i];
+            nheld = k;
         }
+        pthread_mutex_unlock(&s->mu);
         release(s, held, nheld);
         if (sl_mono_ms() >= next_poll) {
             bool stale;
@@ -1431,6 +1610,8 @@ static void slurm_release(struct sl_executor *x, int64_t job_id, int attempt)
         j->released = true;
     pthread_mutex_unlock(&s->mu);
     map_path(s, job_id, attempt, path, sizeof(path));
+    unlink(path);
+    up_path(s, job_id, attempt, path, sizeof(path));
     unlink(path);
 }
 

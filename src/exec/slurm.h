@@ -6,7 +6,8 @@
  *
  * Slurm 22.05's one-line forms are read: `scontrol show node -o`,
  * `scontrol show job -d -o` (one line per job, or per component of a
- * heterogeneous job), and `squeue -h -t all -o '%i|%T'`. A node's GPUs are
+ * heterogeneous job), and `squeue -h -t all -O` with the fields of
+ * SL_SLURM_SQUEUE_FORMAT. A node's GPUs are
  * GRES of one type per index ("gpu:g3:1", see docs/slurm.md), a fraction
  * of GPU i is shards of type gi, its GPU model and topology domain are
  * node features "gpu_<MODEL>" and "domain_<NAME>".
@@ -73,6 +74,18 @@ struct sl_slurm_job {
 
 /* Read one line of `scontrol show job -d -o`. Returns 0 or -EINVAL. */
 int sl_slurm_parse_job(const char *line, struct sl_slurm_job *out);
+
+/* The squeue fields the executor polls, in this order, each ended by '|'
+ * (the reason last: it may hold spaces). */
+#define SL_SLURM_SQUEUE_FORMAT \
+    "JobID:|,HetJobID:|,HetJobOffset:|,State:|,exit_code:|,StartTime:|,EndTime:|,Reason:"
+
+/* Read one line of `squeue -h -O SL_SLURM_SQUEUE_FORMAT`: a job, or one
+ * component of a heterogeneous job (then 'id' is the job's, HetJobID, as
+ * sbatch answered it, and 'het_offset' the component's). exit_code is
+ * read from squeue's wait status; the times as in sl_slurm_parse_job;
+ * no places. Returns 0 or -EINVAL. */
+int sl_slurm_parse_squeue(const char *line, struct sl_slurm_job *out);
 
 enum sl_slurm_phase {
     SL_SLURM_WAITING,             /* PENDING, CONFIGURING, REQUEUED, ... */

@@ -350,6 +350,50 @@ int sl_slurm_parse_job(const char *line, struct sl_slurm_job *out)
     return 0;
 }
 
+int sl_slurm_parse_squeue(const char *line, struct sl_slurm_job *out)
+{
+    char f[7][64];
+    const char *p = line;
+    int64_t id, het, off = 0, status;
+
+    memset(out, 0, sizeof(*out));
+    /* seven fields, each ended by '|', then the reason to the line's end */
+    for (int i = 0; i < 7; i++) {
+        const char *bar = strchr(p, '|');
+        size_t len;
+        if (!bar || (len = (size_t)(bar - p)) >= sizeof(f[i]))
+            return -EINVAL;
+        memcpy(f[i], p, len);
+        f[i][len] = '\0';
+        p = bar + 1;
+    }
+    if (!parse_i64(f[0], 1, INT64_MAX, &id) || !f[3][0] ||
+        !parse_i64(f[4], 0, 0xffff, &status))
+        return -EINVAL;
+    if (strcmp(f[1], "N/A") == 0) {
+        if (strcmp(f[2], "N/A") != 0)
+            return -EINVAL;
+    } else if (!parse_i64(f[1], 1, INT64_MAX, &het) || !parse_i64(f[2], 0, 1 << 20, &off)) {
+        return -EINVAL;
+    } else {
+        id = het;
+    }
+    for (const char *c = f[3]; *c; c++)
+        if (!isupper((unsigned char)*c) && *c != '_')
+            return -EINVAL;
+    out->id = (uint64_t)id;
+    out->het_offset = (int)off;
+    snprintf(out->state, sizeof(out->state), "%s", f[3]);
+    /* a wait status: the signal in the low 7 bits, else the code above */
+    out->exit_code = (status & 0x7f) ? 128 + (int)(status & 0x7f) : (int)(status >> 8);
+    if (sl_slurm_phase(out->state) != SL_SLURM_WAITING && !parse_time(f[5], &out->start_ms))
+        out->start_ms = 0;
+    if (sl_slurm_phase(out->state) >= SL_SLURM_ENDED && !parse_time(f[6], &out->end_ms))
+        out->end_ms = 0;
+    snprintf(out->reason, sizeof(out->reason), "%.*s", (int)strcspn(p, "\n"), p);
+    return 0;
+}
+
 enum sl_slurm_phase sl_slurm_phase(const char *s)
 {
     static const char *const ended[] = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",

@@ -1,8 +1,9 @@
 /*
  * fuzz_slurm.c - libFuzzer target for what the Slurm executor reads of
  * Slurm's answers (src/exec/slurm_parse.c): a line of `scontrol show node
- * -o`, a line of `scontrol show job -d -o` or of the jobcomp file, the
- * answer of `scontrol show config`, and the comma lists of partitions.
+ * -o`, a line of `scontrol show job -d -o`, of the jobcomp file or of the
+ * executor's squeue (both job parsers read mode 1's input), the answer of
+ * `scontrol show config`, and the comma lists of partitions.
  *
  * Byte 0 mod 4 picks the parser; the rest, NUL-terminated, is its input
  * (mode 3: two lists split at the first NUL or newline).
@@ -86,6 +87,27 @@ static void job(const char *line)
         fail("a time its phase does not have");
 }
 
+static void squeue_line(const char *line)
+{
+    struct sl_slurm_job j;
+    enum sl_slurm_phase p;
+
+    if (sl_slurm_parse_squeue(line, &j) < 0)
+        return;
+    if (j.id == 0 || !j.state[0] || strnlen(j.state, sizeof(j.state)) == sizeof(j.state) ||
+        strnlen(j.reason, sizeof(j.reason)) == sizeof(j.reason))
+        fail("a squeue line without an id or a state, or one not terminated");
+    for (const char *c = j.state; *c; c++)
+        if ((*c < 'A' || *c > 'Z') && *c != '_')
+            fail("a state that is not Slurm's shape");
+    if (j.het_offset < 0 || j.exit_code < 0 || j.exit_code > 255 + 128 || j.nplaces != 0)
+        fail("an offset, exit code or places out of range");
+    p = sl_slurm_phase(j.state);
+    if (j.start_ms < 0 || j.end_ms < 0 || (p == SL_SLURM_WAITING && j.start_ms) ||
+        (p < SL_SLURM_ENDED && j.end_ms))
+        fail("a time its phase does not have");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text;
@@ -102,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         node(text);
     } else if (mode == 1) {
         job(text);
+        squeue_line(text);
     } else if (mode == 2) {
         struct sl_slurm_confine c;
         int rc = sl_slurm_parse_confine(text, &c);

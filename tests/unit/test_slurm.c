@@ -233,6 +233,53 @@ static void times(void)
     }
 }
 
+/* The executor's squeue lines: SL_SLURM_SQUEUE_FORMAT, as Slurm 22.05
+ * printed them on the lab. */
+static void squeue_lines(void)
+{
+    struct sl_slurm_job j;
+
+    ok(sl_slurm_parse_squeue("3|N/A|N/A|FAILED|768|2026-12-04T18:30:01|2026-12-04T18:30:04|"
+                             "NonZeroExitCode",
+                             &j) == 0 &&
+           j.id == 3 && j.het_offset == 0 && strcmp(j.state, "FAILED") == 0 &&
+           j.exit_code == 3 && j.start_ms == 1796409001000LL &&
+           j.end_ms == 1796409004000LL && strcmp(j.reason, "NonZeroExitCode") == 0,
+       "an ended job: exit code 3 from the wait status 768, its times and reason");
+    ok(sl_slurm_parse_squeue("9|N/A|N/A|CANCELLED|9|2026-12-04T18:30:01|2026-12-04T18:30:04|"
+                             "None",
+                             &j) == 0 &&
+           j.exit_code == 128 + 9,
+       "a job killed by signal 9: 137");
+    ok(sl_slurm_parse_squeue("5|4|1|RUNNING|0|2026-12-04T18:30:01|2027-12-04T18:30:01|None",
+                             &j) == 0 &&
+           j.id == 4 && j.het_offset == 1 && j.start_ms == 1796409001000LL && j.end_ms == 0,
+       "a component of a heterogeneous job: its job's id and its offset; no end while it runs");
+    ok(sl_slurm_parse_squeue("4|4|0|PENDING|0|2027-12-05T08:09:58|NONE|Resources", &j) == 0 &&
+           j.id == 4 && j.het_offset == 0 && j.start_ms == 0 && j.end_ms == 0,
+       "a waiting job: StartTime is Slurm's guess, not read");
+    ok(sl_slurm_parse_squeue("7|N/A|N/A|PENDING|0|N/A|N/A|ReqNodeNotAvail, UnavailableNodes:n3",
+                             &j) == 0 &&
+           strcmp(j.reason, "ReqNodeNotAvail, UnavailableNodes:n3") == 0,
+       "the reason is the rest of the line, spaces and all");
+    static const char *const bad[] = {
+        "",
+        "3|N/A|N/A|FAILED|768|x|y",                      /* no reason field */
+        "3|N/A|N/A|FAILED||x|y|r",                       /* no status */
+        "3|N/A|N/A|FAILED|70000|x|y|r",                  /* a status too large */
+        "3|N/A|N/A|FAILED|-1|x|y|r",
+        "0|N/A|N/A|FAILED|0|x|y|r",                      /* no job 0 */
+        "3x|N/A|N/A|FAILED|0|x|y|r",
+        "3|N/A|1|FAILED|0|x|y|r",                        /* an offset without a het job */
+        "3|4|N/A|FAILED|0|x|y|r",
+        "3|N/A|N/A||0|x|y|r",                            /* no state */
+        "3|N/A|N/A|failed|0|x|y|r",                      /* not Slurm's shape */
+        "3|N/A|N/A|RUN NING|0|x|y|r",
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++)
+        ok(sl_slurm_parse_squeue(bad[i], &j) == -EINVAL, "refused: '%s'", bad[i]);
+}
+
 static void phases(void)
 {
     ok(sl_slurm_phase("PENDING") == SL_SLURM_WAITING &&
@@ -293,6 +340,7 @@ int main(void)
     nodes();
     jobs();
     times();
+    squeue_lines();
     phases();
     quoting();
     return done_testing();

@@ -5,7 +5,9 @@ Modes (each prints "E2E key=value ..." lines that slurm_e2e.sh collects):
 
   plain N CLIENTS          N trivial 1-GPU jobs through sbatch, CLIENTS at a
                            time; first submit to last completion
-  sluice N CLIENTS URL     the same through Sluice's API (Slurm executor)
+  sluice N CLIENTS URL [KEY TAG]
+                           the same through Sluice's API (Slurm executor),
+                           printed as KEY (sluice), stamps tagged TAG (s)
   latency N URL            decision-to-running of N jobs placed one at a time
   pinhold N                sbatch pinned (-w, typed GRES) against sbatch
                            --hold + scontrol release: submit/release to the
@@ -157,8 +159,8 @@ def ms(t):
     return d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000.0
 
 
-def sluice(n, clients, url):
-    cmd = stamp_cmd("s", "SLUICE_JOB_ID")
+def sluice(n, clients, url, key="sluice", tag="s"):
+    cmd = stamp_cmd(tag, "SLUICE_JOB_ID")
     t0 = time.time()
     per = [n // clients + (1 if i < n % clients else 0) for i in range(clients)]
     with concurrent.futures.ThreadPoolExecutor(clients) as ex:
@@ -175,17 +177,20 @@ def sluice(n, clients, url):
     t_end = time.time()
     jobs = {j["id"]: j for j in all_jobs(url)}
     ok = sum(1 for i in ids if jobs[i]["state"] == "Succeeded")
+    for i in [i for i in ids if jobs[i]["state"] != "Succeeded"][:5]:
+        print("# job %s ended %s: %s" % (i, jobs[i]["state"], jobs[i].get("message", "")),
+              flush=True)
     queue, d2r, tail = [], [], []
     for i in ids:
         j = jobs[i]
-        s = stamp("s", i)
+        s = stamp(tag, i)
         if not j.get("started_at") or not j.get("finished_at") or s is None:
             continue
         sub, start, fin = ms(j["submitted_at"]), ms(j["started_at"]), ms(j["finished_at"])
         queue.append(start - sub)
         d2r.append(s - start)
         tail.append(fin - s)
-    say("sluice", jobs=n, clients=clients, submit_s="%.2f" % (t_sub - t0),
+    say(key, jobs=n, clients=clients, submit_s="%.2f" % (t_sub - t0),
         total_s="%.2f" % (t_end - t0), jobs_per_s="%.2f" % (n / (t_end - t0)), succeeded=ok,
         wait_in_sluice_mean_ms="%.0f" % statistics.mean(queue),
         decision_to_running_p50_ms="%.0f" % pct(d2r, 50),
@@ -296,7 +301,7 @@ def main():
     if mode == "plain":
         plain(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "sluice":
-        sluice(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+        sluice(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], *sys.argv[5:7])
     elif mode == "latency":
         latency(int(sys.argv[2]), sys.argv[3])
     elif mode == "pinhold":

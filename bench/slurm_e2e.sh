@@ -5,10 +5,12 @@
 #   1. BENCH_E2E_N (2,000) trivial 1-GPU jobs submitted by 8 clients, from
 #      the first submit to the last completion: `sbatch` (untyped
 #      --gres=gpu:1, Slurm's own scheduler picks) against Sluice's API
-#      (Sluice decides each placement, submits it pinned to Slurm);
-#      with Sluice, where the time goes: the wait in Sluice's queue, from
-#      Sluice's decision to the job's first command, and from then to the
-#      end Sluice saw;
+#      (Sluice decides each placement, submits it pinned to Slurm), once
+#      with the executor reading ends from its polls only and once also
+#      from the tail of Slurm's jobcomp file (--slurm-jobcomp, as when
+#      sluiced runs on the controller's host); with Sluice, where the time
+#      goes: the wait in Sluice's queue, from Sluice's decision to the
+#      job's first command, and from then to the end Sluice saw;
 #   2. decision-to-running of BENCH_LAT_N (100) jobs placed one at a time:
 #      Sluice's decision (the job's started_at) to the job's first command;
 #   3. the two ways of keeping Slurm from starting a job on its own choice,
@@ -70,12 +72,12 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_sluiced: a fresh data dir, the Slurm executor on the lab.
+# start_sluiced [ARG...]: a fresh data dir, the Slurm executor on the lab.
 start_sluiced() {
     PORT=$(free_port)
     DATA=$WORK/data.$PORT
     "$BIN/sluiced" --dev --listen "127.0.0.1:$PORT" --data-dir "$DATA" --executor slurm \
-        --slurm-partition main --slurm-output-dir "$LAB_SHARED" --slurm-poll "$POLL" \
+        --slurm-partition main --slurm-output-dir "$LAB_SHARED" --slurm-poll "$POLL" "$@" \
         >"$WORK/sluiced.$PORT.log" 2>&1 &
     PID=$!
     URL=http://127.0.0.1:$PORT
@@ -106,6 +108,11 @@ py plain "$N" "$CLIENTS"
 lab_wait_idle 60 >/dev/null
 say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL)"
 start_sluiced
+py sluice "$N" "$CLIENTS" "$URL" sluice_poll p
+stop_sluiced
+lab_wait_idle 60 >/dev/null
+say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp)"
+start_sluiced --slurm-jobcomp "$LAB_JOBCOMP"
 py sluice "$N" "$CLIENTS" "$URL"
 say "-- 2. decision to running, $LAT_N jobs one at a time"
 py latency "$LAT_N" "$URL"
@@ -120,13 +127,14 @@ py pollcost
 scancel -p main >/dev/null 2>&1
 
 # ---- summary -------------------------------------------------------------
-get() { sed -n "s/^E2E $1.* $2=\\([^ ]*\\).*/\\1/p" "$OUT" | head -1; }
+get() { sed -n "s/^E2E $1 \\(.* \\)*$2=\\([^ ]*\\).*/\\2/p" "$OUT" | head -1; }
 getw() { sed -n "s/^E2E pollcost .*way=$1 .*median_ms=\\([^ ]*\\) bytes=\\([^ ]*\\).*/\\1 ms (\\2 bytes)/p" "$OUT"; }
 say ""
 say "== summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, Slurm $(sinfo -V | cut -d' ' -f2); one host, noisy)"
 say "e2e $N x 1-GPU 'true', $CLIENTS clients   sbatch      : $(get plain total_s) s ($(get plain jobs_per_s) jobs/s; submitting took $(get plain submit_s) s)"
 say "e2e $N x 1-GPU 'true', $CLIENTS clients   Sluice      : $(get sluice total_s) s ($(get sluice jobs_per_s) jobs/s; submitting took $(get sluice submit_s) s; $(get sluice succeeded) succeeded)"
-say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))")"
+say "e2e, the same, Sluice reading ends at polls only: $(get sluice_poll total_s) s ($(get sluice_poll jobs_per_s) jobs/s; $(get sluice_poll succeeded) succeeded)"
+say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))") (polls only: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_poll total_s)))"))"
 say "Sluice: mean wait in Sluice's queue              : $(get sluice wait_in_sluice_mean_ms) ms"
 say "Sluice: decision to first command p50 / p99      : $(get sluice decision_to_running_p50_ms) / $(get sluice decision_to_running_p99_ms) ms (under load)"
 say "Sluice: first command to end seen, mean          : $(get sluice running_to_end_seen_mean_ms) ms (run, Slurm's teardown, the poll)"

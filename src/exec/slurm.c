@@ -23,21 +23,31 @@
  * Every call to Slurm (sbatch, scancel, squeue, scontrol) is made by a
  * worker thread of the executor's own, so that the engine never waits
  * for one: start queues the submission, signal queues the scancel, and
- * the worker polls the cluster every poll interval (its jobs' states with
- * one squeue, details with scontrol for those that changed, the nodes
- * every few seconds), turning what it finds into events and waking the
- * engine through an eventfd. A submission that fails ends its tasks with
- * code 127 and the reason as the event's note.
+ * the worker polls the cluster every poll interval (its jobs' states,
+ * exit codes and times with one squeue, details with scontrol for those
+ * that started or vanished, the nodes every few seconds), turning what it
+ * finds into events and waking the engine through an eventfd. Calls that
+ * do not depend on each other (the submissions of a batch, the details of
+ * a poll) run up to WAYS at once, on short-lived helper threads. With
+ * the jobcomp file, its tail is read whenever it grows (a watcher thread,
+ * inotify), so that an end is seen at once rather than at the next poll.
+ * A submission that fails ends its tasks with code 127 and the reason as
+ * the event's note.
+ *
+ * A signal reaches a job only once its batch script runs (Slurm drops one
+ * sent earlier, though it says RUNNING): the script first creates
+ * OUTDIR/.<id>.<attempt>.up, and a signal waits for that file (a stop
+ * before it cancels the job outright).
  *
  * The mapping from a Sluice job attempt to its Slurm job id is kept in
  * DATA/run/<id>.<attempt>.slurm, so that a restarted sluiced adopts the
  * jobs that still run and learns how the others ended (for as long as
  * Slurm keeps them: MinJobAge, docs/slurm.md).
  *
- * Locking: 'mu' guards the job table, the command and event queues and
- * the inventory; the worker runs Slurm's tools without it. A job record is
- * freed only by the worker, once the engine released it and no command
- * names it.
+ * Locking: 'mu' guards the job table, the command and event queues, the
+ * inventory and jc_dirty; the worker and its helpers run Slurm's tools
+ * without it. A job record is freed only by the worker, once the engine
+ * released it and no command names it.
  */
 #include "executor.h"
 
@@ -53,7 +63,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +134,16 @@ struct slurm {
     char run_dir[PATH_MAX];
     char bin[PATH_MAX];           /* "" = PATH */
     char jobcomp[PATH_MAX];       /* Slurm's jobcomp/filetxt file; "" = none */
+    /* the jobcomp file's tail: read at each poll, and at once when a
+     * watcher thread sees the file change (inotify; a file another host
+     * writes, over NFS, is read at the polls only) */
+    pthread_t jc_thread;
+    bool jc_started;
+    bool jc_dirty;                /* the file changed (under mu) */
+    int jc_inotify, jc_stop;      /* the watcher's fds; -1 = none */
+    off_t jc_off;                 /* read up to here (worker only) */
+    dev_t jc_dev;                 /* of the file read (worker only) */
+    ino_t jc_ino;
     struct sl_slurm_confine confine; /* how Slurm confines a job */
 };
 
@@ -1204,6 +1226,136 @@ static void poll_nodes(struct slurm *s)
     sl_inventory_fini(&now);
 }
 
+/* ---- the jobcomp file's tail --------------------------------------------- */
+
+/* Where the jobcomp file ends now: the tail starts there (the jobs that
+ * ended before are asked after as the poll finds them). */
+static void jobcomp_skip(struct slurm *s)
+{
+    struct stat st;
+
+    if (s->jobcomp[0] && stat(s->jobcomp, &st) == 0) {
+        s->jc_off = st.st_size;
+        s->jc_dev = st.st_dev;
+        s->jc_ino = st.st_ino;
+    }
+}
+
+/* Read the lines added to the jobcomp file since the last read, and settle
+ * each job of one component that a line says ended (a job over several
+ * nodes is left to the poll, which sees all its components). A file
+ * replaced or cut (rotated) is read from its start; a last line without
+ * its newline waits for the next read. */
+static void jobcomp_tail(struct slurm *s)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    struct stat st;
+    FILE *f;
+
+    if (!s->jobcomp[0] || !(f = fopen(s->jobcomp, "re")))
+        return;
+    if (fstat(fileno(f), &st) < 0 || st.st_size == s->jc_off) {
+        fclose(f);
+        return;
+    }
+    if (st.st_dev != s->jc_dev || st.st_ino != s->jc_ino || st.st_size < s->jc_off) {
+        s->jc_off = 0;
+        s->jc_dev = st.st_dev;
+        s->jc_ino = st.st_ino;
+    }
+    if (fseeko(f, s->jc_off, SEEK_SET) < 0) {
+        fclose(f);
+        return;
+    }
+    while ((len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
+        struct sl_slurm_job c;
+        struct sjob *j = NULL;
+        s->jc_off += len;
+        line[len - 1] = '\0';
+        if (len > 65536 || sl_slurm_parse_job(line, &c) < 0 ||
+            sl_slurm_phase(c.state) < SL_SLURM_ENDED)
+            continue;
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < s->njobs && !j; i++)
+            if (s->jobs[i]->slurm_id == c.id && s->jobs[i]->ncomp == 1 &&
+                (s->jobs[i]->st == SJ_WAITING || s->jobs[i]->st == SJ_RUNNING))
+                j = s->jobs[i];
+        if (j)
+            j->ncmds++;
+        pthread_mutex_unlock(&s->mu);
+        if (!j)
+            continue;
+        c.nplaces = 0; /* a jobcomp line has no GRES details */
+        job_settle(s, j, &c, 1);
+        pthread_mutex_lock(&s->mu);
+        j->ncmds--;
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(line);
+    fclose(f);
+}
+
+/* The watcher: wakes the worker when the jobcomp file changes. It watches
+ * the file's directory, so that a rotated file's successor is seen. */
+static void *jobcomp_watch(void *arg)
+{
+    struct slurm *s = arg;
+    const char *base = strrchr(s->jobcomp, '/') + 1;
+    struct pollfd p[2] = {{.fd = s->jc_inotify, .events = POLLIN},
+                          {.fd = s->jc_stop, .events = POLLIN}};
+    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+    pthread_setname_np(pthread_self(), "slurm-jobcomp");
+    for (;;) {
+        ssize_t n;
+        bool mine = false;
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[1].revents)
+            break;
+        if ((n = read(s->jc_inotify, buf, sizeof(buf))) <= 0)
+            continue;
+        for (char *q = buf; q < buf + n;) {
+            const struct inotify_event *ev = (const void *)q;
+            mine = mine || (ev->len && strcmp(ev->name, base) == 0) ||
+                   (ev->mask & IN_Q_OVERFLOW);
+            q += sizeof(*ev) + ev->len;
+        }
+        if (mine) {
+            pthread_mutex_lock(&s->mu);
+            s->jc_dirty = true;
+            pthread_cond_signal(&s->cond);
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    return NULL;
+}
+
+/* Start the watcher; without it (no inotify) the file is read at the
+ * polls only. */
+static void jobcomp_watch_start(struct slurm *s)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(s->jobcomp, '/');
+
+    snprintf(dir, sizeof(dir), "%.*s", slash == s->jobcomp ? 1 : (int)(slash - s->jobcomp),
+             s->jobcomp);
+    if ((s->jc_inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0 ||
+        inotify_add_watch(s->jc_inotify, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0 ||
+        (s->jc_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+        pthread_create(&s->jc_thread, NULL, jobcomp_watch, s) != 0) {
+        sl_warn("msg=\"slurm executor: cannot watch the jobcomp file; it is read at each poll\" "
+                "path=%s error=\"%s\"", s->jobcomp, strerror(errno));
+        return;
+    }
+    s->jc_started = true;
+}
+
 /* ---- the worker loop -------------------------------------------------------- */
 
 /* For fan_out: submit one job (an sjob *). */
@@ -1232,6 +1384,7 @@ static void *worker(void *arg)
     int64_t next_poll = 0;
     struct sjob **held = NULL;
     size_t nheld = 0, held_cap = 0;
+    bool jc;
 
     pthread_setname_np(pthread_self(), "slurm");
     pthread_mutex_lock(&s->mu);
@@ -1239,7 +1392,7 @@ static void *worker(void *arg)
         struct cmd *cmds;
         size_t ncmds;
         int64_t now = sl_mono_ms();
-        if (!s->ncmds && now < next_poll) {
+        if (!s->ncmds && !s->jc_dirty && now < next_poll) {
             struct timespec ts;
             int64_t until;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -1253,7 +1406,11 @@ static void *worker(void *arg)
         ncmds = s->ncmds;
         s->cmds = NULL;
         s->ncmds = s->cmds_cap = 0;
+        jc = s->jc_dirty || now >= next_poll;
+        s->jc_dirty = false;
         pthread_mutex_unlock(&s->mu);
+        if (jc)
+            jobcomp_tail(s);
         /* the submissions at once, then the signals in order (a cancel
          * of a job submitted in this batch finds it), then one release
          * of those submitted that no signal cancelled */
@@ -1636,6 +1793,17 @@ static void slurm_destroy(struct sl_executor *x)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
     }
+    if (s->jc_started) {
+        uint64_t one = 1;
+        if (write(s->jc_stop, &one, sizeof(one)) == sizeof(one))
+            pthread_join(s->jc_thread, NULL);
+        else
+            pthread_detach(s->jc_thread); /* cannot be: an eventfd takes 1 */
+    }
+    if (s->jc_inotify >= 0)
+        close(s->jc_inotify);
+    if (s->jc_stop >= 0)
+        close(s->jc_stop);
     for (size_t i = 0; i < s->njobs; i++)
         job_free(s->jobs[i]);
     free(s->jobs);
@@ -1718,7 +1886,7 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
         return NULL;
     }
     s->base.ops = &slurm_ops;
-    s->wake_fd = -1;
+    s->wake_fd = s->jc_inotify = s->jc_stop = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cond, NULL);
     if ((rc = slurm_settings(s, cfg, err)) < 0 || (rc = read_confine(s, err)) < 0 ||
@@ -1733,6 +1901,10 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
         goto fail;
     }
     s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
+    if (s->jobcomp[0]) {
+        jobcomp_skip(s);
+        jobcomp_watch_start(s);
+    }
     if ((rc = pthread_create(&s->thread, NULL, worker, s)) != 0) {
         rc = sl_errorf(err, -rc, "slurm executor: cannot start its thread");
         goto fail;

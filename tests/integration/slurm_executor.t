@@ -12,7 +12,8 @@
 # meanwhile; a drained node takes no new job and `sluice why` names it and
 # its reason; a node set DOWN under a job makes the job lost and retried
 # elsewhere; preemption sends the checkpoint signal through Slurm; quotas
-# and a cohort of two teams hold as with the local executor. Skips when
+# and a cohort of two teams hold as with the local executor; an end comes
+# from the jobcomp file's tail without waiting for a poll. Skips when
 # not root or without Slurm and munge. About 2 minutes.
 
 . "$(dirname "$0")/../lib.sh"
@@ -449,4 +450,15 @@ for x in "$h1" "$h2" "$h3" "$h4" "$h5" "$h6" "$l1"; do wait_state "$x" Succeeded
 
 stop_sluiced
 is "$?" 0 "sluiced stops cleanly"
+
+# ---- ends from the jobcomp file's tail ---------------------------------------
+# Polled once a minute, a job's end still comes at once: from the line Slurm
+# writes to the jobcomp file, which sluiced reads as it grows.
+SLUICED_ARGS=$(printf '%s\n' "$SLUICED_ARGS" | sed 's/--slurm-poll 250ms/--slurm-poll 60s/')
+restart_sluiced || bail "sluiced restarts with --slurm-poll 60s"
+j=$(sluice run --name tail --gpus 1 --cpus 1 --memory 64Mi -- sh -c 'exit 6')
+ok "polled once a minute, a job that exits 6 fails within 20 s" wait_state "$j" Failed 20
+is "$(sluice show "$j" -o json | json_get exit_code)" 6 "with its exit code, from the jobcomp line"
+stop_sluiced
+is "$?" 0 "sluiced stops cleanly again"
 done_testing

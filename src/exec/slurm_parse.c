@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +278,8 @@ static int digits(const char *p, int n)
 /* A time of scontrol's, "2026-12-04T18:30:01" in local time, into ms
  * since the epoch; false for anything else ("Unknown", "None", a date
  * that does not exist, one before 1970). */
+static pthread_mutex_t tz_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static bool parse_time(const char *v, int64_t *ms)
 {
     static const char shape[] = "dddd-dd-ddTdd:dd:dd";
@@ -298,10 +301,16 @@ static bool parse_time(const char *v, int64_t *ms)
     tm.tm_isdst = -1;
     mon = tm.tm_mon;
     mday = tm.tm_mday;
-    /* mktime would take 2026-02-31 as 2026-03-03: refused */
     if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-        tm.tm_min > 59 || tm.tm_sec > 60 || (t = mktime(&tm)) <= 0 ||
-        tm.tm_mon != mon || tm.tm_mday != mday)
+        tm.tm_min > 59 || tm.tm_sec > 60)
+        return false;
+    /* mktime reads the zone into globals of glibc's (tzset): one at a time,
+     * for threads that parse at once */
+    pthread_mutex_lock(&tz_mu);
+    t = mktime(&tm);
+    pthread_mutex_unlock(&tz_mu);
+    /* mktime would take 2026-02-31 as 2026-03-03: refused */
+    if (t <= 0 || tm.tm_mon != mon || tm.tm_mday != mday)
         return false;
     *ms = (int64_t)t * 1000;
     return true;

@@ -283,6 +283,9 @@ def pollcost():
     ids = r.stdout.split()
     few = ",".join(ids[:24])
     ways = [
+        ("squeue_O_partition", ["squeue", "-h", "-t", "all", "--partition=main", "-O",
+                                "JobID:|,HetJobID:|,HetJobOffset:|,State:|,exit_code:|,"
+                                "StartTime:|,EndTime:|,Reason:"]),
         ("squeue_text_partition", ["squeue", "-h", "-t", "all", "--partition=main", "-o", "%i|%T|%r"]),
         ("squeue_text_24_ids", ["squeue", "-h", "-t", "all", "-j", few, "-o", "%i|%T|%r"]),
         ("squeue_json", ["squeue", "--json"]),

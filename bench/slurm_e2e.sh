@@ -18,9 +18,10 @@
 #      GRES) to the first command, against sbatch --hold then
 #      scontrol release to the first command;
 #   4. the cost of one poll of job states with BENCH_POLL_JOBS (10,000)
-#      held jobs in Slurm: squeue's text for the partition (what the
-#      executor runs every --slurm-poll), squeue for 24 job ids, squeue
-#      --json, scontrol for one job and for all.
+#      held jobs in Slurm: squeue -O of the partition with the fields the
+#      executor reads every --slurm-poll, squeue's -o text for the
+#      partition and for 24 job ids, squeue --json, scontrol for one job
+#      and for all.
 #
 # Each job writes its own start time (date +%s%N), so start times are not
 # limited by Slurm's whole seconds. Run as root from the repository root
@@ -108,7 +109,7 @@ py plain "$N" "$CLIENTS"
 lab_wait_idle 60 >/dev/null
 say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL)"
 start_sluiced
-py sluice "$N" "$CLIENTS" "$URL" sluice_poll p
+py sluice "$N" "$CLIENTS" "$URL" sluice_poll o
 stop_sluiced
 lab_wait_idle 60 >/dev/null
 say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp)"
@@ -141,6 +142,6 @@ say "Sluice: first command to end seen, mean          : $(get sluice running_to_
 say "decision to running, one at a time p50 / p99    : $(get latency p50_ms) / $(get latency p99_ms) ms (max $(get latency max_ms))"
 say "sbatch pinned to first command p50 / p99         : $(get pinhold pinned_p50_ms) / $(get pinhold pinned_p99_ms) ms"
 say "held + scontrol release to first command p50/p99 : $(get pinhold held_release_p50_ms) / $(get pinhold held_release_p99_ms) ms"
-for w in squeue_text_partition squeue_text_24_ids squeue_json scontrol_one_job scontrol_all_jobs; do
+for w in squeue_O_partition squeue_text_partition squeue_text_24_ids squeue_json scontrol_one_job scontrol_all_jobs; do
     printf 'one poll, %s held jobs: %-22s: %s\n' "$(get pollcost jobs)" "$w" "$(getw $w)"
 done

@@ -18,7 +18,7 @@
  * considers them at once, where a job submitted ready waits for its
  * scheduler's next pass (bench/slurm_e2e.sh, submission to first command,
  * p50 of 50: 422 ms against 527 ms in one run, 57 ms against 903 ms in
- * another; never slower).
+ * another, 627 ms against 290 ms in a third: sooner in two of three).
  *
  * Every call to Slurm (sbatch, scancel, squeue, scontrol) is made by a
  * worker thread of the executor's own, so that the engine never waits
@@ -29,8 +29,9 @@
  * finds into events and waking the engine through an eventfd. Calls that
  * do not depend on each other (the submissions of a batch, the details of
  * a poll) run up to WAYS at once, on short-lived helper threads. With
- * the jobcomp file, its tail is read whenever it grows (a watcher thread,
- * inotify), so that an end is seen at once rather than at the next poll.
+ * the jobcomp file, a reader thread of its own reads the file's tail
+ * whenever it grows (inotify) and at every poll interval, so that an end
+ * is seen at once, even while the worker waits for Slurm.
  * A submission that fails ends its tasks with code 127 and the reason as
  * the event's note.
  *
@@ -45,8 +46,8 @@
  * Slurm keeps them: MinJobAge, docs/slurm.md).
  *
  * Locking: 'mu' guards the job table, the command and event queues, the
- * inventory and jc_dirty; the worker and its helpers run Slurm's tools
- * without it. A job record is freed only by the worker, once the engine
+ * inventory; the worker, its helpers and the jobcomp reader run Slurm's
+ * tools and read files without it. A job record is freed only by the worker, once the engine
  * released it and no command names it.
  */
 #include "executor.h"
@@ -55,15 +56,15 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -134,15 +135,14 @@ struct slurm {
     char run_dir[PATH_MAX];
     char bin[PATH_MAX];           /* "" = PATH */
     char jobcomp[PATH_MAX];       /* Slurm's jobcomp/filetxt file; "" = none */
-    /* the jobcomp file's tail: read at each poll, and at once when a
-     * watcher thread sees the file change (inotify; a file another host
-     * writes, over NFS, is read at the polls only) */
+    /* the jobcomp file's tail, read by a thread of its own when the file
+     * changes (inotify; a file another host writes, over NFS, is seen at
+     * the poll interval only) */
     pthread_t jc_thread;
     bool jc_started;
-    bool jc_dirty;                /* the file changed (under mu) */
-    int jc_inotify, jc_stop;      /* the watcher's fds; -1 = none */
-    off_t jc_off;                 /* read up to here (worker only) */
-    dev_t jc_dev;                 /* of the file read (worker only) */
+    int jc_inotify, jc_stop;      /* the reader's fds; -1 = none */
+    off_t jc_off;                 /* read up to here (reader only) */
+    dev_t jc_dev;                 /* of the file read (reader only) */
     ino_t jc_ino;
     struct sl_slurm_confine confine; /* how Slurm confines a job */
 };
@@ -466,11 +466,12 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
 
     sl_buf_init(&b);
     sl_buf_init(&t);
-    sl_buf_printf(&b, "#!/bin/sh\n# sluice job %lld, attempt %d\n: >", (long long)job->job_id,
-                  job->attempt);
+    /* not ':', a special built-in: a shell exits when its redirection fails */
+    sl_buf_printf(&b, "#!/bin/sh\n# sluice job %lld, attempt %d\ntrue 2>/dev/null >",
+                  (long long)job->job_id, job->attempt);
     up_path(s, job->job_id, job->attempt, up, sizeof(up));
     sl_slurm_shell_quote(&b, up);
-    sl_buf_adds(&b, " 2>/dev/null\n");
+    sl_buf_add(&b, "\n", 1);
     put_export(&b, strdup("PATH=" TASK_PATH));
     for (char *const *e = job->env; e && *e; e++)
         if (strncmp(*e, "SLUICE_DATASET", 14) != 0)
@@ -1297,63 +1298,62 @@ static void jobcomp_tail(struct slurm *s)
     fclose(f);
 }
 
-/* The watcher: wakes the worker when the jobcomp file changes. It watches
- * the file's directory, so that a rotated file's successor is seen. */
-static void *jobcomp_watch(void *arg)
+/* The reader: reads the jobcomp file's tail when the file changes (it
+ * watches the file's directory, so that a rotated file's successor is
+ * seen) and at every poll interval, until jc_stop is written. */
+static void *jobcomp_reader(void *arg)
 {
     struct slurm *s = arg;
     const char *base = strrchr(s->jobcomp, '/') + 1;
-    struct pollfd p[2] = {{.fd = s->jc_inotify, .events = POLLIN},
-                          {.fd = s->jc_stop, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = s->jc_stop, .events = POLLIN},
+                          {.fd = s->jc_inotify, .events = POLLIN}};
     char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
 
     pthread_setname_np(pthread_self(), "slurm-jobcomp");
     for (;;) {
+        int rc = poll(p, s->jc_inotify >= 0 ? 2 : 1, (int)s->poll_ms);
+        bool mine = rc == 0;
         ssize_t n;
-        bool mine = false;
-        if (poll(p, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        if (rc < 0 && errno != EINTR)
             break;
-        }
-        if (p[1].revents)
+        if (rc > 0 && p[0].revents)
             break;
-        if ((n = read(s->jc_inotify, buf, sizeof(buf))) <= 0)
-            continue;
-        for (char *q = buf; q < buf + n;) {
-            const struct inotify_event *ev = (const void *)q;
-            mine = mine || (ev->len && strcmp(ev->name, base) == 0) ||
-                   (ev->mask & IN_Q_OVERFLOW);
-            q += sizeof(*ev) + ev->len;
-        }
-        if (mine) {
-            pthread_mutex_lock(&s->mu);
-            s->jc_dirty = true;
-            pthread_cond_signal(&s->cond);
-            pthread_mutex_unlock(&s->mu);
-        }
+        if (rc > 0 && p[1].revents && (n = read(s->jc_inotify, buf, sizeof(buf))) > 0)
+            for (char *q = buf; q < buf + n;) {
+                const struct inotify_event *ev = (const void *)q;
+                mine = mine || (ev->len && strcmp(ev->name, base) == 0) ||
+                       (ev->mask & IN_Q_OVERFLOW);
+                q += sizeof(*ev) + ev->len;
+            }
+        if (mine)
+            jobcomp_tail(s);
     }
     return NULL;
 }
 
-/* Start the watcher; without it (no inotify) the file is read at the
- * polls only. */
-static void jobcomp_watch_start(struct slurm *s)
+/* Start the reader; without inotify it reads at the poll interval only. */
+static int jobcomp_reader_start(struct slurm *s, struct sl_error *err)
 {
     char dir[PATH_MAX];
     const char *slash = strrchr(s->jobcomp, '/');
+    int rc;
 
     snprintf(dir, sizeof(dir), "%.*s", slash == s->jobcomp ? 1 : (int)(slash - s->jobcomp),
              s->jobcomp);
     if ((s->jc_inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0 ||
-        inotify_add_watch(s->jc_inotify, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0 ||
-        (s->jc_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
-        pthread_create(&s->jc_thread, NULL, jobcomp_watch, s) != 0) {
-        sl_warn("msg=\"slurm executor: cannot watch the jobcomp file; it is read at each poll\" "
-                "path=%s error=\"%s\"", s->jobcomp, strerror(errno));
-        return;
+        inotify_add_watch(s->jc_inotify, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+        sl_warn("msg=\"slurm executor: cannot watch the jobcomp file; it is read at each "
+                "poll interval\" path=%s error=\"%s\"", s->jobcomp, strerror(errno));
+        if (s->jc_inotify >= 0)
+            close(s->jc_inotify);
+        s->jc_inotify = -1;
     }
+    if ((s->jc_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        return sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
+    if ((rc = pthread_create(&s->jc_thread, NULL, jobcomp_reader, s)) != 0)
+        return sl_errorf(err, -rc, "slurm executor: cannot start its jobcomp reader");
     s->jc_started = true;
+    return 0;
 }
 
 /* ---- the worker loop -------------------------------------------------------- */
@@ -1384,7 +1384,6 @@ static void *worker(void *arg)
     int64_t next_poll = 0;
     struct sjob **held = NULL;
     size_t nheld = 0, held_cap = 0;
-    bool jc;
 
     pthread_setname_np(pthread_self(), "slurm");
     pthread_mutex_lock(&s->mu);
@@ -1392,7 +1391,7 @@ static void *worker(void *arg)
         struct cmd *cmds;
         size_t ncmds;
         int64_t now = sl_mono_ms();
-        if (!s->ncmds && !s->jc_dirty && now < next_poll) {
+        if (!s->ncmds && now < next_poll) {
             struct timespec ts;
             int64_t until;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -1406,11 +1405,7 @@ static void *worker(void *arg)
         ncmds = s->ncmds;
         s->cmds = NULL;
         s->ncmds = s->cmds_cap = 0;
-        jc = s->jc_dirty || now >= next_poll;
-        s->jc_dirty = false;
         pthread_mutex_unlock(&s->mu);
-        if (jc)
-            jobcomp_tail(s);
         /* the submissions at once, then the signals in order (a cancel
          * of a job submitted in this batch finds it), then one release
          * of those submitted that no signal cancelled */
@@ -1903,7 +1898,8 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
     s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
     if (s->jobcomp[0]) {
         jobcomp_skip(s);
-        jobcomp_watch_start(s);
+        if ((rc = jobcomp_reader_start(s, err)) < 0)
+            goto fail;
     }
     if ((rc = pthread_create(&s->thread, NULL, worker, s)) != 0) {
         rc = sl_errorf(err, -rc, "slurm executor: cannot start its thread");

@@ -76,8 +76,9 @@ _tap_result() { # STATUS NAME
     return "$1"
 }
 
-# diag LINE...: each argument on its own "# " line.
-diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# diag LINE...: each argument on its own "# " line, on stderr (where prove
+# shows it, as Test::More's diagnostics).
+diag() { printf '%s\n' "$@" | sed 's/^/# /' >&2; }
 pass() { _tap_result 0 "$1"; }
 fail() { _tap_result 1 "$1" || true; return 1; }
 

@@ -886,11 +886,12 @@ static void giveup_unavailable(struct slurm *s, struct look *l)
 
     snprintf(note, sizeof(note), "Slurm did not start it: %s (its node went out of service "
              "before it started)", l->reason);
-    cancel_now(s, l->sid);
+    /* its end first: the jobcomp reader may see the cancel at once */
     pthread_mutex_lock(&s->mu);
     if (l->j->st != SJ_DONE)
         push_end(s, l->j, SL_EXEC_EV_LOST, NULL, NULL, note);
     pthread_mutex_unlock(&s->mu);
+    cancel_now(s, l->sid);
 }
 
 /* ---- running Slurm's tools several at once ------------------------------ */

@@ -8,8 +8,8 @@
  * srun across them) for a gang over several. Each component asks for its
  * node (-w), its tasks, their CPUs and memory, and their GPUs as GRES of
  * one type per index (gpu:g3:1) or, for a fraction, shards of that GPU
- * (shard:g3:500). Slurm
- * can then start it only where Sluice placed it; once it runs, its
+ * (shard:g3:500). Slurm can then start it only where Sluice placed it;
+ * once it runs, its
  * allocation is read back and checked, and a job that got anything else is
  * cancelled and reported lost.
  *
@@ -45,111 +45,35 @@
  * jobs that still run and learns how the others ended (for as long as
  * Slurm keeps them: MinJobAge, docs/slurm.md).
  *
- * Locking: 'mu' guards the job table, the command and event queues, the
+ * This file submits, signals, reads the nodes and answers the engine;
+ * slurm_poll.c reads what Slurm says of the jobs (slurm_int.h).
+ *
+ * Locking: 'mu' guards the job table, the command and event queues and the
  * inventory; the worker, its helpers and the jobcomp reader run Slurm's
- * tools and read files without it. A job record is freed only by the worker, once the engine
- * released it and no command names it.
+ * tools and read files without it. A job record is freed only by the
+ * worker, once the engine released it and no command names it.
  */
-#include "executor.h"
+#include "slurm_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
-#include <poll.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../util/buf.h"
-#include "run.h"
-#include "slurm.h"
-
-#define CMD_TIMEOUT_MS 30000     /* one call of a Slurm tool */
-#define OUT_CAP ((size_t)32 << 20)
-#define NODE_POLL_MS 5000
-#define MAX_TASKS 64             /* of a gang; so many components at most */
-#define WAYS 8                   /* Slurm commands the worker runs at once */
-#define TASK_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-enum sj_state { SJ_SUBMIT, SJ_WAITING, SJ_RUNNING, SJ_DONE };
-
-struct sjob {
-    int64_t id;
-    int attempt;
-    int ntasks;
-    uint64_t slurm_id;            /* 0 until sbatch answered */
-    enum sj_state st;
-    bool checked;                 /* its allocation was checked */
-    bool released;                /* the engine is done with it */
-    bool unheld;                  /* Slurm took its release (worker only) */
-    int killed_sig;               /* a signal that cancelled it (pending) */
-    int deferred_sig;             /* one to send once its script runs
-                                     (worker only) */
-    int ncmds;                    /* queued commands that name it */
-    struct sl_exec_place *want;   /* the placement decided (ntasks) */
-    int ncomp;                    /* Slurm job components: one per node */
-    int *comp;                    /* task -> its component (ntasks) */
-    int *ncomp_tasks;             /* component -> its number of tasks */
-    struct sl_slurm_place *comps; /* component -> what it holds there */
-    char **argv;                  /* sbatch's, until submitted (owned) */
-    char *script;                 /* the batch script, until submitted */
-};
-
-enum cmd_kind { C_SUBMIT, C_SIGNAL };
-
-struct cmd {
-    enum cmd_kind kind;
-    struct sjob *j;
-    int sig;
-};
-
-struct slurm {
-    struct sl_executor base;
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    pthread_t thread;
-    bool started, stop;
-    struct sl_inventory nodes;    /* append-only: node i stays node i */
-    struct sjob **jobs;
-    size_t njobs, jobs_cap;
-    struct cmd *cmds;
-    size_t ncmds, cmds_cap;
-    struct sl_exec_event *events;
-    size_t nevents, events_cap;
-    int wake_fd;
-    int64_t poll_ms, next_node_poll;
-    bool nodes_stale;             /* read the nodes at the next poll */
-    char partition[64];
-    char outdir[PATH_MAX];
-    char run_dir[PATH_MAX];
-    char bin[PATH_MAX];           /* "" = PATH */
-    char jobcomp[PATH_MAX];       /* Slurm's jobcomp/filetxt file; "" = none */
-    /* the jobcomp file's tail, read by a thread of its own when the file
-     * changes (inotify; a file another host writes, over NFS, is seen at
-     * the poll interval only) */
-    pthread_t jc_thread;
-    bool jc_started;
-    int jc_inotify, jc_stop;      /* the reader's fds; -1 = none */
-    off_t jc_off;                 /* read up to here (reader only) */
-    dev_t jc_dev;                 /* of the file read (reader only) */
-    ino_t jc_ino;
-    struct sl_slurm_confine confine; /* how Slurm confines a job */
-};
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void tool(const struct slurm *s, const char *name, char *buf, size_t size)
+void sl_slx_tool(const struct slurm *s, const char *name, char *buf, size_t size)
 {
     if (s->bin[0])
         snprintf(buf, size, "%s/%s", s->bin, name);
@@ -157,7 +81,7 @@ static void tool(const struct slurm *s, const char *name, char *buf, size_t size
         snprintf(buf, size, "%s", name);
 }
 
-static int vec_grow(void **v, size_t *cap, size_t n, size_t elem)
+int sl_slx_vec_grow(void **v, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)
         return 0;
@@ -180,22 +104,18 @@ static void wake(struct slurm *s)
     }
 }
 
-/* When each task began and ended, as Slurm says (0 = unknown). */
-struct span {
-    int64_t start_ms[MAX_TASKS], end_ms[MAX_TASKS];
-};
-
 /* Queue an end for every task of 'j' (caller holds mu), with its exit code
  * (codes; NULL = 0) and its times (NULL = unknown). A job lost (node
  * failure, a node out of service) has the nodes read again at once, so
  * that its retry is not placed where it was lost. */
-static void push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind kind,
+void sl_slx_push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind kind,
                      const int *codes, const struct span *sp, const char *note)
 {
     if (kind == SL_EXEC_EV_LOST)
         s->nodes_stale = true;
     for (int t = 0; t < j->ntasks; t++) {
-        if (vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) < 0) {
+        if (sl_slx_vec_grow((void **)&s->events, &s->events_cap, s->nevents,
+                            sizeof(*s->events)) < 0) {
             sl_error("msg=\"slurm executor: out of memory; a task's end is lost\" job=%lld",
                      (long long)j->id);
             continue;
@@ -237,7 +157,7 @@ static void job_free(struct sjob *j)
 
 static int queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int sig)
 {
-    if (vec_grow((void **)&s->cmds, &s->cmds_cap, s->ncmds, sizeof(*s->cmds)) < 0)
+    if (sl_slx_vec_grow((void **)&s->cmds, &s->cmds_cap, s->ncmds, sizeof(*s->cmds)) < 0)
         return -ENOMEM;
     s->cmds[s->ncmds++] = (struct cmd){kind, j, sig};
     j->ncmds++;
@@ -259,7 +179,7 @@ static void up_path(const struct slurm *s, int64_t id, int attempt, char *buf, s
     snprintf(buf, size, "%s/.%lld.%d.up", s->outdir, (long long)id, attempt);
 }
 
-static bool is_up(const struct slurm *s, const struct sjob *j)
+bool sl_slx_is_up(const struct slurm *s, const struct sjob *j)
 {
     char path[PATH_MAX + 64];
 
@@ -297,7 +217,7 @@ static void arg(struct argv_b *a, const char *fmt, ...)
     va_start(ap, fmt);
     n = vasprintf(&s, fmt, ap);
     va_end(ap);
-    if (n < 0 || vec_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(char *)) < 0) {
+    if (n < 0 || sl_slx_vec_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(char *)) < 0) {
         free(n < 0 ? NULL : s);
         a->failed = true;
         return;
@@ -339,7 +259,7 @@ static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
     const struct sl_job_spec *sp = job->spec;
     int64_t cpus = (sp->cpu_milli + 999) / 1000, mem_mb = (sp->mem_bytes + (1 << 20) - 1) >> 20;
 
-    tool(s, "sbatch", sbatch, sizeof(sbatch));
+    sl_slx_tool(s, "sbatch", sbatch, sizeof(sbatch));
     arg(&a, "%s", sbatch);
     arg(&a, "--parsable");
     arg(&a, "--job-name=sluice-%lld-%d", (long long)job->job_id, job->attempt);
@@ -512,7 +432,7 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
 
 /* Run a Slurm tool; 'say' (may be NULL) gets the first line of what it
  * said when it failed. Returns its exit status, or -errno. */
-static int call(char *const argv[], const char *input, struct sl_run_result *res, char *say,
+int sl_slx_call(char *const argv[], const char *input, struct sl_run_result *res, char *say,
                 size_t say_size)
 {
     struct sl_error err = {0};
@@ -565,7 +485,7 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
     if ((rc = write_script(path, j->script)) < 0) {
         snprintf(say, sizeof(say), "cannot write %s: %s", path, strerror(-rc));
     } else {
-        rc = call(j->argv, NULL, &res, say, sizeof(say));
+        rc = sl_slx_call(j->argv, NULL, &res, say, sizeof(say));
         unlink(path);
     }
     semi = res.out.data ? strchr(res.out.data, ';') : NULL;
@@ -591,7 +511,7 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
         for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
             codes[t] = 127;
         snprintf(note, sizeof(note), "Slurm refused the job: %s", say[0] ? say : "sbatch failed");
-        push_end(s, j, SL_EXEC_EV_EXITED, codes, NULL, note);
+        sl_slx_push_end(s, j, SL_EXEC_EV_EXITED, codes, NULL, note);
     }
     pthread_mutex_unlock(&s->mu);
     if (id > 0) {
@@ -606,20 +526,20 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
 /* Release jobs submitted held: one scontrol per 256 of them. Those of a
  * call that fails stay held until the next poll sees them so and releases
  * each again; a job held again by hand after its release stays held. */
-static void release(struct slurm *s, struct sjob *const *js, size_t n)
+void sl_slx_release(struct slurm *s, struct sjob *const *js, size_t n)
 {
     char scontrol[PATH_MAX + 16], list[256 * 21], say[160];
     char *argv[] = {scontrol, "release", list, NULL};
     struct sl_run_result res;
 
-    tool(s, "scontrol", scontrol, sizeof(scontrol));
+    sl_slx_tool(s, "scontrol", scontrol, sizeof(scontrol));
     for (size_t i = 0, first; i < n;) {
         size_t len = 0;
         for (first = i; i < n && i - first < 256; i++)
             len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%llu",
                                     i > first ? "," : "", (unsigned long long)js[i]->slurm_id);
         say[0] = '\0';
-        if (call(argv, NULL, &res, say, sizeof(say)) == 0)
+        if (sl_slx_call(argv, NULL, &res, say, sizeof(say)) == 0)
             for (size_t k = first; k < i; k++)
                 js[k]->unheld = true;
         else
@@ -628,28 +548,32 @@ static void release(struct slurm *s, struct sjob *const *js, size_t n)
     }
 }
 
-/* scancel --signal=SIG --full: to the batch script, its children and its
- * steps. */
-static void send_signal(struct slurm *s, uint64_t sid, int sig)
+/* scancel JOB when 'sig' is 0 (cancel it: Slurm's SIGTERM, KillWait,
+ * SIGKILL, wherever it is in its launch), else scancel --signal=SIG --full
+ * JOB (to the batch script, its children and its steps). */
+void sl_slx_scancel(struct slurm *s, uint64_t sid, int sig)
 {
     char scancel[PATH_MAX + 16], sigarg[32], id[32], name[16], say[160] = "";
     char *argv[] = {scancel, sigarg, "--full", id, NULL};
     struct sl_run_result res;
 
-    if (sig_name(sig, name, sizeof(name)) < 0)
+    if (sig && sig_name(sig, name, sizeof(name)) < 0)
         return;
-    tool(s, "scancel", scancel, sizeof(scancel));
-    snprintf(sigarg, sizeof(sigarg), "--signal=%s", name);
+    sl_slx_tool(s, "scancel", scancel, sizeof(scancel));
     snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
-    if (call(argv, NULL, &res, say, sizeof(say)) != 0)
+    if (sig) {
+        snprintf(sigarg, sizeof(sigarg), "--signal=%s", name);
+    } else {
+        argv[1] = id;
+        argv[2] = NULL;
+    }
+    if (sl_slx_call(argv, NULL, &res, say, sizeof(say)) != 0)
         sl_warn("msg=\"scancel failed\" slurm_job=%s signal=%d error=\"%s\"", id, sig, say);
     sl_run_result_fini(&res);
 }
 
-static void cancel_now(struct slurm *s, uint64_t sid);
-
 /* Slurm delivers a signal only to a script its node has started: a job
- * whose script has not yet said it is up (is_up) is cancelled outright
+ * whose script has not yet said it is up (sl_slx_is_up) is cancelled outright
  * for a stop (SIGTERM, SIGKILL: it has nothing to save yet), and gets any
  * other signal (a checkpoint signal) once it is up, at a poll. */
 static void do_signal(struct slurm *s, struct sjob *j, int sig)
@@ -663,466 +587,16 @@ static void do_signal(struct slurm *s, struct sjob *j, int sig)
     pthread_mutex_unlock(&s->mu);
     if (st == SJ_DONE || sid == 0)
         return;
-    if (is_up(s, j)) {
-        send_signal(s, sid, sig);
+    if (sl_slx_is_up(s, j)) {
+        sl_slx_scancel(s, sid, sig);
     } else if (sig == SIGTERM || sig == SIGKILL) {
         pthread_mutex_lock(&s->mu);
         j->killed_sig = sig;
         pthread_mutex_unlock(&s->mu);
-        cancel_now(s, sid);
+        sl_slx_scancel(s, sid, 0);
     } else {
         j->deferred_sig = sig;
     }
-}
-
-/* Cancel Slurm job 'sid' at once (a job Sluice no longer wants). */
-static void cancel_now(struct slurm *s, uint64_t sid)
-{
-    char scancel[PATH_MAX + 16], id[32], say[160] = "";
-    char *argv[] = {scancel, id, NULL};
-    struct sl_run_result res;
-
-    tool(s, "scancel", scancel, sizeof(scancel));
-    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
-    if (call(argv, NULL, &res, say, sizeof(say)) != 0)
-        sl_warn("msg=\"scancel failed\" slurm_job=%s error=\"%s\"", id, say);
-    sl_run_result_fini(&res);
-}
-
-/* ---- the worker: what Slurm says of the jobs ---------------------------- */
-
-/* The lines of Slurm job 'sid' (one per component) in the jobcomp file:
- * 0, or -ENOENT when it has none (or there is no file). The file only
- * grows (an admin rotates it); it is read line by line, and a line
- * longer than 64 KiB (a job name with newlines) is skipped. */
-static int jobcomp_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *out, int max,
-                           int *n)
-{
-    char want[40], het[48], *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    FILE *f;
-
-    *n = 0;
-    if (!s->jobcomp[0])
-        return -ENOENT;
-    if (!(f = fopen(s->jobcomp, "re"))) {
-        sl_warn("msg=\"slurm executor: cannot read the jobcomp file\" path=%s error=\"%s\"",
-                s->jobcomp, strerror(errno));
-        return -ENOENT;
-    }
-    snprintf(want, sizeof(want), "JobId=%llu ", (unsigned long long)sid);
-    snprintf(het, sizeof(het), " HetJobId=%llu ", (unsigned long long)sid);
-    while ((len = getline(&line, &cap, f)) > 0) {
-        struct sl_slurm_job j;
-        if (len > 65536 || (strncmp(line, want, strlen(want)) != 0 && !strstr(line, het)))
-            continue;
-        line[strcspn(line, "\n")] = '\0';
-        if (sl_slurm_parse_job(line, &j) < 0 || sl_slurm_phase(j.state) < SL_SLURM_ENDED)
-            continue;
-        /* a requeued job has a line per run: the last one counts */
-        for (int k = 0; k < *n; k++)
-            if (out[k].id == j.id) {
-                out[k] = j;
-                goto next;
-            }
-        if (*n < max)
-            out[(*n)++] = j;
-    next:;
-    }
-    free(line);
-    fclose(f);
-    return *n > 0 ? 0 : -ENOENT;
-}
-
-/* The details of Slurm job 'sid' (one entry per component), or -ENOENT
- * when Slurm no longer knows it, nor its jobcomp file. */
-static int job_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *out, int max, int *n)
-{
-    char scontrol[PATH_MAX + 16], id[32];
-    char *argv[] = {scontrol, "show", "job", "-d", "-o", id, NULL};
-    struct sl_run_result res;
-    int rc;
-
-    *n = 0;
-    tool(s, "scontrol", scontrol, sizeof(scontrol));
-    snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
-    if ((rc = call(argv, NULL, &res, NULL, 0)) != 0) {
-        bool unknown = res.err.data && strstr(res.err.data, "Invalid job id");
-        sl_run_result_fini(&res);
-        return unknown ? jobcomp_details(s, sid, out, max, n) : -EIO;
-    }
-    for (char *line = res.out.data, *nl; line && *line && *n < max; line = nl ? nl + 1 : NULL) {
-        if ((nl = strchr(line, '\n')))
-            *nl = '\0';
-        if (sl_slurm_parse_job(line, &out[*n]) == 0)
-            (*n)++;
-    }
-    sl_run_result_fini(&res);
-    return *n > 0 ? 0 : -EIO;
-}
-
-/* What the components of a job say: its phase (the latest of them), the
- * exit code of each task, and whether its allocation is the one decided. */
-static void job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_job *c, int n)
-{
-    enum sl_slurm_phase phase = SL_SLURM_ENDED;
-    int codes[MAX_TASKS] = {0};
-    struct span sp = {{0}, {0}};
-    char why[160] = "", note[200];
-
-    /* the least advanced component decides: waiting, running, else ended
-     * (lost when any component was) */
-    for (int k = 0; k < n; k++) {
-        enum sl_slurm_phase p = sl_slurm_phase(c[k].state);
-        if ((p == SL_SLURM_LOST ? SL_SLURM_ENDED : p) < phase)
-            phase = p;
-        /* a component's exit code and times are its batch script's:
-         * every task's */
-        for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
-            if (j->comp[t] == c[k].het_offset) {
-                codes[t] = c[k].exit_code;
-                /* Slurm's times are whole seconds: it began at or after
-                 * StartTime, and had ended by the end of EndTime's second */
-                sp.start_ms[t] = c[k].start_ms;
-                sp.end_ms[t] = c[k].end_ms ? c[k].end_ms + 999 : 0;
-            }
-        if (p == SL_SLURM_LOST && !why[0])
-            snprintf(why, sizeof(why), "Slurm job %llu ended %s",
-                     (unsigned long long)c[k].id, c[k].state);
-    }
-    if (phase == SL_SLURM_ENDED && why[0])
-        phase = SL_SLURM_LOST;
-    pthread_mutex_lock(&s->mu);
-    if (j->st == SJ_DONE) {
-        pthread_mutex_unlock(&s->mu);
-        return;
-    }
-    if (phase == SL_SLURM_RUNNING && !j->checked) {
-        j->st = SJ_RUNNING;
-        j->checked = true;
-        for (int k = 0; k < n && !why[0]; k++) {
-            int off = c[k].het_offset;
-            if (off < 0 || off >= j->ncomp)
-                snprintf(why, sizeof(why), "Slurm job %llu has a component %d not asked for",
-                         (unsigned long long)c[k].id, off);
-            else if (c[k].nplaces > 1)
-                snprintf(why, sizeof(why), "Slurm job %llu holds %d nodes for one component",
-                         (unsigned long long)c[k].id, c[k].nplaces);
-            else if (c[k].nplaces == 1 && strcmp(c[k].state, "RUNNING") == 0)
-                /* only while it runs: once it is completing, Slurm shows
-                 * its node with what is left of its GRES, or none */
-                sl_slurm_check_place(&c[k].places[0], &j->comps[off], why, sizeof(why));
-        }
-        if (why[0]) {
-            snprintf(note, sizeof(note), "placement mismatch, cancelled: %s", why);
-            push_end(s, j, SL_EXEC_EV_LOST, NULL, NULL, note);
-            pthread_mutex_unlock(&s->mu);
-            cancel_now(s, c[0].id);
-            return;
-        }
-    } else if (phase == SL_SLURM_RUNNING) {
-        j->st = SJ_RUNNING;
-    } else if (phase == SL_SLURM_LOST) {
-        push_end(s, j, SL_EXEC_EV_LOST, NULL, &sp, why);
-    } else if (phase == SL_SLURM_ENDED) {
-        if (j->killed_sig)
-            for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
-                codes[t] = 128 + j->killed_sig;
-        push_end(s, j, SL_EXEC_EV_EXITED, codes, &sp, NULL);
-    }
-    pthread_mutex_unlock(&s->mu);
-}
-
-/* A job the poll looks at: pinned (ncmds) so that it outlives a release
- * meanwhile. */
-struct look {
-    struct sjob *j;
-    uint64_t sid;
-    bool checked;
-    enum sj_state st;
-    int deferred_sig;
-    size_t q, nq;                 /* its components' lines: q[q, q + nq) */
-    int running, ended, waiting;  /* its components, by phase */
-    bool held;                    /* held, never released (its release
-                                     failed, or sluiced stopped between
-                                     submit and release) */
-    bool unavailable;             /* waiting for a node Slurm will not give */
-    char reason[96];              /* then Slurm's reason */
-};
-
-/* One line of the poll's squeue: what the executor keeps of it. */
-struct qline {
-    uint64_t sid;
-    int het_offset, exit_code;
-    int64_t start_ms, end_ms;
-    char state[32];
-    char reason[96];
-};
-
-/* Whether a job Slurm holds back with 'reason' waits for a node that is not
- * up: ReqNodeNotAvail ("UnavailableNodes:n3") for one of its nodes that
- * the executor has drained or down. Slurm would start it only when the
- * node is back, while Sluice counts it as running there. */
-static bool unavailable(struct slurm *s, const struct sjob *j, const char *reason)
-{
-    bool out = false;
-
-    if (strncmp(reason, "ReqNodeNotAvail", 15) != 0)
-        return false;
-    pthread_mutex_lock(&s->mu);
-    for (int c = 0; c < j->ncomp && !out; c++)
-        for (int i = 0; i < s->nodes.n && !out; i++)
-            out = strcmp(s->nodes.nodes[i].name, j->comps[c].node) == 0 &&
-                  s->nodes.nodes[i].state != SL_NODE_UP;
-    pthread_mutex_unlock(&s->mu);
-    return out;
-}
-
-/* Cancel a job that cannot start where it was placed and report it lost. */
-static void giveup_unavailable(struct slurm *s, struct look *l)
-{
-    char note[200];
-
-    snprintf(note, sizeof(note), "Slurm did not start it: %s (its node went out of service "
-             "before it started)", l->reason);
-    /* its end first: the jobcomp reader may see the cancel at once */
-    pthread_mutex_lock(&s->mu);
-    if (l->j->st != SJ_DONE)
-        push_end(s, l->j, SL_EXEC_EV_LOST, NULL, NULL, note);
-    pthread_mutex_unlock(&s->mu);
-    cancel_now(s, l->sid);
-}
-
-/* ---- running Slurm's tools several at once ------------------------------ */
-
-struct fan {
-    struct slurm *s;
-    void (*fn)(struct slurm *s, void *item);
-    char *items;
-    size_t size, n;
-    atomic_size_t next;
-};
-
-static void *fan_run(void *arg)
-{
-    struct fan *f = arg;
-
-    for (size_t i; (i = atomic_fetch_add(&f->next, 1)) < f->n;)
-        f->fn(f->s, f->items + i * f->size);
-    return NULL;
-}
-
-/* fn(s, item) for each of the n items of 'size' bytes at 'items', up to
- * WAYS at once (slurmctld serves each call on a thread of its own, and
- * most of a call's time is spent waiting for it); returns when all are
- * done. Fewer at once, down to one, when threads cannot be made. */
-static void fan_out(struct slurm *s, void *items, size_t n, size_t size,
-                    void (*fn)(struct slurm *, void *))
-{
-    struct fan f = {.s = s, .fn = fn, .items = items, .size = size, .n = n};
-    pthread_t t[WAYS - 1];
-    int nt = 0;
-
-    atomic_init(&f.next, 0);
-    while (nt < WAYS - 1 && (size_t)nt + 1 < n && pthread_create(&t[nt], NULL, fan_run, &f) == 0)
-        nt++;
-    fan_run(&f);
-    for (int i = 0; i < nt; i++)
-        pthread_join(t[i], NULL);
-}
-
-/* ---- the poll ----------------------------------------------------------- */
-
-static int look_cmp(const void *a, const void *b)
-{
-    const struct look *x = a, *y = b;
-    return x->sid < y->sid ? -1 : x->sid > y->sid;
-}
-
-static int qline_cmp(const void *a, const void *b)
-{
-    const struct qline *x = a, *y = b;
-    if (x->sid != y->sid)
-        return x->sid < y->sid ? -1 : 1;
-    return x->het_offset - y->het_offset;
-}
-
-/* squeue's lines of the partition's jobs into q (sorted by job id); -EIO
- * when squeue failed, -ENOMEM. */
-static int read_queue(struct slurm *s, struct qline **q, size_t *nq)
-{
-    char squeue[PATH_MAX + 16], part[80];
-    char *argv[] = {squeue, "-h", "-t", "all", part, "-O", SL_SLURM_SQUEUE_FORMAT, NULL};
-    struct sl_run_result res;
-    size_t cap = 0;
-    int rc = 0;
-
-    *q = NULL;
-    *nq = 0;
-    tool(s, "squeue", squeue, sizeof(squeue));
-    snprintf(part, sizeof(part), "--partition=%s", s->partition);
-    if (call(argv, NULL, &res, NULL, 0) != 0) {
-        sl_run_result_fini(&res);
-        return -EIO;
-    }
-    for (char *line = res.out.data, *nl; line && *line && rc == 0; line = nl ? nl + 1 : NULL) {
-        struct sl_slurm_job c;
-        if ((nl = strchr(line, '\n')))
-            *nl = '\0';
-        if (sl_slurm_parse_squeue(line, &c) < 0)
-            continue;
-        if ((rc = vec_grow((void **)q, &cap, *nq, sizeof(**q))) < 0)
-            break;
-        struct qline *ql = &(*q)[(*nq)++];
-        ql->sid = c.id;
-        ql->het_offset = c.het_offset;
-        ql->exit_code = c.exit_code;
-        ql->start_ms = c.start_ms;
-        ql->end_ms = c.end_ms;
-        snprintf(ql->state, sizeof(ql->state), "%s", c.state);
-        snprintf(ql->reason, sizeof(ql->reason), "%s", c.reason);
-    }
-    sl_run_result_fini(&res);
-    if (rc < 0) {
-        free(*q);
-        *q = NULL;
-        *nq = 0;
-        return rc;
-    }
-    if (*nq > 1)
-        qsort(*q, *nq, sizeof(**q), qline_cmp);
-    return 0;
-}
-
-/* Settle a job Slurm has ended from the poll's lines of its components. */
-static void settle_ended(struct slurm *s, struct look *l, const struct qline *q,
-                         struct sl_slurm_job *comp)
-{
-    int n = 0;
-
-    for (size_t k = 0; k < l->nq && n < MAX_TASKS; k++, n++) {
-        const struct qline *ql = &q[l->q + k];
-        memset(&comp[n], 0, sizeof(comp[n]));
-        comp[n].id = ql->sid;
-        comp[n].het_offset = ql->het_offset;
-        comp[n].exit_code = ql->exit_code;
-        comp[n].start_ms = ql->start_ms;
-        comp[n].end_ms = ql->end_ms;
-        snprintf(comp[n].state, sizeof(comp[n].state), "%s", ql->state);
-    }
-    job_settle(s, l->j, comp, n);
-}
-
-/* For fan_out: a job squeue no longer shows, or that started and has not
- * been checked: its details from scontrol (or the jobcomp file). */
-static void look_details(struct slurm *s, void *item)
-{
-    struct look *l = item;
-    struct sl_slurm_job *comp = calloc(MAX_TASKS, sizeof(*comp));
-    int nc, rc;
-
-    if (!comp)
-        return; /* the next poll looks again */
-    if ((rc = job_details(s, l->sid, comp, MAX_TASKS, &nc)) == 0) {
-        job_settle(s, l->j, comp, nc);
-    } else if (rc == -ENOENT) {
-        char note[160];
-        snprintf(note, sizeof(note), "Slurm no longer knows its job %llu",
-                 (unsigned long long)l->sid);
-        pthread_mutex_lock(&s->mu);
-        if (l->j->st != SJ_DONE)
-            push_end(s, l->j, SL_EXEC_EV_LOST, NULL, NULL, note);
-        pthread_mutex_unlock(&s->mu);
-    }
-    free(comp);
-}
-
-/* One squeue of the partition: ends are read from it; the jobs that
- * started are checked (scontrol, several at once), those squeue no
- * longer shows are asked after; held ones are released, and a signal
- * waiting for its job's script is sent once that is up. */
-static void poll_jobs(struct slurm *s)
-{
-    struct look *l = NULL, *ask = NULL;
-    struct qline *q = NULL;
-    struct sl_slurm_job *comp = NULL;
-    struct sjob **held = NULL;    /* those to release, together */
-    size_t n = 0, nq = 0, nask = 0, nheld = 0;
-
-    pthread_mutex_lock(&s->mu);
-    if (s->njobs && (l = calloc(s->njobs, sizeof(*l))))
-        for (size_t i = 0; i < s->njobs; i++) {
-            struct sjob *j = s->jobs[i];
-            if (j->st != SJ_WAITING && j->st != SJ_RUNNING)
-                continue;
-            j->ncmds++;
-            l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked,
-                                   .st = j->st, .deferred_sig = j->deferred_sig};
-        }
-    pthread_mutex_unlock(&s->mu);
-    if (!n) {
-        free(l);
-        return;
-    }
-    if (!(comp = calloc(MAX_TASKS, sizeof(*comp))) || !(held = calloc(n, sizeof(*held))) ||
-        !(ask = calloc(n, sizeof(*ask)))) {
-        sl_warn("msg=\"slurm executor: out of memory; the jobs' states wait for the next poll\"");
-        goto out;
-    }
-    if (read_queue(s, &q, &nq) < 0) {
-        sl_warn("msg=\"squeue failed; the jobs' states wait for the next poll\"");
-        goto out;
-    }
-    qsort(l, n, sizeof(*l), look_cmp);
-    for (size_t i = 0, k = 0; i < n; i++) {
-        while (k < nq && q[k].sid < l[i].sid)
-            k++;
-        l[i].q = k;
-        for (size_t m = k; m < nq && q[m].sid == l[i].sid; m++) {
-            enum sl_slurm_phase p = sl_slurm_phase(q[m].state);
-            l[i].nq++;
-            if (p == SL_SLURM_WAITING && strncmp(q[m].reason, "JobHeld", 7) == 0 &&
-                !l[i].j->unheld)
-                l[i].held = true;
-            if (p == SL_SLURM_WAITING && unavailable(s, l[i].j, q[m].reason)) {
-                l[i].unavailable = true;
-                snprintf(l[i].reason, sizeof(l[i].reason), "%s", q[m].reason);
-            }
-            l[i].running += p == SL_SLURM_RUNNING;
-            l[i].ended += p == SL_SLURM_ENDED || p == SL_SLURM_LOST;
-            l[i].waiting += p == SL_SLURM_WAITING;
-        }
-        if (l[i].held)
-            held[nheld++] = l[i].j;
-    }
-    release(s, held, nheld);
-    for (size_t i = 0; i < n; i++) {
-        struct look *x = &l[i];
-        if (x->held)
-            continue;
-        if (x->unavailable && !x->running)
-            giveup_unavailable(s, x);
-        else if (x->ended && !x->running && !x->waiting)
-            settle_ended(s, x, q, comp);
-        else if (!x->nq || (x->running && !x->checked))
-            ask[nask++] = *x;
-        if (x->deferred_sig && x->running && is_up(s, x->j)) {
-            x->j->deferred_sig = 0;
-            send_signal(s, x->sid, x->deferred_sig);
-        }
-    }
-    fan_out(s, ask, nask, sizeof(*ask), look_details);
-out:
-    pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < n; i++)
-        l[i].j->ncmds--;
-    pthread_mutex_unlock(&s->mu);
-    free(q);
-    free(comp);
-    free(held);
-    free(ask);
-    free(l);
 }
 
 /* ---- nodes ----------------------------------------------------------------- */
@@ -1137,8 +611,8 @@ static int read_confine(struct slurm *s, struct sl_error *err)
     struct sl_run_result res = {0};
     int rc;
 
-    tool(s, "scontrol", tool_path, sizeof(tool_path));
-    rc = call(argv, NULL, &res, say, sizeof(say));
+    sl_slx_tool(s, "scontrol", tool_path, sizeof(tool_path));
+    rc = sl_slx_call(argv, NULL, &res, say, sizeof(say));
     if (rc == 0 && (!res.out.data || sl_slurm_parse_confine(res.out.data, &s->confine) < 0))
         snprintf(say, sizeof(say), "its answer has no TaskPlugin");
     else if (rc != 0 && !say[0])
@@ -1159,8 +633,8 @@ static int read_nodes(struct slurm *s, struct sl_inventory *out, struct sl_error
 
     if (!node)
         return sl_errorf(err, -ENOMEM, "out of memory");
-    tool(s, "scontrol", scontrol, sizeof(scontrol));
-    if ((rc = call(argv, NULL, &res, say, sizeof(say))) != 0) {
+    sl_slx_tool(s, "scontrol", scontrol, sizeof(scontrol));
+    if ((rc = sl_slx_call(argv, NULL, &res, say, sizeof(say))) != 0) {
         rc = sl_errorf(err, rc < 0 ? rc : -EIO, "slurm: scontrol show node: %s", say);
         goto out;
     }
@@ -1220,141 +694,12 @@ static void poll_nodes(struct slurm *s)
     }
     pthread_mutex_lock(&s->mu);
     if (nodes_merge(s, &now) &&
-        vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) == 0) {
+        sl_slx_vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) == 0) {
         s->events[s->nevents++] = (struct sl_exec_event){.kind = SL_EXEC_EV_NODES};
         wake(s);
     }
     pthread_mutex_unlock(&s->mu);
     sl_inventory_fini(&now);
-}
-
-/* ---- the jobcomp file's tail --------------------------------------------- */
-
-/* Where the jobcomp file ends now: the tail starts there (the jobs that
- * ended before are asked after as the poll finds them). */
-static void jobcomp_skip(struct slurm *s)
-{
-    struct stat st;
-
-    if (s->jobcomp[0] && stat(s->jobcomp, &st) == 0) {
-        s->jc_off = st.st_size;
-        s->jc_dev = st.st_dev;
-        s->jc_ino = st.st_ino;
-    }
-}
-
-/* Read the lines added to the jobcomp file since the last read, and settle
- * each job of one component that a line says ended (a job over several
- * nodes is left to the poll, which sees all its components). A file
- * replaced or cut (rotated) is read from its start; a last line without
- * its newline waits for the next read. */
-static void jobcomp_tail(struct slurm *s)
-{
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    struct stat st;
-    FILE *f;
-
-    if (!s->jobcomp[0] || !(f = fopen(s->jobcomp, "re")))
-        return;
-    if (fstat(fileno(f), &st) < 0 || st.st_size == s->jc_off) {
-        fclose(f);
-        return;
-    }
-    if (st.st_dev != s->jc_dev || st.st_ino != s->jc_ino || st.st_size < s->jc_off) {
-        s->jc_off = 0;
-        s->jc_dev = st.st_dev;
-        s->jc_ino = st.st_ino;
-    }
-    if (fseeko(f, s->jc_off, SEEK_SET) < 0) {
-        fclose(f);
-        return;
-    }
-    while ((len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
-        struct sl_slurm_job c;
-        struct sjob *j = NULL;
-        s->jc_off += len;
-        line[len - 1] = '\0';
-        if (len > 65536 || sl_slurm_parse_job(line, &c) < 0 ||
-            sl_slurm_phase(c.state) < SL_SLURM_ENDED)
-            continue;
-        pthread_mutex_lock(&s->mu);
-        for (size_t i = 0; i < s->njobs && !j; i++)
-            if (s->jobs[i]->slurm_id == c.id && s->jobs[i]->ncomp == 1 &&
-                (s->jobs[i]->st == SJ_WAITING || s->jobs[i]->st == SJ_RUNNING))
-                j = s->jobs[i];
-        if (j)
-            j->ncmds++;
-        pthread_mutex_unlock(&s->mu);
-        if (!j)
-            continue;
-        c.nplaces = 0; /* a jobcomp line has no GRES details */
-        job_settle(s, j, &c, 1);
-        pthread_mutex_lock(&s->mu);
-        j->ncmds--;
-        pthread_mutex_unlock(&s->mu);
-    }
-    free(line);
-    fclose(f);
-}
-
-/* The reader: reads the jobcomp file's tail when the file changes (it
- * watches the file's directory, so that a rotated file's successor is
- * seen) and at every poll interval, until jc_stop is written. */
-static void *jobcomp_reader(void *arg)
-{
-    struct slurm *s = arg;
-    const char *base = strrchr(s->jobcomp, '/') + 1;
-    struct pollfd p[2] = {{.fd = s->jc_stop, .events = POLLIN},
-                          {.fd = s->jc_inotify, .events = POLLIN}};
-    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-    pthread_setname_np(pthread_self(), "slurm-jobcomp");
-    for (;;) {
-        int rc = poll(p, s->jc_inotify >= 0 ? 2 : 1, (int)s->poll_ms);
-        bool mine = rc == 0;
-        ssize_t n;
-        if (rc < 0 && errno != EINTR)
-            break;
-        if (rc > 0 && p[0].revents)
-            break;
-        if (rc > 0 && p[1].revents && (n = read(s->jc_inotify, buf, sizeof(buf))) > 0)
-            for (char *q = buf; q < buf + n;) {
-                const struct inotify_event *ev = (const void *)q;
-                mine = mine || (ev->len && strcmp(ev->name, base) == 0) ||
-                       (ev->mask & IN_Q_OVERFLOW);
-                q += sizeof(*ev) + ev->len;
-            }
-        if (mine)
-            jobcomp_tail(s);
-    }
-    return NULL;
-}
-
-/* Start the reader; without inotify it reads at the poll interval only. */
-static int jobcomp_reader_start(struct slurm *s, struct sl_error *err)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(s->jobcomp, '/');
-    int rc;
-
-    snprintf(dir, sizeof(dir), "%.*s", slash == s->jobcomp ? 1 : (int)(slash - s->jobcomp),
-             s->jobcomp);
-    if ((s->jc_inotify = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0 ||
-        inotify_add_watch(s->jc_inotify, dir, IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-        sl_warn("msg=\"slurm executor: cannot watch the jobcomp file; it is read at each "
-                "poll interval\" path=%s error=\"%s\"", s->jobcomp, strerror(errno));
-        if (s->jc_inotify >= 0)
-            close(s->jc_inotify);
-        s->jc_inotify = -1;
-    }
-    if ((s->jc_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
-        return sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
-    if ((rc = pthread_create(&s->jc_thread, NULL, jobcomp_reader, s)) != 0)
-        return sl_errorf(err, -rc, "slurm executor: cannot start its jobcomp reader");
-    s->jc_started = true;
-    return 0;
 }
 
 /* ---- the worker loop -------------------------------------------------------- */
@@ -1413,9 +758,9 @@ static void *worker(void *arg)
         nheld = 0;
         for (size_t i = 0; i < ncmds; i++)
             if (cmds[i].kind == C_SUBMIT &&
-                vec_grow((void **)&held, &held_cap, nheld, sizeof(*held)) == 0)
+                sl_slx_vec_grow((void **)&held, &held_cap, nheld, sizeof(*held)) == 0)
                 held[nheld++] = cmds[i].j;
-        fan_out(s, held, nheld, sizeof(*held), submit_one);
+        sl_slx_fan_out(s, held, nheld, sizeof(*held), submit_one);
         for (size_t i = 0; i < ncmds; i++)
             if (cmds[i].kind != C_SUBMIT)
                 do_signal(s, cmds[i].j, cmds[i].sig);
@@ -1428,10 +773,10 @@ static void *worker(void *arg)
             nheld = k;
         }
         pthread_mutex_unlock(&s->mu);
-        release(s, held, nheld);
+        sl_slx_release(s, held, nheld);
         if (sl_mono_ms() >= next_poll) {
             bool stale;
-            poll_jobs(s);
+            sl_slx_poll_jobs(s);
             pthread_mutex_lock(&s->mu);
             stale = s->nodes_stale;
             s->nodes_stale = false;
@@ -1609,7 +954,7 @@ static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
     if (!why && (!(j->argv = sbatch_argv(s, j, job, pw)) ||
                  !(j->script = batch_script(s, j, job, pw ? pw->pw_dir : NULL))))
         why = "out of memory";
-    if (!why && (vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0 ||
+    if (!why && (sl_slx_vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0 ||
                  queue_cmd(s, C_SUBMIT, j, 0) < 0))
         why = "out of memory";
     if (!why)
@@ -1662,9 +1007,9 @@ static uint64_t find_slurm_id(struct slurm *s, int64_t id, int attempt)
             return (uint64_t)sid;
     }
     /* submitted, but its record not written before a crash */
-    tool(s, "squeue", squeue, sizeof(squeue));
+    sl_slx_tool(s, "squeue", squeue, sizeof(squeue));
     snprintf(name, sizeof(name), "--name=sluice-%lld-%d", (long long)id, attempt);
-    if (call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
+    if (sl_slx_call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
         *strchrnul(res.out.data, '\n') = '\0';
         *strchrnul(res.out.data, '+') = '\0';
         if (sl_parse_int64(res.out.data, 1, INT64_MAX, &sid) < 0)
@@ -1689,7 +1034,7 @@ static int slurm_adopt(struct sl_executor *x, const struct sl_exec_job *job,
     if (!(comp = calloc(MAX_TASKS, sizeof(*comp))))
         return -ENOMEM;
     sid = find_slurm_id(s, job->job_id, job->attempt);
-    if (!sid || (rc = job_details(s, sid, comp, MAX_TASKS, &n)) == -ENOENT) {
+    if (!sid || (rc = sl_slx_job_details(s, sid, comp, MAX_TASKS, &n)) == -ENOENT) {
         for (int t = 0; t < job->ntasks; t++)
             out[t].status = SL_EXEC_TASK_GONE;
         free(comp);
@@ -1697,7 +1042,7 @@ static int slurm_adopt(struct sl_executor *x, const struct sl_exec_job *job,
     }
     pthread_mutex_lock(&s->mu);
     if (!(j = job_new(s, job)) ||
-        vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0) {
+        sl_slx_vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0) {
         pthread_mutex_unlock(&s->mu);
         job_free(j);
         free(comp);
@@ -1712,7 +1057,7 @@ static int slurm_adopt(struct sl_executor *x, const struct sl_exec_job *job,
     /* Running or waiting: its end comes as an event from the polls. Ended
      * while sluiced was down: that end too, with Slurm's exit codes. */
     if (rc == 0)
-        job_settle(s, j, comp, n);
+        sl_slx_job_settle(s, j, comp, n);
     free(comp);
     return 0;
 }
@@ -1898,8 +1243,8 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
     }
     s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
     if (s->jobcomp[0]) {
-        jobcomp_skip(s);
-        if ((rc = jobcomp_reader_start(s, err)) < 0)
+        sl_slx_jobcomp_skip(s);
+        if ((rc = sl_slx_jobcomp_reader_start(s, err)) < 0)
             goto fail;
     }
     if ((rc = pthread_create(&s->thread, NULL, worker, s)) != 0) {

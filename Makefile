@@ -137,8 +137,9 @@ $(B)/tests/test_engine.t: $(B)/obj/tests/unit/test_engine.o $(ENGINE_OBJ) $(B)/l
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.
-FUZZ_TARGETS := spec http_request http_response trace audit trivy config slurm
+FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon
 FUZZ_EXTRA_http_request := src/http/parse.c
+FUZZ_EXTRA_http_query := src/http/parse.c
 FUZZ_EXTRA_http_response := src/client/client.c
 FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
@@ -230,12 +231,14 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(FUZZ_SRC)
 	$(FUZZ_CC) -o $@ $^ $(PKG_LIBS) -lpthread -ldl -lm
 FUZZ_MAX_LEN_spec := 4096
 FUZZ_MAX_LEN_http_request := 9000
+FUZZ_MAX_LEN_http_query := 2048
 FUZZ_MAX_LEN_http_response := 4096
 FUZZ_MAX_LEN_trace := 8192
 FUZZ_MAX_LEN_audit := 8192
 FUZZ_MAX_LEN_trivy := 8192
 FUZZ_MAX_LEN_config := 4096
 FUZZ_MAX_LEN_slurm := 4096
+FUZZ_MAX_LEN_carbon := 4096
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
 # The target binary is kept for -merge=1 (tests/fuzz/README.md).
 .PRECIOUS: build/fuzz/fuzz_%

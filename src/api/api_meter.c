@@ -25,7 +25,6 @@
 
 /* ---- metering --------------------------------------------------------- */
 
-#define CARBON_HOURS_MAX (24 * 366 * 5) /* five years of hours per upload */
 
 /* The report window: from/to (RFC 3339, a date, or epoch ms); default the
  * start of this month (UTC) to now. Replies and returns false when bad. */
@@ -263,96 +262,36 @@ void sl_api_route_budgets(struct ctx *c)
 }
 
 /* POST /v1/carbon/{name}: the hourly carbon intensity of site {name}, as
- * CSV lines "hour,gco2_per_kwh" (hour: RFC 3339 or epoch ms, on the hour;
- * a header line is allowed). Every line is checked before any is kept. */
+ * CSV lines "hour,gco2_per_kwh" (sl_carbon_parse_csv). */
 void sl_api_route_carbon(struct ctx *c)
 {
-    size_t len, n = 0, cap = 0, line = 0;
-    const char *body = sl_http_body(c->r, &len), *p = body, *end = body + len;
-    int64_t *hours = NULL;
-    double *g = NULL;
+    size_t len;
+    const char *body = sl_http_body(c->r, &len);
+    struct sl_carbon_csv csv;
+    struct sl_carbon_error err;
     struct op_state *s;
-    char field[32];
+    int rc;
 
     for (const char *q = c->name; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-')) {
-            sl_api_refuse(c, 400, "invalid", "site",
-                                "site names are a-z, 0-9 and '-'");
+            sl_api_refuse(c, 400, "invalid", "site", "site names are a-z, 0-9 and '-'");
             return;
         }
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t l = (size_t)((nl ? nl : end) - p);
-        char buf[128], *comma, *num_end;
-        double v;
-        int64_t at;
-        line++;
-        snprintf(field, sizeof(field), "line %zu", line);
-        if (l >= sizeof(buf)) {
-            sl_api_refuse(c, 400, "invalid", field, "line too long");
-            goto fail;
-        }
-        memcpy(buf, p, l);
-        buf[l] = '\0';
-        if (l && buf[l - 1] == '\r')
-            buf[--l] = '\0';
-        p = nl ? nl + 1 : end;
-        if (l == 0)
-            continue;
-        if (!(comma = strchr(buf, ','))) {
-            sl_api_refuse(c, 400, "invalid", field,
-                                "must be hour,gco2_per_kwh, got '%.40s'", buf);
-            goto fail;
-        }
-        *comma = '\0';
-        if (line == 1 && sl_parse_when_ms(buf, &at) < 0)
-            continue; /* a header */
-        if (sl_parse_when_ms(buf, &at) < 0 || at % 3600000 != 0) {
-            sl_api_refuse(c, 400, "invalid", field,
-                                "hour must be a time on the hour, got '%.40s'", buf);
-            goto fail;
-        }
-        v = strtod(comma + 1, &num_end);
-        if (num_end == comma + 1 || *num_end || !(v >= 0 && v <= 1e5)) {
-            sl_api_refuse(c, 400, "invalid", field,
-                                "gco2_per_kwh must be a number from 0 to 100000, "
-                                "got '%.20s'", comma + 1);
-            goto fail;
-        }
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            int64_t *nh = realloc(hours, nc * sizeof(*nh));
-            double *ng = nh ? realloc(g, nc * sizeof(*ng)) : NULL;
-            if (nh)
-                hours = nh;
-            if (!nh || !ng) {
-                sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
-                goto fail;
-            }
-            g = ng;
-            cap = nc;
-        }
-        if (n == CARBON_HOURS_MAX) {
-            sl_api_refuse(c, 413, "too_large", NULL,
-                                "at most %d hours per upload", CARBON_HOURS_MAX);
-            goto fail;
-        }
-        hours[n] = at;
-        g[n++] = v;
+    if ((rc = sl_carbon_parse_csv(body, len, &csv, &err)) < 0) {
+        if (rc == -ENOMEM)
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        else
+            sl_api_refuse(c, rc == -E2BIG ? 413 : 400, rc == -E2BIG ? "too_large" : "invalid",
+                          rc == -E2BIG ? NULL : err.field, "%s", err.text);
+        return;
     }
-    if (n == 0) {
-        sl_api_refuse(c, 400, "invalid", "body", "no hours given");
-        goto fail;
+    if (!(s = sl_api_op_new(c, SL_OP_CARBON))) {
+        sl_carbon_csv_free(&csv);
+        return;
     }
-    if (!(s = sl_api_op_new(c, SL_OP_CARBON)))
-        goto fail;
     sl_strlcpy(s->op.u.carbon.site, c->name, sizeof(s->op.u.carbon.site));
-    s->op.u.carbon.hour_ms = hours;
-    s->op.u.carbon.g = g;
-    s->op.u.carbon.n = n;
+    s->op.u.carbon.hour_ms = csv.hour_ms;
+    s->op.u.carbon.g = csv.g;
+    s->op.u.carbon.n = csv.n;
     sl_api_op_send(c, s);
-    return;
-fail:
-    free(hours);
-    free(g);
 }

@@ -43,7 +43,6 @@
 #include "http.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -81,9 +80,9 @@ struct sl_http_req {
     char *head;                   /* owned copy of the header block */
     const char *hname[SL_HTTP_MAX_FIELDS], *hvalue[SL_HTTP_MAX_FIELDS];
     int nheaders;
-    char *query;                  /* owned, raw, without '?'; may be NULL */
-    char **decoded;               /* owned decoded query values */
-    int ndecoded;
+    char *query;                  /* owned, decoded in place; may be NULL */
+    struct sl_http_param params[SL_HTTP_MAX_PARAMS]; /* into query */
+    int nparams;
     char *body;                   /* owned, NUL-terminated */
     size_t body_len;
     bool keep_alive;
@@ -181,60 +180,11 @@ const char *sl_http_header(const struct sl_http_req *r, const char *name)
     return NULL;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = tolower(c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Percent-decode s[0..n) ('+' is a space) into a new string. */
-static char *url_decode(const char *s, size_t n)
-{
-    char *out = malloc(n + 1), *o = out;
-
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval((unsigned char)s[i + 1]) >= 0 &&
-            hexval((unsigned char)s[i + 2]) >= 0) {
-            *o++ = (char)(hexval((unsigned char)s[i + 1]) * 16 +
-                          hexval((unsigned char)s[i + 2]));
-            i += 2;
-        } else {
-            *o++ = s[i] == '+' ? ' ' : s[i];
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 const char *sl_http_query(const struct sl_http_req *r, const char *name)
 {
-    struct sl_http_req *w = (struct sl_http_req *)r;
-    size_t nlen = strlen(name);
-    const char *p = r->query;
-
-    while (p && *p) {
-        const char *amp = strchr(p, '&'), *eq;
-        size_t len = amp ? (size_t)(amp - p) : strlen(p);
-        eq = memchr(p, '=', len);
-        if ((size_t)((eq ? eq : p + len) - p) == nlen && strncmp(p, name, nlen) == 0) {
-            char **nd;
-            char *v = eq ? url_decode(eq + 1, len - (size_t)(eq + 1 - p))
-                         : url_decode("", 0);
-            if (!v || !(nd = realloc(w->decoded, (size_t)(w->ndecoded + 1) *
-                                                     sizeof(*nd)))) {
-                free(v);
-                return NULL;
-            }
-            w->decoded = nd;
-            w->decoded[w->ndecoded++] = v;
-            return v;
-        }
-        p = amp ? amp + 1 : NULL;
-    }
+    for (int i = 0; i < r->nparams; i++)
+        if (strcmp(r->params[i].name, name) == 0)
+            return r->params[i].value;
     return NULL;
 }
 
@@ -355,9 +305,6 @@ static void req_free(struct sl_http_req *r)
         return;
     if (r->state_free)
         r->state_free(r->state);
-    for (int i = 0; i < r->ndecoded; i++)
-        free(r->decoded[i]);
-    free(r->decoded);
     free(r->head);
     free(r->query);
     free(r->body);
@@ -753,6 +700,15 @@ static bool conn_process(struct sl_http *s, struct conn *c)
                 conn_close(s, c);
                 return false;
             }
+            if (c->rx->query &&
+                (rc = sl_http_parse_query(c->rx->query, strlen(c->rx->query),
+                                          c->rx->params, SL_HTTP_MAX_PARAMS, &why)) < 0) {
+                req_free(c->rx);
+                c->rx = NULL;
+                conn_refuse(s, c, why.status, refusal_code(why.status), why.text);
+                return false;
+            }
+            c->rx->nparams = c->rx->query ? rc : 0;
             c->rx_head = h.head_len;
             c->rx_need = h.head_len + (size_t)(h.content_length > 0 ? h.content_length : 0);
             c->rx_continue = h.expect_continue;

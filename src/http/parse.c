@@ -324,3 +324,91 @@ int sl_http_parse_head(const char *buf, size_t len, struct sl_http_head *h,
     h->keep_alive = h->minor == 1 ? !st.conn_close : st.conn_keep && !st.conn_close;
     return 0;
 }
+
+/* ---- the query string ------------------------------------------------- */
+
+static int hexval(unsigned char c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* Decode q[from, to) into q starting at *out and NUL-terminate it there.
+ * Returns 0, or -1 with *bad set to a message. */
+static int decode_part(char *q, size_t from, size_t to, size_t *out, const char **bad)
+{
+    size_t o = *out;
+
+    for (size_t i = from; i < to; i++) {
+        unsigned char c = (unsigned char)q[i];
+        if (c == '%') {
+            if (i + 2 >= to || !hexdig((unsigned char)q[i + 1]) ||
+                !hexdig((unsigned char)q[i + 2])) {
+                *bad = "'%' without two hex digits after it";
+                return -1;
+            }
+            c = (unsigned char)(hexval((unsigned char)q[i + 1]) * 16 +
+                                hexval((unsigned char)q[i + 2]));
+            i += 2;
+        } else if (c == '+') {
+            c = ' ';
+        }
+        if (c < 0x20 || c == 0x7f) {
+            *bad = "a control character (decoded)";
+            return -1;
+        }
+        q[o++] = (char)c;
+    }
+    q[o++] = '\0';
+    *out = o;
+    return 0;
+}
+
+int sl_http_parse_query(char *q, size_t len, struct sl_http_param *p, int max,
+                        struct sl_http_refusal *why)
+{
+    size_t i = 0, out = 0;
+    int n = 0;
+    char name[48];
+
+    while (i < len) {
+        size_t end = i, eq;
+        const char *bad = NULL;
+        size_t name_at, value_at;
+
+        while (end < len && q[end] != '&')
+            end++;
+        if (end == i) {
+            i = end + 1; /* an empty parameter */
+            continue;
+        }
+        for (eq = i; eq < end && q[eq] != '='; eq++)
+            ;
+        shown((const unsigned char *)q, i, eq - i, name, sizeof(name));
+        if (eq == i)
+            return refuse(why, 400, "query parameter with an empty name");
+        if (n == max)
+            return refuse(why, 400, "more than %d query parameters", max);
+        /* Decoding writes at 'out' <= i: each part only shrinks, and the
+         * NUL of a part takes the place of its '=' or '&' separator (or of
+         * the end of q: q has room for len + 1). */
+        name_at = out;
+        if (decode_part(q, i, eq, &out, &bad) < 0)
+            return refuse(why, 400, "query parameter '%s': %s", name, bad);
+        value_at = out - 1; /* no '=': the value "", the name's NUL */
+        if (eq < end) {
+            value_at = out;
+            if (decode_part(q, eq + 1, end, &out, &bad) < 0)
+                return refuse(why, 400, "query parameter '%s': %s", name, bad);
+        }
+        for (int k = 0; k < n; k++)
+            if (strcmp(p[k].name, q + name_at) == 0)
+                return refuse(why, 400, "query parameter '%s' given twice",
+                              shown((const unsigned char *)q, name_at,
+                                    strlen(q + name_at), name, sizeof(name)));
+        p[n].name = q + name_at;
+        p[n].value = q + value_at;
+        n++;
+        i = end + 1;
+    }
+    return n;
+}

@@ -73,6 +73,29 @@ struct sl_http_refusal {
 int sl_http_parse_head(const char *buf, size_t len, struct sl_http_head *h,
                        struct sl_http_refusal *why);
 
+#define SL_HTTP_MAX_PARAMS 32 /* parameters of one query string */
+
+/* One decoded query parameter: NUL-terminated strings inside the buffer
+ * that sl_http_parse_query decoded. */
+struct sl_http_param {
+    const char *name, *value;
+};
+
+/* Decode the query string q[0..len) (the target after '?') in place:
+ * parameters "name=value" joined by '&', '+' for a space, "%XY" for a
+ * byte. Empty parameters ("a=1&&b=2", a trailing '&') are skipped; a
+ * name without '=' has the value "". q must have room for len + 1 bytes
+ * (decoding never lengthens a part; each part gets its NUL).
+ *
+ * One meaning or a refusal: returns the number of parameters (at most
+ * 'max', filled into p[] in order), or -EPROTO with *why (status 400)
+ * naming the parameter, for: a '%' without two hex digits after it, a
+ * decoded NUL or other control character (below 0x20, or 0x7f) in a name
+ * or a value, an empty name, a name given twice, more than 'max'
+ * parameters. On a refusal q's contents are unspecified. */
+int sl_http_parse_query(char *q, size_t len, struct sl_http_param *p, int max,
+                        struct sl_http_refusal *why);
+
 /* Whether 'c' is a tchar of RFC 9110 (the characters of a token). */
 bool sl_http_tchar(unsigned char c);
 

@@ -223,4 +223,37 @@ json_t *sl_util_report_json(struct sl_util_report *u);
 double sl_util_report_idle_cost(struct sl_util_report *u);
 void sl_util_report_free(struct sl_util_report *u);
 
+/* ---- a site's hourly carbon intensity, as uploaded ------------------- */
+
+#define SL_CARBON_HOURS_MAX (24 * 366 * 5) /* five years of hours per upload */
+
+/* The hours of one upload, in the order given. */
+struct sl_carbon_csv {
+    int64_t *hour_ms;             /* each on the hour from 1970 to 9999,
+                                     no two equal */
+    double *g;                    /* gCO2 per kWh, 0 to 100000 */
+    size_t n;                     /* 1..SL_CARBON_HOURS_MAX */
+};
+
+/* What is wrong with an upload: the field ("line N" or "body") and why. */
+struct sl_carbon_error {
+    char field[32];
+    char text[160];               /* printable; quotes at most 40 bytes */
+};
+
+/* Parse body[0..len) as CSV lines "hour,gco2_per_kwh": the hour RFC 3339
+ * or epoch ms (sl_parse_when_ms), on the hour and from 1970 to 9999, the
+ * intensity a decimal
+ * number ("123", "123.5") from 0 to 100000; SP and HTAB around a field,
+ * CRLF or LF line ends, empty lines and one header line first (a first
+ * line whose hour does not parse) are allowed. Every line is checked
+ * before any is kept.
+ *
+ * Returns 0 with *out filled (free with sl_carbon_csv_free); -EINVAL with
+ * *err for a bad line, an hour given twice or no hours; -E2BIG for more
+ * than SL_CARBON_HOURS_MAX hours; -ENOMEM. Nothing is kept on an error. */
+int sl_carbon_parse_csv(const char *body, size_t len, struct sl_carbon_csv *out,
+                        struct sl_carbon_error *err);
+void sl_carbon_csv_free(struct sl_carbon_csv *c);
+
 #endif

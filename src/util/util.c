@@ -689,6 +689,14 @@ static int digits(const char **pp, int n, int *out)
     return 0;
 }
 
+static int days_in_month(int year, int mon)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+    return mon == 2 && leap ? 29 : days[mon - 1];
+}
+
 int sl_parse_rfc3339_ms(const char *s, int64_t *out_ms)
 {
     const char *p = s;
@@ -718,14 +726,16 @@ int sl_parse_rfc3339_ms(const char *s, int64_t *out_ms)
         p++;
     } else if (*p == '+' || *p == '-') {
         int sign = *p++ == '-' ? -1 : 1, oh, om;
-        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) || oh > 23 || om > 59)
             return -EINVAL;
         off_min = sign * (oh * 60 + om);
     } else {
         return -EINVAL;
     }
-    if (*p || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 ||
-        min > 59 || sec > 60)
+    /* A date that exists, and no leap second (epoch ms has none): one
+     * meaning, not timegm's normalised one. */
+    if (*p || mon < 1 || mon > 12 || day < 1 || day > days_in_month(year, mon) ||
+        hour > 23 || min > 59 || sec > 59)
         return -EINVAL;
     tm.tm_year = year - 1900;
     tm.tm_mon = mon - 1;

@@ -54,7 +54,9 @@ int64_t sl_mono_ns(void);
 char *sl_time_rfc3339(int64_t ms, char *buf, size_t size);
 
 /* Parse RFC 3339 ("2026-12-02T10:00:00Z", "...T10:00:00.250+01:00") into
- * epoch ms. Returns 0 or -EINVAL. */
+ * epoch ms (digits after the third of a fraction are dropped). A date that
+ * does not exist (February 30), a leap second and an offset beyond 23:59
+ * are refused. Returns 0 or -EINVAL. */
 int sl_parse_rfc3339_ms(const char *s, int64_t *out_ms);
 /* As above, and also a date ("2026-12-02": midnight UTC) or epoch ms (more
  * than 10 digits). */

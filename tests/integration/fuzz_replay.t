@@ -2,10 +2,12 @@
 # fuzz_replay.t - replay the saved inputs (seeds and former crashers) of
 # every libFuzzer target under the sanitizer build: the job spec and
 # manifests parsers (tests/fuzz/corpus/spec), the server's request head
-# parser (http_request), the CLI client's answer parser (http_response),
+# parser (http_request) and query string decoder (http_query), the CLI
+# client's answer parser (http_response),
 # the trace loaders of the simulator (trace), the audit log's readers and
 # writer (audit), imported image scans (trivy), sluiced's config file
-# (config) and the Slurm executor's readers of Slurm's answers (slurm).
+# (config), the Slurm executor's readers of Slurm's answers (slurm) and
+# the carbon intensity upload (carbon).
 # Each target's replay driver prints one TAP line per
 # input; this file numbers them as one stream. A crash (or a sanitizer
 # report, on stderr) ends that driver's run and is one more failure here.
@@ -14,7 +16,7 @@ bin=${SLUICE_BIN:-$root/build/asan}
 n=0
 failed=0
 
-for t in spec http_request http_response trace audit trivy config slurm; do
+for t in spec http_request http_query http_response trace audit trivy config slurm carbon; do
     replay="$bin/tests/fuzz_${t}_replay"
     if [ ! -x "$replay" ]; then
         n=$((n + 1))

@@ -110,6 +110,16 @@ refused(b"GET http://127.0.0.1/healthz HTTP/1.1\r\n" + H + b"\r\n", 400,
 refused(b"OPTIONS * HTTP/1.1\r\n" + H + b"\r\n", 400, "an asterisk-form target")
 refused(b"GET /healthz#top HTTP/1.1\r\n" + H + b"\r\n", 400, "a fragment in the target")
 refused(b"GET /healthz?x=%zz HTTP/1.1\r\n" + H + b"\r\n", 400, "a bad percent escape")
+Q = b" HTTP/1.1\r\n" + H + auth + b"\r\n"
+refused(b"GET /v1/jobs?state=Running&state=Pending" + Q, 400, "a query parameter given twice")
+refused(b"GET /v1/jobs?state=Running&st%61te=Pending" + Q, 400,
+        "a query parameter given twice, once percent-encoded")
+refused(b"GET /v1/jobs?team=a%00b" + Q, 400, "a NUL in a query value (%00)")
+refused(b"GET /v1/jobs?team=a%0Ab" + Q, 400, "a line feed in a query value (%0A)")
+refused(b"GET /v1/jobs?=x" + Q, 400, "a query parameter without a name")
+r = exchange(b"GET /v1/jobs?state=Running%2CPending&&limit=5&" + Q)
+check(r.startswith(b"HTTP/1.1 200 "), "a query with escapes and empty parameters is taken",
+      r[:200])
 refused(b"GET /h\xc3\xa9 HTTP/1.1\r\n" + H + b"\r\n", 400, "a raw non-ASCII byte in the target")
 refused(b"GET /" + b"a" * 1100 + b" HTTP/1.1\r\n" + H + b"\r\n", 414, "a target over 1023 bytes",
         "too_large")

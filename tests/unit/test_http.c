@@ -1,7 +1,8 @@
 /*
  * test_http.c - unit tests of the request head parser (src/http/parse.c):
  * every refusal rule with its status, the accepted forms, incomplete heads,
- * the size caps, and what a parsed head points at. The file under test is
+ * the size caps, what a parsed head points at, and the query string
+ * decoder. The file under test is
  * compiled in directly (the unit binaries link only libsluice-core.a).
  */
 #include "../../src/http/parse.c"
@@ -291,6 +292,88 @@ static void test_messages(void)
     ok(strstr(why.text, "line 4") != NULL, "a field line fault names its line: %s", why.text);
 }
 
+/* Decode 'raw' into a buffer of exactly strlen + 1 bytes (ASan sees an
+ * overrun); returns the count or the refusal's status negated, and the
+ * parameters joined as "name=value;..." into 'out'. */
+static int query(const char *raw, char *out, size_t outsz, struct sl_http_refusal *why)
+{
+    size_t len = strlen(raw);
+    char *q = malloc(len + 1);
+    struct sl_http_param p[SL_HTTP_MAX_PARAMS];
+    int n;
+
+    memcpy(q, raw, len + 1);
+    n = sl_http_parse_query(q, len, p, SL_HTTP_MAX_PARAMS, why);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        size_t o = strlen(out);
+        snprintf(out + o, outsz - o, "%s=%s;", p[i].name, p[i].value);
+    }
+    free(q);
+    return n < 0 ? -why->status : n;
+}
+
+static void test_query(void)
+{
+    struct sl_http_refusal why;
+    char got[512], many[512] = "";
+    static const struct {
+        const char *raw, *want;
+        int n;
+    } good[] = {
+        /* raw, parameters joined, count */
+        {"", "", 0},
+        {"state=Running", "state=Running;", 1},
+        {"a=1&b=2", "a=1;b=2;", 2},
+        {"a&b", "a=;b=;", 2},
+        {"a=&b", "a=;b=;", 2},
+        {"a=1&&b=2&", "a=1;b=2;", 2},
+        {"&", "", 0},
+        {"team=ml+research", "team=ml research;", 1},
+        {"t%65am=%41%62c", "team=Abc;", 1},
+        {"x=%2B%26%3D", "x=+&=;", 1},
+        {"x=a=b", "x=a=b;", 1},
+        {"x=%c3%a9", "x=\xc3\xa9;", 1},
+        {"state=Running,Pending&limit=5&after=10",
+         "state=Running,Pending;limit=5;after=10;", 3},
+    };
+    static const struct {
+        const char *raw, *says;
+    } bad[] = {
+        /* raw, what the message must hold */
+        {"user=alice%00bob", "'user': a control character"},
+        {"user=a%0Ab", "'user': a control character"},
+        {"user=a%7f", "control character"},
+        {"us%09er=a", "control character"},
+        {"x=%", "'x': '%' without two hex digits"},
+        {"x=%4", "two hex digits"},
+        {"x=%zz", "two hex digits"},
+        {"%4=1", "two hex digits"},
+        {"=1", "empty name"},
+        {"team=a&team=b", "'team' given twice"},
+        {"team=a&t%65am=a", "'team' given twice"},
+        {"a&a", "'a' given twice"},
+    };
+
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        int n = query(good[i].raw, got, sizeof(got), &why);
+        ok(n == good[i].n && strcmp(got, good[i].want) == 0, "query '%s' is %s (got %d: %s)",
+           good[i].raw, good[i].want, n, got);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int n = query(bad[i].raw, got, sizeof(got), &why);
+        ok(n == -400 && strstr(why.text, bad[i].says), "query '%s' is refused: %s",
+           bad[i].raw, n == -400 ? why.text : "(accepted)");
+    }
+    for (int i = 0; i < SL_HTTP_MAX_PARAMS; i++)
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "p%d=%d&", i, i);
+    ok(query(many, got, sizeof(got), &why) == SL_HTTP_MAX_PARAMS, "%d parameters are taken",
+       SL_HTTP_MAX_PARAMS);
+    strcat(many, "one=more");
+    ok(query(many, got, sizeof(got), &why) == -400 && strstr(why.text, "more than"),
+       "one more is refused: %s", why.text);
+}
+
 int main(void)
 {
     test_table();
@@ -299,5 +382,6 @@ int main(void)
     test_incremental();
     test_caps();
     test_messages();
+    test_query();
     return done_testing();
 }

@@ -3,11 +3,12 @@
  * refusals naming the field, canonical form), the figures of a ledger
  * interval against hand-computed values, periods, grouped reports (clipping,
  * periods, job counts, chargeback), the utilisation sweep and its
- * conservation check, hourly carbon.
+ * conservation check, hourly carbon, and the carbon CSV upload's parser.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../src/core/spec.h"
 #include "../../src/meter/meter.h"
@@ -441,6 +442,80 @@ static void utilisation(void)
     sl_util_report_free(u);
 }
 
+/* The status an upload gets: hours parsed, or the error negated. */
+static int csv(const char *body, struct sl_carbon_csv *c, struct sl_carbon_error *err)
+{
+    size_t len = strlen(body);
+    char *copy = malloc(len ? len : 1); /* exactly len bytes: ASan sees overruns */
+    int rc;
+
+    memcpy(copy, body, len);
+    rc = sl_carbon_parse_csv(copy, len, c, err);
+    free(copy);
+    return rc < 0 ? rc : (int)c->n;
+}
+
+static void carbon_csv(void)
+{
+    struct sl_carbon_csv c;
+    struct sl_carbon_error err;
+    char *big;
+    size_t o = 0;
+    static const struct {
+        const char *body, *field, *says;
+    } bad[] = {
+        /* body, field named, what the message holds */
+        {"", "body", "no hours"},
+        {"hour,g\n\n", "body", "no hours"},
+        {"2026-12-02T10:30:00Z,100\n", "line 1", "on the hour"},
+        {"2026-12-02T10:00:00Z,100\nyesterday,5\n", "line 2", "RFC 3339"},
+        {"2026-12-02T10:00:00Z\n", "line 1", "hour,gco2_per_kwh"},
+        {"2026-12-02T10:00:00Z,1,2\n", "line 1", "hour,gco2_per_kwh"},
+        {"2026-12-02T10:00:00Z,-1\n", "line 1", "from 0 to 100000"},
+        {"2026-12-02T10:00:00Z,100001\n", "line 1", "from 0 to 100000"},
+        {"2026-12-02T10:00:00Z,nan\n", "line 1", "number"},
+        {"2026-12-02T10:00:00Z,0x10\n", "line 1", "number"},
+        {"2026-12-02T10:00:00Z,1e3\n", "line 1", "number"},
+        {"2026-12-02T10:00:00Z,1.\n", "line 1", "number"},
+        {"2026-12-02T10:00:00Z,\n", "line 1", "number"},
+        {"2026-12-02T10:00:00Z,1\r5\n", "line 1", "bare CR"},
+        {"2026-12-02T10:00:00Z,100\n2026-12-02T11:00:00Z,1\n2026-12-02T10:00:00Z,5\n",
+         "line 3", "same hour as line 1"},
+        {"1796205600000,1\n2026-12-02T10:00:00Z,2\n", "line 2", "same hour as line 1"},
+        {"hour,g\n1969-12-31T23:00:00Z,1\n", "line 2", "from 1970 to 9999"},
+        {"9999-12-31T23:00:00-01:00,1\n", "line 1", "from 1970 to 9999"},
+        {"2026-02-29T10:00:00Z,1\n2026-02-30T10:00:00Z,1\n", "line 2", "RFC 3339"},
+    };
+
+    ok(csv("hour,gco2_per_kwh\r\n2026-12-02T10:00:00Z,100\r\n\r\n"
+           " 2026-12-02T11:00:00Z ,\t250.5 \n1796220000000,0", &c, &err) == 3 &&
+           c.hour_ms[0] == 1796205600000 && c.g[0] == 100 &&
+           c.hour_ms[1] == 1796209200000 && c.g[1] == 250.5 &&
+           c.hour_ms[2] == 1796220000000 && c.g[2] == 0,
+       "a header, CRLF, blanks around fields, epoch ms and no final newline parse in order");
+    sl_carbon_csv_free(&c);
+    ok(csv("2026-12-02T10:00:00Z,100\n", &c, &err) == 1 && c.g[0] == 100,
+       "no header: the first line is an hour");
+    sl_carbon_csv_free(&c);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = csv(bad[i].body, &c, &err);
+        ok(rc == -EINVAL && strcmp(err.field, bad[i].field) == 0 && strstr(err.text, bad[i].says),
+           "refused naming %s: %s", bad[i].field, rc == -EINVAL ? err.text : "(accepted)");
+    }
+    ok(csv("2026-12-02T10:00:00Z,\x01\xff\n", &c, &err) == -EINVAL &&
+           !strpbrk(err.text, "\x01\xff"),
+       "a message quoting the line is printable: %s", err.text);
+    big = malloc((size_t)(SL_CARBON_HOURS_MAX + 1) * 24);
+    for (int64_t i = 0; i < SL_CARBON_HOURS_MAX; i++)
+        o += (size_t)sprintf(big + o, "%lld,1\n", (long long)((i + 400000) * H));
+    ok(csv(big, &c, &err) == SL_CARBON_HOURS_MAX, "%d hours are taken", SL_CARBON_HOURS_MAX);
+    sl_carbon_csv_free(&c);
+    sprintf(big + o, "%lld,1\n", (long long)(399999 * H));
+    ok(csv(big, &c, &err) == -E2BIG && strstr(err.text, "at most"),
+       "one hour more is too many: %s", err.text);
+    free(big);
+}
+
 int main(void)
 {
 
@@ -450,5 +525,6 @@ int main(void)
     figures();
     reports();
     utilisation();
+    carbon_csv();
     return done_testing();
 }

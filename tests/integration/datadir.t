@@ -11,7 +11,8 @@ same data dir, or on the same --store from another data dir, refuses to
 start and names the first one's pid, leaving the first one's running job
 as it was (still Running, its ledger interval still open). A sluiced that
 cannot bind its port fails before it creates a store, a token or a key.
-A start-up error names its flag once."""
+A data dir that another account owns is refused and left untouched. A
+start-up error names its flag once."""
 
 import os
 import socket
@@ -131,6 +132,25 @@ held.close()
 tap.is_(p.returncode, 1, "sluiced fails when its port is taken")
 tap.ok("cannot listen" in p.stderr, "saying so", p.stderr)
 tap.ok(not os.path.exists(fresh), "before it made the data dir: no store, token or key")
+
+# --- a data dir owned by another account: refused, left as it was ------------------
+if os.geteuid() == 0:
+    theirs = os.path.join(other, "theirs")
+    os.makedirs(theirs, 0o755)
+    os.chmod(theirs, 0o755)
+    os.chown(theirs, 65534, 65534)
+    p = subprocess.run([SLUICED, "--dev", "--listen", "127.0.0.1:%d" % free_port(),
+                        "--data-dir", theirs, "--fake-gpus", "1xH100"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    st = os.stat(theirs)
+    tap.ok(p.returncode == 1 and "owned by uid 65534" in p.stderr,
+           "sluiced refuses a data dir another account owns, naming its owner", p.stderr)
+    tap.ok(os.listdir(theirs) == [] and st.st_uid == 65534 and
+           stat.S_IMODE(st.st_mode) == 0o755,
+           "and writes nothing into it, nor changes its owner or mode",
+           os.listdir(theirs), oct(st.st_mode))
+else:
+    tap.skip(2, "giving a directory to another account needs root")
 
 # --- start-up errors name their flag once ------------------------------------------
 bad_csv = os.path.join(other, "nodes.csv")

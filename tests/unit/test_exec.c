@@ -9,6 +9,11 @@
  *
  * Everything lives in a fresh directory under /tmp. Waiting is polling with
  * short sleeps against a deadline, never a fixed long sleep.
+ *
+ * Why one file of over 1,500 lines: every case runs on one harness (the
+ * executor over a temporary run dir, and the helpers that read process
+ * trees, groups and descriptors from /proc), which is half the file's
+ * reason to exist; split, each part would carry a copy of it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

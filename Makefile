@@ -134,6 +134,21 @@ $(B)/tests/test_engine.t: $(B)/obj/tests/unit/test_engine.o $(ENGINE_OBJ) $(B)/l
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The engine's modules, each on its own (tests/unit/engine_harness.h): the
+# same objects as test_engine.t.
+$(B)/tests/test_engine_meter.t: $(B)/obj/tests/unit/test_engine_meter.o $(ENGINE_OBJ) \
+		$(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/test_engine_govern.t: $(B)/obj/tests/unit/test_engine_govern.o $(ENGINE_OBJ) \
+		$(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/test_engine_launch.t: $(B)/obj/tests/unit/test_engine_launch.o $(ENGINE_OBJ) \
+		$(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.

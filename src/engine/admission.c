@@ -278,10 +278,10 @@ static int submit_budget(struct sl_engine *e, struct sl_op *op, struct submit *x
 {
     struct pclass *low;
 
-    if (!(x->spent = sl_eng_budget_spent(e, x->tm->name, sl_now_ms())))
+    if (!(x->spent = sl_eng_budget_spent(e, x->tm->name, sl_eng_now_ms(e))))
         return 0;
     low = sl_eng_demote_class(e);
-    sl_eng_budget_text(e, x->spent, sl_now_ms(), x->btext, sizeof(x->btext));
+    sl_eng_budget_text(e, x->spent, sl_eng_now_ms(e), x->btext, sizeof(x->btext));
     if (x->spent->b.action == SL_BUDGET_BLOCK || !low) {
         sl_eng_op_fail(op, 403, "budget_exceeded");
         return sl_errorf_field(&op->err, -EPERM, "metadata.team", "%s; new jobs are blocked",
@@ -350,7 +350,7 @@ static struct job *submit_job(struct sl_engine *e, struct sl_op *op, const struc
         goto oom;
     j->priority = x->pc->value;
     j->state = SL_JOB_PENDING;
-    j->submitted_ms = sl_now_ms();
+    j->submitted_ms = sl_eng_now_ms(e);
     j->limits_enforced = j->gpus_enforced = -1;
     return j;
 oom:
@@ -493,13 +493,13 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
     if (j->state == SL_JOB_PENDING) {
         j->state = SL_JOB_CANCELLED;
         sl_eng_job_msg(e, j, "cancelled by %s while pending", op->who.user);
-        if ((rc = sl_eng_job_persist(e, j, "state", "Pending", -1, sl_now_ms())) < 0) {
+        if ((rc = sl_eng_job_persist(e, j, "state", "Pending", -1, sl_eng_now_ms(e))) < 0) {
             j->state = SL_JOB_PENDING;
             sl_eng_op_fail(op, 503, "unavailable");
             return sl_errorf(&op->err, rc, "store: write failed");
         }
         sl_eng_job_view(j, &v, NULL, NULL);
-        v.finished_ms = sl_now_ms();
+        v.finished_ms = sl_eng_now_ms(e);
         v.spec_doc = sl_job_spec_to_json(j->spec);
         rc = sl_eng_op_job_body(op, &v);
         json_decref(v.spec_doc);
@@ -512,7 +512,7 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
     }
     if (!j->cancel_requested) {
         j->cancel_requested = true;
-        j->intent_at_ms = sl_now_ms();
+        j->intent_at_ms = sl_eng_now_ms(e);
         sl_eng_job_msg(e, j, "cancel requested by %s: SIGTERM, then SIGKILL after %llds",
                 op->who.user, (long long)(e->cfg.cancel_grace_ms / 1000));
         /* The intent is in the row, so that a daemon restarted before the
@@ -524,7 +524,7 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
             return sl_errorf(&op->err, rc, "store: write failed");
         }
         sl_eng_job_signal_all(e, j, SIGTERM);
-        j->kill_at_ms = sl_mono_ms() + e->cfg.cancel_grace_ms;
+        j->kill_at_ms = sl_eng_mono_ms(e) + e->cfg.cancel_grace_ms;
         sl_eng_job_timer(e, j);
     }
     sl_eng_job_view(j, &v, j->placement, NULL);

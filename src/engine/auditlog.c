@@ -34,7 +34,7 @@ void sl_eng_audit_add(struct sl_engine *e, const char *actor, const char *action
 {
     struct sl_audit_head h = e->audit_head;
     struct sl_audit_entry en = {
-        .at_ms = sl_now_ms(), .actor = actor && *actor ? actor : "system",
+        .at_ms = sl_eng_now_ms(e), .actor = actor && *actor ? actor : "system",
         .action = action, .object = object ? object : "",
         .outcome = ok ? "ok" : "refused", .details = details,
     };
@@ -90,12 +90,12 @@ void sl_eng_audit_checkpoint(struct sl_engine *e, bool now)
     struct sl_buf b;
 
     if (e->audit_head.size == e->audit_ckpt_size ||
-        (!now && sl_mono_ms() < e->next_ckpt_ms))
+        (!now && sl_eng_mono_ms(e) < e->next_ckpt_ms))
         return;
     sl_buf_init(&b);
     if (sl_audit_checkpoint_sign(&e->audit_key, e->audit_origin, &e->audit_head,
-                                 sl_now_ms(), &b) < 0 || b.failed ||
-        sl_store_audit_checkpoint_put(e->st, e->audit_head.size, sl_now_ms(), b.data) < 0) {
+                                 sl_eng_now_ms(e), &b) < 0 || b.failed ||
+        sl_store_audit_checkpoint_put(e->st, e->audit_head.size, sl_eng_now_ms(e), b.data) < 0) {
         sl_warn("msg=\"cannot write an audit checkpoint\" size=%lld",
                 (long long)e->audit_head.size);
         sl_buf_fini(&b);
@@ -104,7 +104,7 @@ void sl_eng_audit_checkpoint(struct sl_engine *e, bool now)
     free(e->audit_ckpt_text);
     e->audit_ckpt_text = b.data;
     e->audit_ckpt_size = e->audit_head.size;
-    e->next_ckpt_ms = sl_mono_ms() + AUDIT_CHECKPOINT_MS;
+    e->next_ckpt_ms = sl_eng_mono_ms(e) + AUDIT_CHECKPOINT_MS;
 }
 
 void sl_eng_audit_committed(struct sl_engine *e)
@@ -166,7 +166,7 @@ int sl_engine_audit_checkpoint(struct sl_engine *e, struct sl_buf *out, int64_t 
     pthread_mutex_unlock(&e->mu);
     if (size)
         *size = h.size;
-    return sl_audit_checkpoint_sign(&e->audit_key, e->audit_origin, &h, sl_now_ms(), out);
+    return sl_audit_checkpoint_sign(&e->audit_key, e->audit_origin, &h, sl_eng_now_ms(e), out);
 }
 
 const char *sl_engine_audit_vkey(struct sl_engine *e) { return e->audit_vkey; }

@@ -184,11 +184,6 @@ int sl_eng_manifest_from_store(const char *kind, const char *name, const char *s
     return rc;
 }
 
-bool sl_eng_is_role(const struct sl_principal *who, const char *role)
-{
-    return strcmp(who->role, role) == 0 && who->job_id == 0;
-}
-
 bool sl_eng_is_admin(const struct sl_principal *who)
 {
     return strcmp(who->role, "admin") == 0;

@@ -90,7 +90,7 @@ static void fire_timers(struct sl_engine *e, struct job *j, int64_t now)
     if (j->ckpt_at_ms && now >= j->ckpt_at_ms && !j->timed_out &&
         !j->cancel_requested && !j->preempting) {
         j->timed_out = true;
-        j->intent_at_ms = sl_now_ms();
+        j->intent_at_ms = sl_eng_now_ms(e);
         sl_eng_job_msg(e, j, "maxRuntime reached: sent %s, SIGKILL in %llds",
                 sl_signal_name(j->spec->ckpt_signal),
                 (long long)(j->spec->ckpt_grace_ms / 1000));
@@ -113,7 +113,7 @@ static void fire_timers(struct sl_engine *e, struct job *j, int64_t now)
  * later), so the loop ends. */
 static void run_due(struct sl_engine *e)
 {
-    int64_t now = sl_mono_ms();
+    int64_t now = sl_eng_mono_ms(e);
     struct sl_heap_item *it;
 
     while ((it = sl_heap_top(&e->timers)) && it->key <= now) {
@@ -128,15 +128,15 @@ static void run_due(struct sl_engine *e)
  * when one is due. */
 static int64_t next_wait_ms(struct sl_engine *e)
 {
-    int64_t next = 1000, wall = sl_now_ms(), ev = sl_executor_next_event_ms(e->x);
+    int64_t next = 1000, wall = sl_eng_now_ms(e), ev = sl_executor_next_event_ms(e->x);
     const struct sl_heap_item *it = sl_heap_top(&e->timers);
 
     if (e->sched_wake_ms && e->sched_wake_ms - wall < next)
         next = e->sched_wake_ms - wall;
     if (ev != INT64_MAX && ev - wall < next)
         next = ev - wall;
-    if (it && it->key - sl_mono_ms() < next)
-        next = it->key - sl_mono_ms();
+    if (it && it->key - sl_eng_mono_ms(e) < next)
+        next = it->key - sl_eng_mono_ms(e);
     return next < 0 ? 0 : next;
 }
 
@@ -312,12 +312,12 @@ static void *engine_main(void *arg)
         sl_eng_exec_events(e);
         finish_ended(e);
         run_due(e);
-        if (sl_mono_ms() >= e->next_meter_ms) {
+        if (sl_eng_mono_ms(e) >= e->next_meter_ms) {
             sl_eng_meter_tick(e);
-            e->next_meter_ms = sl_mono_ms() + METER_TICK_MS;
+            e->next_meter_ms = sl_eng_mono_ms(e) + METER_TICK_MS;
         }
         if (!stopping && (e->nfresh || e->sched_full ||
-                          (e->sched_wake_ms && sl_now_ms() >= e->sched_wake_ms))) {
+                          (e->sched_wake_ms && sl_eng_now_ms(e) >= e->sched_wake_ms))) {
             int64_t pass_start_ns = sl_mono_ns();
             sl_eng_schedule(e, &started, &nstarted);
             sl_engine_count_pass(e, sl_mono_ns() - pass_start_ns);

@@ -168,6 +168,15 @@ struct sl_engine_config {
                                          daemon that is not root can run
                                          jobs only as its own account, so
                                          it must name that one */
+    int64_t (*now_ms)(void);          /* the wall clock (ms since the
+                                         epoch) of every time the engine
+                                         records and decides by, and of
+                                         its executor; NULL = sl_now_ms.
+                                         Unit tests inject their own */
+    int64_t (*mono_ms)(void);         /* the monotonic clock (ms) of its
+                                         timers (maxRuntime, grace, the
+                                         meter's tick, audit checkpoints);
+                                         NULL = sl_mono_ms */
 };
 
 /* Open the store, discover the host, bootstrap a new store (admin user and

@@ -274,11 +274,18 @@ struct sl_engine {
     char api_url[160];            /* for tasks; "" = no job tokens */
     char job_user[64];            /* the account of unmapped users' jobs;
                                      "" = they are refused (see
-                                     identity_check) */
+                                     identity_setup in recovery.c and
+                                     submit_target in admission.c) */
     char allow_daemon_user[64];   /* see sl_engine_config */
     struct sl_policy *policies;   /* kind: Policy, by name */
     int npolicies;
 };
+
+/* The engine's clocks: cfg.now_ms and cfg.mono_ms (set at creation, the
+ * system's unless a test injected its own). Every time the engine records
+ * or decides by comes from these, never from sl_now_ms directly. */
+static inline int64_t sl_eng_now_ms(const struct sl_engine *e) { return e->cfg.now_ms(); }
+static inline int64_t sl_eng_mono_ms(const struct sl_engine *e) { return e->cfg.mono_ms(); }
 
 /* ---- core.c ------------------------------------------------------------ */
 
@@ -313,8 +320,6 @@ void sl_eng_sched_settings(struct sl_engine *e, const struct sl_manifest *m);
 /* Parse one stored manifest spec back ({kind, name, spec JSON text}). */
 int sl_eng_manifest_from_store(const char *kind, const char *name, const char *spec_json,
                                struct sl_manifest **out);
-
-bool sl_eng_is_role(const struct sl_principal *who, const char *role);
 
 bool sl_eng_is_admin(const struct sl_principal *who);
 

@@ -22,6 +22,7 @@
 
 #include "../audit/audit.h"
 #include "../policy/policy.h"
+#include "../policy/roles.h"
 #include "../sched/sched.h"
 #include "../sim/trace.h"
 #include "../store/store.h"
@@ -42,17 +43,31 @@ void sl_eng_token_new(char *out, size_t size, unsigned char hash[32])
     sodium_memzero(raw, sizeof(raw));
 }
 
-/* May 'who' create or revoke the tokens of user 'u'? Admin: anyone; a
- * team-admin: the users of its team below admin and auditor; anyone: itself.
- * A job token: nobody. */
+/* The caller's role as the roles table knows it (a job's own token is
+ * SL_ROLE_JOB whatever its user's role). */
+static enum sl_role caller_role(const struct sl_principal *who)
+{
+    return sl_role_of(who->role, who->job_id);
+}
+
+/* May 'who' create or revoke the tokens of user 'u'? The roles table
+ * decides (src/policy/roles.c, sl_role_may_manage_tokens); this supplies
+ * the user's team and role. */
 static bool may_manage_user(const struct sl_principal *who, const struct user *u)
 {
-    if (who->job_id)
-        return false;
-    if (sl_eng_is_admin(who) || strcmp(who->user, u->name) == 0)
-        return true;
-    return sl_eng_is_role(who, "team-admin") && strcmp(u->team, who->team) == 0 &&
-           strcmp(u->role, "admin") != 0 && strcmp(u->role, "auditor") != 0;
+    return sl_role_may_manage_tokens(caller_role(who), who->user, who->team, u->name, u->team,
+                                     sl_role_of(u->role, 0));
+}
+
+/* Whether the team rules of models reach every team for 'who': its user's
+ * role holds the models scope in every team (admin). A job's token is
+ * judged by its user's role here; its job must belong to the model's team
+ * (checked by the caller). */
+static bool models_all_teams(const struct sl_principal *who)
+{
+    enum sl_role r = sl_role_of(who->role, 0);
+
+    return sl_role_all_teams(r) && sl_role_may(r, SL_SC_MODELS);
 }
 
 int sl_eng_do_token(struct sl_engine *e, struct sl_op *op)
@@ -64,7 +79,7 @@ int sl_eng_do_token(struct sl_engine *e, struct sl_op *op)
     int rc;
 
     snprintf(op->object, sizeof(op->object), "user:%s", op->u.token.user);
-    if (!u && sl_eng_is_admin(&op->who)) {
+    if (!u && sl_role_token_reach(caller_role(&op->who)) == SL_TOKENS_ALL) {
         sl_eng_op_fail(op, 404, "not_found");
         return sl_errorf(&op->err, -ENOENT, "user '%s' not found", op->u.token.user);
     }
@@ -111,21 +126,23 @@ int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op)
     snprintf(op->object, sizeof(op->object), "token:%lld", (long long)op->u.revoke.token_id);
     if (sl_store_token_info(e->st, op->u.revoke.token_id, user, team, &job_id, &revoked) < 0 ||
         !(u = sl_eng_user_find(e, user)) ||
-        (!may_manage_user(&op->who, u) && !sl_eng_is_role(&op->who, "auditor"))) {
+        (!may_manage_user(&op->who, u) && !sl_role_all_teams(caller_role(&op->who)))) {
         /* a token one may not manage is one one cannot see */
         sl_eng_op_fail(op, 404, "not_found");
         return sl_errorf(&op->err, -ENOENT, "token %lld not found", (long long)op->u.revoke.token_id);
     }
-    if (sl_eng_is_role(&op->who, "auditor") && !may_manage_user(&op->who, u)) {
+    if (!may_manage_user(&op->who, u)) {
+        /* one who sees every team knows that it exists (roles.h) */
         sl_eng_op_fail(op, 403, "forbidden");
-        return sl_errorf(&op->err, -EPERM, "auditor may not revoke tokens");
+        return sl_errorf(&op->err, -EPERM, "%s may not revoke tokens",
+                         sl_role_name(caller_role(&op->who)));
     }
     if (revoked) {
         sl_eng_op_fail(op, 409, "conflict");
         return sl_errorf(&op->err, -EALREADY, "token %lld is already revoked",
                          (long long)op->u.revoke.token_id);
     }
-    if ((rc = sl_store_token_revoke(e->st, op->u.revoke.token_id, sl_now_ms())) < 0) {
+    if ((rc = sl_store_token_revoke(e->st, op->u.revoke.token_id, sl_eng_now_ms(e))) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc, "store: write failed");
     }
@@ -187,7 +204,7 @@ int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
     }
     if (!team)
         team = op->who.team;
-    if (!sl_eng_is_admin(&op->who) && strcmp(team, op->who.team) != 0) {
+    if (!models_all_teams(&op->who) && strcmp(team, op->who.team) != 0) {
         sl_eng_op_fail(op, 403, "forbidden");
         return sl_errorf_field(&op->err, -EPERM, "team", "user '%s' may not register "
                                "models for team '%s'", op->who.user, team);
@@ -224,7 +241,7 @@ int sl_eng_do_model(struct sl_engine *e, struct sl_op *op)
                                                 : json_object(),
                   "job", job ? json_integer(job) : json_null(), "registered_by",
                   op->who.user, "registered_at",
-                  sl_time_rfc3339(sl_now_ms(), when, sizeof(when)), "stage", "none",
+                  sl_time_rfc3339(sl_eng_now_ms(e), when, sizeof(when)), "stage", "none",
                   "history");
     if (!m || !(text = json_dumps(m, JSON_COMPACT))) {
         json_decref(m);
@@ -271,7 +288,7 @@ int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
                              : "",
                sizeof(from_buf));
     from = from_buf; /* the member is replaced below */
-    if (!sl_eng_is_admin(&op->who) && (!team || strcmp(team, op->who.team) != 0)) {
+    if (!models_all_teams(&op->who) && (!team || strcmp(team, op->who.team) != 0)) {
         json_decref(m);
         sl_eng_op_fail(op, 404, "not_found");
         return sl_errorf(&op->err, -ENOENT, "model %s not found", op->u.stage.model);
@@ -299,7 +316,7 @@ int sl_eng_do_stage(struct sl_engine *e, struct sl_op *op)
     hist = json_object_get(m, "history");
     json_array_append_new(hist, json_pack("{s:s, s:s, s:s, s:s, s:s}", "from", from ? from : "",
                                           "to", stage, "by", op->who.user, "at",
-                                          sl_time_rfc3339(sl_now_ms(), when, sizeof(when)),
+                                          sl_time_rfc3339(sl_eng_now_ms(e), when, sizeof(when)),
                                           "comment", comment ? comment : ""));
     json_object_set_new(m, "stage", json_string(stage));
     if (!(text = json_dumps(m, JSON_COMPACT)) ||

@@ -174,7 +174,7 @@ int sl_eng_job_persist(struct sl_engine *e, struct job *j, const char *type,
     int rc = sl_eng_job_row(e, j, exit_code, finished_ms);
 
     if (rc == 0)
-        rc = sl_store_event_add(e->st, j->id, sl_now_ms(), type, from,
+        rc = sl_store_event_add(e->st, j->id, sl_eng_now_ms(e), type, from,
                                 sl_job_state_name(j->state), j->message);
     return rc;
 }
@@ -300,7 +300,7 @@ void sl_eng_job_forget(struct sl_engine *e, struct job *j)
     sl_engine_count_finished(e, j->state);
     pthread_mutex_lock(&e->mu);
     sl_imap_del(&e->jobs, j->id);
-    sl_sched_job_remove(e->sched, j->id, sl_now_ms());
+    sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));
     pthread_mutex_unlock(&e->mu);
     sl_eng_job_free(j);
 }
@@ -308,7 +308,7 @@ void sl_eng_job_forget(struct sl_engine *e, struct job *j)
 void sl_eng_job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_before)
 {
     pthread_mutex_lock(&e->mu);
-    sl_sched_job_requeue(e->sched, j->id, sl_now_ms(), not_before);
+    sl_sched_job_requeue(e->sched, j->id, sl_eng_now_ms(e), not_before);
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -328,7 +328,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
         .max_runtime_ms = j->spec->max_runtime_ms,
         .preempted_for = j->preempted_for,
         .retry_backoff_ms = e->cfg.retry_backoff_ms,
-        .now_ms = sl_now_ms(),
+        .now_ms = sl_eng_now_ms(e),
     };
     struct sl_attempt_outcome out;
     int rc = 0;

@@ -240,7 +240,7 @@ int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
 static int job_place_write(struct sl_engine *e, struct job *j)
 {
     bool fresh = j->fresh;
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
     int rc;
 
     if ((rc = sl_store_savepoint(e->st)) < 0)
@@ -299,7 +299,7 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
     }
     j->tasks = tasks;
     j->state = SL_JOB_RUNNING;
-    j->started_ms = sl_now_ms();
+    j->started_ms = sl_eng_now_ms(e);
     j->not_before_ms = 0;
     sl_eng_job_msg(e, j, NULL);
     rc = (j->placement = sl_eng_placement_text(e, j)) ? 0 : -ENOMEM;
@@ -329,7 +329,7 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
         return rc;
     }
     if (j->spec->max_runtime_ms)
-        j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms;
+        j->ckpt_at_ms = sl_eng_mono_ms(e) + j->spec->max_runtime_ms;
     sl_eng_job_timer(e, j);
     sl_eng_ledger_running(e, j);
     atomic_fetch_add_explicit(&e->counters.placements, 1, memory_order_relaxed);
@@ -360,7 +360,7 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
         return;
     j->preempting = true;
     j->preempted_for = for_id;
-    j->intent_at_ms = sl_now_ms();
+    j->intent_at_ms = sl_eng_now_ms(e);
     atomic_fetch_add_explicit(&e->counters.preemptions, 1, memory_order_relaxed);
     sl_eng_job_msg(e, j, "preempted for job %lld (%s): %s, SIGKILL in %llds",
             (long long)for_id, whys[why], sl_signal_name(j->spec->ckpt_signal),
@@ -386,7 +386,7 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
                             "grace_ms", (json_int_t)j->spec->ckpt_grace_ms));
     }
     sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
-    j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+    j->kill_at_ms = sl_eng_mono_ms(e) + j->spec->ckpt_grace_ms;
     sl_eng_job_timer(e, j);
     sl_info("msg=\"preempting\" job=%lld for=%lld why=%d", (long long)j->id,
             (long long)for_id, (int)why);
@@ -395,7 +395,7 @@ static void job_preempt(struct sl_engine *e, struct job *j, int64_t for_id,
 void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarted)
 {
     struct sl_sched_result res;
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
     bool new_only = !e->sched_full && !(e->sched_wake_ms && now >= e->sched_wake_ms);
     int rc;
 
@@ -453,7 +453,7 @@ void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, b
         /* One task of a gang failed: stop the others. */
         j->gang_failed = true;
         sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
-        j->kill_at_ms = sl_mono_ms() + j->spec->ckpt_grace_ms;
+        j->kill_at_ms = sl_eng_mono_ms(e) + j->spec->ckpt_grace_ms;
     }
     for (int t = 0; t < j->spec->tasks; t++)
         all_done &= j->tasks[t].done || !j->tasks[t].started;
@@ -469,7 +469,7 @@ void sl_eng_exec_events(struct sl_engine *e)
     int n;
 
     do {
-        n = sl_executor_events(e->x, sl_now_ms(), ev, (int)SL_ARRAY_LEN(ev));
+        n = sl_executor_events(e->x, sl_eng_now_ms(e), ev, (int)SL_ARRAY_LEN(ev));
         for (int i = 0; i < n; i++) {
             struct job *j;
             if (ev[i].kind == SL_EXEC_EV_NODES) {

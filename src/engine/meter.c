@@ -338,7 +338,7 @@ void sl_eng_budget_set(struct sl_engine *e, const struct sl_budget *nb)
 
 void sl_eng_meter_recount(struct sl_engine *e)
 {
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
 
     for (size_t i = 0; i < e->nrun; i++)
         job_rates(e, e->run[i]);
@@ -411,7 +411,7 @@ static void meter_idle(struct sl_engine *e, int64_t now)
 
 void sl_eng_meter_tick(struct sl_engine *e)
 {
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
 
     meter_idle(e, now);
     if (e->write_failed)
@@ -564,7 +564,7 @@ int sl_eng_meter_load(struct sl_engine *e)
          * was down, or could not be re-adopted. They are counted up to now,
          * as the resources were held as far as anyone could tell. */
         struct orphans o = {e, NULL, 0, 0};
-        int64_t now = sl_now_ms();
+        int64_t now = sl_eng_now_ms(e);
         rc = sl_store_usage_scan(e->st, INT64_MAX - 1, INT64_MAX, NULL, 0, ld_orphan, &o);
         for (size_t i = 0; rc == 0 && i < o.n; i++) {
             o.rows[i].end_ms = now > o.rows[i].start_ms ? now : o.rows[i].start_ms;
@@ -616,7 +616,7 @@ int64_t sl_engine_meter_since(struct sl_engine *e) { return e->meter_since; }
 json_t *sl_engine_budgets_json(struct sl_engine *e, const char *team)
 {
     json_t *arr = json_array();
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
 
     if (!arr)
         return NULL;

@@ -136,7 +136,7 @@ static json_t *res_json(struct sl_sched *s, const struct sl_sched_res *r, bool a
 json_t *sl_engine_queues_json(struct sl_engine *e)
 {
     json_t *arr = json_array();
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
 
     if (!arr)
         return NULL;
@@ -166,7 +166,7 @@ int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size)
     int rc;
 
     pthread_mutex_lock(&e->mu);
-    rc = sl_sched_reason(e->sched, id, sl_now_ms(), buf, size);
+    rc = sl_sched_reason(e->sched, id, sl_eng_now_ms(e), buf, size);
     pthread_mutex_unlock(&e->mu);
     if (rc == 0 && !buf[0])
         rc = -ENOENT;
@@ -178,7 +178,7 @@ int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b)
     int rc;
 
     pthread_mutex_lock(&e->mu);
-    rc = sl_sched_explain(e->sched, id, sl_now_ms(), b);
+    rc = sl_sched_explain(e->sched, id, sl_eng_now_ms(e), b);
     pthread_mutex_unlock(&e->mu);
     return rc;
 }
@@ -348,7 +348,7 @@ static int metrics_meter(struct sl_engine *e, struct sl_engine_metrics *m, int64
 
 int sl_engine_metrics(struct sl_engine *e, struct sl_engine_metrics *m)
 {
-    int64_t now = sl_now_ms();
+    int64_t now = sl_eng_now_ms(e);
     int rc;
 
     memset(m, 0, sizeof(*m));

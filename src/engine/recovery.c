@@ -142,8 +142,8 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
     if (!(j->placement = sl_eng_placement_text(e, j)))
         return -ENOMEM;
     if (j->spec->max_runtime_ms)
-        j->ckpt_at_ms = sl_mono_ms() + j->spec->max_runtime_ms -
-                        (sl_now_ms() - j->started_ms);
+        j->ckpt_at_ms = sl_eng_mono_ms(e) + j->spec->max_runtime_ms -
+                        (sl_eng_now_ms(e) - j->started_ms);
     j->lost = lost;
     if (lost && !all_done) {
         /* Part of the gang is gone: the job cannot go on. */
@@ -174,13 +174,13 @@ static void intent_resume(struct sl_engine *e, struct job *j)
         if (!j->gang_failed)
             return;
         what = "failed gang";
-        j->intent_at_ms = sl_now_ms();
+        j->intent_at_ms = sl_eng_now_ms(e);
     }
-    left = j->intent_at_ms + grace - sl_now_ms();
+    left = j->intent_at_ms + grace - sl_eng_now_ms(e);
     if (left < 0)
         left = 0;
     sl_eng_job_signal_all(e, j, sig);
-    j->kill_at_ms = sl_mono_ms() + left;
+    j->kill_at_ms = sl_eng_mono_ms(e) + left;
     sl_info("msg=\"re-adopted job was told to stop: signalled again\" job=%lld intent=\"%s\" "
             "signal=%s kill_in_ms=%lld",
             (long long)j->id, what, sl_signal_name(sig), (long long)left);
@@ -282,7 +282,7 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             return rc;
         }
         if (j->state == SL_JOB_RUNNING && (rc = sl_eng_run_add(e, j)) < 0) {
-            sl_sched_job_remove(e->sched, j->id, sl_now_ms());
+            sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));
             sl_eng_job_free(j);
             return rc;
         }
@@ -291,7 +291,7 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         return rc;
     }
     if ((rc = sl_imap_put(&e->jobs, j->id, j)) < 0) {
-        sl_sched_job_remove(e->sched, j->id, sl_now_ms());
+        sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));
         if (j->state == SL_JOB_RUNNING)
             sl_eng_run_del(e, j);
         sl_eng_job_free(j);
@@ -331,7 +331,7 @@ static int load_cancels(struct sl_engine *e)
         for (size_t i = 0; i < n && rc == 0; i++) {
             found[i]->state = SL_JOB_CANCELLED;
             sl_eng_job_msg(e, found[i], "cancelled: its tasks were gone when sluiced restarted");
-            rc = sl_eng_job_persist(e, found[i], "state", "Running", -1, sl_now_ms());
+            rc = sl_eng_job_persist(e, found[i], "state", "Running", -1, sl_eng_now_ms(e));
         }
         if (rc == 0)
             rc = sl_store_commit(e->st, NULL);
@@ -483,6 +483,10 @@ static struct sl_engine *engine_alloc(const struct sl_engine_config *cfg)
     else
         snprintf(e->store_path, sizeof(e->store_path), "%s/sluice.db", e->data_dir);
     e->cfg.store_path = e->store_path;
+    if (!e->cfg.now_ms)
+        e->cfg.now_ms = sl_now_ms;
+    if (!e->cfg.mono_ms)
+        e->cfg.mono_ms = sl_mono_ms;
     if (gethostname(e->hostname, sizeof(e->hostname) - 1) < 0)
         sl_strlcpy(e->hostname, "localhost", sizeof(e->hostname));
     return e;
@@ -518,7 +522,7 @@ static int store_open(struct sl_engine *e, char **admin_token, struct sl_error *
     sl_pricing_init(&e->pricing);
     if (sl_store_meta_get(e->st, "meter_since", stored, sizeof(stored)) < 0 ||
         sl_parse_int64(stored, 0, INT64_MAX, &e->meter_since) < 0) {
-        e->meter_since = sl_now_ms();
+        e->meter_since = sl_eng_now_ms(e);
         snprintf(stored, sizeof(stored), "%lld", (long long)e->meter_since);
         if (sl_store_meta_set(e->st, "meter_since", stored) < 0)
             return sl_errorf(err, -EIO, "store: cannot write");

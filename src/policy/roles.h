@@ -2,9 +2,11 @@
  * roles.h - who may do what: the roles, the scopes each holds, and which
  * roles see every team. The one table of authorisation: the API's routes
  * name the scope a read needs, the engine's operation table the scope a
- * change needs (src/engine/ops.c), and both ask sl_role_may. Finer rules
- * that need state (a team-admin's manifests, whose tokens one may manage,
- * model approvers, another team's job) are the engine's handlers'.
+ * change needs (src/engine/ops.c), and both ask sl_role_may. Whose tokens
+ * a role may create and revoke is a column of the same table: the engine's
+ * handler looks up the token's owner and asks sl_role_may_manage_tokens.
+ * Other rules that need state (a team-admin's manifests, model approvers,
+ * another team's job) are the engine's handlers'.
  * docs/api-contract.md, "Roles", has the same table.
  *
  * Pure and thread-safe: static data only.
@@ -45,6 +47,16 @@ enum sl_role {
     SL_ROLE_COUNT
 };
 
+/* Whose tokens a role's tokens scope reaches (create and revoke). */
+enum sl_token_reach {
+    SL_TOKENS_NONE,               /* nobody's (no role, a job's token) */
+    SL_TOKENS_OWN,                /* its user's own */
+    SL_TOKENS_TEAM,               /* its own, and those of its team's users
+                                     whose role a team-admin may hold (see
+                                     sl_role_may_manage_tokens) */
+    SL_TOKENS_ALL,                /* anyone's */
+};
+
 /* The role named 'name' ("admin", ...); a job token (job_id > 0) is
  * SL_ROLE_JOB whatever its user's role. Unknown names: SL_ROLE_NONE. */
 enum sl_role sl_role_of(const char *name, int64_t job_id);
@@ -57,5 +69,17 @@ bool sl_role_all_teams(enum sl_role r);
 /* Whether a role name may be given to a user (viewer, member, team-admin,
  * admin, auditor; not "job"). */
 bool sl_role_assignable(const char *name);
+/* Whose tokens role 'r' may create and revoke. */
+enum sl_token_reach sl_role_token_reach(enum sl_role r);
+/* Whether a caller of role 'r', user 'who_user' of team 'who_team', may
+ * create and revoke the tokens of user 'user' of team 'team' who holds
+ * role 'user_role': by its reach, its own (OWN), also those of its team's
+ * users with a role a team-admin may hold (TEAM: team-admin, member,
+ * viewer; never an admin's or an auditor's), anyone's (ALL); a job's token
+ * (SL_ROLE_JOB) nobody's. A refusal is answered 403 to a role that sees
+ * every team (sl_role_all_teams: it knows the token exists), else 404, as
+ * if there were no such token. Pure. */
+bool sl_role_may_manage_tokens(enum sl_role r, const char *who_user, const char *who_team,
+                               const char *user, const char *team, enum sl_role user_role);
 
 #endif

@@ -2,7 +2,7 @@
 """guess_cancel.t - a cancel that arrives with the submission it names.
 
 A job's row is written with its first change or just before its group
-commits, not when it is submitted (src/daemon/engine.c, job_row). A cancel
+commits, not when it is submitted (src/engine/job.c, sl_eng_job_row). A cancel
 of a job in the same group (its id guessed: the submission is not answered
 yet) must still leave one stored job, in the state its answers say, with
 its events in order; and all of it must be there after kill -9.

@@ -37,7 +37,7 @@ static void close_pair(int p[2])
 
 /* Start argv with its three pipes; the parent's ends go to in_w, out_r,
  * err_r. Returns the pid or -errno. */
-static pid_t spawn(char *const argv[], int in[2], int out[2], int errp[2])
+static pid_t spawn(char *const argv[], char *const envp[], int in[2], int out[2], int errp[2])
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -57,7 +57,7 @@ static pid_t spawn(char *const argv[], int in[2], int out[2], int errp[2])
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     return rc ? -rc : pid;
@@ -140,8 +140,8 @@ static int pump(pid_t pid, int in_w, int out_r, int err_r, const char *input, si
     return 0;
 }
 
-int sl_run(char *const argv[], const char *input, size_t input_len, size_t out_cap,
-           int64_t timeout_ms, struct sl_run_result *res, struct sl_error *err)
+int sl_run(char *const argv[], char *const envp[], const char *input, size_t input_len,
+           size_t out_cap, int64_t timeout_ms, struct sl_run_result *res, struct sl_error *err)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1}, st = 0, rc = 0;
     pid_t pid;
@@ -156,7 +156,7 @@ int sl_run(char *const argv[], const char *input, size_t input_len, size_t out_c
         rc = sl_errorf(err, -errno, "%s: pipe: %s", argv[0], strerror(errno));
         goto out;
     }
-    if ((pid = spawn(argv, in, out, errp)) < 0) {
+    if ((pid = spawn(argv, envp, in, out, errp)) < 0) {
         rc = sl_errorf(err, pid == -ENOENT ? -ENOENT : (int)pid, "%s: cannot start: %s", argv[0],
                        strerror((int)-pid));
         goto out;

@@ -29,14 +29,15 @@ struct sl_run_result {
     struct sl_buf err;            /* stderr, at most 4 KiB */
 };
 
-/* Run argv[0] (looked up in PATH) with argv, feeding 'input' (may be NULL)
+/* Run argv[0] (looked up in the caller's PATH) with argv and the
+ * environment 'envp' (NULL: the process's own), feeding 'input' (may be NULL)
  * on its stdin, keeping at most 'out_cap' bytes of its stdout, for at most
  * 'timeout_ms'. Returns 0 when it ran to its end (whatever its status),
  * -ETIMEDOUT when it was killed at its deadline, -ENOENT when it cannot be
  * started, -ENOMEM; 'err' says which. The result's buffers are the
  * caller's to free (sl_run_result_fini) in every case. */
-int sl_run(char *const argv[], const char *input, size_t input_len, size_t out_cap,
-           int64_t timeout_ms, struct sl_run_result *res, struct sl_error *err);
+int sl_run(char *const argv[], char *const envp[], const char *input, size_t input_len,
+           size_t out_cap, int64_t timeout_ms, struct sl_run_result *res, struct sl_error *err);
 
 /* Free the result's buffers; NULL-safe. */
 void sl_run_result_fini(struct sl_run_result *res);

@@ -13,25 +13,25 @@
  * allocation is read back and checked, and a job that got anything else is
  * cancelled and reported lost.
  *
- * Jobs are submitted held (sbatch --hold) and released together with one
- * scontrol once the worker has submitted all it had queued: Slurm then
- * considers them at once, where a job submitted ready waits for its
- * scheduler's next pass (bench/slurm_e2e.sh, submission to first command,
- * p50 of 50: 422 ms against 527 ms in one run, 57 ms against 903 ms in
- * another, 627 ms against 290 ms in a third: sooner in two of three).
+ * Jobs are submitted pinned and ready (not held): Slurm can start one
+ * only where it is pinned, and a held job's release is one more call per
+ * batch of jobs for no sooner a start (bench/slurm_e2e.sh: 600 jobs took
+ * 41-46 s pinned against 47-51 s held and released, in alternated runs).
  *
  * Every call to Slurm (sbatch, scancel, squeue, scontrol) is made by a
- * worker thread of the executor's own, so that the engine never waits
- * for one: start queues the submission, signal queues the scancel, and
- * the worker polls the cluster every poll interval (its jobs' states,
- * exit codes and times with one squeue, details with scontrol for those
- * that started or vanished, the nodes every few seconds), turning what it
- * finds into events and waking the engine through an eventfd. Calls that
- * do not depend on each other (the submissions of a batch, the details of
- * a poll) run up to WAYS at once, on short-lived helper threads. With
- * the jobcomp file, a reader thread of its own reads the file's tail
- * whenever it grows (inotify) and at every poll interval, so that an end
- * is seen at once, even while the worker waits for Slurm.
+ * thread of the executor's own, so that the engine never waits for one:
+ * start queues the submission, for the submitters (up to WAYS sbatch at
+ * once, each as soon as its job is decided), and signal the scancel, for
+ * the worker; the poller reads the cluster every poll interval (its jobs'
+ * states, exit codes and times with one squeue, details with scontrol for
+ * those that started or vanished, up to WAYS at once on short-lived
+ * helper threads, the nodes every few seconds), turning what it finds
+ * into events and waking the engine through an eventfd. A submission thus
+ * never waits for a poll (under load, a poll and its checks of the jobs
+ * that started take a good part of a second). With the jobcomp file, a
+ * reader thread of its own reads the file's tail whenever it grows
+ * (inotify) and at every poll interval, so that an end is seen at once,
+ * even while the poller waits for Slurm.
  * A submission that fails ends its tasks with code 127 and the reason as
  * the event's note.
  *
@@ -48,10 +48,11 @@
  * This file submits, signals, reads the nodes and answers the engine;
  * slurm_poll.c reads what Slurm says of the jobs (slurm_int.h).
  *
- * Locking: 'mu' guards the job table, the command and event queues and the
- * inventory; the worker, its helpers and the jobcomp reader run Slurm's
- * tools and read files without it. A job record is freed only by the
- * worker, once the engine released it and no command names it.
+ * Locking: 'mu' guards the job table, the command and event queues, the
+ * inventory and every field of a job record; the worker, the poller, their
+ * helpers and the jobcomp reader run Slurm's tools and read files without
+ * it. A job record is freed (by the worker or the poller) once the engine
+ * released it and no command or poll names it (ncmds).
  */
 #include "slurm_int.h"
 
@@ -155,6 +156,7 @@ static void job_free(struct sjob *j)
     free(j);
 }
 
+/* Queue a signal for the worker (caller holds mu). */
 static int queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int sig)
 {
     if (sl_slx_vec_grow((void **)&s->cmds, &s->cmds_cap, s->ncmds, sizeof(*s->cmds)) < 0)
@@ -162,6 +164,18 @@ static int queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int si
     s->cmds[s->ncmds++] = (struct cmd){kind, j, sig};
     j->ncmds++;
     pthread_cond_signal(&s->cond);
+    return 0;
+}
+
+/* Queue a submission for the submitters (caller holds mu). */
+static int queue_submit(struct slurm *s, struct sjob *j)
+{
+    if (sl_slx_vec_grow((void **)&s->subq, &s->subq_cap, s->nsubq, sizeof(*s->subq)) < 0)
+        return -ENOMEM;
+    s->subq[s->nsubq++] = j;
+    j->ncmds++;
+    j->submitting = true;
+    pthread_cond_signal(&s->sub_cond);
     return 0;
 }
 
@@ -265,9 +279,12 @@ static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
     arg(&a, "--job-name=sluice-%lld-%d", (long long)job->job_id, job->attempt);
     arg(&a, "--comment=sluice");
     arg(&a, "--partition=%s", s->partition);
-    arg(&a, "--export=NONE");
+    /* ALL, of sbatch's own environment, which is the executor's
+     * (tool_env): any other value makes slurmd run "su - USER -c env" on
+     * the node before each job (22.05, whatever --get-user-env says), a
+     * login shell per job; the script sets the job's whole environment */
+    arg(&a, "--export=ALL");
     arg(&a, "--no-requeue");
-    arg(&a, "--hold"); /* released at once: faster than a pinned submission */
     arg(&a, "--open-mode=append");
     arg(&a, "--output=%s/%lld.0.log", s->outdir, (long long)job->job_id);
     arg(&a, "--chdir=/"); /* the script goes home where the node has it */
@@ -300,6 +317,20 @@ static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
     return a.v;
 }
 
+/* "K=V" in a new string, or NULL. */
+static char *env_kv(const char *k, const char *v)
+{
+    size_t kl = strlen(k), vl = strlen(v);
+    char *p = malloc(kl + vl + 2);
+
+    if (p) {
+        memcpy(p, k, kl);
+        p[kl] = '=';
+        memcpy(p + kl + 1, v, vl + 1);
+    }
+    return p;
+}
+
 /* "export K='V'" for each "K=V" of the job's environment. */
 static int put_export(void *arg_, char *kv)
 {
@@ -322,20 +353,28 @@ static int put_export(void *arg_, char *kv)
  * indices): a component's tasks on one node all get its GPUs from Slurm,
  * and under cgroup ConstrainDevices Slurm renumbers them, so the task's
  * GPUs are found by their place in Slurm's own list (SLURM_STEP_GPUS, else
- * SLURM_JOB_GPUS) and the same place of CUDA_VISIBLE_DEVICES is taken. */
+ * SLURM_JOB_GPUS) and the same place of CUDA_VISIBLE_DEVICES is taken.
+ * The shell's own word splitting, without a subshell or a process: on a
+ * node busy with short jobs every fork is felt. */
 static const char narrow_cvd[] =
-    "sl_pos() { sl_k=0; for sl_v in $(echo \"$1\" | tr , ' '); do\n"
-    "  [ \"$sl_v\" = \"$2\" ] && { echo $sl_k; return; }; sl_k=$((sl_k+1)); done; echo -1; }\n"
-    "sl_nth() { sl_k=0; for sl_v in $(echo \"$1\" | tr , ' '); do\n"
-    "  [ $sl_k -eq $2 ] && { echo \"$sl_v\"; return; }; sl_k=$((sl_k+1)); done; }\n"
     "sl_sg=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}\n"
     "if [ -n \"$sl_g\" ] && [ -n \"$sl_sg\" ] && [ -n \"${CUDA_VISIBLE_DEVICES:-}\" ]; then\n"
-    "  sl_c= sl_ok=1\n"
-    "  for sl_x in $(echo \"$sl_g\" | tr , ' '); do\n"
-    "    sl_p=$(sl_pos \"$sl_sg\" \"$sl_x\") sl_y=\n"
-    "    [ \"$sl_p\" -ge 0 ] && sl_y=$(sl_nth \"$CUDA_VISIBLE_DEVICES\" \"$sl_p\")\n"
+    "  sl_c= sl_ok=1 sl_ifs=$IFS; IFS=,; set -f\n"
+    "  for sl_x in $sl_g; do\n"
+    "    sl_y= sl_k=0\n"
+    "    for sl_v in $sl_sg; do\n"
+    "      if [ \"$sl_v\" = \"$sl_x\" ]; then\n"
+    "        sl_m=0\n"
+    "        for sl_w in $CUDA_VISIBLE_DEVICES; do\n"
+    "          [ $sl_m -eq $sl_k ] && { sl_y=$sl_w; break; }; sl_m=$((sl_m+1))\n"
+    "        done\n"
+    "        break\n"
+    "      fi\n"
+    "      sl_k=$((sl_k+1))\n"
+    "    done\n"
     "    if [ -n \"$sl_y\" ]; then sl_c=${sl_c:+$sl_c,}$sl_y; else sl_ok=0; fi\n"
     "  done\n"
+    "  IFS=$sl_ifs; set +f\n"
     "  [ $sl_ok = 1 ] && CUDA_VISIBLE_DEVICES=$sl_c && export CUDA_VISIBLE_DEVICES\n"
     "fi\n";
 
@@ -366,7 +405,7 @@ static void task_script(struct sl_buf *t, const struct slurm *s, const struct sj
     sl_buf_adds(t, "SLUICE_TASK_INDEX=$sl_t SLUICE_GPUS=$sl_g\n"
                    "export SLUICE_TASK_INDEX SLUICE_GPUS\nexec >>");
     sl_buf_printf(t, "'%s/%lld.'\"$sl_t\"'.log' 2>&1\n", s->outdir, (long long)job->job_id);
-    sl_buf_adds(t, "unset sl_t sl_g sl_sg sl_c sl_ok sl_x sl_p sl_y sl_k sl_v\nexec");
+    sl_buf_adds(t, "unset sl_t sl_g sl_sg sl_c sl_ok sl_ifs sl_x sl_y sl_k sl_v sl_m sl_w\nexec");
     for (char *const *a = job->spec->argv; a && *a; a++) {
         sl_buf_add(t, " ", 1);
         sl_slurm_shell_quote(t, *a);
@@ -374,14 +413,17 @@ static void task_script(struct sl_buf *t, const struct slurm *s, const struct sj
     sl_buf_add(t, "\n", 1);
 }
 
-/* The batch script: the job's environment, its home, then its tasks: the
- * one in place, or srun across all (all components of a heterogeneous
- * job; a failed task stops the others, as a gang). */
+/* The batch script: the job's environment (as the local executor's: the
+ * account's HOME, USER, LOGNAME and SHELL, the daemon's LANG, then the
+ * job's own), its home, then its tasks: the one in place, or srun across
+ * all (all components of a heterogeneous job; a failed task stops the
+ * others, as a gang), which pass them the script's environment. */
 static char *batch_script(const struct slurm *s, const struct sjob *j,
-                          const struct sl_exec_job *job, const char *home)
+                          const struct sl_exec_job *job, const struct passwd *pw)
 {
     struct sl_buf b, t;
     char line[256], up[PATH_MAX + 64];
+    const char *home = pw ? pw->pw_dir : NULL, *lang = getenv("LANG");
     bool failed;
 
     sl_buf_init(&b);
@@ -393,6 +435,15 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
     sl_slurm_shell_quote(&b, up);
     sl_buf_add(&b, "\n", 1);
     put_export(&b, strdup("PATH=" TASK_PATH));
+    if (pw) {
+        const char *shell = pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh";
+        put_export(&b, env_kv("HOME", home && home[0] == '/' ? home : "/"));
+        put_export(&b, env_kv("USER", pw->pw_name));
+        put_export(&b, env_kv("LOGNAME", pw->pw_name));
+        put_export(&b, env_kv("SHELL", shell));
+    }
+    if (lang && lang[0] && strlen(lang) < 64)
+        put_export(&b, env_kv("LANG", lang));
     for (char *const *e = job->env; e && *e; e++)
         if (strncmp(*e, "SLUICE_DATASET", 14) != 0)
             put_export(&b, strdup(*e));
@@ -415,9 +466,11 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
     if (job->ntasks == 1)
         sl_buf_adds(&b, "exec /bin/sh -c \"$SLUICE_TASK_SCRIPT\"\n");
     else if (j->ncomp == 1)
-        sl_buf_adds(&b, "exec srun --kill-on-bad-exit=1 /bin/sh -c \"$SLUICE_TASK_SCRIPT\"\n");
+        sl_buf_adds(&b, "exec srun --export=ALL --kill-on-bad-exit=1 /bin/sh -c "
+                        "\"$SLUICE_TASK_SCRIPT\"\n");
     else
-        sl_buf_printf(&b, "exec srun --kill-on-bad-exit=1 --het-group=0-%d /bin/sh -c "
+        sl_buf_printf(&b, "exec srun --export=ALL --kill-on-bad-exit=1 --het-group=0-%d "
+                          "/bin/sh -c "
                           "\"$SLUICE_TASK_SCRIPT\"\n", j->ncomp - 1);
     failed = b.failed || t.failed;
     sl_buf_fini(&t);
@@ -432,11 +485,12 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
 
 /* Run a Slurm tool; 'say' (may be NULL) gets the first line of what it
  * said when it failed. Returns its exit status, or -errno. */
-int sl_slx_call(char *const argv[], const char *input, struct sl_run_result *res, char *say,
-                size_t say_size)
+int sl_slx_call(const struct slurm *s, char *const argv[], const char *input,
+                struct sl_run_result *res, char *say, size_t say_size)
 {
     struct sl_error err = {0};
-    int rc = sl_run(argv, input, input ? strlen(input) : 0, OUT_CAP, CMD_TIMEOUT_MS, res, &err);
+    int rc = sl_run(argv, s->tool_env, input, input ? strlen(input) : 0, OUT_CAP, CMD_TIMEOUT_MS,
+                    res, &err);
 
     if (rc < 0) {
         if (say)
@@ -470,14 +524,14 @@ static int write_script(const char *path, const char *text)
     return rc;
 }
 
-/* Submit a job, held: its script to DATA/run/<id>.<attempt>.sh (sbatch's
+/* Submit a job, pinned and ready: its script to DATA/run/<id>.<attempt>.sh (sbatch's
  * last argument), sbatch, the script removed (Slurm keeps its copy).
  * Returns its Slurm id, or 0 when it ended (refused). */
 static uint64_t do_submit(struct slurm *s, struct sjob *j)
 {
     struct sl_run_result res = {0};
     char say[160] = "", path[PATH_MAX + 64], text[32];
-    int64_t id = 0;
+    int64_t id = 0, t0 = sl_now_ms();
     int rc;
     char *semi;
 
@@ -485,7 +539,7 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
     if ((rc = write_script(path, j->script)) < 0) {
         snprintf(say, sizeof(say), "cannot write %s: %s", path, strerror(-rc));
     } else {
-        rc = sl_slx_call(j->argv, NULL, &res, say, sizeof(say));
+        rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
         unlink(path);
     }
     semi = res.out.data ? strchr(res.out.data, ';') : NULL;
@@ -500,9 +554,13 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
             snprintf(say, sizeof(say), "sbatch answered no job id: '%.60s'", res.out.data);
     }
     sl_run_result_fini(&res);
+    sl_debug("msg=\"slurm executor: submitted\" job=%lld attempt=%d slurm_job=%lld at_ms=%lld "
+             "sbatch_ms=%lld", (long long)j->id, j->attempt, (long long)id, (long long)t0,
+             (long long)(sl_now_ms() - t0));
     pthread_mutex_lock(&s->mu);
     if (id > 0) {
         j->slurm_id = (uint64_t)id;
+        j->unheld = true; /* not held: the poll leaves a hold on it to whoever set it */
         if (j->st == SJ_SUBMIT)
             j->st = SJ_WAITING;
     } else {
@@ -523,9 +581,11 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
     return id > 0 ? (uint64_t)id : 0;
 }
 
-/* Release jobs submitted held: one scontrol per 256 of them. Those of a
- * call that fails stay held until the next poll sees them so and releases
- * each again; a job held again by hand after its release stays held. */
+/* Release held jobs (adopted ones that an earlier sluiced submitted held):
+ * one scontrol per 256 of them. Those of a call that fails stay held until
+ * the next poll sees them so and releases each again; a job held by hand
+ * after its release, or after this executor submitted it, stays held. The
+ * jobs must be pinned (ncmds) by the caller. */
 void sl_slx_release(struct slurm *s, struct sjob *const *js, size_t n)
 {
     char scontrol[PATH_MAX + 16], list[256 * 21], say[160];
@@ -539,10 +599,12 @@ void sl_slx_release(struct slurm *s, struct sjob *const *js, size_t n)
             len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%llu",
                                     i > first ? "," : "", (unsigned long long)js[i]->slurm_id);
         say[0] = '\0';
-        if (sl_slx_call(argv, NULL, &res, say, sizeof(say)) == 0)
+        if (sl_slx_call(s, argv, NULL, &res, say, sizeof(say)) == 0) {
+            pthread_mutex_lock(&s->mu);
             for (size_t k = first; k < i; k++)
                 js[k]->unheld = true;
-        else
+            pthread_mutex_unlock(&s->mu);
+        } else
             sl_warn("msg=\"scontrol release failed; retried at the next poll\" error=\"%s\"", say);
         sl_run_result_fini(&res);
     }
@@ -567,7 +629,7 @@ void sl_slx_scancel(struct slurm *s, uint64_t sid, int sig)
         argv[1] = id;
         argv[2] = NULL;
     }
-    if (sl_slx_call(argv, NULL, &res, say, sizeof(say)) != 0)
+    if (sl_slx_call(s, argv, NULL, &res, say, sizeof(say)) != 0)
         sl_warn("msg=\"scancel failed\" slurm_job=%s signal=%d error=\"%s\"", id, sig, say);
     sl_run_result_fini(&res);
 }
@@ -595,7 +657,9 @@ static void do_signal(struct slurm *s, struct sjob *j, int sig)
         pthread_mutex_unlock(&s->mu);
         sl_slx_scancel(s, sid, 0);
     } else {
+        pthread_mutex_lock(&s->mu);
         j->deferred_sig = sig;
+        pthread_mutex_unlock(&s->mu);
     }
 }
 
@@ -612,7 +676,7 @@ static int read_confine(struct slurm *s, struct sl_error *err)
     int rc;
 
     sl_slx_tool(s, "scontrol", tool_path, sizeof(tool_path));
-    rc = sl_slx_call(argv, NULL, &res, say, sizeof(say));
+    rc = sl_slx_call(s, argv, NULL, &res, say, sizeof(say));
     if (rc == 0 && (!res.out.data || sl_slurm_parse_confine(res.out.data, &s->confine) < 0))
         snprintf(say, sizeof(say), "its answer has no TaskPlugin");
     else if (rc != 0 && !say[0])
@@ -634,7 +698,7 @@ static int read_nodes(struct slurm *s, struct sl_inventory *out, struct sl_error
     if (!node)
         return sl_errorf(err, -ENOMEM, "out of memory");
     sl_slx_tool(s, "scontrol", scontrol, sizeof(scontrol));
-    if ((rc = sl_slx_call(argv, NULL, &res, say, sizeof(say))) != 0) {
+    if ((rc = sl_slx_call(s, argv, NULL, &res, say, sizeof(say))) != 0) {
         rc = sl_errorf(err, rc < 0 ? rc : -EIO, "slurm: scontrol show node: %s", say);
         goto out;
     }
@@ -704,12 +768,6 @@ static void poll_nodes(struct slurm *s)
 
 /* ---- the worker loop -------------------------------------------------------- */
 
-/* For fan_out: submit one job (an sjob *). */
-static void submit_one(struct slurm *s, void *item)
-{
-    do_submit(s, *(struct sjob **)item);
-}
-
 /* Free the jobs the engine released that nothing names (caller holds mu). */
 static void reap_released(struct slurm *s)
 {
@@ -724,87 +782,128 @@ static void reap_released(struct slurm *s)
     s->njobs = k;
 }
 
+/* A submitter (WAYS of them): the queued submissions, oldest first, one
+ * at a time each, so that a job decided while others are in sbatch starts
+ * its own at once. A signal that came while it was being submitted is
+ * queued for the worker once it has its Slurm id. */
+static void *submitter(void *arg)
+{
+    struct slurm *s = arg;
+
+    pthread_setname_np(pthread_self(), "slurm-submit");
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        struct sjob *j;
+        if (!s->nsubq) {
+            pthread_cond_wait(&s->sub_cond, &s->mu);
+            continue;
+        }
+        j = s->subq[0];
+        memmove(s->subq, s->subq + 1, --s->nsubq * sizeof(*s->subq));
+        pthread_mutex_unlock(&s->mu);
+        do_submit(s, j);
+        pthread_mutex_lock(&s->mu);
+        for (char **a = j->argv; a && *a; a++)
+            free(*a);
+        free(j->argv);
+        free(j->script);
+        j->argv = NULL;
+        j->script = NULL;
+        j->submitting = false;
+        if (j->sig_after && j->st != SJ_DONE && queue_cmd(s, C_SIGNAL, j, j->sig_after) < 0)
+            sl_warn("msg=\"slurm executor: out of memory; a signal is lost\" job=%lld",
+                    (long long)j->id);
+        j->sig_after = 0;
+        j->ncmds--;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Whether signal 'sig' stops a job (its SIGTERM or SIGKILL). */
+static bool is_stop(int sig)
+{
+    return sig == SIGTERM || sig == SIGKILL;
+}
+
+/* The worker: the signals, in order. One for a job still being submitted
+ * waits for its Slurm id (sig_after; a stop replaces any other, SIGKILL
+ * replaces SIGTERM). */
 static void *worker(void *arg)
 {
     struct slurm *s = arg;
-    int64_t next_poll = 0;
-    struct sjob **held = NULL;
-    size_t nheld = 0, held_cap = 0;
 
     pthread_setname_np(pthread_self(), "slurm");
     pthread_mutex_lock(&s->mu);
     while (!s->stop) {
         struct cmd *cmds;
         size_t ncmds;
-        int64_t now = sl_mono_ms();
-        if (!s->ncmds && now < next_poll) {
-            struct timespec ts;
-            int64_t until;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            until = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (next_poll - now);
-            ts.tv_sec = until / 1000;
-            ts.tv_nsec = (until % 1000) * 1000000;
-            pthread_cond_timedwait(&s->cond, &s->mu, &ts);
+        if (!s->ncmds) {
+            pthread_cond_wait(&s->cond, &s->mu);
             continue;
         }
         cmds = s->cmds;
         ncmds = s->ncmds;
         s->cmds = NULL;
         s->ncmds = s->cmds_cap = 0;
-        pthread_mutex_unlock(&s->mu);
-        /* the submissions at once, then the signals in order (a cancel
-         * of a job submitted in this batch finds it), then one release
-         * of those submitted that no signal cancelled */
-        nheld = 0;
-        for (size_t i = 0; i < ncmds; i++)
-            if (cmds[i].kind == C_SUBMIT &&
-                sl_slx_vec_grow((void **)&held, &held_cap, nheld, sizeof(*held)) == 0)
-                held[nheld++] = cmds[i].j;
-        sl_slx_fan_out(s, held, nheld, sizeof(*held), submit_one);
-        for (size_t i = 0; i < ncmds; i++)
-            if (cmds[i].kind != C_SUBMIT)
-                do_signal(s, cmds[i].j, cmds[i].sig);
-        pthread_mutex_lock(&s->mu);
-        {
-            size_t k = 0;
-            for (size_t i = 0; i < nheld; i++)
-                if (held[i]->slurm_id && held[i]->st == SJ_WAITING && !held[i]->killed_sig)
-                    held[k++] = held[i];
-            nheld = k;
-        }
-        pthread_mutex_unlock(&s->mu);
-        sl_slx_release(s, held, nheld);
-        if (sl_mono_ms() >= next_poll) {
-            bool stale;
-            sl_slx_poll_jobs(s);
-            pthread_mutex_lock(&s->mu);
-            stale = s->nodes_stale;
-            s->nodes_stale = false;
-            pthread_mutex_unlock(&s->mu);
-            if (stale || sl_mono_ms() >= s->next_node_poll) {
-                poll_nodes(s);
-                s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
-            }
-            next_poll = sl_mono_ms() + s->poll_ms;
-        }
-        pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < ncmds; i++) {
             struct sjob *j = cmds[i].j;
+            int sig = cmds[i].sig;
+            if (!j->submitting)
+                continue;
+            if (j->sig_after != SIGKILL && !(is_stop(j->sig_after) && !is_stop(sig)))
+                j->sig_after = sig;
+            cmds[i].j = NULL;
             j->ncmds--;
-            if (cmds[i].kind == C_SUBMIT) {
-                for (char **a = j->argv; a && *a; a++)
-                    free(*a);
-                free(j->argv);
-                free(j->script);
-                j->argv = NULL;
-                j->script = NULL;
-            }
         }
+        pthread_mutex_unlock(&s->mu);
+        for (size_t i = 0; i < ncmds; i++)
+            if (cmds[i].j)
+                do_signal(s, cmds[i].j, cmds[i].sig);
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < ncmds; i++)
+            if (cmds[i].j)
+                cmds[i].j->ncmds--;
         free(cmds);
         reap_released(s);
     }
     pthread_mutex_unlock(&s->mu);
-    free(held);
+    return NULL;
+}
+
+/* The poller: the jobs every poll interval, the nodes every NODE_POLL_MS
+ * or at once after a job was lost. */
+static void *poller(void *arg)
+{
+    struct slurm *s = arg;
+
+    pthread_setname_np(pthread_self(), "slurm-poll");
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        struct timespec ts;
+        int64_t until;
+        bool stale;
+        pthread_mutex_unlock(&s->mu);
+        sl_slx_poll_jobs(s);
+        pthread_mutex_lock(&s->mu);
+        stale = s->nodes_stale;
+        s->nodes_stale = false;
+        pthread_mutex_unlock(&s->mu);
+        if (stale || sl_mono_ms() >= s->next_node_poll) {
+            poll_nodes(s);
+            s->next_node_poll = sl_mono_ms() + NODE_POLL_MS;
+        }
+        pthread_mutex_lock(&s->mu);
+        reap_released(s);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        until = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + s->poll_ms;
+        ts.tv_sec = until / 1000;
+        ts.tv_nsec = (until % 1000) * 1000000;
+        while (!s->stop && pthread_cond_timedwait(&s->poll_cond, &s->mu, &ts) == 0) {
+            /* woken early: only stop ends the wait */
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
@@ -952,10 +1051,10 @@ static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
     if (!why && !(j = job_new(s, job)))
         why = "out of memory";
     if (!why && (!(j->argv = sbatch_argv(s, j, job, pw)) ||
-                 !(j->script = batch_script(s, j, job, pw ? pw->pw_dir : NULL))))
+                 !(j->script = batch_script(s, j, job, pw))))
         why = "out of memory";
     if (!why && (sl_slx_vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0 ||
-                 queue_cmd(s, C_SUBMIT, j, 0) < 0))
+                 queue_submit(s, j) < 0))
         why = "out of memory";
     if (!why)
         s->jobs[s->njobs++] = j;
@@ -1009,7 +1108,7 @@ static uint64_t find_slurm_id(struct slurm *s, int64_t id, int attempt)
     /* submitted, but its record not written before a crash */
     sl_slx_tool(s, "squeue", squeue, sizeof(squeue));
     snprintf(name, sizeof(name), "--name=sluice-%lld-%d", (long long)id, attempt);
-    if (sl_slx_call(argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
+    if (sl_slx_call(s, argv, NULL, &res, NULL, 0) == 0 && res.out.data) {
         *strchrnul(res.out.data, '\n') = '\0';
         *strchrnul(res.out.data, '+') = '\0';
         if (sl_parse_int64(res.out.data, 1, INT64_MAX, &sid) < 0)
@@ -1127,13 +1226,18 @@ static void slurm_destroy(struct sl_executor *x)
 {
     struct slurm *s = (struct slurm *)x;
 
-    if (s->started) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = true;
-        pthread_cond_signal(&s->cond);
-        pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->mu);
+    s->stop = true;
+    pthread_cond_signal(&s->cond);
+    pthread_cond_signal(&s->poll_cond);
+    pthread_cond_broadcast(&s->sub_cond);
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->nsub; i++)
+        pthread_join(s->sub_threads[i], NULL);
+    if (s->started)
         pthread_join(s->thread, NULL);
-    }
+    if (s->poll_started)
+        pthread_join(s->poll_thread, NULL);
     if (s->jc_started) {
         uint64_t one = 1;
         if (write(s->jc_stop, &one, sizeof(one)) == sizeof(one))
@@ -1149,12 +1253,15 @@ static void slurm_destroy(struct sl_executor *x)
         job_free(s->jobs[i]);
     free(s->jobs);
     free(s->cmds);
+    free(s->subq);
     free(s->events);
     sl_inventory_fini(&s->nodes);
     if (s->wake_fd >= 0)
         close(s->wake_fd);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cond);
+    pthread_cond_destroy(&s->poll_cond);
+    pthread_cond_destroy(&s->sub_cond);
     free(s);
 }
 
@@ -1178,8 +1285,7 @@ static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
                           struct sl_error *err)
 {
     struct stat st;
-
-    const char *pl = cfg->slurm_partition;
+    const char *pl = cfg->slurm_partition, *conf;
 
     if (!pl || !pl[0] || strlen(pl) >= sizeof(s->partition) || pl[0] == ',' ||
         pl[strlen(pl) - 1] == ',' || strstr(pl, ",,") ||
@@ -1210,6 +1316,14 @@ static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
         snprintf(s->jobcomp, sizeof(s->jobcomp), "%s", cfg->slurm_jobcomp);
     }
     s->poll_ms = cfg->slurm_poll_ms > 0 ? cfg->slurm_poll_ms : 1000;
+    snprintf(s->env_path, sizeof(s->env_path), "PATH=%s", TASK_PATH);
+    s->tool_env[0] = s->env_path;
+    if ((conf = getenv("SLURM_CONF")) && conf[0]) {
+        if (strlen(conf) >= sizeof(s->env_conf) - 16)
+            return sl_errorf(err, -EINVAL, "SLURM_CONF: too long");
+        snprintf(s->env_conf, sizeof(s->env_conf), "SLURM_CONF=%s", conf);
+        s->tool_env[1] = s->env_conf;
+    }
     snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", cfg->data_dir);
     return sl_mkdir_p(s->run_dir, 0700) < 0
                ? sl_errorf(err, -EIO, "--data-dir %s: cannot make run/", cfg->data_dir)
@@ -1230,6 +1344,8 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
     s->wake_fd = s->jc_inotify = s->jc_stop = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cond, NULL);
+    pthread_cond_init(&s->poll_cond, NULL);
+    pthread_cond_init(&s->sub_cond, NULL);
     if ((rc = slurm_settings(s, cfg, err)) < 0 || (rc = read_confine(s, err)) < 0 ||
         (rc = read_nodes(s, &s->nodes, err)) < 0)
         goto fail;
@@ -1252,6 +1368,16 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
         goto fail;
     }
     s->started = true;
+    if ((rc = pthread_create(&s->poll_thread, NULL, poller, s)) != 0) {
+        rc = sl_errorf(err, -rc, "slurm executor: cannot start its poller");
+        goto fail;
+    }
+    s->poll_started = true;
+    for (; s->nsub < WAYS; s->nsub++)
+        if ((rc = pthread_create(&s->sub_threads[s->nsub], NULL, submitter, s)) != 0) {
+            rc = sl_errorf(err, -rc, "slurm executor: cannot start its submitters");
+            goto fail;
+        }
     return &s->base;
 fail:
     slurm_destroy(&s->base);

@@ -36,10 +36,12 @@ struct sjob {
     enum sj_state st;
     bool checked;                 /* its allocation was checked */
     bool released;                /* the engine is done with it */
-    bool unheld;                  /* Slurm took its release (worker only) */
+    bool unheld;                  /* submitted ready, or released: a hold
+                                     seen later is someone else's */
+    bool submitting;              /* queued for sbatch or in it */
+    int sig_after;                /* a signal to send once submitted */
     int killed_sig;               /* a signal that cancelled it (pending) */
-    int deferred_sig;             /* one to send once its script runs
-                                     (worker only) */
+    int deferred_sig;             /* one to send once its script runs */
     int ncmds;                    /* queued commands that name it */
     struct sl_exec_place *want;   /* the placement decided (ntasks) */
     int ncomp;                    /* Slurm job components: one per node */
@@ -50,7 +52,7 @@ struct sjob {
     char *script;                 /* the batch script, until submitted */
 };
 
-enum cmd_kind { C_SUBMIT, C_SIGNAL };
+enum cmd_kind { C_SIGNAL };
 
 struct cmd {
     enum cmd_kind kind;
@@ -61,9 +63,15 @@ struct cmd {
 struct slurm {
     struct sl_executor base;
     pthread_mutex_t mu;
-    pthread_cond_t cond;
-    pthread_t thread;
-    bool started, stop;
+    pthread_cond_t cond;          /* the worker's: a command, or stop */
+    pthread_cond_t poll_cond;     /* the poller's: stop */
+    pthread_cond_t sub_cond;      /* the submitters': a submission, or stop */
+    pthread_t sub_threads[WAYS];
+    int nsub;                     /* submitters started */
+    struct sjob **subq;           /* submissions, oldest first */
+    size_t nsubq, subq_cap;
+    pthread_t thread, poll_thread;
+    bool started, poll_started, stop;
     struct sl_inventory nodes;    /* append-only: node i stays node i */
     struct sjob **jobs;
     size_t njobs, jobs_cap;
@@ -89,6 +97,11 @@ struct slurm {
     dev_t jc_dev;                 /* of the file read (reader only) */
     ino_t jc_ino;
     struct sl_slurm_confine confine; /* how Slurm confines a job */
+    /* the environment of every Slurm tool: PATH and the daemon's
+     * SLURM_CONF, nothing else (sbatch passes its own to the job) */
+    char *tool_env[3];
+    char env_path[sizeof("PATH=") + sizeof(TASK_PATH)];
+    char env_conf[PATH_MAX + 16];
 };
 
 
@@ -108,9 +121,9 @@ void sl_slx_push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind ki
                      const int *codes, const struct span *sp, const char *note);
 /* Run a Slurm tool; 'say' (may be NULL) gets the first line of what it
  * said when it failed. Returns its exit status, or -errno. */
-int sl_slx_call(char *const argv[], const char *input, struct sl_run_result *res, char *say,
-                size_t say_size);
-/* Release held jobs, one scontrol per 256 of them. */
+int sl_slx_call(const struct slurm *s, char *const argv[], const char *input,
+                struct sl_run_result *res, char *say, size_t say_size);
+/* Release held jobs, one scontrol per 256 of them (see slurm.c). */
 void sl_slx_release(struct slurm *s, struct sjob *const *js, size_t n);
 /* scancel JOB (sig 0: cancel it), or scancel --signal=SIG --full JOB. */
 void sl_slx_scancel(struct slurm *s, uint64_t sid, int sig);

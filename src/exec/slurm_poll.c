@@ -77,7 +77,7 @@ int sl_slx_job_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *out, 
     *n = 0;
     sl_slx_tool(s, "scontrol", scontrol, sizeof(scontrol));
     snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
-    if ((rc = sl_slx_call(argv, NULL, &res, NULL, 0)) != 0) {
+    if ((rc = sl_slx_call(s, argv, NULL, &res, NULL, 0)) != 0) {
         bool unknown = res.err.data && strstr(res.err.data, "Invalid job id");
         sl_run_result_fini(&res);
         return unknown ? jobcomp_details(s, sid, out, max, n) : -EIO;
@@ -172,11 +172,14 @@ struct look {
     bool checked;
     enum sj_state st;
     int deferred_sig;
+    bool unheld;                  /* submitted ready by this executor,
+                                     released, or being submitted */
     size_t q, nq;                 /* its components' lines: q[q, q + nq) */
     int running, ended, waiting;  /* its components, by phase */
-    bool held;                    /* held, never released (its release
-                                     failed, or sluiced stopped between
-                                     submit and sl_slx_release) */
+    bool held;                    /* held, and adopted after a restart
+                                     (an earlier sluiced submitted jobs
+                                     held, then released them), or its
+                                     release failed */
     bool unavailable;             /* waiting for a node Slurm will not give */
     char reason[96];              /* then Slurm's reason */
 };
@@ -292,7 +295,7 @@ static int read_queue(struct slurm *s, struct qline **q, size_t *nq)
     *nq = 0;
     sl_slx_tool(s, "squeue", squeue, sizeof(squeue));
     snprintf(part, sizeof(part), "--partition=%s", s->partition);
-    if (sl_slx_call(argv, NULL, &res, NULL, 0) != 0) {
+    if (sl_slx_call(s, argv, NULL, &res, NULL, 0) != 0) {
         sl_run_result_fini(&res);
         return -EIO;
     }
@@ -388,7 +391,8 @@ void sl_slx_poll_jobs(struct slurm *s)
                 continue;
             j->ncmds++;
             l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked,
-                                   .st = j->st, .deferred_sig = j->deferred_sig};
+                                   .st = j->st, .deferred_sig = j->deferred_sig,
+                                   .unheld = j->unheld || j->submitting};
         }
     pthread_mutex_unlock(&s->mu);
     if (!n) {
@@ -413,7 +417,7 @@ void sl_slx_poll_jobs(struct slurm *s)
             enum sl_slurm_phase p = sl_slurm_phase(q[m].state);
             l[i].nq++;
             if (p == SL_SLURM_WAITING && strncmp(q[m].reason, "JobHeld", 7) == 0 &&
-                !l[i].j->unheld)
+                !l[i].unheld)
                 l[i].held = true;
             if (p == SL_SLURM_WAITING && unavailable(s, l[i].j, q[m].reason)) {
                 l[i].unavailable = true;
@@ -438,7 +442,10 @@ void sl_slx_poll_jobs(struct slurm *s)
         else if (!x->nq || (x->running && !x->checked))
             ask[nask++] = *x;
         if (x->deferred_sig && x->running && sl_slx_is_up(s, x->j)) {
-            x->j->deferred_sig = 0;
+            pthread_mutex_lock(&s->mu);
+            if (x->j->deferred_sig == x->deferred_sig)
+                x->j->deferred_sig = 0;
+            pthread_mutex_unlock(&s->mu);
             sl_slx_scancel(s, x->sid, x->deferred_sig);
         }
     }

@@ -31,9 +31,13 @@ esac
 diag "lab: $LAB (cgroups: $LAB_CGROUP)"
 
 FAKE_GPUS=none
+# a variable of sluiced's own environment, which no job may see
+SLX_DAEMON_ONLY=daemon-secret
+export SLX_DAEMON_ONLY
 start_sluiced --executor slurm --slurm-partition main --slurm-output-dir "$LAB_SHARED" \
     --slurm-jobcomp "$LAB_JOBCOMP" --slurm-poll 250ms ||
     bail "sluiced starts with the Slurm executor"
+unset SLX_DAEMON_ONLY
 S=$LAB_SHARED
 
 # sid JOB [ATTEMPT]: the Slurm job id of a Sluice job's attempt.
@@ -88,6 +92,7 @@ print(" ".join("%s/%d/%s/%s/%s" % (n["name"], len(n["gpus"]), n["gpus"][0]["mode
 # ---- exact placement -------------------------------------------------------
 j=$(sluice run --name whole --gpus 2 --cpus 1 --memory 64Mi -- sh -c \
     'echo "uid=$(id -u) gpus=$SLUICE_GPUS cvd=$CUDA_VISIBLE_DEVICES job=$SLURM_JOB_ID"
+     echo "home=$HOME user=$USER logname=$LOGNAME shell=$SHELL daemon=${SLX_DAEMON_ONLY:-none} login_env=${SLURM_GET_USER_ENV:-none} export=${SLURM_EXPORT_ENV:-none}"
      for g in 0 1 2 3 4 5 6 7; do
          if cat "'"$LAB_DEV"'/nvidia$g" 2>/dev/null; then :; fi
          cat "'"$LAB_DEV"'/nvidia$g" 2>&1 | grep -q "Operation not permitted" && echo "denied $g"
@@ -108,6 +113,13 @@ is "$got" "$node gpu:g$g1:1(IDX:$g1),gpu:g$g2:1(IDX:$g2)" \
 ok "it succeeds" wait_state "$j" Succeeded 20
 log=$(sluice logs "$j")
 like "$log" "uid=65534 gpus=$gpus " "it ran as nobody (the admin's unmapped account), told SLUICE_GPUS=$gpus"
+nobody_home=$(getent passwd nobody | cut -d: -f6)
+nobody_shell=$(getent passwd nobody | cut -d: -f7)
+like "$log" "home=$nobody_home user=nobody logname=nobody shell=$nobody_shell " \
+    "HOME, USER, LOGNAME and SHELL are its account's, as with the local executor"
+like "$log" " daemon=none " "sluiced's own environment does not reach the job"
+like "$log" " login_env=none export=none" \
+    "slurmd is not asked to load a login environment (no su per job: sbatch --export=ALL of a clean environment)"
 if [ "$LAB_CGROUP" = 1 ]; then
     like "$log" "cvd=0,1 " "CUDA_VISIBLE_DEVICES is Slurm's renumbering under ConstrainDevices"
     is "$(printf '%s\n' "$log" | grep -c '^denied')" 6 \
@@ -129,7 +141,7 @@ touch "$S/half.done"
 ok "it succeeds" wait_state "$j" Succeeded 20
 
 # ---- gangs ----------------------------------------------------------------
-task_line='echo "task=$SLUICE_TASK_INDEX node=$SLURMD_NODENAME gpus=$SLUICE_GPUS cvd=$CUDA_VISIBLE_DEVICES"; sleep 1'
+task_line='echo "task=$SLUICE_TASK_INDEX node=$SLURMD_NODENAME gpus=$SLUICE_GPUS cvd=$CUDA_VISIBLE_DEVICES job=$SLUICE_JOB_ID user=$USER"; sleep 1'
 j=$(sluice run --name gang1 --tasks 2 --gpus 4 --cpus 1 --memory 64Mi --topology same-node -- sh -c "$task_line")
 ok "a gang of two 4-GPU tasks on one node succeeds" wait_state "$j" Succeeded 30
 p0=$(placed "$j" | sed -n 1p)
@@ -138,6 +150,7 @@ l0=$(sluice logs "$j" --task 0)
 l1=$(sluice logs "$j" --task 1)
 like "$l0" "task=0 node=${p0%%:*} gpus=${p0#*:} " "task 0 ran on its node, told its own GPUs"
 like "$l1" "task=1 node=${p1%%:*} gpus=${p1#*:} " "task 1 too"
+like "$l1" " job=$j user=nobody" "srun passes the job's environment to each task of a gang"
 c0=$(printf '%s' "$l0" | sed -n 's/.*cvd=\([^ ]*\).*/\1/p')
 c1=$(printf '%s' "$l1" | sed -n 's/.*cvd=\([^ ]*\).*/\1/p')
 ok "each task's CUDA_VISIBLE_DEVICES holds 4 GPUs, not the other task's" \

@@ -159,6 +159,22 @@ def ms(t):
     return d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000.0
 
 
+def submissions(path):
+    """{Sluice job id: (sbatch's start in ms since the epoch, its duration
+    in ms)} of the first submission of each, from sluiced's debug log (the executor's
+    "submitted" lines); {} without one."""
+    out = {}
+    if not path:
+        return out
+    with open(path) as f:
+        for line in f:
+            if "slurm executor: submitted" not in line:
+                continue
+            kv = dict(w.split("=", 1) for w in line.split() if "=" in w and '"' not in w)
+            out.setdefault(int(kv["job"]), (int(kv["at_ms"]), int(kv["sbatch_ms"])))
+    return out
+
+
 def sluice(n, clients, url, key="sluice", tag="s"):
     cmd = stamp_cmd(tag, "SLUICE_JOB_ID")
     t0 = time.time()
@@ -180,7 +196,8 @@ def sluice(n, clients, url, key="sluice", tag="s"):
     for i in [i for i in ids if jobs[i]["state"] != "Succeeded"][:5]:
         print("# job %s ended %s: %s" % (i, jobs[i]["state"], jobs[i].get("message", "")),
               flush=True)
-    queue, d2r, tail = [], [], []
+    sbatch = submissions(os.environ.get("E2E_SLUICED_LOG", ""))
+    queue, d2r, tail, to_sbatch, in_sbatch, in_slurm = [], [], [], [], [], []
     for i in ids:
         j = jobs[i]
         s = stamp(tag, i)
@@ -190,12 +207,20 @@ def sluice(n, clients, url, key="sluice", tag="s"):
         queue.append(start - sub)
         d2r.append(s - start)
         tail.append(fin - s)
+        if i in sbatch:
+            at, took = sbatch[i]
+            to_sbatch.append(at - start)
+            in_sbatch.append(took)
+            in_slurm.append(s - at - took)
     say(key, jobs=n, clients=clients, submit_s="%.2f" % (t_sub - t0),
         total_s="%.2f" % (t_end - t0), jobs_per_s="%.2f" % (n / (t_end - t0)), succeeded=ok,
         wait_in_sluice_mean_ms="%.0f" % statistics.mean(queue),
         decision_to_running_p50_ms="%.0f" % pct(d2r, 50),
         decision_to_running_p99_ms="%.0f" % pct(d2r, 99),
-        running_to_end_seen_mean_ms="%.0f" % statistics.mean(tail))
+        running_to_end_seen_mean_ms="%.0f" % statistics.mean(tail),
+        decision_to_sbatch_p50_ms="%.0f" % pct(to_sbatch, 50),
+        sbatch_p50_ms="%.0f" % pct(in_sbatch, 50),
+        sbatch_to_running_p50_ms="%.0f" % pct(in_slurm, 50))
 
 
 def latency(n, url):

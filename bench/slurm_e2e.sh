@@ -78,9 +78,11 @@ start_sluiced() {
     PORT=$(free_port)
     DATA=$WORK/data.$PORT
     "$BIN/sluiced" --dev --listen "127.0.0.1:$PORT" --data-dir "$DATA" --executor slurm \
-        --slurm-partition main --slurm-output-dir "$LAB_SHARED" --slurm-poll "$POLL" "$@" \
-        >"$WORK/sluiced.$PORT.log" 2>&1 &
+        --slurm-partition main --slurm-output-dir "$LAB_SHARED" --slurm-poll "$POLL" \
+        --log-level debug "$@" >"$WORK/sluiced.$PORT.log" 2>&1 &
     PID=$!
+    E2E_SLUICED_LOG=$WORK/sluiced.$PORT.log
+    export E2E_SLUICED_LOG
     URL=http://127.0.0.1:$PORT
     i=0
     until curl -sf -o /dev/null "$URL/healthz"; do
@@ -139,6 +141,7 @@ say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2
 say "Sluice: mean wait in Sluice's queue              : $(get sluice wait_in_sluice_mean_ms) ms"
 say "Sluice: decision to first command p50 / p99      : $(get sluice decision_to_running_p50_ms) / $(get sluice decision_to_running_p99_ms) ms (under load)"
 say "Sluice: first command to end seen, mean          : $(get sluice running_to_end_seen_mean_ms) ms (run, Slurm's teardown, the poll)"
+say "Sluice: decision to sbatch / sbatch / to running : $(get sluice decision_to_sbatch_p50_ms) / $(get sluice sbatch_p50_ms) / $(get sluice sbatch_to_running_p50_ms) ms (p50 of each; the commit, sbatch, Slurm's start)"
 say "decision to running, one at a time p50 / p99    : $(get latency p50_ms) / $(get latency p99_ms) ms (max $(get latency max_ms))"
 say "sbatch pinned to first command p50 / p99         : $(get pinhold pinned_p50_ms) / $(get pinhold pinned_p99_ms) ms"
 say "held + scontrol release to first command p50/p99 : $(get pinhold held_release_p50_ms) / $(get pinhold held_release_p99_ms) ms"

@@ -92,7 +92,7 @@ print(" ".join("%s/%d/%s/%s/%s" % (n["name"], len(n["gpus"]), n["gpus"][0]["mode
 # ---- exact placement -------------------------------------------------------
 j=$(sluice run --name whole --gpus 2 --cpus 1 --memory 64Mi -- sh -c \
     'echo "uid=$(id -u) gpus=$SLUICE_GPUS cvd=$CUDA_VISIBLE_DEVICES job=$SLURM_JOB_ID"
-     echo "home=$HOME user=$USER logname=$LOGNAME shell=$SHELL daemon=${SLX_DAEMON_ONLY:-none} login_env=${SLURM_GET_USER_ENV:-none} export=${SLURM_EXPORT_ENV:-none}"
+     echo "home=$HOME user=$USER logname=$LOGNAME shell=$SHELL daemon=${SLX_DAEMON_ONLY:-none} login_env=${SLURM_GET_USER_ENV:-none} export=${SLURM_EXPORT_ENV:-none} own=$(env | grep -c "^SLUICE_TASK_SCRIPT=\|^sl_")"
      for g in 0 1 2 3 4 5 6 7; do
          if cat "'"$LAB_DEV"'/nvidia$g" 2>/dev/null; then :; fi
          cat "'"$LAB_DEV"'/nvidia$g" 2>&1 | grep -q "Operation not permitted" && echo "denied $g"
@@ -120,6 +120,7 @@ like "$log" "home=$nobody_home user=nobody logname=nobody shell=$nobody_shell " 
 like "$log" " daemon=none " "sluiced's own environment does not reach the job"
 like "$log" " login_env=none export=none" \
     "slurmd is not asked to load a login environment (no su per job: sbatch --export=ALL of a clean environment)"
+like "$log" " own=0\$" "none of the batch script's own variables reaches a one-task job (its task runs in the script's shell)"
 if [ "$LAB_CGROUP" = 1 ]; then
     like "$log" "cvd=0,1 " "CUDA_VISIBLE_DEVICES is Slurm's renumbering under ConstrainDevices"
     is "$(printf '%s\n' "$log" | grep -c '^denied')" 6 \

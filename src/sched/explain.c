@@ -218,6 +218,12 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
     buf[0] = '\0';
     if (j->state != J_PENDING)
         return 0;
+    if (j->staged_after) {
+        snprintf(buf, size, "staged behind job %" PRId64 ": starts on its resources the "
+                            "moment it completes",
+                 j->staged_after);
+        return 0;
+    }
     if (j->not_before_ms > now_ms) {
         snprintf(buf, size, "retry backoff: eligible again in %" PRId64 "s",
                  (j->not_before_ms - now_ms + 999) / 1000);
@@ -593,6 +599,16 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
             json_key(b, "preempted_for", &first);
             sl_buf_printf(b, "%" PRId64, j->for_job);
         }
+        sl_buf_adds(b, "}");
+        sl_buf_fini(&ifs);
+        return b->failed ? -ENOMEM : 0;
+    }
+    if (j->staged_after) {
+        json_key(b, "staged_after", &first);
+        sl_buf_printf(b, "%" PRId64, j->staged_after);
+        json_key(b, "summary", &first);
+        sl_sched_reason(s, j->id, now_ms, line, sizeof(line));
+        sl_buf_json_str(b, line);
         sl_buf_adds(b, "}");
         sl_buf_fini(&ifs);
         return b->failed ? -ENOMEM : 0;

@@ -340,9 +340,25 @@ static void victim_gone(struct sl_sched *s, struct job *j)
     j->for_job = 0;
 }
 
-/* Stop a running or terminating job: resources and charges back. */
+/* A staged job leaves its predecessor (removed while staged). */
+static void unlink_staged(struct sl_sched *s, struct job *j)
+{
+    struct job *p = sl_imap_get(&s->jobs, j->staged_after);
+
+    if (p && p->successor == j->id)
+        p->successor = 0;
+    j->staged_after = 0;
+    s->nstaged--;
+}
+
+/* Stop a running or terminating job: resources and charges back; a job
+ * staged behind it goes back in line. */
 static void job_stop(struct sl_sched *s, struct job *j, int64_t now)
 {
+    if (j->successor) {
+        if (sl_sched_job_unstage(s, j->successor) < 0)
+            j->successor = 0;
+    }
     victim_gone(s, j);
     sl_sch_charge(s, j, -1, now);
     for (int t = j->tasks - 1; t >= 0; t--)
@@ -361,7 +377,10 @@ int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms)
         return -ENOENT;
     if (j->state == J_PENDING) {
         sl_sch_claim(s, j, false);
-        sl_sch_bucket_remove(j);
+        if (j->staged_after)
+            unlink_staged(s, j);
+        else
+            sl_sch_bucket_remove(j);
         s->queues[j->queue].npending--;
         s->npending--;
         if (j->nvictims > 0) {
@@ -376,6 +395,87 @@ int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms)
     sl_imap_del(&s->jobs, id);
     sl_sch_job_free(j);
     return 0;
+}
+
+/* ---- staging ------------------------------------------------------------- */
+
+int sl_sched_job_unstage(struct sl_sched *s, int64_t id)
+{
+    struct job *j = sl_imap_get(&s->jobs, id), *p;
+    struct bucket *b;
+
+    if (!j)
+        return -ENOENT;
+    if (j->state != J_PENDING || !j->staged_after)
+        return -EINVAL;
+    if ((p = sl_imap_get(&s->jobs, j->staged_after)) && p->successor == id)
+        p->successor = 0;
+    j->staged_after = 0;
+    s->nstaged--;
+    if (!(b = bucket_get(s, &s->queues[j->queue], j->queue, j->user, j->pclass)))
+        return -ENOMEM; /* known as pending in no bucket, as job_enqueue leaves it */
+    bucket_insert(b, j);
+    j->blocker = B_NEW;
+    return fresh_add(s, j->id);
+}
+
+int64_t sl_sched_job_handover(struct sl_sched *s, int64_t id, int64_t now_ms)
+{
+    struct job *a = sl_imap_get(&s->jobs, id), *b;
+    struct sl_sched_task_place *pl;
+    struct queue *q;
+    int t;
+
+    if (!a || !a->successor || !(b = sl_imap_get(&s->jobs, a->successor)) ||
+        b->staged_after != id)
+        return -ENOENT;
+    if (a->state == J_PENDING || b->tasks > a->tasks)
+        return -EINVAL;
+    if (!(pl = malloc(sizeof(*pl) * (size_t)b->tasks)))
+        return -ENOMEM;
+    memcpy(pl, a->places, sizeof(*pl) * (size_t)b->tasks);
+    a->successor = 0;
+    job_stop(s, a, now_ms);
+    sl_imap_del(&s->jobs, id);
+    sl_sch_job_free(a);
+    for (t = 0; t < b->tasks; t++)
+        if (cl_take_exact(&s->cl, &b->shape, &pl[t]) < 0)
+            break;
+    b->staged_after = 0;
+    if (t < b->tasks || sl_sch_run_add(s, b, now_ms) < 0) {
+        for (int u = t - 1; u >= 0; u--)
+            cl_give(&s->cl, &b->shape, &pl[u]);
+        free(pl);
+        b->staged_after = id; /* for unstage: its predecessor is gone */
+        sl_sched_job_unstage(s, b->id);
+        return t < b->tasks ? -EINVAL : -ENOMEM;
+    }
+    q = &s->queues[b->queue];
+    b->places = pl;
+    q->npending--;
+    s->npending--;
+    s->nstaged--;
+    b->state = J_RUNNING;
+    b->order_ms = now_ms;
+    b->resv_at_ms = 0;
+    b->opportunistic = s->classes[b->pclass].opportunistic;
+    sl_sch_charge(s, b, 1, now_ms);
+    q->nrunning++;
+    return b->id;
+}
+
+int64_t sl_sched_job_successor(const struct sl_sched *s, int64_t id)
+{
+    const struct job *j = sl_imap_get(&s->jobs, id);
+
+    return j && j->state != J_PENDING ? j->successor : 0;
+}
+
+int64_t sl_sched_job_staged_after(const struct sl_sched *s, int64_t id)
+{
+    const struct job *j = sl_imap_get(&s->jobs, id);
+
+    return j && j->state == J_PENDING ? j->staged_after : 0;
 }
 
 int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,

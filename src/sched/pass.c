@@ -389,7 +389,7 @@ static void pass_new(struct pass *p)
     }
     for (int i = 0; i < s->nfresh; i++) {
         struct job *j = sl_imap_get(&s->jobs, (int64_t)(intptr_t)s->fresh[i]);
-        if (j && j->state == J_PENDING && j->seen != s->passes + 1) {
+        if (j && j->state == J_PENDING && !j->staged_after && j->seen != s->passes + 1) {
             j->seen = s->passes + 1; /* listed once even if requeued twice */
             k[n].value = s->classes[j->pclass].value;
             k[n].j = j;
@@ -398,7 +398,7 @@ static void pass_new(struct pass *p)
     }
     qsort(k, (size_t)n, sizeof(*k), fresh_cmp);
     for (int i = 0; i < n && p->rc == 0; i++)
-        if (k[i].j->state == J_PENDING)
+        if (k[i].j->state == J_PENDING && !k[i].j->staged_after)
             consider(p, k[i].j);
     free(k);
 }

@@ -223,6 +223,45 @@ enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id)
 int sl_sched_pending_count(const struct sl_sched *s);
 int sl_sched_running_count(const struct sl_sched *s);
 
+/* ---- staging ---------------------------------------------------------- */
+
+/* An executor that can queue a job behind a running one (Slurm) lets a
+ * queue's next job wait there, on the running job's resources, so that it
+ * starts the moment they free, with no decision in between. A staged job
+ * is pending, but no pass places it: its predecessor's end either hands
+ * it the predecessor's placement (sl_sched_job_handover) or sends it back
+ * to its place in line (sl_sched_job_unstage; also what removing or
+ * requeueing the predecessor does). docs/decisions/0010. */
+struct sl_sched_stage {
+    int64_t job_id;               /* pending, now staged */
+    int64_t after;                /* running: its predecessor */
+};
+
+/* Stage what a pass at 'now_ms' would hand over anyway, up to 'max'
+ * pairs in out[], marked staged; returns how many. A job is staged only
+ * when the pending jobs that are not staged all wait in one bucket (one
+ * queue, user and priority class: no other job could claim the resources
+ * when they free), in that bucket's order, each behind a running job of
+ * the same bucket with the same one-task request that has no successor
+ * and is not terminating, on a node that takes work. */
+int sl_sched_stage_pick(struct sl_sched *s, int64_t now_ms, struct sl_sched_stage *out,
+                        int max);
+/* Whether staged jobs have lost the ground they were staged on: some job
+ * of another bucket now waits, and would have a claim on what they wait
+ * for (the caller revokes them: sl_executor_revoke). */
+bool sl_sched_stage_contested(const struct sl_sched *s);
+/* Staged job 'id' goes back to its place in line. -ENOENT, -EINVAL when
+ * it is not staged. */
+int sl_sched_job_unstage(struct sl_sched *s, int64_t id);
+/* Running job 'id' ended and its staged successor runs on its placement
+ * from 'now_ms': 'id' is forgotten (as sl_sched_job_remove). Returns the
+ * successor's id, -ENOENT (no such job, or no successor) or -EINVAL. */
+int64_t sl_sched_job_handover(struct sl_sched *s, int64_t id, int64_t now_ms);
+/* The staged successor of running job 'id' (0 = none). */
+int64_t sl_sched_job_successor(const struct sl_sched *s, int64_t id);
+/* The predecessor of staged job 'id' (0 = not staged). */
+int64_t sl_sched_job_staged_after(const struct sl_sched *s, int64_t id);
+
 /* ---- passes ----------------------------------------------------------- */
 
 enum sl_preempt_why {

@@ -97,6 +97,9 @@ struct job {
     uint64_t seen;                /* the last pass that considered it, + 1 */
     int64_t resv_at_ms;           /* pending: its reservation's start, 0 = none */
     struct sl_sched_task_place *places;      /* running: 'tasks' entries */
+    int64_t staged_after;         /* pending: staged behind this running
+                                     job (in no bucket), 0 = not staged */
+    int64_t successor;            /* running: the job staged behind it */
     struct job *prev, *next;      /* pending: its bucket's list */
     struct bucket *bucket;        /* pending */
 };
@@ -187,7 +190,8 @@ struct sl_sched {
     struct sl_imap node_names;    /* hash of a node's name -> index + 1 */
     char **node_notes;            /* why node i takes no task (NULL: none) */
     int nnode_notes;
-    int npending;
+    int npending;                 /* staged ones included */
+    int nstaged;                  /* pending, staged (in no bucket) */
     struct job **run;             /* running and terminating jobs */
     int nrun, run_cap;
     struct job **byend;           /* running with maxRuntime, by end */

@@ -1265,6 +1265,140 @@ static void index_agrees_with_scan(void)
     }
 }
 
+/* ---- staging ---------------------------------------------------------- */
+
+/* Two nodes of 2 GPUs, queue q; jobs 1-4 of 2 GPUs each, so 1 and 2 run. */
+static struct sl_sched *stage_setup(int *q, int *u)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    struct sl_sched_result r;
+
+    *q = queue(s, "q", -1, NULL, -1, -1);
+    *u = sl_sched_user(s, "alice");
+    node(s, "n1", NULL, 16, 64, 2, "A100");
+    node(s, "n2", NULL, 16, 64, 2, "A100");
+    for (int id = 1; id <= 4; id++)
+        add(s, id, (struct jspec){.queue = *q, .user = *u, .pclass = c_batch, .gpus = 2});
+    r = pass_at(s, T0);
+    sl_sched_result_fini(&r);
+    return s;
+}
+
+static void staging(void)
+{
+    struct sl_sched_stage st[8];
+    struct sl_sched_result r;
+    struct sl_sched *s;
+    int q, u, n;
+    int64_t id;
+    json_t *doc;
+
+    s = stage_setup(&q, &u);
+    n = sl_sched_stage_pick(s, T0, st, 8);
+    is_int(n, 2, "two pending jobs of the running jobs' bucket are staged, one behind each");
+    ok(n == 2 && st[0].job_id == 3 && st[1].job_id == 4, "in the bucket's order");
+    ok(n == 2 && st[0].after != st[1].after && (st[0].after == 1 || st[0].after == 2),
+       "each behind a different running job");
+    is_int(sl_sched_pending_count(s), 2, "staged jobs are still pending");
+    is_int((int)sl_sched_job_staged_after(s, 3), (int)st[0].after, "job 3 knows its predecessor");
+    is_int((int)sl_sched_job_successor(s, st[0].after), 3, "and the predecessor its successor");
+    is_int(sl_sched_stage_pick(s, T0, st, 8), 0, "nothing more to stage");
+    ok(strncmp(reason(s, 3, T0), "staged behind job ", 18) == 0 &&
+           strstr(reason(s, 3, T0), ": starts on its resources the moment it completes"),
+       "why a staged job waits: %s", reason(s, 3, T0));
+    doc = explain(s, 3, T0);
+    ok(doc && json_integer_value(json_object_get(doc, "staged_after")) == st[0].after,
+       "explain names its predecessor");
+    json_decref(doc);
+    /* a third node frees nothing for them: staged jobs are placed by no pass */
+    node(s, "n3", NULL, 16, 64, 2, "A100");
+    r = pass_at(s, T0 + 1);
+    is_int(r.nstarts, 0, "a pass places no staged job, even where GPUs are free");
+    sl_sched_result_fini(&r);
+
+    /* the predecessor of job 3 completes: 3 takes its placement */
+    {
+        int64_t a = st[0].after;
+        id = sl_sched_job_handover(s, a, T0 + 100);
+        is_int((int)id, 3, "a handover starts the successor");
+        is_int(sl_sched_job_state(s, a), SL_SCHED_UNKNOWN, "the predecessor is gone");
+        is_int(sl_sched_job_state(s, 3), SL_SCHED_RUNNING, "the successor runs");
+        is_int(sl_sched_pending_count(s), 1, "one job pending");
+        {
+            struct sl_sched_node_view v0, v1, v2;
+            sl_sched_node_view(s, 0, &v0);
+            sl_sched_node_view(s, 1, &v1);
+            sl_sched_node_view(s, 2, &v2);
+            ok(v0.gpu_free_milli[0] + v0.gpu_free_milli[1] == 0 &&
+                   v1.gpu_free_milli[0] + v1.gpu_free_milli[1] == 0 &&
+                   v2.gpu_free_milli[0] + v2.gpu_free_milli[1] == 2000,
+               "on its predecessor's GPUs, not the free node's");
+        }
+        is_int(sl_sched_running_count(s), 2, "two running");
+        is_int((int)sl_sched_job_handover(s, a, T0 + 100), -ENOENT, "a handover is once");
+    }
+    /* job 4's predecessor is requeued (preempted): 4 goes back in line */
+    sl_sched_job_requeue(s, st[1].after, T0 + 200, 0);
+    is_int((int)sl_sched_job_staged_after(s, 4), 0, "requeueing a predecessor unstages its successor");
+    r = pass_at(s, T0 + 300);
+    ok(started(&r, 4) || started(&r, st[1].after), "both are in line again and one runs");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+
+    /* unstage, and removal either side */
+    s = stage_setup(&q, &u);
+    n = sl_sched_stage_pick(s, T0, st, 8);
+    is_int(sl_sched_job_unstage(s, 3), 0, "a staged job can be sent back in line");
+    is_int(sl_sched_job_unstage(s, 3), -EINVAL, "once");
+    is_int((int)sl_sched_job_successor(s, st[0].after), 0, "its predecessor has no successor");
+    ok(!strstr(reason(s, 3, T0), "staged"), "it waits as any pending job: %s",
+       reason(s, 3, T0));
+    sl_sched_job_remove(s, 4, T0);
+    is_int((int)sl_sched_job_successor(s, st[1].after), 0,
+           "removing a staged job frees its predecessor");
+    n = sl_sched_stage_pick(s, T0, st, 8);
+    is_int(n, 1, "the job sent back is staged again");
+    sl_sched_job_remove(s, st[0].after, T0 + 10);
+    is_int((int)sl_sched_job_staged_after(s, 3), 0, "removing a predecessor unstages its successor");
+    r = pass_at(s, T0 + 20);
+    ok(started(&r, 3) != NULL, "and the next pass places it");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+
+    /* nothing is staged when two buckets wait, or requests differ */
+    s = stage_setup(&q, &u);
+    ok(!sl_sched_stage_contested(s), "no staged job: nothing contested");
+    n = sl_sched_stage_pick(s, T0, st, 8);
+    ok(n == 2 && !sl_sched_stage_contested(s), "staged, and nothing else waits: not contested");
+    add(s, 9, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2});
+    ok(!sl_sched_stage_contested(s), "a later job of the same bucket waits behind: not contested");
+    add(s, 10, (struct jspec){.queue = q, .user = sl_sched_user(s, "carol"), .pclass = c_batch,
+                              .gpus = 2});
+    ok(sl_sched_stage_contested(s), "another user's job waits: the staging is contested");
+    sl_sched_job_remove(s, 10, T0);
+    sl_sched_job_remove(s, 9, T0);
+    sl_sched_job_unstage(s, 3);
+    sl_sched_job_unstage(s, 4);
+    add(s, 5, (struct jspec){.queue = q, .user = sl_sched_user(s, "bob"), .pclass = c_batch,
+                             .gpus = 2});
+    is_int(sl_sched_stage_pick(s, T0, st, 8), 0,
+           "another user waiting in the queue: nothing staged (fair share decides then)");
+    sl_sched_job_remove(s, 5, T0);
+    add(s, 6, (struct jspec){.queue = q, .user = u, .pclass = c_prod, .gpus = 2});
+    is_int(sl_sched_stage_pick(s, T0, st, 8), 0, "another priority class waiting: nothing staged");
+    sl_sched_job_remove(s, 6, T0);
+    sl_sched_job_remove(s, 3, T0);
+    sl_sched_job_remove(s, 4, T0);
+    add(s, 7, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1});
+    is_int(sl_sched_stage_pick(s, T0, st, 8), 0, "a different request: nothing staged");
+    sl_sched_node_schedulable(s, 0, false);
+    sl_sched_node_schedulable(s, 1, false);
+    sl_sched_job_remove(s, 7, T0);
+    add(s, 8, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2});
+    is_int(sl_sched_stage_pick(s, T0, st, 8), 0, "no staging behind jobs on nodes that take no work");
+    sl_sched_destroy(s);
+}
+
 int main(void)
 {
     basics();
@@ -1293,5 +1427,6 @@ int main(void)
     stats();
     amounts();
     index_agrees_with_scan();
+    staging();
     return done_testing();
 }

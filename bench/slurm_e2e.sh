@@ -8,9 +8,11 @@
 #      (Sluice decides each placement, submits it pinned to Slurm), once
 #      with the executor reading ends from its polls only and once also
 #      from the tail of Slurm's jobcomp file (--slurm-jobcomp, as when
-#      sluiced runs on the controller's host); with Sluice, where the time
-#      goes: the wait in Sluice's queue, from Sluice's decision to the
-#      job's first command, and from then to the end Sluice saw;
+#      sluiced runs on the controller's host), and once more with staged
+#      successors (--slurm-stage on: the queue's next jobs wait in Slurm
+#      behind the running ones, docs/decisions/0010); with Sluice, where
+#      the time goes: the wait in Sluice's queue, from Sluice's decision to
+#      the job's first command, and from then to the end Sluice saw;
 #   2. decision-to-running of BENCH_LAT_N (100) jobs placed one at a time:
 #      Sluice's decision (the job's started_at) to the job's first command;
 #   3. the two ways of keeping Slurm from starting a job on its own choice,
@@ -27,7 +29,7 @@
 # limited by Slurm's whole seconds. Run as root from the repository root
 # with the binaries built (make); prints figures, never fails on speed;
 # exit 1 when something is wrong, 0 with a SKIP line when this host cannot
-# run a Slurm lab. About 10 minutes.
+# run a Slurm lab. About 13 minutes.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -117,6 +119,14 @@ lab_wait_idle 60 >/dev/null
 say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp)"
 start_sluiced --slurm-jobcomp "$LAB_JOBCOMP"
 py sluice "$N" "$CLIENTS" "$URL"
+stop_sluiced
+lab_wait_idle 60 >/dev/null
+say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp --slurm-stage on)"
+start_sluiced --slurm-jobcomp "$LAB_JOBCOMP" --slurm-stage on
+py sluice "$N" "$CLIENTS" "$URL" sluice_stage t
+stop_sluiced
+lab_wait_idle 60 >/dev/null
+start_sluiced --slurm-jobcomp "$LAB_JOBCOMP"
 say "-- 2. decision to running, $LAT_N jobs one at a time"
 py latency "$LAT_N" "$URL"
 stop_sluiced
@@ -137,7 +147,8 @@ say "== summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, Slurm $(sinfo -V
 say "e2e $N x 1-GPU 'true', $CLIENTS clients   sbatch      : $(get plain total_s) s ($(get plain jobs_per_s) jobs/s; submitting took $(get plain submit_s) s)"
 say "e2e $N x 1-GPU 'true', $CLIENTS clients   Sluice      : $(get sluice total_s) s ($(get sluice jobs_per_s) jobs/s; submitting took $(get sluice submit_s) s; $(get sluice succeeded) succeeded)"
 say "e2e, the same, Sluice reading ends at polls only: $(get sluice_poll total_s) s ($(get sluice_poll jobs_per_s) jobs/s; $(get sluice_poll succeeded) succeeded)"
-say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))") (polls only: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_poll total_s)))"))"
+say "e2e, the same, staged successors (--slurm-stage): $(get sluice_stage total_s) s ($(get sluice_stage jobs_per_s) jobs/s; $(get sluice_stage succeeded) succeeded)"
+say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))") (polls only: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_poll total_s)))"); staged: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_stage total_s)))"))"
 say "Sluice: mean wait in Sluice's queue              : $(get sluice wait_in_sluice_mean_ms) ms"
 say "Sluice: decision to first command p50 / p99      : $(get sluice decision_to_running_p50_ms) / $(get sluice decision_to_running_p99_ms) ms (under load)"
 say "Sluice: first command to end seen, mean          : $(get sluice running_to_end_seen_mean_ms) ms (run, Slurm's teardown, the poll)"

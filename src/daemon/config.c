@@ -15,6 +15,7 @@
 enum kind {
     K_STRING,                     /* 1..size-1 bytes */
     K_BOOL_SYNC,                  /* full | normal */
+    K_ONOFF,                      /* on | off */
     K_BYTES,                      /* a size >= 4096 */
     K_DURATION,                   /* >= 0 */
     K_LOGLEVEL,
@@ -49,6 +50,7 @@ static const struct setting {
     {"slurmJobcomp", "slurm-jobcomp", K_STRING, offsetof(struct sl_config, slurm_jobcomp),
      1024},
     {"slurmPoll", "slurm-poll", K_TIMEOUT, offsetof(struct sl_config, slurm_poll_ms), 0},
+    {"slurmStage", "slurm-stage", K_ONOFF, offsetof(struct sl_config, slurm_stage), 0},
     {"logCap", NULL, K_BYTES, offsetof(struct sl_config, log_cap_bytes), 0},
     {"retryBackoff", NULL, K_DURATION, offsetof(struct sl_config, retry_backoff_ms), 0},
     {"cancelGrace", NULL, K_DURATION, offsetof(struct sl_config, cancel_grace_ms), 0},
@@ -110,6 +112,11 @@ static int set_value(struct sl_config *cfg, const struct setting *s, const char 
             return sl_errorf(err, -EINVAL, "%s: must be full or normal, got '%.64s'", name,
                              val);
         *(bool *)dst = strcmp(val, "full") == 0;
+        return 0;
+    case K_ONOFF:
+        if (strcmp(val, "on") && strcmp(val, "off"))
+            return sl_errorf(err, -EINVAL, "%s: must be on or off, got '%.64s'", name, val);
+        *(bool *)dst = strcmp(val, "on") == 0;
         return 0;
     case K_BYTES:
         if (sl_parse_bytes(val, &v) < 0 || v < 4096)

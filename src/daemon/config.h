@@ -35,6 +35,8 @@ struct sl_config {
     char slurm_jobcomp[1024];     /* slurm: its jobcomp/filetxt file; "" =
                                      none */
     int64_t slurm_poll_ms;        /* slurm: how often it is asked */
+    bool slurm_stage;             /* slurm: stage a queue's next jobs behind
+                                     its running ones (docs/slurm.md) */
     bool dev;
     bool sync_full;
     int64_t log_cap_bytes;

@@ -29,7 +29,7 @@ static void usage(FILE *f)
             "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
             "               [--fake-nodes FILE] [--executor local|simulated|slurm]\n"
             "               [--slurm-partition P --slurm-output-dir DIR [--slurm-bin DIR]\n"
-            "                [--slurm-jobcomp FILE] [--slurm-poll D]]\n"
+            "                [--slurm-jobcomp FILE] [--slurm-poll D] [--slurm-stage on|off]]\n"
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "\n"
@@ -53,6 +53,8 @@ static void usage(FILE *f)
             "  --slurm-jobcomp FILE  slurm: Slurm's jobcomp/filetxt file, for the ends\n"
             "                     of jobs Slurm forgot while sluiced was down\n"
             "  --slurm-poll D     slurm: how often Slurm is asked (default 1s)\n"
+            "  --slurm-stage on|off  slurm: queue a queue's next jobs in Slurm behind its\n"
+            "                     running ones, to start as those complete (default off)\n"
             "  --sync full|normal full (default): fsync every group commit;\n"
             "                     normal: survive a crash of sluiced, not of the host\n"
             "  --job-user USER    the Unix account jobs of users without a mapping\n"
@@ -199,6 +201,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"slurm-bin", required_argument, NULL, 'S'},
         {"slurm-jobcomp", required_argument, NULL, 'S'},
         {"slurm-poll", required_argument, NULL, 'S'},
+        {"slurm-stage", required_argument, NULL, 'S'},
         {"sync", required_argument, NULL, 'S'},
         {"job-user", required_argument, NULL, 'S'},
         {"allow-daemon-user", required_argument, NULL, 'S'},
@@ -328,6 +331,7 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
         .slurm_bin = cfg->slurm_bin[0] ? cfg->slurm_bin : NULL,
         .slurm_jobcomp = cfg->slurm_jobcomp[0] ? cfg->slurm_jobcomp : NULL,
         .slurm_poll_ms = cfg->slurm_poll_ms,
+        .slurm_stage = cfg->slurm_stage,
         .log_cap_bytes = cfg->log_cap_bytes,
         .retry_backoff_ms = cfg->retry_backoff_ms,
         .cancel_grace_ms = cfg->cancel_grace_ms,

@@ -491,6 +491,10 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
                          (long long)op->u.cancel.job_id);
     }
     if (j->state == SL_JOB_PENDING) {
+        if (j->staged_after) { /* it never runs where it was staged */
+            free(j->placement);
+            j->placement = NULL;
+        }
         j->state = SL_JOB_CANCELLED;
         sl_eng_job_msg(e, j, "cancelled by %s while pending", op->who.user);
         if ((rc = sl_eng_job_persist(e, j, "state", "Pending", -1, sl_eng_now_ms(e))) < 0) {

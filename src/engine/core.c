@@ -311,6 +311,7 @@ static void *engine_main(void *arg)
             apply_op(e, op);
         sl_eng_exec_events(e);
         finish_ended(e);
+        sl_eng_restage_resolve(e);
         run_due(e);
         if (sl_eng_mono_ms(e) >= e->next_meter_ms) {
             sl_eng_meter_tick(e);
@@ -353,6 +354,10 @@ static void *engine_main(void *arg)
         }
         if (nstarted && committed)
             failures = launch(e, started, nstarted);
+        if (committed)
+            sl_eng_stage_submit(e);
+        else
+            e->nstaging = 0;
         free(started);
         wait_ms = next_wait_ms(e);
         if (failures || e->sched_full || e->nfresh)
@@ -430,6 +435,8 @@ void sl_engine_destroy(struct sl_engine *e)
     sl_heap_fini(&e->timers);
     free(e->gone);
     free(e->ended);
+    free(e->staging);
+    free(e->restaged);
     if (e->wake_fd >= 0)
         close(e->wake_fd);
     sl_gpumon_stop(e->mon);

@@ -153,6 +153,9 @@ struct sl_engine_config {
     const char *slurm_bin;
     const char *slurm_jobcomp;
     int64_t slurm_poll_ms;
+    bool slurm_stage;             /* stage a queue's next jobs behind its
+                                     running ones where the executor can
+                                     (caps.stages) */
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */

@@ -166,6 +166,10 @@ struct job {
      * least idle.after long. */
     int64_t idle_since_ms, idle_last_ms, idle_ms;
     bool idle_counting, idle_flagged;
+    bool revoking;                /* staged: asked back (sl_executor_revoke) */
+    int64_t staged_after;         /* Pending: staged in the executor behind
+                                     this Running job (placement: the
+                                     resources it will take), 0 = not */
 };
 
 /* Interned strings: names that many jobs share, kept for the daemon's life. */
@@ -234,6 +238,14 @@ struct sl_engine {
                                      transaction: released once it has
                                      committed */
     size_t ngone, gone_cap;
+    int64_t *staging;             /* jobs staged in the open transaction:
+                                     handed to the executor once it has
+                                     committed */
+    size_t nstaging, staging_cap;
+    int64_t *restaged;            /* loaded staged: resolved in the first
+                                     group, once re-adopted jobs that ended
+                                     have finished */
+    size_t nrestaged, restaged_cap;
     bool sched_full;              /* something was freed or changed */
     int64_t sched_wake_ms;        /* the scheduler's next timer (wall) */
 
@@ -530,6 +542,23 @@ int sl_eng_audit_open(struct sl_engine *e, struct sl_error *err);
 int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j);
 
 void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarted);
+
+/* Staging (docs/decisions/0010): after a pass, the jobs the scheduler
+ * stages are recorded (sl_eng_stage_pick, in the open transaction) and
+ * handed to the executor once that has committed (sl_eng_stage_submit).
+ * A staged job leaves the stage when the executor says it will not start
+ * (sl_eng_unstage), and takes its predecessor's placement when that one
+ * succeeds (from sl_eng_job_finish). */
+void sl_eng_stage_pick(struct sl_engine *e);
+void sl_eng_stage_submit(struct sl_engine *e);
+void sl_eng_unstage(struct sl_engine *e, struct job *j, const char *why);
+/* Predecessor 'a' ended with 'succeeded': its staged successor runs on
+ * its placement (still a's tasks) or goes back in line. Before a's own
+ * release. */
+void sl_eng_stage_end(struct sl_engine *e, struct job *a, bool succeeded);
+/* The staged jobs loaded from the store: re-adopted when they started
+ * while sluiced was down, Pending again otherwise. */
+void sl_eng_restage_resolve(struct sl_engine *e);
 
 /* Task 'task' of Running job 'j' ended with 'code' (lost: without one).
  * A failed task of a gang stops the others; the job finishes once every

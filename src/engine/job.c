@@ -120,6 +120,9 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
                                         : NULL;
         v->intent_at_ms = v->intent ? j->intent_at_ms : 0;
         v->intent_for = j->preempting ? j->preempted_for : 0;
+    } else if (j->state == SL_JOB_PENDING && j->staged_after) {
+        v->intent = "staged";
+        v->intent_for = j->staged_after;
     }
     v->spec_json = spec_json;
 }
@@ -297,6 +300,8 @@ static void job_release(struct sl_engine *e, struct job *j)
 
 void sl_eng_job_forget(struct sl_engine *e, struct job *j)
 {
+    if (j->staged_after) /* cancelled while staged: it must not start */
+        sl_executor_unstage(e->x, j->id, j->attempt);
     sl_engine_count_finished(e, j->state);
     pthread_mutex_lock(&e->mu);
     sl_imap_del(&e->jobs, j->id);
@@ -351,6 +356,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
         rc = sl_eng_job_persist(e, j, "state", "Running", out.exit_code,
                                 out.finished ? in.now_ms : 0);
     }
+    sl_eng_stage_end(e, j, out.state == SL_JOB_SUCCEEDED && out.next == SL_NEXT_NONE);
     job_release(e, j);
     if (out.next == SL_NEXT_NONE || (rc < 0 && out.next == SL_NEXT_RETRY)) {
         sl_eng_job_forget(e, j);

@@ -433,6 +433,7 @@ void sl_eng_schedule(struct sl_engine *e, struct job ***started, size_t *nstarte
             job_preempt(e, j, res.preempts[i].for_job, res.preempts[i].why);
     }
     sl_sched_result_fini(&res);
+    sl_eng_stage_pick(e);
 }
 
 void sl_eng_task_ended(struct sl_engine *e, struct job *j, int task, int code, bool lost,
@@ -477,6 +478,13 @@ void sl_eng_exec_events(struct sl_engine *e)
                 continue;
             }
             j = sl_imap_get(&e->jobs, ev[i].job_id);
+            if (ev[i].kind == SL_EXEC_EV_UNSTAGED) {
+                if (j && j->state == SL_JOB_PENDING && j->staged_after &&
+                    j->attempt == ev[i].attempt)
+                    sl_eng_unstage(e, j, "its predecessor did not complete, or Slurm "
+                                         "refused it");
+                continue;
+            }
             /* an end of an attempt that is over (a restart may report one
              * twice) is the executor's to forget, not ours to count */
             if (!j || j->state != SL_JOB_RUNNING || !j->tasks || j->attempt != ev[i].attempt)
@@ -489,4 +497,210 @@ void sl_eng_exec_events(struct sl_engine *e)
                               ev[i].kind == SL_EXEC_EV_LOST, ev[i].note);
         }
     } while (n == (int)SL_ARRAY_LEN(ev));
+}
+
+/* ---- staging ------------------------------------------------------------- */
+
+/* Another job now waits for what staged jobs wait for: ask them back.
+ * Those that had not started come back as SL_EXEC_EV_UNSTAGED. */
+static void stage_revoke(struct sl_engine *e)
+{
+    for (size_t i = 0; i < e->nrun; i++) {
+        struct job *a = e->run[i], *b;
+        int64_t bid;
+        pthread_mutex_lock(&e->mu);
+        bid = sl_sched_job_successor(e->sched, a->id);
+        pthread_mutex_unlock(&e->mu);
+        if (bid && (b = sl_imap_get(&e->jobs, bid)) && b->staged_after == a->id &&
+            !b->revoking) {
+            b->revoking = true;
+            sl_executor_revoke(e->x, b->id, b->attempt);
+        }
+    }
+}
+
+void sl_eng_stage_pick(struct sl_engine *e)
+{
+    struct sl_sched_stage st[64];
+    int64_t now = sl_eng_now_ms(e);
+    int n;
+
+    if (!e->caps.stages)
+        return;
+    pthread_mutex_lock(&e->mu);
+    if (sl_sched_stage_contested(e->sched)) {
+        pthread_mutex_unlock(&e->mu);
+        stage_revoke(e);
+        return;
+    }
+    n = sl_sched_stage_pick(e->sched, now, st, (int)SL_ARRAY_LEN(st));
+    pthread_mutex_unlock(&e->mu);
+    if (n == (int)SL_ARRAY_LEN(st))
+        e->sched_full = true; /* more at the next pass */
+    for (int i = 0; i < n; i++) {
+        struct job *b = sl_imap_get(&e->jobs, st[i].job_id);
+        struct job *a = sl_imap_get(&e->jobs, st[i].after);
+        char note[96];
+        if (!b || !a || b->state != SL_JOB_PENDING || a->state != SL_JOB_RUNNING ||
+            !a->placement || !a->tasks || b->placement ||
+            !(b->placement = strdup(a->placement)) ||
+            sl_eng_vec_push((void **)&e->staging, &e->nstaging, &e->staging_cap,
+                            sizeof(b->id), &b->id) < 0) {
+            if (b) {
+                free(b->placement);
+                b->placement = NULL;
+            }
+            pthread_mutex_lock(&e->mu);
+            sl_sched_job_unstage(e->sched, st[i].job_id);
+            pthread_mutex_unlock(&e->mu);
+            continue;
+        }
+        b->staged_after = a->id;
+        job_token(e, b); /* in its environment from the submission on */
+        snprintf(note, sizeof(note), "staged behind job %lld", (long long)a->id);
+        if (sl_eng_job_row(e, b, -1, 0) < 0 ||
+            sl_store_event_add(e->st, b->id, now, "staged", "Pending", "Pending", note) < 0) {
+            sl_error("msg=\"cannot record a staged job; the group fails\" job=%lld",
+                     (long long)b->id);
+            e->write_failed = true;
+        }
+    }
+}
+
+/* Hand staged job 'b' to the executor, behind 'a'. */
+static int stage_one(struct sl_engine *e, struct job *b, struct job *a)
+{
+    int n = b->spec->tasks;
+    struct sl_exec_place *pl = calloc((size_t)n, sizeof(*pl));
+    struct job_env env;
+    struct sl_exec_job xj;
+    int rc;
+
+    if (!pl || n > a->spec->tasks || job_env(e, b, &env) < 0) {
+        free(pl);
+        return -ENOMEM;
+    }
+    for (int t = 0; t < n; t++) {
+        const struct task *tk = &a->tasks[t];
+        pl[t].node = tk->node;
+        pl[t].ngpus = tk->ngpus;
+        pl[t].gpu_milli = tk->gpu_milli;
+        memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
+    }
+    xj = (struct sl_exec_job){
+        .job_id = b->id,
+        .attempt = b->attempt,
+        .spec = b->spec,
+        .env = env.v,
+        .datasets = env.ds,
+        .ndatasets = env.nds,
+        .unix_user = b->unix_user[0] ? b->unix_user : e->job_user,
+        .allow_daemon_user = e->allow_daemon_user,
+        .log_cap_bytes = e->cfg.log_cap_bytes,
+        .ntasks = n,
+        .tasks = pl,
+        .after_job = a->id,
+        .after_attempt = a->attempt,
+    };
+    rc = sl_executor_stage(e->x, &xj);
+    job_env_fini(&env);
+    sl_eng_job_token_drop(b);
+    free(pl);
+    return rc;
+}
+
+void sl_eng_stage_submit(struct sl_engine *e)
+{
+    int64_t *failed = NULL;
+    size_t nfailed = 0;
+
+    for (size_t i = 0; i < e->nstaging; i++) {
+        struct job *b = sl_imap_get(&e->jobs, e->staging[i]), *a;
+        if (!b || b->state != SL_JOB_PENDING || !b->staged_after)
+            continue;
+        a = sl_imap_get(&e->jobs, b->staged_after);
+        if (!a || a->state != SL_JOB_RUNNING || !a->tasks || stage_one(e, b, a) < 0) {
+            if (!failed && !(failed = calloc(e->nstaging, sizeof(*failed))))
+                continue; /* it stays staged; its predecessor's end sends it back */
+            failed[nfailed++] = b->id;
+        }
+    }
+    e->nstaging = 0;
+    if (nfailed && sl_store_begin(e->st) == 0) {
+        for (size_t i = 0; i < nfailed; i++) {
+            struct job *b = sl_imap_get(&e->jobs, failed[i]);
+            if (b && b->state == SL_JOB_PENDING && b->staged_after)
+                sl_eng_unstage(e, b, "the executor could not stage it");
+        }
+        if (sl_store_commit(e->st, NULL) < 0)
+            sl_store_rollback(e->st);
+    }
+    free(failed);
+}
+
+void sl_eng_unstage(struct sl_engine *e, struct job *j, const char *why)
+{
+    pthread_mutex_lock(&e->mu);
+    sl_sched_job_unstage(e->sched, j->id);
+    pthread_mutex_unlock(&e->mu);
+    j->staged_after = 0;
+    j->revoking = false;
+    free(j->placement);
+    j->placement = NULL;
+    e->sched_full = true;
+    if (sl_eng_job_row(e, j, -1, 0) < 0 ||
+        sl_store_event_add(e->st, j->id, sl_eng_now_ms(e), "unstaged", "Pending", "Pending",
+                           why) < 0)
+        sl_warn("msg=\"cannot record that a job is no longer staged\" job=%lld",
+                (long long)j->id);
+}
+
+void sl_eng_stage_end(struct sl_engine *e, struct job *a, bool succeeded)
+{
+    struct sl_sched_task_place places[1];
+    struct sl_sched_start d;
+    struct job *b;
+    int64_t bid;
+
+    pthread_mutex_lock(&e->mu);
+    bid = sl_sched_job_successor(e->sched, a->id);
+    pthread_mutex_unlock(&e->mu);
+    if (!bid || !(b = sl_imap_get(&e->jobs, bid)) || b->state != SL_JOB_PENDING ||
+        b->staged_after != a->id)
+        return;
+    if (!succeeded || !a->tasks || b->spec->tasks != 1) {
+        sl_executor_unstage(e->x, b->id, b->attempt);
+        sl_eng_unstage(e, b, "its predecessor did not complete");
+        return;
+    }
+    memset(places, 0, sizeof(places));
+    places[0].node = a->tasks[0].node;
+    places[0].ngpus = a->tasks[0].ngpus;
+    places[0].gpu_milli = a->tasks[0].gpu_milli;
+    memcpy(places[0].gpus, a->tasks[0].gpus, sizeof(int) * (size_t)a->tasks[0].ngpus);
+    pthread_mutex_lock(&e->mu);
+    bid = sl_sched_job_handover(e->sched, a->id, sl_eng_now_ms(e));
+    pthread_mutex_unlock(&e->mu);
+    if (bid != b->id) {
+        sl_executor_unstage(e->x, b->id, b->attempt);
+        sl_eng_unstage(e, b, "its predecessor's resources could not be handed over");
+        return;
+    }
+    /* the executor started it as its predecessor completed: Running on
+     * that placement from now, its tasks taken over at once */
+    b->staged_after = 0;
+    b->revoking = false;
+    free(b->placement);
+    b->placement = NULL;
+    d = (struct sl_sched_start){.job_id = b->id, .ntasks = 1, .tasks = places};
+    if (job_place(e, b, &d) < 0) {
+        sl_executor_unstage(e->x, b->id, b->attempt);
+        return; /* Pending again (job_place) */
+    }
+    sl_eng_job_start_tasks(e, b);
+    sl_eng_job_timer(e, b);
+    if (sl_eng_job_persist(e, b, "launched", "Running", -1, 0) < 0)
+        e->write_failed = true;
+    if (!b->tasks[0].started)
+        sl_eng_job_finish(e, b, false);
 }

@@ -58,6 +58,7 @@ int sl_eng_executor_open(struct sl_engine *e, struct sl_error *err)
         .slurm_bin = e->cfg.slurm_bin,
         .slurm_jobcomp = e->cfg.slurm_jobcomp,
         .slurm_poll_ms = e->cfg.slurm_poll_ms,
+        .slurm_stage = e->cfg.slurm_stage,
         .now_ms = e->cfg.now_ms,
     };
     int rc = 0;

@@ -44,7 +44,7 @@ static int node_by_name(struct sl_engine *e, const char *name)
  * runs on (its end comes as an event), ended while sluiced was down, or
  * is gone (lost). Returns 0 or -ENOMEM. */
 static int adopt_tasks(struct sl_engine *e, struct job *j, const struct sl_sched_task_place *spl,
-                       bool *lost, bool *all_done)
+                       int64_t after, bool *lost, bool *all_done)
 {
     int n = j->spec->tasks > 0 ? j->spec->tasks : 1; /* validated: >= 1 */
     struct sl_exec_task_state *st = calloc((size_t)n, sizeof(*st));
@@ -62,7 +62,8 @@ static int adopt_tasks(struct sl_engine *e, struct job *j, const struct sl_sched
     }
     xj = (struct sl_exec_job){.job_id = j->id, .attempt = j->attempt, .spec = j->spec,
                               .unix_user = j->unix_user, .allow_daemon_user = e->allow_daemon_user,
-                              .log_cap_bytes = e->cfg.log_cap_bytes, .ntasks = n, .tasks = pl};
+                              .log_cap_bytes = e->cfg.log_cap_bytes, .ntasks = n, .tasks = pl,
+                              .after_job = after};
     if ((rc = sl_executor_adopt(e->x, &xj, st)) < 0)
         goto out;
     for (int t = 0; t < n; t++) {
@@ -98,7 +99,7 @@ out:
  * processes. Returns 0, -ENOMEM, or -EINVAL when the placement no longer
  * fits the cluster (then the job is Lost). */
 static int readopt(struct sl_engine *e, struct job *j, const char *placement,
-                   struct sl_sched_task_place *pl)
+                   struct sl_sched_task_place *pl, int64_t after)
 {
     json_t *arr = placement ? json_loads(placement, 0, NULL) : NULL;
     size_t i;
@@ -137,7 +138,7 @@ static int readopt(struct sl_engine *e, struct job *j, const char *placement,
         pl[t].gpu_milli = tk->gpu_milli;
         memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
     }
-    if ((rc = adopt_tasks(e, j, pl, &lost, &all_done)) < 0)
+    if ((rc = adopt_tasks(e, j, pl, after, &lost, &all_done)) < 0)
         return rc;
     if (!(j->placement = sl_eng_placement_text(e, j)))
         return -ENOMEM;
@@ -253,7 +254,7 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             sl_eng_job_free(j);
             return -ENOMEM;
         }
-        rc = readopt(e, j, v->placement_json, pl);
+        rc = readopt(e, j, v->placement_json, pl, 0);
         if (rc == 0)
             rc = sl_sched_job_add_running(e->sched, &sj, pl, j->started_ms, &err);
         if (rc == -EINVAL) {
@@ -289,6 +290,17 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
     } else if ((rc = sl_sched_job_add(e->sched, &sj, &err)) < 0) {
         sl_eng_job_free(j);
         return rc;
+    } else if (v->state == SL_JOB_PENDING && v->intent && strcmp(v->intent, "staged") == 0 &&
+               v->intent_for > 0 && v->placement_json) {
+        /* staged in the executor: resolved in the first group */
+        if (!(j->placement = strdup(v->placement_json)) ||
+            (rc = sl_eng_vec_push((void **)&e->restaged, &e->nrestaged, &e->restaged_cap,
+                                  sizeof(j->id), &j->id)) < 0) {
+            sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));
+            sl_eng_job_free(j);
+            return -ENOMEM;
+        }
+        j->staged_after = v->intent_for;
     }
     if ((rc = sl_imap_put(&e->jobs, j->id, j)) < 0) {
         sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));
@@ -309,6 +321,92 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             return rc;
     }
     return 0;
+}
+
+/* Staged job 'j' (loaded Pending) started behind its predecessor while
+ * sluiced was down: Running on the placement it was staged for, from
+ * now (the ledger counts from Slurm's start as for every job). */
+static int restage_run(struct sl_engine *e, struct job *j, const struct sl_sched_task_place *pl,
+                       int64_t after)
+{
+    struct queue *q = sl_eng_queue_find(e, j->queue);
+    struct pclass *pc = sl_eng_pclass_find(e, j->pclass);
+    struct sl_sched_job_spec sj;
+    struct sl_error err = {0};
+    int rc = -EINVAL, user;
+
+    pthread_mutex_lock(&e->mu);
+    if (q && pc && (user = sl_sched_user(e->sched, j->user)) >= 0) {
+        sl_eng_sched_spec(e, j, q, pc, user, &sj);
+        sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));
+        if ((rc = sl_sched_job_add_running(e->sched, &sj, pl, j->started_ms, &err)) < 0)
+            sl_sched_job_add(e->sched, &sj, &err);
+        else if ((rc = sl_eng_run_add(e, j)) < 0)
+            sl_sched_job_requeue(e->sched, j->id, sl_eng_now_ms(e), 0);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (rc < 0)
+        return rc;
+    j->state = SL_JOB_RUNNING;
+    sl_eng_job_msg(e, j, "started behind job %lld while sluiced was down", (long long)after);
+    if (sl_eng_job_row(e, j, -1, 0) < 0 || sl_eng_ledger_open(e, j) < 0 ||
+        sl_store_event_add(e->st, j->id, sl_eng_now_ms(e), "state", "Pending", "Running",
+                           j->message) < 0)
+        e->write_failed = true;
+    sl_eng_ledger_running(e, j);
+    sl_eng_job_timer(e, j);
+    return 0;
+}
+
+/* A staged job loaded from the store: the executor withdraws it when it
+ * had not started (Pending again), else it runs or ran (re-adopted). */
+static void restage_one(struct sl_engine *e, struct job *j)
+{
+    struct sl_sched_task_place *pl = calloc((size_t)j->spec->tasks, sizeof(*pl));
+    char *placement = j->placement;
+    int64_t after = j->staged_after;
+    bool started = false, all_done = true;
+    int rc = -ENOMEM;
+
+    j->placement = NULL;
+    j->staged_after = 0;
+    j->started_ms = sl_eng_now_ms(e);
+    if (pl)
+        rc = readopt(e, j, placement, pl, after);
+    free(placement);
+    for (int t = 0; rc == 0 && j->tasks && t < j->spec->tasks; t++) {
+        started |= j->tasks[t].started;
+        all_done &= j->tasks[t].done;
+    }
+    if (started && (rc = restage_run(e, j, pl, after)) == 0) {
+        if (all_done)
+            sl_eng_job_finish(e, j, j->lost);
+        free(pl);
+        return;
+    }
+    /* it had not started (withdrawn now), or cannot be taken back */
+    free(j->tasks);
+    j->tasks = NULL;
+    free(j->placement);
+    j->placement = NULL;
+    j->lost = false;
+    j->started_ms = 0;
+    j->ckpt_at_ms = 0;
+    if (sl_eng_job_row(e, j, -1, 0) < 0 ||
+        sl_store_event_add(e->st, j->id, sl_eng_now_ms(e), "unstaged", "Pending", "Pending",
+                           "withdrawn when sluiced restarted") < 0)
+        e->write_failed = true;
+    free(pl);
+}
+
+void sl_eng_restage_resolve(struct sl_engine *e)
+{
+    for (size_t i = 0; i < e->nrestaged; i++) {
+        struct job *j = sl_imap_get(&e->jobs, e->restaged[i]);
+        if (j && j->state == SL_JOB_PENDING && j->staged_after)
+            restage_one(e, j);
+    }
+    e->nrestaged = 0;
 }
 
 /* Jobs whose cancel was acknowledged but whose tasks could not be

@@ -117,6 +117,23 @@ void sl_executor_release(struct sl_executor *x, int64_t job_id, int attempt)
     x->ops->release(x, job_id, attempt);
 }
 
+int sl_executor_stage(struct sl_executor *x, const struct sl_exec_job *job)
+{
+    return x->ops->stage ? x->ops->stage(x, job) : -ENOTSUP;
+}
+
+void sl_executor_unstage(struct sl_executor *x, int64_t job_id, int attempt)
+{
+    if (x->ops->unstage)
+        x->ops->unstage(x, job_id, attempt);
+}
+
+void sl_executor_revoke(struct sl_executor *x, int64_t job_id, int attempt)
+{
+    if (x->ops->revoke)
+        x->ops->revoke(x, job_id, attempt);
+}
+
 int sl_executor_log_path(const struct sl_executor *x, int64_t job_id, int task, char *buf,
                          size_t size)
 {

@@ -72,6 +72,11 @@ struct sl_exec_caps {
                                      runtime); false: the command runs on
                                      the host and the image is governed
                                      and recorded only */
+    bool stages;                  /* can queue a job behind a running one,
+                                     on its resources, to start the moment
+                                     that one completes (sl_executor_stage;
+                                     Slurm: a pinned job with
+                                     --dependency=afterok) */
 };
 
 /* Where one task of a job was placed: a node of the executor's inventory
@@ -102,6 +107,9 @@ struct sl_exec_job {
     int64_t log_cap_bytes;        /* per task log */
     int ntasks;                   /* spec->tasks */
     const struct sl_exec_place *tasks; /* ntasks entries */
+    int64_t after_job;            /* stage, adopt: the running job it is
+                                     staged behind (0 = none) */
+    int after_attempt;
 };
 
 enum sl_exec_task_status {
@@ -134,6 +142,11 @@ enum sl_exec_event_kind {
     SL_EXEC_EV_LOST,              /* a task is gone without an exit code */
     SL_EXEC_EV_NODES,             /* the nodes changed (a state, a new
                                      node): ask sl_executor_nodes again */
+    SL_EXEC_EV_UNSTAGED,          /* a staged job will not start behind its
+                                     predecessor (that one did not complete
+                                     cleanly, was stopped, or the staging
+                                     failed): it is pending again; comes
+                                     before the predecessor's end */
 };
 
 struct sl_exec_event {
@@ -169,6 +182,9 @@ struct sl_executor_ops {
     int64_t (*next_event_ms)(const struct sl_executor *x);
     int (*wake_fd)(const struct sl_executor *x);
     void (*release)(struct sl_executor *x, int64_t job_id, int attempt);
+    int (*stage)(struct sl_executor *x, const struct sl_exec_job *job); /* NULL: cannot */
+    void (*unstage)(struct sl_executor *x, int64_t job_id, int attempt);
+    void (*revoke)(struct sl_executor *x, int64_t job_id, int attempt);
     int (*log_path)(const struct sl_executor *x, int64_t job_id, int task, char *buf,
                     size_t size);
     void (*destroy)(struct sl_executor *x);
@@ -199,6 +215,7 @@ struct sl_executor_config {
     const char *slurm_bin;        /* where sbatch, squeue, scontrol and
                                      scancel are; NULL = PATH */
     int64_t slurm_poll_ms;        /* how often Slurm is asked; 0 = 1 s */
+    bool slurm_stage;             /* offer staging (caps.stages) */
     const char *slurm_jobcomp;    /* Slurm's jobcomp/filetxt file (JobCompLoc),
                                      read for a job Slurm no longer knows;
                                      NULL = none */
@@ -239,6 +256,8 @@ int sl_executor_start(struct sl_executor *x, const struct sl_exec_job *job,
 int sl_executor_signal(struct sl_executor *x, int64_t job_id, int attempt, int sig);
 
 /* After a restart: take a job stored Running back. Fills out[0..ntasks).
+ * A job stored staged (job->after_job set) that has not started is
+ * withdrawn and GONE; one that started is adopted as any other.
  * Returns 0 or -ENOMEM. */
 int sl_executor_adopt(struct sl_executor *x, const struct sl_exec_job *job,
                       struct sl_exec_task_state *out);
@@ -260,6 +279,28 @@ int sl_executor_wake_fd(const struct sl_executor *x);
 
 /* Forget a job whose end is recorded: its records and remains go. */
 void sl_executor_release(struct sl_executor *x, int64_t job_id, int attempt);
+
+/* Stage pending job 'job' (its placement: that of running job
+ * job->after_job, attempt after_attempt, or part of it) to start the
+ * moment that one completes with every task's exit code 0 and was not
+ * signalled; the engine still counts it pending. When the predecessor
+ * ends, an SL_EXEC_EV_UNSTAGED for the job comes before the
+ * predecessor's end if it will not start; otherwise it has started, and
+ * sl_executor_start of the same attempt takes it over. Returns 0,
+ * -ENOTSUP (caps.stages false), -EAGAIN (the predecessor cannot take a
+ * successor now: not yet submitted, ending, or has one), -EINVAL or
+ * -ENOMEM; a submission that fails later comes as SL_EXEC_EV_UNSTAGED. */
+int sl_executor_stage(struct sl_executor *x, const struct sl_exec_job *job);
+
+/* Withdraw a staged job (the engine no longer wants it there): it does
+ * not start, or is stopped if it just did; no event follows. */
+void sl_executor_unstage(struct sl_executor *x, int64_t job_id, int attempt);
+
+/* Ask for a staged job back (another job now has a claim on what it waits
+ * for): when it has not started, it will not, and an SL_EXEC_EV_UNSTAGED
+ * follows; when its predecessor completed first, it runs and is handed
+ * over at that one's end as usual. */
+void sl_executor_revoke(struct sl_executor *x, int64_t job_id, int attempt);
 
 /* Where task 'task' of job 'job_id' writes its output (all attempts
  * append to one file). Returns 0 or -ENOSPC; -ENOENT when the executor

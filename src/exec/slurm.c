@@ -46,7 +46,8 @@
  * Slurm keeps them: MinJobAge, docs/slurm.md).
  *
  * This file submits, signals, reads the nodes and answers the engine;
- * slurm_poll.c reads what Slurm says of the jobs (slurm_int.h).
+ * slurm_poll.c reads what Slurm says of the jobs; slurm_stage.c keeps
+ * staged successors (slurm_int.h).
  *
  * Locking: 'mu' guards the job table, the command and event queues, the
  * inventory and every field of a job record; the worker, the poller, their
@@ -96,13 +97,21 @@ int sl_slx_vec_grow(void **v, size_t *cap, size_t n, size_t elem)
 }
 
 /* Caller holds mu. */
-static void wake(struct slurm *s)
+void sl_slx_wake(struct slurm *s)
 {
     uint64_t one = 1;
 
     if (write(s->wake_fd, &one, sizeof(one)) < 0) {
         /* saturated: a wake-up is pending anyway */
     }
+}
+
+struct sjob *sl_slx_job_find(struct slurm *s, int64_t id, int attempt)
+{
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i]->id == id && s->jobs[i]->attempt == attempt && !s->jobs[i]->released)
+            return s->jobs[i];
+    return NULL;
 }
 
 /* Queue an end for every task of 'j' (caller holds mu), with its exit code
@@ -112,6 +121,7 @@ static void wake(struct slurm *s)
 void sl_slx_push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind kind,
                      const int *codes, const struct span *sp, const char *note)
 {
+    sl_slx_successor_end(s, j, kind, codes);
     if (kind == SL_EXEC_EV_LOST)
         s->nodes_stale = true;
     for (int t = 0; t < j->ntasks; t++) {
@@ -130,16 +140,9 @@ void sl_slx_push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind ki
                  note ? note : "");
     }
     j->st = SJ_DONE;
-    wake(s);
+    sl_slx_wake(s);
 }
 
-static struct sjob *job_find(struct slurm *s, int64_t id, int attempt)
-{
-    for (size_t i = 0; i < s->njobs; i++)
-        if (s->jobs[i]->id == id && s->jobs[i]->attempt == attempt && !s->jobs[i]->released)
-            return s->jobs[i];
-    return NULL;
-}
 
 static void job_free(struct sjob *j)
 {
@@ -157,7 +160,7 @@ static void job_free(struct sjob *j)
 }
 
 /* Queue a signal for the worker (caller holds mu). */
-static int queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int sig)
+int sl_slx_queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int sig)
 {
     if (sl_slx_vec_grow((void **)&s->cmds, &s->cmds_cap, s->ncmds, sizeof(*s->cmds)) < 0)
         return -ENOMEM;
@@ -266,7 +269,8 @@ static void gres_arg(struct argv_b *a, const struct sl_slurm_place *c)
  * output, then one component per node (--ntasks its tasks there, --mem
  * theirs together), then the script's path. */
 static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
-                          const struct sl_exec_job *job, const struct passwd *pw)
+                          const struct sl_exec_job *job, const struct passwd *pw, int *dep_arg,
+                          uint64_t after_sid)
 {
     struct argv_b a = {0};
     char sbatch[PATH_MAX + 16];
@@ -292,6 +296,10 @@ static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
         arg(&a, "--uid=%u", (unsigned)pw->pw_uid);
         arg(&a, "--gid=%u", (unsigned)pw->pw_gid);
     }
+    if (dep_arg) { /* staged: Slurm starts it when that one completes (0: set later) */
+        *dep_arg = (int)a.n;
+        arg(&a, "--dependency=afterok:%llu", (unsigned long long)after_sid);
+    }
     if (sp->max_runtime_ms > 0) /* Slurm's limit: a backstop to Sluice's */
         arg(&a, "--time=%lld",
             (long long)((sp->max_runtime_ms + sp->ckpt_grace_ms + 60000 + 59999) / 60000));
@@ -307,7 +315,7 @@ static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
     }
     /* the script as a file after the components: sbatch reads a
      * heterogeneous job's script from stdin wrongly (22.05) */
-    arg(&a, "%s/%lld.%d.sh", s->run_dir, (long long)job->job_id, job->attempt);
+    arg(&a, "%s/%lld.%d.%u.sh", s->run_dir, (long long)job->job_id, job->attempt, j->seq);
     if (a.failed) {
         for (size_t i = 0; i < a.n; i++)
             free(a.v[i]);
@@ -526,7 +534,17 @@ static int write_script(const char *path, const char *text)
     return rc;
 }
 
-/* Submit a job, pinned and ready: its script to DATA/run/<id>.<attempt>.sh (sbatch's
+static bool handed_over(struct slurm *s, const struct sjob *j)
+{
+    bool h;
+
+    pthread_mutex_lock(&s->mu);
+    h = j->handed;
+    pthread_mutex_unlock(&s->mu);
+    return h;
+}
+
+/* Submit a job, pinned and ready: its script to DATA/run/<id>.<attempt>.<seq>.sh (sbatch's
  * last argument), sbatch, the script removed (Slurm keeps its copy).
  * Returns its Slurm id, or 0 when it ended (refused). */
 static uint64_t do_submit(struct slurm *s, struct sjob *j)
@@ -537,11 +555,22 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
     int rc;
     char *semi;
 
-    snprintf(path, sizeof(path), "%s/%lld.%d.sh", s->run_dir, (long long)j->id, j->attempt);
+    snprintf(path, sizeof(path), "%s/%lld.%d.%u.sh", s->run_dir, (long long)j->id, j->attempt,
+             j->seq);
     if ((rc = write_script(path, j->script)) < 0) {
         snprintf(say, sizeof(say), "cannot write %s: %s", path, strerror(-rc));
     } else {
         rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
+        if (rc != 0 && j->dep_arg > 0 && handed_over(s, j)) {
+            /* handed over before Slurm took it, and refused for its
+             * dependency (the predecessor already forgotten, say): its
+             * predecessor completed, so it goes without one */
+            sl_run_result_fini(&res);
+            free(j->argv[j->dep_arg]);
+            j->argv[j->dep_arg] = strdup("--comment=sluice");
+            if (j->argv[j->dep_arg])
+                rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
+        }
         unlink(path);
     }
     semi = res.out.data ? strchr(res.out.data, ';') : NULL;
@@ -565,6 +594,12 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
         j->unheld = true; /* not held: the poll leaves a hold on it to whoever set it */
         if (j->st == SJ_SUBMIT)
             j->st = SJ_WAITING;
+    } else if (j->staged) {
+        sl_warn("msg=\"slurm executor: a staged job was refused; it waits to be placed\" "
+                "job=%lld error=\"%s\"", (long long)j->id, say[0] ? say : "sbatch failed");
+        sl_slx_push_unstaged(s, j);
+    } else if (j->cancel_after) {
+        j->st = SJ_DONE; /* withdrawn meanwhile: nothing to tell */
     } else {
         int codes[MAX_TASKS];
         char note[160];
@@ -645,6 +680,7 @@ static void do_signal(struct slurm *s, struct sjob *j, int sig)
     enum sj_state st;
     uint64_t sid;
 
+    sl_slx_hold_successor(s, j);
     pthread_mutex_lock(&s->mu);
     st = j->st;
     sid = j->slurm_id;
@@ -762,7 +798,7 @@ static void poll_nodes(struct slurm *s)
     if (nodes_merge(s, &now) &&
         sl_slx_vec_grow((void **)&s->events, &s->events_cap, s->nevents, sizeof(*s->events)) == 0) {
         s->events[s->nevents++] = (struct sl_exec_event){.kind = SL_EXEC_EV_NODES};
-        wake(s);
+        sl_slx_wake(s);
     }
     pthread_mutex_unlock(&s->mu);
     sl_inventory_fini(&now);
@@ -784,6 +820,27 @@ static void reap_released(struct slurm *s)
     s->njobs = k;
 }
 
+/* After sbatch (caller holds mu): what was kept for it goes, a withdrawn
+ * job is cancelled, and a signal that came meanwhile is queued. */
+void sl_slx_submitted(struct slurm *s, struct sjob *j)
+{
+    for (char **a = j->argv; a && *a; a++)
+        free(*a);
+    free(j->argv);
+    free(j->script);
+    j->argv = NULL;
+    j->script = NULL;
+    j->submitting = false;
+    if (j->cancel_after && j->slurm_id && sl_slx_queue_cmd(s, C_CANCEL, j, 0) < 0)
+        sl_warn("msg=\"slurm executor: out of memory; a withdrawn staged job is not "
+                "cancelled\" slurm_job=%llu", (unsigned long long)j->slurm_id);
+    if (j->sig_after && j->st != SJ_DONE && sl_slx_queue_cmd(s, C_SIGNAL, j, j->sig_after) < 0)
+        sl_warn("msg=\"slurm executor: out of memory; a signal is lost\" job=%lld",
+                (long long)j->id);
+    j->sig_after = 0;
+    j->ncmds--;
+}
+
 /* A submitter (WAYS of them): the queued submissions, oldest first, one
  * at a time each, so that a job decided while others are in sbatch starts
  * its own at once. A signal that came while it was being submitted is
@@ -802,21 +859,16 @@ static void *submitter(void *arg)
         }
         j = s->subq[0];
         memmove(s->subq, s->subq + 1, --s->nsubq * sizeof(*s->subq));
-        pthread_mutex_unlock(&s->mu);
-        do_submit(s, j);
-        pthread_mutex_lock(&s->mu);
-        for (char **a = j->argv; a && *a; a++)
-            free(*a);
-        free(j->argv);
-        free(j->script);
-        j->argv = NULL;
-        j->script = NULL;
-        j->submitting = false;
-        if (j->sig_after && j->st != SJ_DONE && queue_cmd(s, C_SIGNAL, j, j->sig_after) < 0)
-            sl_warn("msg=\"slurm executor: out of memory; a signal is lost\" job=%lld",
-                    (long long)j->id);
-        j->sig_after = 0;
-        j->ncmds--;
+        /* a job, then the one staged behind it while it was queued */
+        while (j) {
+            struct sjob *b;
+            pthread_mutex_unlock(&s->mu);
+            do_submit(s, j);
+            pthread_mutex_lock(&s->mu);
+            b = j->succ_id ? sl_slx_job_find(s, j->succ_id, j->succ_attempt) : NULL;
+            sl_slx_submitted(s, j);
+            j = b && b->after_pending ? sl_slx_chained(s, b, j) : NULL;
+        }
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -851,7 +903,7 @@ static void *worker(void *arg)
         for (size_t i = 0; i < ncmds; i++) {
             struct sjob *j = cmds[i].j;
             int sig = cmds[i].sig;
-            if (!j->submitting)
+            if (!j->submitting || cmds[i].kind != C_SIGNAL)
                 continue;
             if (j->sig_after != SIGKILL && !(is_stop(j->sig_after) && !is_stop(sig)))
                 j->sig_after = sig;
@@ -859,9 +911,16 @@ static void *worker(void *arg)
             j->ncmds--;
         }
         pthread_mutex_unlock(&s->mu);
-        for (size_t i = 0; i < ncmds; i++)
-            if (cmds[i].j)
+        for (size_t i = 0; i < ncmds; i++) {
+            if (!cmds[i].j)
+                continue;
+            if (cmds[i].kind == C_CANCEL)
+                sl_slx_scancel(s, cmds[i].j->slurm_id, 0); /* set before queued */
+            else if (cmds[i].kind == C_REVOKE)
+                sl_slx_revoke_one(s, cmds[i].j);
+            else
                 do_signal(s, cmds[i].j, cmds[i].sig);
+        }
         pthread_mutex_lock(&s->mu);
         for (size_t i = 0; i < ncmds; i++)
             if (cmds[i].j)
@@ -936,6 +995,7 @@ static void slurm_caps(const struct sl_executor *x, struct sl_exec_caps *out)
     snprintf(out->netns_why, sizeof(out->netns_why), "the Slurm executor does not isolate "
                                                      "networks");
     out->images = false;
+    out->stages = ((const struct slurm *)x)->stage;
 }
 
 static int slurm_nodes(struct sl_executor *x, struct sl_inventory *out, struct sl_error *err)
@@ -997,7 +1057,7 @@ static void comp_add(struct sl_slurm_place *c, const struct sl_exec_place *p)
 /* A new record of 'job' with its placement, its tasks grouped by node into
  * Slurm job components (Slurm refuses two components of a heterogeneous
  * job on one node); NULL on -ENOMEM. */
-static struct sjob *job_new(const struct slurm *s, const struct sl_exec_job *job)
+static struct sjob *job_new(struct slurm *s, const struct sl_exec_job *job)
 {
     struct sjob *j = calloc(1, sizeof(*j));
     size_t n = (size_t)job->ntasks;
@@ -1009,6 +1069,7 @@ static struct sjob *job_new(const struct slurm *s, const struct sl_exec_job *job
     }
     j->id = job->job_id;
     j->attempt = job->attempt;
+    j->seq = ++s->seq;
     j->ntasks = job->ntasks;
     memcpy(j->want, job->tasks, n * sizeof(*j->want));
     for (int t = 0; t < job->ntasks; t++) {
@@ -1025,6 +1086,46 @@ static struct sjob *job_new(const struct slurm *s, const struct sl_exec_job *job
     return j;
 }
 
+/* Make the record of 'job' and queue its submission (behind Slurm job
+ * 'after_sid' when staged; caller holds mu). Returns NULL, or why not. */
+const char *sl_slx_job_submit(struct slurm *s, const struct sl_exec_job *job,
+                              const struct passwd *pw, bool staged, uint64_t after_sid,
+                              struct sjob **out)
+{
+    struct sjob *j = NULL;
+    const char *why = NULL;
+
+    *out = NULL;
+    for (int t = 0; t < job->ntasks && !why; t++)
+        if (job->tasks[t].node < 0 || job->tasks[t].node >= s->nodes.n)
+            why = "placed on a node this executor does not have";
+    if (!why && job->ntasks > MAX_TASKS)
+        why = "a gang of more than 64 tasks";
+    if (!why && !(j = job_new(s, job)))
+        why = "out of memory";
+    if (!why && (!(j->argv = sbatch_argv(s, j, job, pw, staged ? &j->dep_arg : NULL,
+                                         after_sid)) ||
+                 !(j->script = batch_script(s, j, job, pw))))
+        why = "out of memory";
+    if (!why && sl_slx_vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0)
+        why = "out of memory";
+    if (!why && staged && !after_sid) {
+        /* its predecessor is being submitted: it follows (chained) */
+        j->after_pending = j->submitting = true;
+        j->ncmds++;
+    } else if (!why && queue_submit(s, j) < 0) {
+        why = "out of memory";
+    }
+    if (why) {
+        job_free(j);
+        return why;
+    }
+    j->staged = staged;
+    s->jobs[s->njobs++] = j;
+    *out = j;
+    return NULL;
+}
+
 static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
                        struct sl_exec_task_state *out)
 {
@@ -1036,34 +1137,32 @@ static int slurm_start(struct sl_executor *x, const struct sl_exec_job *job,
     const char *why = NULL;
     int rc = 0;
 
+    /* a staged job that Slurm started behind its predecessor: taken over */
+    pthread_mutex_lock(&s->mu);
+    if ((j = sl_slx_job_find(s, job->job_id, job->attempt)) && j->handed) {
+        j->handed = false;
+        pthread_mutex_unlock(&s->mu);
+        task_notes(s, job, out);
+        return 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (j) /* staged and not handed over: never a second Slurm job */
+        why = "it is staged behind another job";
+
     /* the local executor's rules: never the daemon's identity unless
      * allowed; as root, sbatch --uid gives the job its account */
-    if (sl_exec_account(job->unix_user && job->unix_user[0] ? job->unix_user : NULL,
-                        job->allow_daemon_user, &pwbuf, &pwtext, &acct) < 0)
+    if (!why && sl_exec_account(job->unix_user && job->unix_user[0] ? job->unix_user : NULL,
+                                job->allow_daemon_user, &pwbuf, &pwtext, &acct) < 0)
         why = acct.text;
-    else
+    else if (!why)
         pw = &pwbuf;
 
     pthread_mutex_lock(&s->mu);
-    for (int t = 0; t < job->ntasks && !why; t++)
-        if (job->tasks[t].node < 0 || job->tasks[t].node >= s->nodes.n)
-            why = "placed on a node this executor does not have";
-    if (!why && job->ntasks > MAX_TASKS)
-        why = "a gang of more than 64 tasks";
-    if (!why && !(j = job_new(s, job)))
-        why = "out of memory";
-    if (!why && (!(j->argv = sbatch_argv(s, j, job, pw)) ||
-                 !(j->script = batch_script(s, j, job, pw))))
-        why = "out of memory";
-    if (!why && (sl_slx_vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0 ||
-                 queue_submit(s, j) < 0))
-        why = "out of memory";
     if (!why)
-        s->jobs[s->njobs++] = j;
+        why = sl_slx_job_submit(s, job, pw, false, 0, &j);
     pthread_mutex_unlock(&s->mu);
     free(pwtext);
     if (why) {
-        job_free(j);
         for (int t = 0; t < job->ntasks; t++) {
             out[t].status = SL_EXEC_TASK_FAILED;
             snprintf(out[t].error, sizeof(out[t].error), "%s", why);
@@ -1081,8 +1180,10 @@ static int slurm_signal(struct sl_executor *x, int64_t job_id, int attempt, int 
     int rc = -ESRCH;
 
     pthread_mutex_lock(&s->mu);
-    if ((j = job_find(s, job_id, attempt)) && j->st != SJ_DONE)
-        rc = queue_cmd(s, C_SIGNAL, j, sig);
+    if ((j = sl_slx_job_find(s, job_id, attempt)) && j->st != SJ_DONE) {
+        j->signalled = true;
+        rc = sl_slx_queue_cmd(s, C_SIGNAL, j, sig);
+    }
     pthread_mutex_unlock(&s->mu);
     return rc;
 }
@@ -1135,6 +1236,12 @@ static int slurm_adopt(struct sl_executor *x, const struct sl_exec_job *job,
     if (!(comp = calloc(MAX_TASKS, sizeof(*comp))))
         return -ENOMEM;
     sid = find_slurm_id(s, job->job_id, job->attempt);
+    if (sid && job->after_job && sl_slx_hold_pending(s, sid)) {
+        /* staged, and it had not started: withdrawn (the engine places
+         * it again) */
+        sl_slx_scancel(s, sid, 0);
+        sid = 0;
+    }
     if (!sid || (rc = sl_slx_job_details(s, sid, comp, MAX_TASKS, &n)) == -ENOENT) {
         for (int t = 0; t < job->ntasks; t++)
             out[t].status = SL_EXEC_TASK_GONE;
@@ -1182,7 +1289,7 @@ static int slurm_events(struct sl_executor *x, int64_t now_ms, struct sl_exec_ev
         s->nevents -= (size_t)n;
     }
     if (s->nevents)
-        wake(s);
+        sl_slx_wake(s);
     pthread_mutex_unlock(&s->mu);
     return n;
 }
@@ -1205,7 +1312,7 @@ static void slurm_release(struct sl_executor *x, int64_t job_id, int attempt)
     struct sjob *j;
 
     pthread_mutex_lock(&s->mu);
-    if ((j = job_find(s, job_id, attempt)))
+    if ((j = sl_slx_job_find(s, job_id, attempt)))
         j->released = true;
     pthread_mutex_unlock(&s->mu);
     map_path(s, job_id, attempt, path, sizeof(path));
@@ -1274,6 +1381,9 @@ static const struct sl_executor_ops slurm_ops = {
     .start = slurm_start,
     .signal = slurm_signal,
     .adopt = slurm_adopt,
+    .stage = sl_slx_stage,
+    .unstage = sl_slx_unstage,
+    .revoke = sl_slx_revoke,
     .events = slurm_events,
     .next_event_ms = slurm_next_event_ms,
     .wake_fd = slurm_wake_fd,
@@ -1318,6 +1428,7 @@ static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
         snprintf(s->jobcomp, sizeof(s->jobcomp), "%s", cfg->slurm_jobcomp);
     }
     s->poll_ms = cfg->slurm_poll_ms > 0 ? cfg->slurm_poll_ms : 1000;
+    s->stage = cfg->slurm_stage;
     snprintf(s->env_path, sizeof(s->env_path), "PATH=%s", TASK_PATH);
     s->tool_env[0] = s->env_path;
     if ((conf = getenv("SLURM_CONF")) && conf[0]) {

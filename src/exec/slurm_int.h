@@ -1,9 +1,10 @@
 /*
- * slurm_int.h - what the Slurm executor's two files share: its state (the
- * job table, the command and event queues, the inventory) and the calls
- * each makes of the other. slurm.c submits, signals and answers the
+ * slurm_int.h - what the Slurm executor's three files share: its state
+ * (the job table, the command and event queues, the inventory) and the
+ * calls each makes of the others. slurm.c submits, signals and answers the
  * engine; slurm_poll.c reads what Slurm says of the jobs (the poll, the
- * details of one job, the jobcomp file's tail). Not a public header: only
+ * details of one job, the jobcomp file's tail); slurm_stage.c keeps staged
+ * successors (docs/decisions/0010). Not a public header: only
  * src/exec/slurm*.c include it. Locking as at the top of slurm.c.
  */
 #ifndef SL_SLURM_INT_H
@@ -14,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+struct passwd;
 
 #include "executor.h"
 #include "run.h"
@@ -50,9 +53,31 @@ struct sjob {
     struct sl_slurm_place *comps; /* component -> what it holds there */
     char **argv;                  /* sbatch's, until submitted (owned) */
     char *script;                 /* the batch script, until submitted */
+    /* Staging (sl_executor_stage): a job submitted behind a running one,
+     * pinned to its resources with --dependency=afterok on its Slurm id,
+     * that Slurm starts the moment that one completes. */
+    bool staged;                  /* staged and not yet handed over: the
+                                     engine counts it pending */
+    bool held;                    /* staged, and scontrol hold took: it
+                                     will not start */
+    bool handed;                  /* was staged; its predecessor completed
+                                     and Slurm starts it: the engine's
+                                     start takes it over */
+    bool signalled;               /* the engine sent it a signal: it takes
+                                     no successor */
+    bool after_pending;           /* staged behind a job still being
+                                     submitted: submitted right after it,
+                                     by the same submitter */
+    int dep_arg;                  /* staged: argv's --dependency slot */
+    unsigned seq;                 /* this executor's count of records: the
+                                     script's file is its own */
+    bool cancel_after;            /* withdrawn while being submitted:
+                                     scancel once it has its Slurm id */
+    int64_t succ_id;              /* its staged successor (0 = none) */
+    int succ_attempt;
 };
 
-enum cmd_kind { C_SIGNAL };
+enum cmd_kind { C_SIGNAL, C_CANCEL, C_REVOKE };
 
 struct cmd {
     enum cmd_kind kind;
@@ -81,6 +106,8 @@ struct slurm {
     size_t nevents, events_cap;
     int wake_fd;
     int64_t poll_ms, next_node_poll;
+    bool stage;                   /* caps.stages */
+    unsigned seq;                 /* records made (job_new) */
     bool nodes_stale;             /* read the nodes at the next poll */
     char partition[64];
     char outdir[PATH_MAX];
@@ -129,6 +156,52 @@ void sl_slx_release(struct slurm *s, struct sjob *const *js, size_t n);
 void sl_slx_scancel(struct slurm *s, uint64_t sid, int sig);
 /* Whether the job's batch script has said it is up (a signal finds it). */
 bool sl_slx_is_up(const struct slurm *s, const struct sjob *j);
+/* Whether 'j' is staged (caller holds mu): Slurm starts it on its
+ * predecessor's completion, and the poll leaves it to that moment. */
+bool sl_slx_is_staged(const struct sjob *j);
+
+/* Wake the engine (caller holds mu). */
+void sl_slx_wake(struct slurm *s);
+/* The record of an attempt the engine has not released, or NULL (caller
+ * holds mu). */
+struct sjob *sl_slx_job_find(struct slurm *s, int64_t id, int attempt);
+/* Queue a command for the worker (caller holds mu); 0 or -ENOMEM. */
+int sl_slx_queue_cmd(struct slurm *s, enum cmd_kind kind, struct sjob *j, int sig);
+/* Make the record of 'job' and queue its submission; staged: behind Slurm
+ * job 'after_sid', or, 0, behind one still being submitted (caller holds
+ * mu). Returns NULL, or why not. */
+const char *sl_slx_job_submit(struct slurm *s, const struct sl_exec_job *job,
+                              const struct passwd *pw, bool staged, uint64_t after_sid,
+                              struct sjob **out);
+
+/* After sbatch (caller holds mu): what was kept for it goes, a withdrawn
+ * job is cancelled, a signal that came meanwhile is queued. */
+void sl_slx_submitted(struct slurm *s, struct sjob *j);
+
+/* ---- slurm_stage.c ---- */
+
+/* Staged job 'b' waited for its predecessor 'p' to be submitted (caller
+ * holds mu): 'b' with its dependency set, to submit next, or NULL. */
+struct sjob *sl_slx_chained(struct slurm *s, struct sjob *b, const struct sjob *p);
+
+/* Predecessor 'j' ends (caller holds mu, before its own end is queued):
+ * its staged successor is handed over or withdrawn (and said so). */
+void sl_slx_successor_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind kind,
+                          const int *codes);
+/* Tell the engine staged job 'b' will not start, and withdraw it (caller
+ * holds mu). */
+void sl_slx_push_unstaged(struct slurm *s, struct sjob *b);
+/* scontrol hold of Slurm job 'sid', kept only while it is pending: true
+ * when it will not start. */
+bool sl_slx_hold_pending(struct slurm *s, uint64_t sid);
+/* Before job 'j' is signalled (worker): hold its staged successor. */
+void sl_slx_hold_successor(struct slurm *s, struct sjob *j);
+/* Revoke staged job 'b' (worker, 'b' pinned). */
+void sl_slx_revoke_one(struct slurm *s, struct sjob *b);
+/* The operations (executor.h). */
+int sl_slx_stage(struct sl_executor *x, const struct sl_exec_job *job);
+void sl_slx_unstage(struct sl_executor *x, int64_t job_id, int attempt);
+void sl_slx_revoke(struct sl_executor *x, int64_t job_id, int attempt);
 
 /* ---- slurm_poll.c ---- */
 

@@ -124,7 +124,8 @@ void sl_slx_job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
     if (phase == SL_SLURM_ENDED && why[0])
         phase = SL_SLURM_LOST;
     pthread_mutex_lock(&s->mu);
-    if (j->st == SJ_DONE) {
+    if (j->st == SJ_DONE || sl_slx_is_staged(j)) {
+        /* a staged job is its predecessor's to settle (sl_slx_push_end) */
         pthread_mutex_unlock(&s->mu);
         return;
     }
@@ -387,7 +388,7 @@ void sl_slx_poll_jobs(struct slurm *s)
     if (s->njobs && (l = calloc(s->njobs, sizeof(*l))))
         for (size_t i = 0; i < s->njobs; i++) {
             struct sjob *j = s->jobs[i];
-            if (j->st != SJ_WAITING && j->st != SJ_RUNNING)
+            if ((j->st != SJ_WAITING && j->st != SJ_RUNNING) || sl_slx_is_staged(j))
                 continue;
             j->ncmds++;
             l[n++] = (struct look){.j = j, .sid = j->slurm_id, .checked = j->checked,

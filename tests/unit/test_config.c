@@ -71,6 +71,7 @@ static void refusals(void)
         {"maxConnections: 0\n", "--config f.yaml: maxConnections: must be a whole number"},
         {"executor: docker\n", "--config f.yaml: executor: must be one of local, simulated"},
         {"listen: ''\n", "--config f.yaml: listen: must be 1 to 127 characters"},
+        {"slurmStage: maybe\n", "--config f.yaml: slurmStage: must be on or off, got 'maybe'"},
         {"a: [\n", "--config f.yaml: "},
     };
     struct sl_config c, before;
@@ -101,6 +102,12 @@ static void flags(void)
 
     sl_config_init(&c, false);
     is_int(sl_config_set_flag(&c, "log-level", "debug", &err), 0, "--log-level debug");
+    ok(!c.slurm_stage, "staging is off by default");
+    is_int(sl_config_set_flag(&c, "slurm-stage", "on", &err), 0, "--slurm-stage on");
+    ok(c.slurm_stage, "turns staging on");
+    is_int(sl_config_set_flag(&c, "slurm-stage", "true", &err), -EINVAL, "--slurm-stage true");
+    is_str(err.text, "--slurm-stage: must be on or off, got 'true'", "is refused, naming the flag");
+    ok(c.slurm_stage, "and changes nothing");
     ok(c.log_level == SL_LOG_DEBUG, "sets the log level");
     is_int(sl_config_set_flag(&c, "max-connections", "0", &err), -EINVAL,
            "--max-connections 0 is refused");

@@ -177,6 +177,33 @@ static void start_notes(struct sl_engine *e, struct job *j, const struct sl_exec
         sl_eng_job_msg(e, j, "%s", net);
 }
 
+/* What the executor is given of job 'j' on the places of 'tasks' (its
+ * own, or its predecessor's when staged): pl[0..n) is filled. */
+static void exec_job(const struct sl_engine *e, const struct job *j, const struct task *tasks,
+                     int n, const struct job_env *env, struct sl_exec_place *pl,
+                     struct sl_exec_job *xj)
+{
+    for (int t = 0; t < n; t++) {
+        pl[t].node = tasks[t].node;
+        pl[t].ngpus = tasks[t].ngpus;
+        pl[t].gpu_milli = tasks[t].gpu_milli;
+        memcpy(pl[t].gpus, tasks[t].gpus, sizeof(int) * (size_t)tasks[t].ngpus);
+    }
+    *xj = (struct sl_exec_job){
+        .job_id = j->id,
+        .attempt = j->attempt,
+        .spec = j->spec,
+        .env = env->v,
+        .datasets = env->ds,
+        .ndatasets = env->nds,
+        .unix_user = j->unix_user[0] ? j->unix_user : e->job_user,
+        .allow_daemon_user = e->allow_daemon_user,
+        .log_cap_bytes = e->cfg.log_cap_bytes,
+        .ntasks = n,
+        .tasks = pl,
+    };
+}
+
 int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
 {
     int n = j->spec->tasks > 0 ? j->spec->tasks : 1; /* validated: >= 1 */
@@ -191,26 +218,7 @@ int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
         free(pl);
         return -ENOMEM;
     }
-    for (int t = 0; t < n; t++) {
-        const struct task *tk = &j->tasks[t];
-        pl[t].node = tk->node;
-        pl[t].ngpus = tk->ngpus;
-        pl[t].gpu_milli = tk->gpu_milli;
-        memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
-    }
-    xj = (struct sl_exec_job){
-        .job_id = j->id,
-        .attempt = j->attempt,
-        .spec = j->spec,
-        .env = env.v,
-        .datasets = env.ds,
-        .ndatasets = env.nds,
-        .unix_user = j->unix_user[0] ? j->unix_user : e->job_user,
-        .allow_daemon_user = e->allow_daemon_user,
-        .log_cap_bytes = e->cfg.log_cap_bytes,
-        .ntasks = n,
-        .tasks = pl,
-    };
+    exec_job(e, j, j->tasks, n, &env, pl, &xj);
     sl_executor_start(e->x, &xj, st);
     for (int t = 0; t < n; t++) {
         struct task *tk = &j->tasks[t];
@@ -580,28 +588,9 @@ static int stage_one(struct sl_engine *e, struct job *b, struct job *a)
         free(pl);
         return -ENOMEM;
     }
-    for (int t = 0; t < n; t++) {
-        const struct task *tk = &a->tasks[t];
-        pl[t].node = tk->node;
-        pl[t].ngpus = tk->ngpus;
-        pl[t].gpu_milli = tk->gpu_milli;
-        memcpy(pl[t].gpus, tk->gpus, sizeof(int) * (size_t)tk->ngpus);
-    }
-    xj = (struct sl_exec_job){
-        .job_id = b->id,
-        .attempt = b->attempt,
-        .spec = b->spec,
-        .env = env.v,
-        .datasets = env.ds,
-        .ndatasets = env.nds,
-        .unix_user = b->unix_user[0] ? b->unix_user : e->job_user,
-        .allow_daemon_user = e->allow_daemon_user,
-        .log_cap_bytes = e->cfg.log_cap_bytes,
-        .ntasks = n,
-        .tasks = pl,
-        .after_job = a->id,
-        .after_attempt = a->attempt,
-    };
+    exec_job(e, b, a->tasks, n, &env, pl, &xj);
+    xj.after_job = a->id;
+    xj.after_attempt = a->attempt;
     rc = sl_executor_stage(e->x, &xj);
     job_env_fini(&env);
     sl_eng_job_token_drop(b);

@@ -560,16 +560,18 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
     if ((rc = write_script(path, j->script)) < 0) {
         snprintf(say, sizeof(say), "cannot write %s: %s", path, strerror(-rc));
     } else {
+        char *plain;
         rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
-        if (rc != 0 && j->dep_arg > 0 && handed_over(s, j)) {
+        plain = rc != 0 && j->dep_arg > 0 && handed_over(s, j) ? strdup("--comment=sluice")
+                                                                : NULL;
+        if (plain) {
             /* handed over before Slurm took it, and refused for its
              * dependency (the predecessor already forgotten, say): its
              * predecessor completed, so it goes without one */
             sl_run_result_fini(&res);
             free(j->argv[j->dep_arg]);
-            j->argv[j->dep_arg] = strdup("--comment=sluice");
-            if (j->argv[j->dep_arg])
-                rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
+            j->argv[j->dep_arg] = plain;
+            rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
         }
         unlink(path);
     }

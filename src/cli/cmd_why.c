@@ -85,6 +85,10 @@ static void say_eta(const json_t *ex, int64_t now_ms)
     }
     if (!basis || strcmp(basis, "reservation") == 0)
         say("Estimated start: %s (%sbackfill reservation%s)", eta, in, on);
+    else if (strcmp(basis, "max_runtime") == 0)
+        say("Estimated start: %s (%sthe earliest its request fits as running jobs end by "
+            "their maxRuntime; jobs ahead of it may start first)",
+            eta, in);
     else
         say("Estimated start: %s (%sestimated from %s%s)", eta, in, basis, on);
 }

@@ -656,7 +656,9 @@ static void app(char *buf, size_t size, size_t *o, const char *fmt, ...)
 }
 
 /* quota, cohort, user_limit, model_quota: "queue research holds 16 of 16
- * GPUs; this job needs 2 more". */
+ * GPUs; this job needs 2, over the limit by 2": the job's own request,
+ * and by how much the total would pass the limit (what must be released:
+ * the same number as the server's "would run if"). */
 static void quota_words(const json_t *b, const char *kind, char *buf,
                         size_t size, size_t *o)
 {
@@ -694,9 +696,9 @@ static void quota_words(const json_t *b, const char *kind, char *buf,
             sl_cli_fmt_bytes(add, need, sizeof(need));
         else
             sl_cli_fmt_milli(add, need, sizeof(need));
-        app(buf, size, o, "; this job needs %s more", need);
-        if (has_s && s != add)
-            app(buf, size, o, " (%s over the limit)", shortby);
+        app(buf, size, o, "; this job needs %s", need);
+        if (has_s && s > 0)
+            app(buf, size, o, ", over the limit by %s", shortby);
     } else if (has_s) {
         app(buf, size, o, "; this job is %s%s short", shortby, unit);
     }
@@ -734,7 +736,6 @@ static void nodes_words(const json_t *b, const char *kind, char *buf,
         {"unschedulable", "is unschedulable", "are unschedulable"},
     };
     const json_t *rej = json_object_get(b, "nodes_rejected");
-    const char *never = sl_cli_jstr(b, "never_fits");
     const char *topo = sl_cli_jstr(b, "topology");
     int64_t tasks = 0, fit = 0, nodes = 0, total = 0;
     bool first = true;
@@ -767,8 +768,6 @@ static void nodes_words(const json_t *b, const char *kind, char *buf,
         }
     }
     unschedulable_words(json_object_get(b, "unschedulable_nodes"), buf, size, o);
-    if (never)
-        app(buf, size, o, "; %s", never);
     if (topo && strcmp(topo, "any") != 0)
         app(buf, size, o, "; topology %s", topo);
 }
@@ -814,6 +813,11 @@ char *sl_cli_why_blocker(const json_t *b, bool label, char *buf, size_t size)
             app(buf, size, &o, "%s%lld", i ? ", " : "",
                 json_is_integer(v) ? (long long)json_integer_value(v) : 0LL);
         app(buf, size, &o, " to stop");
+    } else if (strcmp(kind, "cannot_run") == 0) {
+        /* the detail says "cannot run: ..." itself */
+        const char *detail = sl_cli_jstr(b, "detail");
+        app(buf, size, &o, "%s", detail ? detail : "cannot run");
+        unschedulable_words(json_object_get(b, "unschedulable_nodes"), buf, size, &o);
     } else {
         /* reservation, and kinds this client does not know yet. */
         const char *detail = sl_cli_jstr(b, "detail");

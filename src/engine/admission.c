@@ -294,6 +294,42 @@ static int submit_budget(struct sl_engine *e, struct sl_op *op, struct submit *x
     return 0;
 }
 
+/* A job no change in usage could ever run is refused, as sbatch refuses
+ * a request no node configuration satisfies: bigger than the largest node
+ * or the cluster, a GPU model no node has, a gang its topology cannot
+ * hold, over its per-user limit or the most its queue may ever hold
+ * (sl_sched_job_runnable). 400 "unsatisfiable" (the cluster) or
+ * "quota_exceeded" (a limit), naming the field. */
+static int submit_runnable(struct sl_engine *e, struct sl_op *op, const struct submit *x)
+{
+    const struct sl_job_spec *js = op->u.submit.spec;
+    struct sl_sched_job_spec sj;
+    struct sl_error why = {0};
+    int rc;
+
+    memset(&sj, 0, sizeof(sj));
+    sj.queue = x->q->sq;
+    sj.user = -1;
+    sj.pclass = x->pc->sc;
+    sj.tasks = js->tasks;
+    sj.gpus = js->gpus;
+    sj.gpu_milli = js->gpu_milli;
+    sj.gpu_models = (const char *const *)js->gpu_models;
+    sj.cpu_milli = js->cpu_milli;
+    sj.mem_bytes = js->mem_bytes;
+    sj.topology = js->topology;
+    sj.max_runtime_ms = js->max_runtime_ms;
+    pthread_mutex_lock(&e->mu);
+    rc = sl_sched_job_runnable(e->sched, &sj, &why);
+    pthread_mutex_unlock(&e->mu);
+    if (rc == 0)
+        return 0;
+    sl_eng_op_fail(op, 400, rc == -EDQUOT ? "quota_exceeded"
+                            : rc == -E2BIG ? "unsatisfiable"
+                                           : "invalid");
+    return sl_errorf_field(&op->err, rc, why.field[0] ? why.field : NULL, "%s", why.text);
+}
+
 /* A dry run's answer: the verdict, and nothing kept. */
 static int submit_dry_run(struct sl_op *op, const struct submit *x)
 {
@@ -401,7 +437,7 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     int rc;
 
     if ((rc = submit_target(e, op, &x)) < 0 || (rc = submit_admit(e, op, &x)) < 0 ||
-        (rc = submit_budget(e, op, &x)) < 0)
+        (rc = submit_budget(e, op, &x)) < 0 || (rc = submit_runnable(e, op, &x)) < 0)
         goto out;
     if (op->u.submit.dry_run) {
         rc = submit_dry_run(op, &x);

@@ -334,3 +334,30 @@ void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models)
     if ((n = fewest_releases(p, j, models)) > 0)
         resv_record(p, j, n);
 }
+
+int sl_sch_eta(struct sl_sched *s, struct job *j, uint32_t models, int64_t now_ms,
+               int64_t *at_ms)
+{
+    struct pass p;
+    int n, rc = 0;
+
+    memset(&p, 0, sizeof(p));
+    p.s = s;
+    p.now = now_ms;
+    *at_ms = 0;
+    if (!(p.pl = malloc(sizeof(*p.pl) * SL_MAX_TASKS)) || releases_load(&p) < 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (p.nrel == 0)
+        goto out;
+    if (sl_sch_scratch_load(&p) < 0 || sl_sch_trial_room(&p) < 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if ((n = fewest_releases(&p, j, models)) > 0)
+        *at_ms = p.rel[n - 1].at_ms;
+out:
+    sl_sch_pass_free(&p);
+    return rc;
+}

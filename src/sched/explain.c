@@ -52,7 +52,7 @@ static char *fmt_mem(int64_t v, char *buf, size_t size)
 
 /* An amount of dimension 'dim' for people: "2.5 GPUs", "1 GPU of model
  * A100", "4 CPUs", "16Gi of memory". */
-static char *fmt_amount(const struct sl_sched *s, int dim, int64_t v, char *buf,
+char *sl_sch_fmt_amount(const struct sl_sched *s, int dim, int64_t v, char *buf,
                         size_t size)
 {
     double x = (double)v / 1000;
@@ -91,7 +91,7 @@ static void json_amount(struct sl_buf *b, int dim, int64_t v)
 }
 
 /* "2 GPUs of model A100|H100, 4 CPUs, 16Gi per task" */
-static void fmt_task(const struct sl_sched *s, const struct job *j, char *buf, size_t size)
+void sl_sch_fmt_task(const struct sl_sched *s, const struct job *j, char *buf, size_t size)
 {
     size_t o = 0;
     char a[32];
@@ -113,10 +113,10 @@ static void fmt_task(const struct sl_sched *s, const struct job *j, char *buf, s
     }
     if (o < size)
         o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? ", " : "",
-                              fmt_amount(s, SL_DIM_CPU, j->shape.cpu_milli, a, sizeof(a)));
+                              sl_sch_fmt_amount(s, SL_DIM_CPU, j->shape.cpu_milli, a, sizeof(a)));
     if (o < size)
         snprintf(buf + o, size - o, ", %s per task",
-                 fmt_amount(s, SL_DIM_MEM, j->shape.mem_bytes, a, sizeof(a)));
+                 sl_sch_fmt_amount(s, SL_DIM_MEM, j->shape.mem_bytes, a, sizeof(a)));
 }
 
 static const char *reject_names[CL_NREJECT] = {
@@ -179,28 +179,25 @@ static int queue_position(const struct sl_sched *s, const struct job *j, int64_t
     return ahead + 1;
 }
 
-/* Why no node can ever take one task of 'j' (bigger than the largest node
- * in some resource), in 'buf'; false when one could. */
-static bool never_fits(const struct sl_sched *s, const struct job *j, char *buf, size_t size)
+/* Why 'j' cannot run whatever the others release (runnable.c): "cannot
+ * run: ..." when no node of the cluster or no limit of its queue ever
+ * admits it, "cannot run on the nodes that take work now: ..." when only
+ * nodes that take no work now could hold it (*nodes_out). Returns -E2BIG
+ * or -EDQUOT with the text in 'buf', or 0. */
+static int cannot_run_text(const struct sl_sched *s, const struct job *j, char *buf,
+                           size_t size, const char **field, bool *nodes_out)
 {
-    char a[48], b[48];
+    int rc = sl_sch_cannot_run(s, j, false, buf, size, field);
 
-    if (j->shape.num_gpu > s->max_node_gpus && j->shape.gpu_milli >= CL_WHOLE)
-        snprintf(buf, size, "never fits: %d GPUs per task, the largest node has %d",
-                 j->shape.num_gpu, s->max_node_gpus);
-    else if (j->shape.num_gpu > 0 && s->max_node_gpus == 0)
-        snprintf(buf, size, "never fits: the cluster has no GPUs");
-    else if (j->shape.cpu_milli > s->max_node_cpu)
-        snprintf(buf, size, "never fits: %s per task, the largest node has %s",
-                 fmt_amount(s, SL_DIM_CPU, j->shape.cpu_milli, a, sizeof(a)),
-                 fmt_amount(s, SL_DIM_CPU, s->max_node_cpu, b, sizeof(b)));
-    else if (j->shape.mem_bytes > s->max_node_mem)
-        snprintf(buf, size, "never fits: %s per task, the largest node has %s",
-                 fmt_amount(s, SL_DIM_MEM, j->shape.mem_bytes, a, sizeof(a)),
-                 fmt_amount(s, SL_DIM_MEM, s->max_node_mem, b, sizeof(b)));
-    else
-        return false;
-    return true;
+    *nodes_out = false;
+    if (rc == 0 && (rc = sl_sch_cannot_run(s, j, true, buf, size, field)) < 0) {
+        char t[512];
+        snprintf(t, sizeof(t), "cannot run on the nodes that take work now: %s",
+                 strncmp(buf, "cannot run: ", 12) == 0 ? buf + 12 : buf);
+        snprintf(buf, size, "%s", t);
+        *nodes_out = true;
+    }
+    return rc;
 }
 
 /* ---- one line -------------------------------------------------------- */
@@ -211,6 +208,8 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
     const struct job *j = sl_imap_get(&s->jobs, id);
     struct quota_why qw;
     uint32_t models;
+    const char *field;
+    bool nodes_out;
     char a[32], b2[32], c[32], task[160];
 
     if (!j)
@@ -234,38 +233,40 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
                  j->nvictims > 1 ? "s" : "");
         return 0;
     }
+    if (cannot_run_text(s, j, buf, size, &field, &nodes_out) < 0)
+        return 0;
     if (!s->classes[j->pclass].opportunistic && !sl_sch_quota_ok(s, j, &models, &qw)) {
         const struct queue *q = &s->queues[j->queue];
+        char d[32];
         switch (qw.what) {
         case B_USER:
-            snprintf(buf, size, "user limit: %s may hold %s in queue %s; holds %s, "
-                                "this job needs %s more",
-                     s->users[j->user], fmt_amount(s, qw.dim, qw.limit, a, sizeof(a)),
+            snprintf(buf, size, "user limit: %s may hold %s in queue %s; holds %s, this "
+                                "job needs %s, over the limit by %s",
+                     s->users[j->user], sl_sch_fmt_amount(s, qw.dim, qw.limit, a, sizeof(a)),
                      q->name, fmt_bare(qw.dim, qw.used, b2, sizeof(b2)),
-                     fmt_bare(qw.dim, qw.need - qw.used, c, sizeof(c)));
+                     fmt_bare(qw.dim, qw.need - qw.used, c, sizeof(c)),
+                     fmt_bare(qw.dim, qw.need - qw.limit, d, sizeof(d)));
             break;
         case B_COHORT:
-            snprintf(buf, size, "cohort %s is full: its queues hold %s of the %s they "
-                                "share; this job needs %s more",
+            snprintf(buf, size, "cohort %s is full: its queues borrow %s of the %s its "
+                                "queues lend; this job needs %s more, over the limit by %s",
                      s->cohorts[q->cohort].name, fmt_bare(qw.dim, qw.used, b2, sizeof(b2)),
-                     fmt_amount(s, qw.dim, qw.limit, a, sizeof(a)),
-                     fmt_bare(qw.dim, qw.need - qw.limit, c, sizeof(c)));
+                     sl_sch_fmt_amount(s, qw.dim, qw.limit, a, sizeof(a)),
+                     fmt_bare(qw.dim, qw.need - qw.used, c, sizeof(c)),
+                     fmt_bare(qw.dim, qw.need - qw.limit, d, sizeof(d)));
             break;
         default:
             snprintf(buf, size, "quota: queue %s may hold %s; holds %s, this job needs "
-                                "%s more",
-                     q->name, fmt_amount(s, qw.dim, qw.limit, a, sizeof(a)),
+                                "%s, over the limit by %s",
+                     q->name, sl_sch_fmt_amount(s, qw.dim, qw.limit, a, sizeof(a)),
                      fmt_bare(qw.dim, qw.used, b2, sizeof(b2)),
-                     fmt_bare(qw.dim, qw.need - qw.used, c, sizeof(c)));
+                     fmt_bare(qw.dim, qw.need - qw.used, c, sizeof(c)),
+                     fmt_bare(qw.dim, qw.need - qw.limit, d, sizeof(d)));
             break;
         }
         return 0;
     }
-    if (never_fits(s, j, task, sizeof(task))) {
-        snprintf(buf, size, "resources: %s", task);
-        return 0;
-    }
-    fmt_task(s, j, task, sizeof(task));
+    sl_sch_fmt_task(s, j, task, sizeof(task));
     switch (j->blocker) {
     case B_NEW:
         snprintf(buf, size, "waiting for the scheduler");
@@ -344,7 +345,7 @@ static void quota_blocker(const struct sl_sched *s, const struct job *j,
     };
     char dn[64], a[32], line[256];
     const char *dname = sl_sch_dim_name(s, qw->dim, dn, sizeof(dn));
-    int64_t shortby = qw->what == B_COHORT ? qw->need - qw->limit : qw->need - qw->limit;
+    int64_t shortby = qw->need - qw->limit;
 
     sl_buf_adds(b, "{\"kind\":");
     sl_buf_json_str(b, kinds[qw->what] ? kinds[qw->what] : "quota");
@@ -371,15 +372,15 @@ static void quota_blocker(const struct sl_sched *s, const struct job *j,
     sl_buf_adds(b, "}");
     if (qw->what == B_USER)
         snprintf(line, sizeof(line), "%s's jobs in queue %s release %s", s->users[j->user],
-                 q->name, fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
+                 q->name, sl_sch_fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
     else if (qw->what == B_COHORT)
         snprintf(line, sizeof(line),
                  "the queues of cohort %s release %s they borrowed, or lend more",
-                 s->cohorts[q->cohort].name, fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
+                 s->cohorts[q->cohort].name, sl_sch_fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
     else
         snprintf(line, sizeof(line),
                  "queue %s's jobs release %s, or its quota grows by as much", q->name,
-                 fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
+                 sl_sch_fmt_amount(s, qw->dim, shortby, a, sizeof(a)));
     if_add(ifs, line);
 }
 
@@ -413,7 +414,7 @@ static void explain_job(const struct sl_sched *s, const struct job *j, struct sl
     json_key(b, "priority", first);
     sl_buf_printf(b, "%d", s->classes[j->pclass].value);
     json_key(b, "request", first);
-    fmt_task(s, j, task, sizeof(task));
+    sl_sch_fmt_task(s, j, task, sizeof(task));
     sl_buf_printf(b, "{\"tasks\":%d,\"per_task\":", j->tasks);
     sl_buf_json_str(b, task);
     sl_buf_adds(b, "}");
@@ -499,11 +500,7 @@ static void blocker_placement(struct sl_sched *s, const struct job *j, uint32_t 
                   j->tasks > 1 ? "gang" : "nodes", j->tasks, fit, s->cl.nnodes);
     for (int r = 1; r < CL_NREJECT; r++)
         sl_buf_printf(b, "%s\"%s\":%d", r > 1 ? "," : "", reject_names[r], rej[r]);
-    sl_buf_adds(b, "},\"never_fits\":");
-    if (never_fits(s, j, line, sizeof(line)))
-        sl_buf_json_str(b, line);
-    else
-        sl_buf_adds(b, "null");
+    sl_buf_adds(b, "}");
     if (rej[CL_UNSCHEDULABLE] > 0)
         unschedulable_nodes(s, b, ifs);
     sl_buf_adds(b, ",\"topology\":");
@@ -511,7 +508,7 @@ static void blocker_placement(struct sl_sched *s, const struct job *j, uint32_t 
                        : j->topology == SL_TOPO_SAME_DOMAIN ? "same-domain"
                                                             : "any");
     sl_buf_adds(b, "}");
-    fmt_task(s, j, task, sizeof(task));
+    sl_sch_fmt_task(s, j, task, sizeof(task));
     if (j->tasks > 1 && fit < j->tasks && rej[CL_FITS] > 0)
         snprintf(line, sizeof(line), "room for %d more task%s of %s (%d of %d fit now)",
                  j->tasks - fit, j->tasks - fit > 1 ? "s" : "", task, fit, j->tasks);
@@ -521,17 +518,52 @@ static void blocker_placement(struct sl_sched *s, const struct job *j, uint32_t 
     if_add(ifs, line);
 }
 
+/* A job no release lets run: one "cannot_run" blocker, and what would
+ * change that (an admin's decision, or nodes back in service). */
+static void blocker_cannot_run(const struct sl_sched *s, int rc, const char *text,
+                               const char *field, bool nodes_out, struct sl_buf *b,
+                               struct sl_buf *ifs)
+{
+    sl_buf_adds(b, "{\"kind\":\"cannot_run\",\"cause\":");
+    sl_buf_json_str(b, nodes_out ? "nodes_out" : rc == -EDQUOT ? "limit" : "cluster");
+    sl_buf_adds(b, ",\"detail\":");
+    sl_buf_json_str(b, text);
+    sl_buf_adds(b, ",\"field\":");
+    if (field)
+        sl_buf_json_str(b, field);
+    else
+        sl_buf_adds(b, "null");
+    if (nodes_out)
+        unschedulable_nodes(s, b, ifs);
+    else if (rc == -EDQUOT)
+        if_add(ifs, "an admin raises the limit it is over (kind: Queue: the nominal quota, "
+                    "borrowing limit or per-user limit), or the job asks for less");
+    else
+        if_add(ifs, "the cluster gains nodes that can hold it, or the job asks for less");
+    sl_buf_adds(b, "}");
+}
+
 /* What keeps pending 'j' waiting now, as the "blockers" array, and what
- * would lift each into 'ifs': its backoff, its victims still stopping,
- * every quota constraint, or the nodes. */
-static void explain_blockers(struct sl_sched *s, const struct job *j, int64_t now_ms,
-                             struct sl_buf *b, struct sl_buf *ifs)
+ * would lift each into 'ifs': that nothing lets it run (alone), its
+ * backoff, its victims still stopping, every quota constraint, or the
+ * nodes. Returns true when the nodes alone keep it waiting, with the
+ * models its quota allows in *models. */
+static bool explain_blockers(struct sl_sched *s, const struct job *j, int64_t now_ms,
+                             struct sl_buf *b, struct sl_buf *ifs, uint32_t *models_out)
 {
     struct quota_why qw, all_qw[8];
     uint32_t models = j->shape.models;
-    bool bfirst = true, quota_ok;
+    bool bfirst = true, quota_ok, nodes_out, by_nodes = false;
+    const char *field = NULL;
+    char text[512];
+    int rc;
 
     sl_buf_adds(b, "[");
+    if ((rc = cannot_run_text(s, j, text, sizeof(text), &field, &nodes_out)) < 0) {
+        blocker_cannot_run(s, rc, text, field, nodes_out, b, ifs);
+        sl_buf_adds(b, "]");
+        return false;
+    }
     if (j->not_before_ms > now_ms) {
         blocker_sep(b, &bfirst);
         sl_buf_adds(b, "{\"kind\":\"backoff\",\"until\":");
@@ -554,21 +586,33 @@ static void explain_blockers(struct sl_sched *s, const struct job *j, int64_t no
             quota_blocker(s, j, &all_qw[i], b, ifs);
         }
     } else if (j->nvictims == 0) {
+        size_t before = b->len;
         blocker_placement(s, j, models, b, ifs, &bfirst);
+        by_nodes = b->len > before;
     }
     sl_buf_adds(b, "]");
+    *models_out = models;
+    return by_nodes;
 }
 
-/* When it may start and where: its reservation, if any. */
-static void explain_eta(const struct sl_sched *s, const struct job *j, struct sl_buf *b,
-                        bool *first)
+/* When it may start and where: its reservation; else, when only the
+ * nodes keep it waiting, the earliest moment it would fit once the
+ * running jobs end by their maxRuntime (jobs ahead of it may take that
+ * room first: an estimate, said so by eta_basis). */
+static void explain_eta(struct sl_sched *s, struct job *j, bool by_nodes, uint32_t models,
+                        int64_t now_ms, struct sl_buf *b, bool *first)
 {
     const struct resv *r = resv_of(s, j->id);
+    int64_t at = j->resv_at_ms;
+    const char *basis = at ? "reservation" : "none";
 
+    if (!at && by_nodes && j->blocker != B_RESERVED &&
+        sl_sch_eta(s, j, models, now_ms, &at) == 0 && at > 0)
+        basis = "max_runtime";
     json_key(b, "eta", first);
-    json_time(b, j->resv_at_ms);
+    json_time(b, at);
     json_key(b, "eta_basis", first);
-    sl_buf_json_str(b, j->resv_at_ms ? "reservation" : "none");
+    sl_buf_json_str(b, basis);
     json_key(b, "reserved_nodes", first);
     sl_buf_adds(b, "[");
     for (int t = 0; r && t < r->ntasks; t++) {
@@ -582,7 +626,8 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
 {
     struct job *j = sl_imap_get(&s->jobs, id);
     struct sl_buf ifs;
-    bool first = true;
+    bool first = true, by_nodes;
+    uint32_t models = 0;
     char line[512];
     int pending = 0;
 
@@ -622,8 +667,8 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
     json_key(b, "user_share", &first);
     sl_buf_printf(b, "%.4f", sl_sch_user_share(s, &s->qus[j->qu], now_ms));
     json_key(b, "blockers", &first);
-    explain_blockers(s, j, now_ms, b, &ifs);
-    explain_eta(s, j, b, &first);
+    by_nodes = explain_blockers(s, j, now_ms, b, &ifs, &models);
+    explain_eta(s, j, by_nodes, models, now_ms, b, &first);
     json_key(b, "summary", &first);
     sl_sched_reason(s, j->id, now_ms, line, sizeof(line));
     sl_buf_json_str(b, line);

@@ -337,6 +337,11 @@ static void pass_fini(struct pass *p)
         o->starts[i].tasks = o->task_pool + off;
     sl_sch_holds_release(p->s);
     sl_sch_cholds_release(p->s);
+    sl_sch_pass_free(p);
+}
+
+void sl_sch_pass_free(struct pass *p)
+{
     if (p->scratch_ready) {
         free(p->scratch.nodes);
         free(p->scratch.gpu_free);

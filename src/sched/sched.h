@@ -187,6 +187,20 @@ struct sl_sched_task_place {
     int gpu_milli;                /* milli taken on each listed GPU */
 };
 
+/* Whether a job of spec 'j' could ever run here, whatever the others
+ * hold: its request against the cluster as if every node were empty (the
+ * largest node, the GPU models present, the whole cluster; a gang as its
+ * topology asks; every node counted, also those that take no work now)
+ * and against the most its queue may ever hold (its per-user limit; its
+ * nominal quota plus what it may borrow while every other queue of its
+ * cohort is idle; the GPU model quotas). Opportunistic classes skip the
+ * limits; with no node known, only the limits are checked; j->id and
+ * j->user are not read. Returns 0 when it could; -E2BIG (the cluster) or
+ * -EDQUOT (a limit) with 'why' (may be NULL) naming the field and saying
+ * "cannot run: ..."; -EINVAL when the spec is out of range. Changes
+ * nothing: a GPU model no node has is refused, not added. */
+int sl_sched_job_runnable(const struct sl_sched *s, const struct sl_sched_job_spec *j,
+                          struct sl_error *why);
 /* Add a pending job. Returns 0, -EEXIST, -ENOMEM, or -EINVAL with 'why'
  * (may be NULL) naming the bad field; nothing is added on failure. */
 int sl_sched_job_add(struct sl_sched *s, const struct sl_sched_job_spec *j,

@@ -17,6 +17,8 @@
  *   pass.c      the pass: queue order, considering a job, starting it
  *   preempt.c   victim searches (trials on the live cluster), preempting
  *   backfill.c  reservations for blocked jobs and the holds that keep them
+ *   runnable.c  whether a job could ever run: the empty cluster, the most
+ *               its queue may hold
  *   explain.c   reasons, explanations, queue statistics
  *   cluster.c, policy.c  the placement engine (cluster.h)
  *
@@ -284,6 +286,10 @@ struct pass {
     int rc;                       /* -ENOMEM seen */
 };
 
+/* Free what a pass allocated (its scratch cluster, places, releases,
+ * trial notes); holds are not touched. */
+void sl_sch_pass_free(struct pass *p);
+
 /* ---- small helpers, inline: the pass calls them for every job ---------- */
 
 /* Submit order: earlier submit time, then lower id. */
@@ -408,6 +414,12 @@ int sl_sch_trial_room(struct pass *p);
  * maxRuntime, it could start, and hold now what it will need then.
  * Nothing when !reservations_open(p). */
 void sl_sch_reserve(struct pass *p, struct job *j, uint32_t models);
+/* The earliest moment pending 'j' (with 'models') would fit if the
+ * running jobs ended by their maxRuntime (those without one never end)
+ * and nothing else started: *at_ms, or 0 when no such moment exists.
+ * Outside a pass; nothing changes. Returns 0 or -ENOMEM. */
+int sl_sch_eta(struct sl_sched *s, struct job *j, uint32_t models, int64_t now_ms,
+               int64_t *at_ms);
 /* Forget the reservations (a full pass makes them anew). */
 void sl_sch_resv_clear(struct sl_sched *s);
 /* Load p->scratch, a copy of the live cluster without indexes. Returns 0
@@ -430,5 +442,21 @@ void sl_sch_holds_apply(struct sl_sched *s, const struct resv *r);
 /* "cpu", "memory", "gpu", "gpu[A100]" */
 const char *sl_sch_dim_name(const struct sl_sched *s, int dim, char *buf,
                             size_t size);
+/* An amount of dimension 'dim' for people: "2.5 GPUs", "1 GPU of model
+ * A100", "4 CPUs", "16Gi of memory"; returns buf. */
+char *sl_sch_fmt_amount(const struct sl_sched *s, int dim, int64_t v, char *buf,
+                        size_t size);
+/* One task of 'j' for people: "2 GPUs of model A100|H100, 4 CPUs, 16Gi per
+ * task". */
+void sl_sch_fmt_task(const struct sl_sched *s, const struct job *j, char *buf, size_t size);
+
+/* ---- runnable.c -------------------------------------------------------- */
+
+/* Why 'j' can never run (sched.h, sl_sched_job_runnable), in 'buf' as
+ * "cannot run: ...", with the spec field at fault in *field (may be NULL)
+ * and -E2BIG (the cluster) or -EDQUOT (a limit) as the result; 0 when it
+ * could run. 'schedulable_only' counts only the nodes that take work now. */
+int sl_sch_cannot_run(const struct sl_sched *s, const struct job *j, bool schedulable_only,
+                      char *buf, size_t size, const char **field);
 
 #endif

@@ -23,12 +23,16 @@ is "$?" 2 "cancelling a finished job exits 2"
 like "$out" 'already finished' "and says the job has already finished"
 
 # A pending job is cancelled at once.
-idp=$(sluice run --gpus 64 --cpus 0.1 -- true)
-ok "a job that cannot fit stays Pending" wait_state "$idp" Pending 10
-like "$(sluice show "$idp" -o json | json_get reason)" 'never fits: 64 GPUs per task, the largest node has 4' \
-    "its reason says no node is big enough"
+idh=$(sluice run --gpus 4 --cpus 0.1 -- sleep 300)
+ok "a job of every GPU runs" wait_state "$idh" Running 15
+idp=$(sluice run --gpus 1 --cpus 0.1 -- true)
+ok "a job behind it stays Pending" wait_state "$idp" Pending 10
+like "$(sluice show "$idp" -o json | json_get reason)" 'resources: no node has 1 GPU' \
+    "its reason says it waits for a GPU"
 ok "cancel of a pending job" sluice cancel "$idp"
 ok "it is Cancelled at once" wait_state "$idp" Cancelled 5
+ok "cancel the job of every GPU" sluice cancel "$idh"
+ok "it ends" wait_state "$idh" Cancelled 15
 
 # maxRuntime: checkpoint signal, grace, then SIGKILL.
 cat >"$SLUICE_TMP/timeout.yaml" <<YAML

@@ -44,7 +44,7 @@ is "$(sluice show "$v3" -o json | json_get state)" Pending \
     "a third waits though a GPU is idle: 2 GPUs per user in vision"
 is "$(sluice why "$v3" -o json | python3 -c 'import json,sys; print(",".join(b["kind"] for b in json.load(sys.stdin)["blockers"]))')" \
     cohort,user_limit "its blockers: the cohort (its idle quota is lent) and the user limit"
-like "$(sluice why "$v3")" "user limit: admin holds 2 of 2 GPUs in queue vision; this job needs 1 more" \
+like "$(sluice why "$v3")" "user limit: admin holds 2 of 2 GPUs in queue vision; this job needs 1, over the limit by 1" \
     "sluice why names the user limit with its numbers"
 sluice cancel $ids "$v1" "$v2" "$v3" >/dev/null
 stop_sluiced

@@ -13,7 +13,8 @@ on the same data dir. Then, via GET /v1/jobs?state=all (following `next`):
     (sent, no answer): those may or may not have committed; nothing else may
     appear, and a request the server refused (4xx/5xx) never appears.
 
-Jobs never run: the daemon has one fake T4 and each job wants 2 GPUs.
+Jobs never run: the daemon has one fake T4, held for the whole test by one
+job (HOG_NAME, adopted again after each kill), and each job wants it.
 Job names carry round, client and sequence, so a duplicate is visible.
 
 Environment: DURABILITY_ROUNDS (default 20), DURABILITY_CLIENTS (8),
@@ -43,8 +44,27 @@ def job_body(name):
     return json.dumps({
         "apiVersion": "sluice/v1", "kind": "Job",
         "metadata": {"name": name, "team": "default"},
-        "spec": {"command": ["true"], "resources": {"gpus": 2}},
+        "spec": {"command": ["true"], "resources": {"gpus": 1}},
     }).encode()
+
+
+HOG_NAME = "dur-hog"
+
+
+def start_hog(d):
+    """The job that holds the one GPU; returns its id or None."""
+    body = json.dumps({"apiVersion": "sluice/v1", "kind": "Job",
+                       "metadata": {"name": HOG_NAME, "team": "default"},
+                       "spec": {"command": ["sleep", "3600"],
+                                "resources": {"gpus": 1, "cpus": 0.1}}}).encode()
+    r = d.request("POST", "/v1/jobs", body, ctype="application/json")
+    hog = (r.json or {}).get("id") if r.status == 201 else None
+    deadline = time.monotonic() + 30
+    while hog is not None and time.monotonic() < deadline:
+        if (d.request("GET", "/v1/jobs/%d" % hog).json or {}).get("state") == "Running":
+            return hog
+        time.sleep(0.1)
+    return None
 
 
 def client(port, token, rnd, cid, out_path, stop):
@@ -135,6 +155,8 @@ def check_jobs(jobs, acked, inflight, refused):
     names = {}
     for j in jobs:
         jid = j.get("id") if isinstance(j, dict) else None
+        if isinstance(j, dict) and j.get("name") == HOG_NAME:
+            continue
         if not isinstance(jid, int):
             problems.append("a job without an integer id: %r" % (j,))
             continue
@@ -194,10 +216,12 @@ def main():
     os.makedirs(work)
 
     # The premise: these jobs are accepted and stay Pending.
+    hog = start_hog(d)
     r = d.request("POST", "/v1/jobs", job_body("dur-r99-c0-000000"),
                   ctype="application/json")
-    if not tap.ok(r.status == 201, "a 2-GPU job is accepted on a 1-GPU machine",
-                  "got %r" % (r,)):
+    if not tap.ok(hog is not None and r.status == 201,
+                  "a 1-GPU job is accepted while another holds the one GPU",
+                  "hog %r, got %r" % (hog, r)):
         tap.done_testing(d)
     acked = [(r.json["id"], "dur-r99-c0-000000")]
     inflight, refused, badacks = [], [], []
@@ -265,6 +289,12 @@ def main():
              % (rnd + 1, sent_total, len(acked), len(inflight), figs["extra"],
                 len(refused), figs["lost"], figs["dups"], elapsed,
                 len(acked) / max(load_total, 1e-9), CLIENTS))
+    if d.running():
+        d.request("DELETE", "/v1/jobs/%d" % hog)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and \
+                (d.request("GET", "/v1/jobs/%d" % hog).json or {}).get("state") == "Running":
+            time.sleep(0.1)
     tap.done_testing(d)
 
 

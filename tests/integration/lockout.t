@@ -102,7 +102,7 @@ def sluice_jobs():
 
 # --- the attack, against the defaults -------------------------------------------
 d = Sluiced(fake_gpus="1xH100").start()
-r = d.request("POST", "/v1/jobs", job_doc("lockout-probe", ("true",), resources={"gpus": 2}))
+r = d.request("POST", "/v1/jobs", job_doc("lockout-probe", ("sleep", "600"), resources={"gpus": 1}))
 tap.is_(r.status, 201, "a job to look for is submitted")
 d.close_conn()
 e0, p = sluice_jobs()

@@ -91,14 +91,14 @@ d = Sluiced(fake_gpus="4xH100", args=["--executor", "simulated"]).start()
 
 ids = {}
 for name, gpus, dur in (("m-one", 1, "1h"), ("m-two", 2, "1h"), ("m-short", 1, "0s"),
-                        ("m-huge", 8, "1h")):
+                        ("m-huge", 4, "1h")):
     st, body = d.json_req("POST", "/v1/jobs", sim_job(name, gpus, dur))
     tap.is_(st, 201, "job %s is submitted" % name)
     ids[name] = (body or {}).get("id", 0)
 tap.ok(wait_state(d, ids["m-one"], "Running"), "the 1-GPU job runs")
 tap.ok(wait_state(d, ids["m-two"], "Running"), "the 2-GPU job runs")
 tap.ok(wait_state(d, ids["m-short"], "Succeeded"), "the short job succeeds")
-tap.ok(wait_state(d, ids["m-huge"], "Pending", 5), "the 8-GPU job stays Pending")
+tap.ok(wait_state(d, ids["m-huge"], "Pending", 5), "the 4-GPU job stays Pending: the node is busy for an hour")
 d.request("GET", "/v1/no-such-route")
 d.request("POST", "/metrics", token=None)
 

@@ -384,11 +384,24 @@ def check_document():
 
 # --- 2. the server -------------------------------------------------------------
 
-NEVER_FITS = {"gpus": 64}   # no node has 64 GPUs: the job stays Pending
+# The hog holds 3 of the 4 GPUs for the whole run (main): a job of 2 GPUs
+# stays Pending, and a job of 1 GPU runs.
+WAITS = {"gpus": 2}
 
 
 def pending_doc(name):
-    return job_doc(name, ["sleep", "1000"], resources=dict(NEVER_FITS))
+    return job_doc(name, ["sleep", "1000"], resources=dict(WAITS))
+
+
+def start_hog():
+    r = D.request("POST", "/v1/jobs", job_doc("oa-hog", ["sleep", "1000"], resources={"gpus": 3}))
+    jid = (r.json or {}).get("id")
+    deadline = time.monotonic() + 30
+    while isinstance(jid, int) and time.monotonic() < deadline:
+        if (D.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state") == "Running":
+            break
+        time.sleep(0.1)
+    tap.ok(isinstance(jid, int), "a job holds 3 of the 4 GPUs")
 
 
 def valid_job_request(body, name):
@@ -462,7 +475,7 @@ def test_submit_and_read():
 
     yaml_body = ("apiVersion: sluice/v1\nkind: Job\nmetadata:\n  name: oa-yaml\n"
                  "  team: default\nspec:\n  command: [sleep, '1000']\n"
-                 "  resources: {gpus: 64}\n")
+                 "  resources: {gpus: 2}\n")
     r = call("POST", "/v1/jobs", yaml_body, ctype="application/yaml", want=201,
              name="submit a YAML job")
     tap.is_((r.json or {}).get("name"), "oa-yaml", "YAML job has its name")
@@ -531,6 +544,15 @@ def test_invalid_submissions():
          name="submit a JSON array")
     call("POST", "/v1/jobs", b"spec: [unclosed", ctype="application/yaml", want=400,
          name="submit bad YAML")
+    call("POST", "/v1/jobs", job_doc("oa-huge", ["true"], resources={"gpus": 64}), want=400,
+         code="unsatisfiable", field="spec.resources.gpus", name="submit a job no node holds")
+    call("POST", "/v1/apply", "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: oa-small}\n"
+         "spec: {team: default, nominal: {gpus: 1}}\n", ctype="application/yaml", want=200,
+         name="a queue of 1 GPU")
+    call("POST", "/v1/jobs", job_doc("oa-over", ["true"], queue="oa-small",
+                                     resources={"gpus": 2}),
+         want=400, code="quota_exceeded", field="spec.resources.gpus",
+         name="submit a job over its queue's quota for ever")
     cases = []
     d = pending_doc("oa-bad"); d["bogus"] = 1
     cases.append((d, "bogus", "unknown top-level field"))
@@ -836,7 +858,7 @@ def test_tokens():
     call("POST", "/v1/apply", manifests(), token=tok, want=403,
          name="a member cannot apply")
     r = call("POST", "/v1/jobs", job_doc("oa-alice", ["sleep", "1000"], team="oa-team",
-                                         resources=dict(NEVER_FITS)),
+                                         resources=dict(WAITS)),
              token=tok, want=201, name="alice submits to her team")
     tap.is_((r.json or {}).get("user"), "alice", "the job is alice's")
     tap.is_((r.json or {}).get("queue"), "oa-queue", "in her team's default queue")
@@ -1067,6 +1089,7 @@ def main():
     global D
     check_document()
     D = Sluiced(fake_gpus="4xH100").start()
+    start_hog()
     test_health_and_auth()
     test_reads()
     jid = test_submit_and_read()

@@ -567,46 +567,45 @@ static void test_why_words(void)
                  "\"gpu\",\"used\":16,\"limit\":16,\"would_use\":18,"
                  "\"short\":2}",
                  true, b, sizeof(b)),
-           "quota: queue research holds 16 of 16 GPUs; this job needs 2 more",
+           "quota: queue research holds 16 of 16 GPUs; this job needs 2, over the limit by 2",
            "a quota blocker names the queue, its use, its limit and the need");
     is_str(words("{\"kind\":\"quota\",\"queue\":\"q\",\"resource\":"
                  "\"gpu\",\"used\":1,\"limit\":2,\"would_use\":3,"
                  "\"short\":1}",
                  false, b, sizeof(b)),
-           "queue q holds 1 of 2 GPUs; this job needs 2 more (1 over the "
-           "limit)",
+           "queue q holds 1 of 2 GPUs; this job needs 2, over the limit by 1",
            "without a label, and with room left the overshoot is given");
     is_str(words("{\"kind\":\"cohort\",\"queue\":\"research\",\"cohort\":"
                  "\"pool\",\"resource\":\"gpu\",\"used\":20,\"limit\":20,"
                  "\"would_use\":22,\"short\":2}",
                  true, b, sizeof(b)),
            "cohort: the queues of cohort pool hold 20 of 20 GPUs; this job "
-           "needs 2 more",
+           "needs 2, over the limit by 2",
            "a cohort blocker names the cohort");
     is_str(words("{\"kind\":\"user_limit\",\"queue\":\"research\",\"user\":"
                  "\"alice\",\"resource\":\"gpu\",\"used\":0.5,\"limit\":1,"
                  "\"would_use\":1.5,\"short\":0.5}",
                  true, b, sizeof(b)),
            "user limit: alice holds 0.5 of 1 GPU in queue research; this job "
-           "needs 1 more (0.5 over the limit)",
+           "needs 1, over the limit by 0.5",
            "a user limit names the user, fractions read as decimals");
     is_str(words("{\"kind\":\"model_quota\",\"queue\":\"r\",\"resource\":"
                  "\"gpu[A100]\",\"used\":8,\"limit\":8,\"would_use\":10,"
                  "\"short\":2}",
                  true, b, sizeof(b)),
            "model quota: queue r holds 8 of 8 GPUs of model A100; this job "
-           "needs 2 more",
+           "needs 2, over the limit by 2",
            "a model quota names the model");
     is_str(words("{\"kind\":\"quota\",\"queue\":\"r\",\"resource\":"
                  "\"memory\",\"used\":1073741824,\"limit\":1073741824,"
                  "\"would_use\":1610612736,\"short\":536870912}",
                  true, b, sizeof(b)),
            "quota: queue r holds 1.0Gi of 1.0Gi of memory; this job needs "
-           "512.0Mi more",
+           "512.0Mi, over the limit by 512.0Mi",
            "memory reads in binary units");
     is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":4,"
                  "\"nodes_rejected\":{\"unschedulable\":0,\"gpu_model\":1,"
-                 "\"gpus\":3,\"cpu\":0,\"memory\":0},\"never_fits\":null,"
+                 "\"gpus\":3,\"cpu\":0,\"memory\":0},"
                  "\"topology\":\"any\"}",
                  true, b, sizeof(b)),
            "nodes: 0 of 1 tasks fit; of 4 nodes, 3 lack free GPUs, 1 has the "
@@ -615,20 +614,26 @@ static void test_why_words(void)
     is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":3,"
                  "\"nodes_rejected\":{\"gpus\":1,\"unschedulable\":2},"
                  "\"unschedulable_nodes\":[{\"node\":\"n3\",\"why\":\"draining: disk "
-                 "swap\"},{\"node\":\"n2\",\"why\":null}],\"never_fits\":null}",
+                 "swap\"},{\"node\":\"n2\",\"why\":null}]}",
                  true, b, sizeof(b)),
            "nodes: 0 of 1 tasks fit; of 3 nodes, 1 lacks free GPUs, 2 are unschedulable "
            "(n3 draining: disk swap; n2)",
            "the unschedulable nodes are named, with why when known");
-    is_str(words("{\"kind\":\"nodes\",\"tasks\":1,\"tasks_fit\":0,\"nodes\":1,"
-                 "\"nodes_rejected\":{\"gpus\":1},\"never_fits\":\"never fits: "
-                 "64 GPUs per task, the largest node has 4\"}",
+    is_str(words("{\"kind\":\"cannot_run\",\"cause\":\"cluster\",\"detail\":\"cannot run: "
+                 "64 GPUs per task, the largest node has 4\",\"field\":\"spec.resources.gpus\"}",
                  true, b, sizeof(b)),
-           "nodes: 0 of 1 tasks fit; of 1 node, 1 lacks free GPUs; never "
-           "fits: 64 GPUs per task, the largest node has 4",
-           "a job that can never fit says so");
+           "cannot run: 64 GPUs per task, the largest node has 4",
+           "a job that can never run says so, once");
+    is_str(words("{\"kind\":\"cannot_run\",\"cause\":\"nodes_out\",\"detail\":\"cannot run "
+                 "on the nodes that take work now: 8 GPUs per task, the largest node has 4\","
+                 "\"field\":\"spec.resources.gpus\",\"unschedulable_nodes\":[{\"node\":\"big\","
+                 "\"why\":\"down: not responding\"}]}",
+                 true, b, sizeof(b)),
+           "cannot run on the nodes that take work now: 8 GPUs per task, the largest node "
+           "has 4 (big down: not responding)",
+           "one that only nodes out of service could hold names them");
     is_str(words("{\"kind\":\"gang\",\"tasks\":3,\"tasks_fit\":1,\"nodes\":1,"
-                 "\"nodes_rejected\":{\"gpus\":0},\"never_fits\":null,"
+                 "\"nodes_rejected\":{\"gpus\":0},"
                  "\"topology\":\"same-node\"}",
                  true, b, sizeof(b)),
            "gang: 1 of 3 tasks fit (all 3 start together or none); topology "

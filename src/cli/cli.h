@@ -128,7 +128,7 @@ int sl_cli_states_parse(const char *v, char *out, size_t size,
 /* The canonical spelling of a job state name (any case), or NULL. */
 const char *sl_cli_state_canonical(const char *name, size_t len);
 
-/* True for Succeeded, Failed, Cancelled, Lost (any case). */
+/* True for Succeeded, Failed, Cancelled, Lost, Timeout (any case). */
 bool sl_cli_state_finished(const char *state);
 
 /* Read 'path' ("-" = standard input) fully, at most 'cap' bytes, into a

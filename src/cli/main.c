@@ -62,7 +62,7 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "  --team T    only this team's jobs\n"
      "  --state S   Pending, Running, Succeeded, Failed, Cancelled, Preempted,\n"
-     "              Lost (any case), a comma list, or all (default:\n"
+     "              Lost, Timeout (any case), a comma list, or all (default:\n"
      "              Pending,Running)\n"},
     {"show", sl_cli_cmd_show, "show one job and its events",
      "usage: sluice show JOB\n"

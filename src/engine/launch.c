@@ -501,6 +501,8 @@ void sl_eng_exec_events(struct sl_engine *e)
                 j->tasks[ev[i].task].ran_from_ms = ev[i].start_ms;
                 j->tasks[ev[i].task].ran_to_ms = ev[i].end_ms;
             }
+            if (ev[i].kind == SL_EXEC_EV_EXITED && ev[i].timed_out)
+                j->timed_out = true; /* the executor's limit: Timeout too */
             sl_eng_task_ended(e, j, ev[i].task, ev[i].exit_code,
                               ev[i].kind == SL_EXEC_EV_LOST, ev[i].note);
         }

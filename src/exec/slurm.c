@@ -134,6 +134,7 @@ void sl_slx_push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind ki
         s->events[s->nevents] = (struct sl_exec_event){
             .kind = kind, .job_id = j->id, .attempt = j->attempt, .task = t,
             .exit_code = codes ? codes[t] : 0,
+            .timed_out = kind == SL_EXEC_EV_EXITED && j->time_limit,
             .start_ms = sp && t < MAX_TASKS ? sp->start_ms[t] : 0,
             .end_ms = sp && t < MAX_TASKS ? sp->end_ms[t] : 0};
         snprintf(s->events[s->nevents++].note, sizeof(s->events[0].note), "%s",

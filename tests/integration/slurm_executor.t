@@ -199,7 +199,7 @@ ok "it ends Cancelled" wait_state "$j" Cancelled 20
 like "$(lab_state "$s")" '^(CANCELLED|FAILED|)$' "and its Slurm job $s ended"
 
 j=$(sluice run --name slow --gpus 1 --cpus 1 --memory 64Mi --max-runtime 2s -- sleep 300)
-ok "a job over its 2 s maxRuntime is stopped and fails" wait_state "$j" Failed 30
+ok "a job over its 2 s maxRuntime is stopped and ends Timeout" wait_state "$j" Timeout 30
 like "$(sluice show "$j" -o json | json_get message)" 'maxRuntime' "saying maxRuntime"
 
 # ---- sluiced killed with -9 while Slurm runs its jobs ----------------------

@@ -177,8 +177,8 @@ static void test_values(void)
        "an empty name in the list is refused");
     ok(sl_cli_state_finished("Succeeded") && sl_cli_state_finished("lost") &&
            sl_cli_state_finished("Cancelled") &&
-           sl_cli_state_finished("Failed"),
-       "Succeeded, Failed, Cancelled and Lost are finished");
+           sl_cli_state_finished("Failed") && sl_cli_state_finished("timeout"),
+       "Succeeded, Failed, Cancelled, Lost and Timeout are finished");
     ok(!sl_cli_state_finished("Running") &&
            !sl_cli_state_finished("Preempted") && !sl_cli_state_finished("") &&
            !sl_cli_state_finished(NULL),

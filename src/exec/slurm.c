@@ -424,10 +424,10 @@ static void task_script(struct sl_buf *t, const struct slurm *s, const struct sj
 
 /* The batch script: the job's environment (as the local executor's: the
  * account's HOME, USER, LOGNAME and SHELL, the daemon's LANG, then the
- * job's own), its home, then its tasks: the one in place (in this shell),
- * or srun across all (all components of a heterogeneous job; a failed
- * task stops the others, as a gang), which pass them the script's
- * environment. */
+ * job's own), its spec.workdir (else its home), then its tasks: the one
+ * in place (in this shell), or srun across all (all components of a
+ * heterogeneous job; a failed task stops the others, as a gang), which
+ * pass them the script's environment. */
 static char *batch_script(const struct slurm *s, const struct sjob *j,
                           const struct sl_exec_job *job, const struct passwd *pw)
 {
@@ -463,7 +463,14 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
     put_export(&b, strdup(line));
     put_export(&b, strdup("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
     sl_exec_dataset_env(job->datasets, job->ndatasets, put_export, &b);
-    if (home && home[0] == '/') {
+    if (job->spec->workdir && job->spec->workdir[0] == '/') {
+        /* as the job's account; one it cannot enter fails the job */
+        sl_buf_adds(&b, "cd ");
+        sl_slurm_shell_quote(&b, job->spec->workdir);
+        sl_buf_adds(&b, " 2>/dev/null || { echo 'sluice: spec.workdir: cannot enter '");
+        sl_slurm_shell_quote(&b, job->spec->workdir);
+        sl_buf_adds(&b, "\" as $(id -un)\" >&2; exit 127; }\n");
+    } else if (home && home[0] == '/') {
         sl_buf_adds(&b, "cd ");
         sl_slurm_shell_quote(&b, home);
         sl_buf_adds(&b, " 2>/dev/null || cd /\n");

@@ -234,7 +234,7 @@ def latency(n, url):
         t0 = time.time()
         while True:
             st, j = api.call("GET", "/v1/jobs/%d" % jid)
-            if j["state"] in ("Succeeded", "Failed", "Lost", "Cancelled"):
+            if j["state"] in ("Succeeded", "Failed", "Lost", "Cancelled", "Timeout"):
                 break
             if time.time() - t0 > 120:
                 raise RuntimeError("latency: job %d did not end" % jid)

@@ -126,8 +126,8 @@ void sl_api_route_job_list(struct ctx *c)
             if (s < 0) {
                 sl_http_reply_error(c->r, 400, "invalid", "state",
                                     "unknown state '%s'; expected Pending, Running, "
-                                    "Succeeded, Failed, Cancelled, Preempted, Lost "
-                                    "or all", t);
+                                    "Succeeded, Failed, Cancelled, Preempted, Lost, "
+                                    "Timeout or all", t);
                 return;
             }
             mask |= 1u << s;

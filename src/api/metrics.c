@@ -205,7 +205,8 @@ static void render_cluster(const struct sl_engine_metrics *em, struct sl_buf *b)
 {
     int64_t gpus = 0, gpu_alloc = 0, cpu = 0, cpu_alloc = 0, mem = 0, mem_alloc = 0;
     static const enum sl_job_state finals[] = {SL_JOB_SUCCEEDED, SL_JOB_FAILED,
-                                               SL_JOB_CANCELLED, SL_JOB_LOST};
+                                               SL_JOB_CANCELLED, SL_JOB_LOST,
+                                               SL_JOB_TIMEOUT};
 
     for (int n = 0; n < em->nnodes; n++) {
         gpus += em->nodes[n].ngpus;

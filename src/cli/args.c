@@ -55,7 +55,7 @@ static const struct {
 } job_states[] = {
     {"Pending", false}, {"Running", false},  {"Succeeded", true},
     {"Failed", true},   {"Cancelled", true}, {"Preempted", false},
-    {"Lost", true},
+    {"Lost", true},     {"Timeout", true},
 };
 
 void sl_cli_parser_init(struct sl_cli_parser *p, int argc, char **argv,

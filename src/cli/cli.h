@@ -53,6 +53,11 @@ struct sl_cli_ctx {
     enum sl_cli_output output; /* -o; default table */
     const struct sl_cli_command *cmd; /* the command running; NULL before */
     struct sl_client *client;         /* owned; made by sl_cli_client() */
+    char *const *envp;         /* the client's environment, for `run
+                                  --export`; NULL = none */
+    const char *cwd;           /* the client's directory (realpath), the
+                                  default of `run --chdir`; "" = it could
+                                  not be resolved; NULL = no default */
 };
 
 /* One row of the command table in main.c. */
@@ -128,7 +133,7 @@ int sl_cli_states_parse(const char *v, char *out, size_t size,
 /* The canonical spelling of a job state name (any case), or NULL. */
 const char *sl_cli_state_canonical(const char *name, size_t len);
 
-/* True for Succeeded, Failed, Cancelled, Lost (any case). */
+/* True for Succeeded, Failed, Cancelled, Lost, Timeout (any case). */
 bool sl_cli_state_finished(const char *state);
 
 /* Read 'path' ("-" = standard input) fully, at most 'cap' bytes, into a
@@ -232,6 +237,32 @@ char *sl_cli_queue_gpus(const json_t *queue, char *buf, size_t size);
  * or SL_CLI_ARG_VERSION when asked, or -EINVAL with err naming the flag. */
 int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
                    struct sl_error *err);
+
+/* ---- export.c: `sluice run --export` (pure) ---- */
+
+/* Add to 'env' (a JSON object of strings; a name it has already keeps its
+ * value) the variables of 'envp' ("K=V", NULL-terminated; may be NULL)
+ * that 'policy' sends:
+ *   NULL or "ALL": every one whose name is a variable name, except those
+ *     sl_cli_export_skipped names; values over 4096 bytes or not UTF-8
+ *     are left out;
+ *   "NONE": none;
+ *   "A,B,...": those named, when set; a value over 4096 bytes or not UTF-8
+ *     is refused.
+ * More than SL_MAX_ENV variables in 'env', or more than 64 KiB of names
+ * and values sent, is refused. Returns 0, or -EINVAL/-ENOMEM with 'err'
+ * naming --export; 'env' may then hold some of the variables. */
+int sl_cli_export_env(const char *policy, char *const *envp, json_t *env,
+                      struct sl_error *err);
+
+/* Whether --export ALL leaves 'name' out: the executor's own variables
+ * (HOME, USER, LOGNAME, SHELL, CUDA_VISIBLE_DEVICES,
+ * NVIDIA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, SLUICE_*), the client's
+ * session (PWD, OLDPWD, SHLVL, _, SSH_*, DISPLAY, XAUTHORITY, XDG_RUNTIME_DIR,
+ * KRB5CCNAME, ...), and names with TOKEN, SECRET, PASSWORD, PASSWD,
+ * CREDENTIAL, APIKEY, API_KEY, ACCESS_KEY, PRIVATE_KEY, AUTH or COOKIE in
+ * them, in any case. */
+bool sl_cli_export_skipped(const char *name);
 
 /* ---- slurmconf.c: `sluice slurm gres-conf` (pure) ---- */
 

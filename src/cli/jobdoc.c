@@ -4,7 +4,10 @@
  * Pure. Checks the syntax of each flag (numbers, quantities, durations,
  * KEY=VALUE) and leaves every semantic rule to the server, which validates
  * the document exactly as it validates `sluice submit`. Only the fields the
- * user gave are sent, so the server's defaults apply to the rest.
+ * user gave are sent, so the server's defaults apply to the rest, but for
+ * two defaults of `run` taken from the context, as sbatch takes them: the
+ * job starts in the client's directory (spec.workdir) with the client's
+ * environment as --export ALL filters it (spec.env).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -33,6 +36,8 @@ enum {
     O_IMAGE,
     O_ENV,
     O_TOPOLOGY,
+    O_CHDIR,
+    O_EXPORT,
 };
 
 /* clang-format off */
@@ -54,6 +59,8 @@ static const struct sl_cli_opt run_opts[] = {
     {"image", '\0', true, O_IMAGE},
     {"env", 'e', true, O_ENV},
     {"topology", '\0', true, O_TOPOLOGY},
+    {"chdir", '\0', true, O_CHDIR},
+    {"export", '\0', true, O_EXPORT},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -149,6 +156,33 @@ static int add_env(json_t *env, const char *v, struct sl_error *err)
     return 0;
 }
 
+/* spec.workdir: --chdir DIR (a relative one taken under the current
+ * directory), else the current directory; the server normalises it or
+ * refuses it. Nothing when the context knows no directory (ctx->cwd NULL)
+ * and none was given. */
+static int set_workdir(const struct sl_cli_ctx *ctx, const char *dir, json_t *spec,
+                       struct sl_error *err)
+{
+    char path[MAX_STRING_ARG + 2];
+
+    if (dir && !*dir)
+        return sl_errorf(err, -EINVAL, "--chdir: must not be empty");
+    if (dir && dir[0] == '/')
+        return set_string(spec, "workdir", "--chdir", dir, err);
+    if (!ctx->cwd && !dir)
+        return 0;
+    if (!ctx->cwd || !ctx->cwd[0])
+        return sl_errorf(err, -EINVAL,
+                         "--chdir: the current directory cannot be resolved; give "
+                         "--chdir with an absolute path");
+    if (!dir)
+        return set_string(spec, "workdir", "--chdir", ctx->cwd, err);
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(ctx->cwd, "/") ? ctx->cwd : "",
+                         dir) >= sizeof(path))
+        return sl_errorf(err, -EINVAL, "--chdir: longer than %d bytes", MAX_STRING_ARG);
+    return set_string(spec, "workdir", "--chdir", path, err);
+}
+
 /* One flag into the document parts. */
 static int apply_flag(int id, const char *v, json_t *meta, json_t *spec,
                       json_t *res, json_t *models, json_t *env,
@@ -238,7 +272,7 @@ int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
     json_t *cmd = json_array();
     struct sl_cli_parser p;
     bool gpus = false, milli = false;
-    const char *v;
+    const char *v, *chdir_to = NULL, *export = NULL;
     int id, rc = 0;
 
     if (!doc || !meta || !spec || !res || !models || !env || !cmd) {
@@ -269,6 +303,10 @@ int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
             }
             continue;
         }
+        if (id == O_CHDIR || id == O_EXPORT) { /* the last one counts */
+            *(id == O_CHDIR ? &chdir_to : &export) = v;
+            continue;
+        }
         gpus |= id == O_GPUS;
         milli |= id == O_GPU_MILLI;
         if ((rc = apply_flag(id, v, meta, spec, res, models, env, err)) < 0)
@@ -285,6 +323,10 @@ int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
             "run: missing command (sluice run [FLAGS] -- CMD ARGS...)");
         goto out;
     }
+    /* after --env, whose values win */
+    if ((rc = set_workdir(ctx, chdir_to, spec, err)) < 0 ||
+        (rc = sl_cli_export_env(export, ctx->envp, env, err)) < 0)
+        goto out;
     if (json_array_size(models) &&
         json_object_set(res, "gpuModels", models) < 0)
         goto nomem;

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv);
 
@@ -51,7 +52,13 @@ static const struct sl_cli_command commands[] = {
      "  --retries N         retries after a failure (0..100)\n"
      "  --image I           image, governed and recorded\n"
      "  -e, --env K=V       environment variable; repeatable\n"
-     "  --topology T        any, same-node or same-domain\n"},
+     "  --topology T        any, same-node or same-domain\n"
+     "  --chdir DIR         where the job starts (spec.workdir; a relative DIR\n"
+     "                      is taken under the current directory); default:\n"
+     "                      the current directory\n"
+     "  --export E          environment sent (spec.env): ALL (default: all but\n"
+     "                      the executor's, session and secret-looking\n"
+     "                      variables), NONE, or VAR[,VAR...]; -e wins\n"},
     {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
      "usage: sluice jobs [--team T] [--state S]\n"
      "\n"
@@ -62,7 +69,7 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "  --team T    only this team's jobs\n"
      "  --state S   Pending, Running, Succeeded, Failed, Cancelled, Preempted,\n"
-     "              Lost (any case), a comma list, or all (default:\n"
+     "              Lost, Timeout (any case), a comma list, or all (default:\n"
      "              Pending,Running)\n"},
     {"show", sl_cli_cmd_show, "show one job and its events",
      "usage: sluice show JOB\n"
@@ -332,7 +339,8 @@ static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    struct sl_cli_ctx ctx = {.output = SL_CLI_OUT_TABLE};
+    struct sl_cli_ctx ctx = {.output = SL_CLI_OUT_TABLE, .envp = environ};
+    char *cwd;
     struct sl_error err = {{0}, {0}};
     struct sl_cli_parser p;
     const char *name = NULL;
@@ -360,8 +368,12 @@ int main(int argc, char **argv)
         sl_cli_errorf("unknown command '%.64s' (see 'sluice help')", name);
         return SL_CLI_USAGE;
     }
+    /* the client's directory, resolved (sluice run's default workdir) */
+    cwd = realpath(".", NULL);
+    ctx.cwd = cwd ? cwd : "";
     /* The command sees its name as argv[0] and parses the rest. */
     code = ctx.cmd->run(&ctx, argc - (p.i - 1), argv + (p.i - 1));
+    free(cwd);
     if (code == SL_CLI_DONE)
         code = SL_CLI_OK;
     code = sl_cli_finish_output(code);

@@ -26,6 +26,9 @@ enum sl_job_state {
     SL_JOB_CANCELLED,
     SL_JOB_PREEMPTED,
     SL_JOB_LOST,
+    SL_JOB_TIMEOUT,               /* ended by its maxRuntime (Sluice's or the
+                                     executor's limit); added after Lost so
+                                     that stored numbers keep their meaning */
     SL_JOB_NSTATES
 };
 
@@ -33,7 +36,8 @@ enum sl_job_state {
 const char *sl_job_state_name(enum sl_job_state s);
 /* Case-insensitive; returns the state or -EINVAL for an unknown name. */
 int sl_job_state_parse(const char *name);
-/* Succeeded, Failed, Cancelled and Lost: the job never changes again. */
+/* Succeeded, Failed, Cancelled, Lost and Timeout: the job never changes
+ * again. */
 bool sl_job_state_final(enum sl_job_state s);
 
 /* One job as stored and as shown (the API's job object). Strings are

@@ -12,6 +12,7 @@
 
 static const char *const state_names[SL_JOB_NSTATES] = {
     "Pending", "Running", "Succeeded", "Failed", "Cancelled", "Preempted", "Lost",
+    "Timeout",
 };
 
 const char *sl_job_state_name(enum sl_job_state s)
@@ -30,7 +31,7 @@ int sl_job_state_parse(const char *name)
 bool sl_job_state_final(enum sl_job_state s)
 {
     return s == SL_JOB_SUCCEEDED || s == SL_JOB_FAILED ||
-           s == SL_JOB_CANCELLED || s == SL_JOB_LOST;
+           s == SL_JOB_CANCELLED || s == SL_JOB_LOST || s == SL_JOB_TIMEOUT;
 }
 
 static void buf_time(struct sl_buf *b, int64_t ms)

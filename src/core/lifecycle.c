@@ -74,11 +74,21 @@ void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outco
                  (long long)in->preempted_for, out->preemptions,
                  out->preemptions > 1 ? "s" : "");
     } else if (in->timed_out) {
-        out->state = SL_JOB_FAILED;
+        /* its own state, as Slurm's TIMEOUT, and not retried (Slurm does
+         * not requeue a TIMEOUT either): the same limit would end it
+         * again */
+        out->state = SL_JOB_TIMEOUT;
         out->exit_code = in->exit_code ? in->exit_code : 137;
         out->finished = true;
-        snprintf(out->message, sizeof(out->message), "exceeded maxRuntime of %llds; killed",
-                 (long long)(in->max_runtime_ms / 1000));
+        const char *sep = in->note && in->note[0] ? " (" : "", *end = *sep ? ")" : "";
+        char limit[64] = "its time limit"; /* the executor's, without one */
+
+        if (in->max_runtime_ms > 0)
+            snprintf(limit, sizeof(limit), "maxRuntime of %llds",
+                     (long long)(in->max_runtime_ms / 1000));
+        snprintf(out->message, sizeof(out->message), "%s %s; killed%s%s%s",
+                 in->max_runtime_ms > 0 ? "exceeded" : "reached", limit, sep,
+                 *sep ? in->note : "", end);
     } else if (in->lost) {
         out->state = SL_JOB_LOST;
         out->finished = true;

@@ -25,7 +25,9 @@
 struct sl_attempt_end {
     bool cancel_requested;        /* an acknowledged cancel */
     bool preempting;              /* the scheduler preempted it */
-    bool timed_out;               /* its maxRuntime was reached */
+    bool timed_out;               /* its maxRuntime was reached (Sluice's
+                                     timer, or the executor's own limit,
+                                     e.g. Slurm's TIMEOUT) */
     bool lost;                    /* a task is gone without an exit code */
     bool gang_failed;             /* a task failed and the others were
                                      stopped */
@@ -80,8 +82,9 @@ struct sl_attempt_outcome {
 int64_t sl_retry_backoff_ms(int64_t base_ms, int failures);
 
 /* How the attempt described by 'in' ends. Precedence: a cancel, then a
- * preemption, then maxRuntime, then a lost task, then the exit code
- * (failures count attempts that were not preemptions). */
+ * preemption, then maxRuntime (Timeout, with the tasks' exit code or 137,
+ * never retried), then a lost task, then the exit code (failures count
+ * attempts that were not preemptions). */
 void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outcome *out);
 
 #endif

@@ -33,6 +33,7 @@
 #define RUNTIME_MS_MAX (3650LL * 86400 * 1000)   /* 10 years */
 #define GRACE_MS_MAX (86400LL * 1000)            /* 1 day */
 #define RETRIES_MAX 100
+#define WORKDIR_MAX 1024
 #define DEFAULT_CPU_MILLI 1000
 #define DEFAULT_MEM_BYTES (1LL << 30)
 #define DEFAULT_GRACE_MS 30000
@@ -64,7 +65,7 @@ static const char *const job_spec_keys[] = {
     "queue",      "priorityClass", "image",   "command",
     "env",        "tasks",         "resources", "topology",
     "maxRuntime", "retries",       "checkpoint", "datasets",
-    "network",    "code",          NULL};
+    "network",    "code",          "workdir", NULL};
 static const char *const code_keys[] = {"repo", "commit", NULL};
 static const char *const resources_keys[] = {"gpus", "gpuMilli", "gpuModels",
                                              "cpus", "cpuMilli", "memory",
@@ -201,6 +202,7 @@ void sl_job_spec_destroy(struct sl_job_spec *spec)
         free_strv(spec->datasets);
         free(spec->code_repo);
         free(spec->code_commit);
+        free(spec->workdir);
         free(spec);
     }
     errno = saved;
@@ -317,6 +319,55 @@ static int parse_env(const json_t *spec, struct sl_job_spec *s,
         n++;
     }
     s->envc = n;
+    return 0;
+}
+
+/* spec.workdir: an absolute path, kept normalised (a repeated '/', "."
+ * and a trailing '/' dropped) so that one directory has one spelling.
+ * ".." is refused: what it names depends on the links on the way, which
+ * only the node knows. */
+static int parse_workdir(const json_t *spec, struct sl_job_spec *s,
+                         struct sl_error *err)
+{
+    const json_t *v;
+    const char *in, *c;
+    char *out;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = sl_spec_get_string(spec, "workdir", "spec", WORKDIR_MAX, &v, err)) < 0 || !v)
+        return rc;
+    in = json_string_value(v);
+    if (in[0] != '/')
+        return sl_spec_fail_got(err, "spec.workdir", "an absolute path", v);
+    for (c = in; *c; c++)
+        if (iscntrl((unsigned char)*c))
+            return sl_spec_fail(err, "spec.workdir", "must not contain control characters");
+    if (!(out = malloc(strlen(in) + 1)))
+        return sl_spec_oom(err);
+    for (c = in; *c;) {
+        size_t len;
+
+        while (*c == '/')
+            c++;
+        len = strcspn(c, "/");
+        if (len == 2 && c[0] == '.' && c[1] == '.') {
+            free(out);
+            return sl_spec_fail(err, "spec.workdir",
+                                "must not contain \"..\" (what it names depends on "
+                                "symbolic links): give the directory itself");
+        }
+        if (len > 0 && !(len == 1 && c[0] == '.')) {
+            out[n++] = '/';
+            memcpy(out + n, c, len);
+            n += len;
+        }
+        c += len;
+    }
+    if (n == 0)
+        out[n++] = '/';
+    out[n] = '\0';
+    s->workdir = out;
     return 0;
 }
 
@@ -446,7 +497,7 @@ static int parse_spec(const json_t *doc, struct sl_job_spec *s,
         return sl_spec_fail(err, "spec.command[0]", "must not be empty");
     if (!(s->argv = dup_string_array(cmd, &s->argc)))
         return sl_spec_oom(err);
-    if ((rc = parse_env(spec, s, err)) < 0)
+    if ((rc = parse_env(spec, s, err)) < 0 || (rc = parse_workdir(spec, s, err)) < 0)
         return rc;
     if ((rc = sl_spec_get_int(spec, "tasks", P, 1, SL_MAX_TASKS, &tasks, NULL, err)) < 0)
         return rc;

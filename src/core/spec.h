@@ -62,6 +62,10 @@ struct sl_job_spec {
     bool network_set;              /* spec.network was given */
     char *code_repo;               /* owned; spec.code.repo; NULL if none */
     char *code_commit;             /* owned; spec.code.commit; NULL if none */
+    char *workdir;                 /* owned; spec.workdir: an absolute path,
+                                      normalised (no "//", ".", "..", or
+                                      trailing '/'), at most 1024 bytes;
+                                      NULL = the account's home */
 };
 
 /* Parse a job document. 'buf' need not be NUL-terminated. The format is JSON

@@ -128,6 +128,8 @@ static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
 static void start_failed(struct sl_engine *e, struct job *j, const char *why)
 {
     sl_eng_job_msg(e, j, "cannot start: %s", why);
+    if (!j->end_note && why && why[0]) /* the end says why, too */
+        j->end_note = strdup(why);
     for (int t = 0; t < j->spec->tasks; t++) {
         j->tasks[t].done = true;
         j->tasks[t].exit_code = 127;
@@ -228,6 +230,8 @@ int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
         }
         if (!j->gang_failed)
             sl_eng_job_msg(e, j, "task %d failed to start: %s", t, st[t].error);
+        if (!j->end_note && st[t].error[0]) /* the end says why, too */
+            j->end_note = strdup(st[t].error); /* on -ENOMEM it says less */
         tk->done = true;
         tk->exit_code = 127;
         j->gang_failed = true;
@@ -501,6 +505,8 @@ void sl_eng_exec_events(struct sl_engine *e)
                 j->tasks[ev[i].task].ran_from_ms = ev[i].start_ms;
                 j->tasks[ev[i].task].ran_to_ms = ev[i].end_ms;
             }
+            if (ev[i].kind == SL_EXEC_EV_EXITED && ev[i].timed_out)
+                j->timed_out = true; /* the executor's limit: Timeout too */
             sl_eng_task_ended(e, j, ev[i].task, ev[i].exit_code,
                               ev[i].kind == SL_EXEC_EV_LOST, ev[i].note);
         }

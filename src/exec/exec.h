@@ -145,7 +145,12 @@ struct sl_exec_task {
                                      and SLUICE_DATASET_<NAME>[_MODE] itself
                                      (a job's own SLUICE_DATASET* entries
                                      are dropped) */
-    const char *workdir;          /* NULL -> the user's home, else "/" */
+    const char *workdir;          /* the directory the task starts in,
+                                     entered as its account (spec.workdir):
+                                     when it cannot, the start fails
+                                     (-errno, a message naming
+                                     spec.workdir). NULL or "" -> the
+                                     account's home, else "/" */
     const int *gpus;              /* the task's GPUs: indices into
                                      host_gpus (as in the job's placement);
                                      NULL when ngpus == 0 */

@@ -155,6 +155,9 @@ struct sl_exec_event {
     int attempt;
     int task;
     int exit_code;                /* EXITED */
+    bool timed_out;               /* EXITED: the executor's own time limit
+                                     ended it (Slurm's TIMEOUT): the job
+                                     ends Timeout */
     char note[160];               /* what the job should say of it ("" =
                                      nothing), e.g. why its submission
                                      failed or that Slurm lost it */

@@ -193,6 +193,7 @@ static int local_start(struct sl_executor *x, const struct sl_exec_job *job,
         xt.attempt = job->attempt;
         xt.argv = job->spec->argv;
         xt.env = job->env;
+        xt.workdir = job->spec->workdir;
         xt.network = job->spec->network;
         xt.datasets = job->datasets;
         xt.ndatasets = job->ndatasets;

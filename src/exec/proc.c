@@ -107,9 +107,14 @@ struct sl_exec {
  * below PIPE_BUF, so one write is atomic. */
 struct start_report {
     int32_t pid;
-    int32_t pad;
+    int32_t pad;                  /* REPORT_WORKDIR: pid is -errno of the
+                                     task's chdir to its spec.workdir */
     uint64_t start_time;
 };
+
+#define REPORT_WORKDIR 1
+#define SYNC_FD 3                 /* the task's end of the sync pipe */
+#define SYNC_WORKDIR 'w'          /* then the chdir's errno (an int) */
 
 /* --- async-signal-safe helpers (used after fork) ------------------------ */
 
@@ -344,13 +349,11 @@ task_main(const struct plan *p, int out_w, int err_w, int sync_w)
             _exit(127);
         }
     }
-    /* The shim waits for this byte (or EOF) before it reports the pid: from
-     * then on, the process group exists, the cgroup holds the task and it
-     * is in its network namespace. */
-    if (write(sync_w, "r", 1) < 0) {
-        /* EOF tells the shim the same. */
-    }
-    close_from(3, p->max_fd);
+    /* The sync pipe stays open, at SYNC_FD and closed on exec, through the
+     * identity switch and the chdir; nothing else of the shim's does. */
+    if (sync_w != SYNC_FD && dup3(sync_w, SYNC_FD, O_CLOEXEC) < 0)
+        _exit(127);
+    close_from(SYNC_FD + 1, p->max_fd);
     if (p->switch_user) {
         if (setgroups((size_t)p->ngroups, p->groups) < 0) {
             child_fail("setgroups for user", p->user, errno);
@@ -365,11 +368,30 @@ task_main(const struct plan *p, int out_w, int err_w, int sync_w)
             _exit(127);
         }
     }
+    /* As the task's account: a spec.workdir it cannot enter fails the
+     * start (SYNC_WORKDIR and the errno), never falls back to another
+     * directory; only the home, when no workdir was asked for, does. */
     if (chdir(p->workdir) < 0) {
-        if (!p->workdir_fallback || chdir("/") < 0) {
-            child_fail("chdir", p->workdir, errno);
+        int e = errno;
+        if (!p->workdir_fallback) {
+            char m[1 + sizeof(e)] = {SYNC_WORKDIR};
+            memcpy(m + 1, &e, sizeof(e));
+            if (write(SYNC_FD, m, sizeof(m)) < 0) {
+                /* EOF: the shim reports the start, the task exits 127 */
+            }
+            child_fail("spec.workdir", p->workdir, e);
             _exit(127);
         }
+        if (chdir("/") < 0) {
+            child_fail("chdir", "/", errno);
+            _exit(127);
+        }
+    }
+    /* The shim waits for this byte (or EOF) before it reports the pid: from
+     * then on, the process group exists, the cgroup holds the task, it is
+     * in its network namespace and its working directory. */
+    if (write(SYNC_FD, "r", 1) < 0) {
+        /* EOF tells the shim the same. */
     }
     /* sluiced keeps every file it makes private (umask 077); the task
      * gets the usual umask instead. */
@@ -480,7 +502,7 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
     sigset_t none;
     int rfd, lfd, nullfd, out[2], err[2], sync[2], status, code;
     pid_t task;
-    char state, b;
+    char state, b = 0;
     long sid;
 
     /* Drop the daemon's signal handlers: they would act on descriptors the
@@ -538,6 +560,18 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
     close(sync[1]);
     while (read(sync[0], &b, 1) < 0 && errno == EINTR)
         ;
+    if (b == SYNC_WORKDIR) {
+        /* the task could not enter its spec.workdir: a failed start */
+        int e = 0;
+        while (read(sync[0], &e, sizeof(e)) < 0 && errno == EINTR)
+            ;
+        while (waitpid(task, &status, 0) < 0 && errno == EINTR)
+            ;
+        rep.pid = -(e > 0 ? e : EIO);
+        rep.pad = REPORT_WORKDIR;
+        write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+        _exit(1);
+    }
     close(sync[0]);
     /* The start time is read here, not by the daemon: the task is our child
      * and cannot be reaped before we wait for it, so /proc/<pid> exists. */
@@ -1030,7 +1064,7 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
 {
     struct plan p;
     struct sl_exec_handle nh;
-    struct start_report rep;
+    struct start_report rep = {0, 0, 0};
     char pid_path[PATH_MAX], line[96];
     int report[2] = {-1, -1}, rc;
     bool cgroup_made = false;
@@ -1078,7 +1112,12 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
         goto out;
     }
     if ((rc = read_report(report[0], &rep)) < 0) {
-        rc = sl_errorf(err, rc, "start %s: %s", t->argv[0], strerror(-rc));
+        if (rep.pad == REPORT_WORKDIR)
+            rc = sl_errorf(err, rc, "spec.workdir: cannot enter %.100s%s as %s: %s",
+                           p.workdir, strlen(p.workdir) > 100 ? "..." : "",
+                           p.user[0] ? p.user : "the task's account", strerror(-rc));
+        else
+            rc = sl_errorf(err, rc, "start %s: %s", t->argv[0], strerror(-rc));
         goto out;
     }
     nh.shim_pid = shim;

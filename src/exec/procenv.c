@@ -178,6 +178,7 @@ static int plan_user_env(struct plan *p, const struct sl_exec_task *t,
         }
     }
     user = pw.pw_name;
+    sl_strlcpy(p->user, user, sizeof(p->user));
     home = pw.pw_dir;
     shell = pw.pw_shell;
     if (!home || !*home || strlen(home) >= PATH_MAX)

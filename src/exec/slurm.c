@@ -134,6 +134,7 @@ void sl_slx_push_end(struct slurm *s, struct sjob *j, enum sl_exec_event_kind ki
         s->events[s->nevents] = (struct sl_exec_event){
             .kind = kind, .job_id = j->id, .attempt = j->attempt, .task = t,
             .exit_code = codes ? codes[t] : 0,
+            .timed_out = kind == SL_EXEC_EV_EXITED && j->time_limit,
             .start_ms = sp && t < MAX_TASKS ? sp->start_ms[t] : 0,
             .end_ms = sp && t < MAX_TASKS ? sp->end_ms[t] : 0};
         snprintf(s->events[s->nevents++].note, sizeof(s->events[0].note), "%s",
@@ -423,10 +424,10 @@ static void task_script(struct sl_buf *t, const struct slurm *s, const struct sj
 
 /* The batch script: the job's environment (as the local executor's: the
  * account's HOME, USER, LOGNAME and SHELL, the daemon's LANG, then the
- * job's own), its home, then its tasks: the one in place (in this shell),
- * or srun across all (all components of a heterogeneous job; a failed
- * task stops the others, as a gang), which pass them the script's
- * environment. */
+ * job's own), its spec.workdir (else its home), then its tasks: the one
+ * in place (in this shell), or srun across all (all components of a
+ * heterogeneous job; a failed task stops the others, as a gang), which
+ * pass them the script's environment. */
 static char *batch_script(const struct slurm *s, const struct sjob *j,
                           const struct sl_exec_job *job, const struct passwd *pw)
 {
@@ -462,7 +463,14 @@ static char *batch_script(const struct slurm *s, const struct sjob *j,
     put_export(&b, strdup(line));
     put_export(&b, strdup("CUDA_DEVICE_ORDER=PCI_BUS_ID"));
     sl_exec_dataset_env(job->datasets, job->ndatasets, put_export, &b);
-    if (home && home[0] == '/') {
+    if (job->spec->workdir && job->spec->workdir[0] == '/') {
+        /* as the job's account; one it cannot enter fails the job */
+        sl_buf_adds(&b, "cd ");
+        sl_slurm_shell_quote(&b, job->spec->workdir);
+        sl_buf_adds(&b, " 2>/dev/null || { echo 'sluice: spec.workdir: cannot enter '");
+        sl_slurm_shell_quote(&b, job->spec->workdir);
+        sl_buf_adds(&b, "\" as $(id -un)\" >&2; exit 127; }\n");
+    } else if (home && home[0] == '/') {
         sl_buf_adds(&b, "cd ");
         sl_slurm_shell_quote(&b, home);
         sl_buf_adds(&b, " 2>/dev/null || cd /\n");

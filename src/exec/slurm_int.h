@@ -44,6 +44,8 @@ struct sjob {
     bool submitting;              /* queued for sbatch or in it */
     int sig_after;                /* a signal to send once submitted */
     int killed_sig;               /* a signal that cancelled it (pending) */
+    bool time_limit;              /* Slurm ended it TIMEOUT: its end
+                                     events say timed_out */
     int deferred_sig;             /* one to send once its script runs */
     int ncmds;                    /* queued commands that name it */
     struct sl_exec_place *want;   /* the placement decided (ntasks) */

@@ -100,6 +100,7 @@ void sl_slx_job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
     int codes[MAX_TASKS] = {0};
     struct span sp = {{0}, {0}};
     char why[160] = "", note[200];
+    bool timeout = false;
 
     /* the least advanced component decides: waiting, running, else ended
      * (lost when any component was) */
@@ -117,6 +118,8 @@ void sl_slx_job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
                 sp.start_ms[t] = c[k].start_ms;
                 sp.end_ms[t] = c[k].end_ms ? c[k].end_ms + 999 : 0;
             }
+        if (strcmp(c[k].state, "TIMEOUT") == 0)
+            timeout = true; /* Slurm's --time, the backstop to maxRuntime */
         if (p == SL_SLURM_LOST && !why[0])
             snprintf(why, sizeof(why), "Slurm job %llu ended %s",
                      (unsigned long long)c[k].id, c[k].state);
@@ -160,7 +163,9 @@ void sl_slx_job_settle(struct slurm *s, struct sjob *j, const struct sl_slurm_jo
         if (j->killed_sig)
             for (int t = 0; t < j->ntasks && t < MAX_TASKS; t++)
                 codes[t] = 128 + j->killed_sig;
-        sl_slx_push_end(s, j, SL_EXEC_EV_EXITED, codes, &sp, NULL);
+        j->time_limit = timeout;
+        sl_slx_push_end(s, j, SL_EXEC_EV_EXITED, codes, &sp,
+                        timeout ? "Slurm ended it at its time limit" : NULL);
     }
     pthread_mutex_unlock(&s->mu);
 }

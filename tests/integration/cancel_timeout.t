@@ -47,10 +47,31 @@ spec:
 YAML
 idt=$(sluice submit -f "$SLUICE_TMP/timeout.yaml")
 like "$idt" '^[0-9]+$' "submit -f prints only the job id"
-ok "the overrunning job fails" wait_state "$idt" Failed 30
+ok "the overrunning job ends Timeout" wait_state "$idt" Timeout 30
 like "$(sluice logs "$idt")" 'checkpoint-received' "it received the checkpoint signal first"
-like "$(sluice show "$idt" -o json | json_get message)" 'maxRuntime' "the message names maxRuntime"
-is "$(sluice show "$idt" -o json | json_get exit_code)" 137 "it was killed after the grace period"
+like "$(sluice show "$idt" -o json | json_get message)" 'exceeded maxRuntime of 1s; killed' \
+    "the message names maxRuntime"
+is "$(sluice show "$idt" -o json | json_get exit_code)" 137 "it was killed after the grace period (exit code kept)"
+
+# One that the checkpoint signal (SIGTERM) ends keeps its 143, and a Timeout
+# is not retried, whatever its retries say.
+idt2=$(sluice run --name overrun2 --retries 2 --max-runtime 1s --cpus 0.1 --memory 64Mi -- sleep 300)
+ok "the second overrunning job ends Timeout" wait_state "$idt2" Timeout 30
+is "$(sluice show "$idt2" -o json | json_get exit_code)" 143 "with SIGTERM's exit code 143"
+is "$(sluice show "$idt2" -o json | json_get attempt)" 0 "and no retry though retries are left"
+like "$(sluice show "$idt2")" 'Timeout' "sluice show says Timeout"
+out=$(sluice jobs --state Timeout -o json | python3 -c 'import json,sys; print(" ".join(str(j["id"]) + ":" + j["state"] for j in json.load(sys.stdin)))')
+is "$out" "$idt:Timeout $idt2:Timeout" "sluice jobs --state Timeout lists both, and only them"
+like "$(sluice jobs --state timeout,failed)" "overrun2" "the state is parsed in any case in a list"
+is "$(sluice jobs --state Failed -o json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 0 \
+    "neither is Failed"
+ev=$(curl -sf -H "Authorization: Bearer $SLUICE_TOKEN" "$SLUICE_SERVER/v1/jobs/$idt2/events" |
+    python3 -c 'import json,sys; print(" ".join(e["type"] + ":" + str(e["to"]) for e in json.load(sys.stdin)["events"]))')
+like "$ev" 'timeout:.* state:Timeout$' "the events end with the timeout, then the state Timeout"
+is "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $SLUICE_TOKEN" "$SLUICE_SERVER/v1/jobs?state=Timeout")" 200 \
+    "the API's state filter takes Timeout"
+like "$(curl -sf "$SLUICE_SERVER/metrics")" 'sluice_jobs_finished_total\{state="Timeout"\} 2' \
+    "the metrics count both as finished Timeout"
 
 # Retries: one failure, then a requeue with backoff, then the final failure.
 idr=$(sluice run --retries 1 --cpus 0.1 --memory 64Mi -- sh -c 'echo attempt-$SLUICE_ATTEMPT; exit 4')

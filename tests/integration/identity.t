@@ -58,7 +58,7 @@ def run(tok, script, team="vision", name="probe"):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         st, job = d.json_req("GET", "/v1/jobs/%d" % job["id"])
-        if job["state"] in ("Succeeded", "Failed", "Cancelled", "Lost"):
+        if job["state"] in ("Succeeded", "Failed", "Cancelled", "Lost", "Timeout"):
             break
         time.sleep(0.1)
     r = d.request("GET", "/v1/jobs/%d/logs" % job["id"])

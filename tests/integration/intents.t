@@ -26,7 +26,7 @@ wait_final() {
     _n=0
     while [ "$_n" -lt $(($2 * 10)) ]; do
         _s=$(sluice show "$1" -o json | json_get state)
-        case "$_s" in Succeeded | Failed | Cancelled | Lost) break ;; esac
+        case "$_s" in Succeeded | Failed | Cancelled | Lost | Timeout) break ;; esac
         sleep 0.1
         _n=$((_n + 1))
     done
@@ -96,7 +96,7 @@ while [ "$(events "$t" timeout)" != 1 ] && [ "$i" -lt 100 ]; do sleep 0.1; i=$((
 is "$(events "$t" timeout)" 1 "it reaches maxRuntime: checkpoint signal, 5 s of grace"
 kill9_sluiced
 ok "sluiced restarts after kill -9 during the grace" restart_sluiced
-is "$(wait_final "$t" 20)" Failed "the timed-out job ends Failed"
+is "$(wait_final "$t" 20)" Timeout "the timed-out job ends Timeout"
 like "$(sluice show "$t" -o json | json_get message)" 'maxRuntime' "for its maxRuntime"
 is "$(events "$t" timeout)" 1 "with its one timeout: the grace was not started again"
 is "$(sluice logs "$t" | grep -c '^ckpt$')" 2 "it got its checkpoint signal again"

@@ -151,6 +151,8 @@ tap.is_(value(S, "sluice_jobs_finished_total", state="Succeeded"), 1.0,
         "1 job finished Succeeded")
 tap.is_(value(S, "sluice_jobs_finished_total", state="Failed"), 0.0,
         "none Failed, and the series is there at 0")
+tap.is_(value(S, "sluice_jobs_finished_total", state="Timeout"), 0.0,
+        "none Timeout, and the series is there at 0")
 tap.is_(value(S, "sluice_queue_used_gpus", queue="default", team="default"), 3.0,
         "the default queue uses 3 GPUs")
 tap.is_(value(S, "sluice_queue_jobs", queue="default", state="Running"), 2.0,

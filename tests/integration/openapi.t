@@ -700,7 +700,7 @@ def test_run_to_completion():
         if state == "Running" and running is None:
             running = job
             check_answer("GET", "/v1/jobs/%d" % jid, r, "get the running job")
-        if state in ("Succeeded", "Failed", "Cancelled", "Lost", "Preempted"):
+        if state in ("Succeeded", "Failed", "Cancelled", "Lost", "Timeout", "Preempted"):
             break
         time.sleep(0.1)
     tap.ok(running is not None, "the job was seen Running")

@@ -89,10 +89,10 @@ like "$(events "$idc")" '^state:None>Pending state:Pending>Running launched:Runn
 # --- maxRuntime ----------------------------------------------------------
 idt=$(job overrun 1h '  maxRuntime: 1s
   checkpoint: {signal: SIGUSR1, grace: 1s}')
-ok "a job past its maxRuntime fails" wait_state "$idt" Failed 30
+ok "a job past its maxRuntime ends Timeout" wait_state "$idt" Timeout 30
 like "$(sluice show "$idt" -o json | json_get message)" 'maxRuntime' "its message names maxRuntime"
-like "$(events "$idt")" 'launched:Running>Running timeout:None>None state:Running>Failed$' \
-    "its events end with timeout, then Failed"
+like "$(events "$idt")" 'launched:Running>Running timeout:None>None state:Running>Timeout$' \
+    "its events end with timeout, then Timeout"
 
 # --- a gang of two -------------------------------------------------------
 idg=$(job gang 1s '  tasks: 2')

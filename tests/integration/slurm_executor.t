@@ -199,8 +199,24 @@ ok "it ends Cancelled" wait_state "$j" Cancelled 20
 like "$(lab_state "$s")" '^(CANCELLED|FAILED|)$' "and its Slurm job $s ended"
 
 j=$(sluice run --name slow --gpus 1 --cpus 1 --memory 64Mi --max-runtime 2s -- sleep 300)
-ok "a job over its 2 s maxRuntime is stopped and fails" wait_state "$j" Failed 30
+ok "a job over its 2 s maxRuntime is stopped and ends Timeout" wait_state "$j" Timeout 30
 like "$(sluice show "$j" -o json | json_get message)" 'maxRuntime' "saying maxRuntime"
+is "$(sluice show "$j" -o json | json_get exit_code)" 143 "its exit code kept (SIGTERM: 143)"
+
+# ---- where and with what a job starts: spec.workdir, --export ---------------
+mkdir -p "$S/wd" && chmod 0755 "$S/wd"
+printf '#!/bin/sh\necho "pwd=$(pwd) v=${WD_VAR:-unset} home=$HOME"\n' >"$S/wd/run.sh"
+chmod 0755 "$S/wd/run.sh"
+j=$(cd "$S/wd" && WD_VAR=yes HOME=/client-home sluice run --name wd --gpus 1 --cpus 1 --memory 64Mi -- ./run.sh)
+ok "a job run from a directory succeeds under Slurm" wait_state "$j" Succeeded 30
+like "$(sluice logs "$j")" "^pwd=$S/wd v=yes home=/" \
+    "it starts in its spec.workdir with the exported variable, not the client's HOME"
+is "$(sluice logs "$j" | grep -c client-home)" 0 "(the client's HOME stays the client's)"
+j=$(sluice run --name nowd --chdir /sluice-no-such-dir --gpus 1 --cpus 1 --memory 64Mi -- pwd)
+ok "a job whose workdir does not exist fails under Slurm" wait_state "$j" Failed 30
+is "$(sluice show "$j" -o json | json_get exit_code)" 127 "with exit code 127"
+like "$(sluice logs "$j")" "sluice: spec.workdir: cannot enter /sluice-no-such-dir as " \
+    "and its log names spec.workdir, never running elsewhere"
 
 # ---- sluiced killed with -9 while Slurm runs its jobs ----------------------
 a=$(sluice run --name survivor --gpus 1 --cpus 1 --memory 64Mi -- sh -c \

@@ -667,7 +667,7 @@ static void scan_is(struct sl_store *st, int64_t after, unsigned mask, const cha
 
 static void t_job_scan(void)
 {
-    /* ids 1..12: team ml for odd ids; states cycle through all seven */
+    /* ids 1..12: team ml for odd ids; states cycle through all eight */
     struct sl_store *w = fresh();
     struct ids s = {"", 2, 0};
     int64_t next = -1;
@@ -688,10 +688,12 @@ static void t_job_scan(void)
     scan_is(w, 10, 0, NULL, 5, "11 12", 0, "the last page has no next");
     scan_is(w, 0, 0, NULL, 12, "1 2 3 4 5 6 7 8 9 10 11 12", 0,
             "a limit of exactly all has no next");
-    scan_is(w, 0, (1u << SL_JOB_PENDING) | (1u << SL_JOB_RUNNING), NULL, 100, "1 2 8 9", 0,
+    scan_is(w, 0, (1u << SL_JOB_PENDING) | (1u << SL_JOB_RUNNING), NULL, 100, "1 2 9 10", 0,
             "a state mask keeps only those states");
+    scan_is(w, 0, 1u << SL_JOB_TIMEOUT, NULL, 100, "8", 0,
+            "Timeout, the state added last, is stored and found as itself");
     scan_is(w, 0, 0, "ml", 100, "1 3 5 7 9 11", 0, "a team keeps only its jobs");
-    scan_is(w, 0, 1u << SL_JOB_PENDING, "ml", 100, "1", 0, "both filters apply together");
+    scan_is(w, 0, 1u << SL_JOB_PENDING, "ml", 100, "1 9", 0, "both filters apply together");
     scan_is(w, 0, 0, "ml", 2, "1 3", 3, "a filtered page names the next");
     scan_is(w, 12, 0, NULL, 10, "", 0, "after the last id there is nothing");
     scan_is(w, 0, 0, "none", 10, "", 0, "an unknown team has nothing");

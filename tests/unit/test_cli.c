@@ -8,6 +8,7 @@
 #include "../../src/cli/args.c"
 #include "../../src/cli/format.c"
 #include "../../src/cli/jobdoc.c"
+#include "../../src/cli/export.c"
 #include "../../src/cli/slurmconf.c"
 
 #include <stdlib.h>
@@ -177,8 +178,8 @@ static void test_values(void)
        "an empty name in the list is refused");
     ok(sl_cli_state_finished("Succeeded") && sl_cli_state_finished("lost") &&
            sl_cli_state_finished("Cancelled") &&
-           sl_cli_state_finished("Failed"),
-       "Succeeded, Failed, Cancelled and Lost are finished");
+           sl_cli_state_finished("Failed") && sl_cli_state_finished("timeout"),
+       "Succeeded, Failed, Cancelled, Lost and Timeout are finished");
     ok(!sl_cli_state_finished("Running") &&
            !sl_cli_state_finished("Preempted") && !sl_cli_state_finished("") &&
            !sl_cli_state_finished(NULL),
@@ -391,6 +392,147 @@ static int run_doc(struct sl_cli_ctx *ctx, char **argv, json_t **doc,
         argc++;
     *doc = NULL;
     return sl_cli_run_doc(ctx, argc, argv, doc, err);
+}
+
+/* The spec.env and spec.workdir of `run ARGS` in the context 'ctx'; the
+ * document's env as compact JSON in 'env_out', its workdir in 'wd_out'
+ * ("-" when absent). Returns run_doc's answer. */
+static int run_env(struct sl_cli_ctx *ctx, char **argv, char *env_out, size_t env_size,
+                   char *wd_out, size_t wd_size, struct sl_error *err)
+{
+    json_t *doc = NULL, *spec;
+    char *text;
+    int rc = run_doc(ctx, argv, &doc, err);
+
+    spec = json_object_get(doc, "spec");
+    text = json_object_get(spec, "env") ? json_dumps(json_object_get(spec, "env"),
+                                                     JSON_COMPACT | JSON_SORT_KEYS)
+                                        : NULL;
+    snprintf(env_out, env_size, "%s", text ? text : "-");
+    snprintf(wd_out, wd_size, "%s",
+             json_object_get(spec, "workdir") ? json_string_value(json_object_get(spec, "workdir"))
+                                              : "-");
+    free(text);
+    json_decref(doc);
+    return rc;
+}
+
+/* --chdir and --export: the client's directory and environment. */
+static void test_run_where_and_env(void)
+{
+    static char *const envp[] = {
+        "PATH=/usr/bin:/home/u/bin", "HOME=/home/u", "USER=u", "LOGNAME=u",
+        "SHELL=/bin/zsh", "PWD=/home/u/proj", "OLDPWD=/", "SHLVL=2", "_=/usr/bin/sluice",
+        "SLUICE_TOKEN=sk-secret", "SLUICE_SERVER=http://x", "SLUICE_JOB_ID=9",
+        "CUDA_VISIBLE_DEVICES=0", "SSH_AUTH_SOCK=/tmp/agent", "GITHUB_TOKEN=ghp",
+        "AWS_SECRET_ACCESS_KEY=k", "DB_PASSWORD=p", "my_api_key=z", "VIRTUAL_ENV=/home/u/venv",
+        "LANG=C.UTF-8", "EPOCHS=3", "BASH_FUNC_f%%=() { :; }", "1BAD=x", "NOEQUALS",
+        "EMPTY=", NULL};
+    struct sl_cli_ctx ctx = {.envp = envp, .cwd = "/home/u/proj"};
+    struct sl_error err = {{0}, {0}};
+    char env[2048], wd[1100], *big;
+
+    {
+        char *argv[] = {"run", "--", "./train.sh", NULL};
+        is_int(run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err), 0,
+               "run with the defaults");
+        is_str(wd, "/home/u/proj", "the job starts in the current directory by default");
+        is_str(env,
+               "{\"EMPTY\":\"\",\"EPOCHS\":\"3\",\"LANG\":\"C.UTF-8\","
+               "\"PATH\":\"/usr/bin:/home/u/bin\",\"VIRTUAL_ENV\":\"/home/u/venv\"}",
+               "ALL by default: the client's variables but the executor's, the "
+               "session's, Sluice's and secret-looking ones");
+    }
+    {
+        char *argv[] = {"run", "--export", "NONE", "--chdir", "/data//x/", "true", NULL};
+        is_int(run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err), 0,
+               "--export NONE --chdir /data//x/");
+        is_str(env, "-", "NONE sends no variable");
+        is_str(wd, "/data//x/", "an absolute --chdir is sent as given (the server normalises)");
+    }
+    {
+        char *argv[] = {"run", "--export", "EPOCHS,GITHUB_TOKEN,UNSET,CUDA_VISIBLE_DEVICES",
+                        "-e", "EPOCHS=5", "--chdir", "data", "true", NULL};
+        is_int(run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err), 0,
+               "--export with a list");
+        is_str(env,
+               "{\"CUDA_VISIBLE_DEVICES\":\"0\",\"EPOCHS\":\"5\",\"GITHUB_TOKEN\":\"ghp\"}",
+               "a list sends those named and set, a secret only when named; -e wins; a "
+               "reserved one is sent for the server to refuse");
+        is_str(wd, "/home/u/proj/data", "a relative --chdir is under the current directory");
+    }
+    {
+        char *argv[] = {"run", "--export", "ALL", "--export", "NONE", "true", NULL};
+        run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err);
+        is_str(env, "-", "the last --export counts");
+    }
+    {
+        char *argv[] = {"run", "--export", "A,,B", "true", NULL};
+        ok(run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err) == -EINVAL &&
+               strstr(err.text, "--export: must be ALL, NONE or a comma list"),
+           "an empty name in the list is refused: %s", err.text);
+    }
+    {
+        char *argv[] = {"run", "--export", "all", "true", NULL};
+        ok(run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err) == 0 &&
+               strstr(env, "\"all\"") == NULL && strcmp(env, "-") == 0,
+           "'all' in lower case is a variable name, unset here: nothing sent");
+    }
+    {
+        char *argv[] = {"run", "--chdir", "", "true", NULL};
+        ok(run_env(&ctx, argv, env, sizeof(env), wd, sizeof(wd), &err) == -EINVAL &&
+               strstr(err.text, "--chdir: must not be empty"),
+           "an empty --chdir is refused");
+    }
+    {
+        struct sl_cli_ctx lost = {.envp = envp, .cwd = ""};
+        char *argv[] = {"run", "true", NULL};
+        ok(run_env(&lost, argv, env, sizeof(env), wd, sizeof(wd), &err) == -EINVAL &&
+               strstr(err.text, "--chdir: the current directory cannot be resolved"),
+           "an unresolvable current directory without --chdir is refused, not "
+           "replaced by another");
+        char *argv2[] = {"run", "--chdir", "/srv", "true", NULL};
+        ok(run_env(&lost, argv2, env, sizeof(env), wd, sizeof(wd), &err) == 0 &&
+               strcmp(wd, "/srv") == 0,
+           "an absolute --chdir needs no current directory");
+    }
+    /* bounds: a value over 4096 bytes is left out of ALL, refused by name */
+    if ((big = malloc(5000))) {
+        char *const benv[] = {big, "SMALL=1", NULL};
+        struct sl_cli_ctx bctx = {.envp = benv, .cwd = "/"};
+        char *argv[] = {"run", "true", NULL};
+        char *argv2[] = {"run", "--export", "LONGV", "true", NULL};
+
+        memcpy(big, "LONGV=", 6);
+        memset(big + 6, 'x', 4097);
+        big[6 + 4097] = '\0';
+        ok(run_env(&bctx, argv, env, sizeof(env), wd, sizeof(wd), &err) == 0 &&
+               strcmp(env, "{\"SMALL\":\"1\"}") == 0 && strcmp(wd, "/") == 0,
+           "ALL leaves out a value over 4096 bytes (%s)", env);
+        ok(run_env(&bctx, argv2, env, sizeof(env), wd, sizeof(wd), &err) == -EINVAL &&
+               strstr(err.text, "--export: the value of LONGV is 4097 bytes"),
+           "a named one is refused, naming it: %s", err.text);
+        free(big);
+    }
+    {
+        /* more than 256 variables */
+        static char names[300][16];
+        static char *many[301];
+        struct sl_cli_ctx mctx = {.envp = many, .cwd = "/"};
+        char *argv[] = {"run", "true", NULL};
+
+        for (int i = 0; i < 300; i++) {
+            snprintf(names[i], sizeof(names[i]), "V%d=1", i);
+            many[i] = names[i];
+        }
+        many[300] = NULL;
+        ok(run_env(&mctx, argv, env, sizeof(env), wd, sizeof(wd), &err) == -EINVAL &&
+               strstr(err.text, "--export ALL: more than 256 variables"),
+           "more than 256 variables are refused with a way out: %s", err.text);
+    }
+    ok(sl_cli_export_skipped("GIT_AUTHOR_NAME") && !sl_cli_export_skipped("PYTHONPATH") &&
+           sl_cli_export_skipped("SSH_CONNECTION") && sl_cli_export_skipped("Sluice_x") == false,
+       "the rule: AUTH anywhere is skipped, SSH_* too; other names pass");
 }
 
 static void test_run_doc(void)
@@ -1013,6 +1155,7 @@ int main(void)
     test_table();
     test_shell_join();
     test_run_doc();
+    test_run_where_and_env();
     test_amounts();
     test_why_words();
     test_queue_gpus();

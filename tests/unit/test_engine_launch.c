@@ -499,6 +499,39 @@ static void gangs(struct sl_engine *e, struct sl_store *rd)
     json_decref(j);
 }
 
+/* The executor's own time limit (Slurm's TIMEOUT) ends a job Timeout, not
+ * retried, its exit code kept or 137. */
+static void executor_timeout(struct sl_engine *e, struct sl_store *rd)
+{
+    int64_t t = 0;
+    char buf[256];
+    json_t *j;
+
+    is_int(h_submit(e,
+                    "apiVersion: sluice/v1\nkind: Job\nmetadata: {name: limited, team: vision, "
+                    "labels: {sim-duration: 1h}}\nspec: {command: [train], retries: 2, "
+                    "maxRuntime: 2h, resources: {gpus: 1}}\n",
+                    "admin", "default", "admin", &t, NULL),
+           201, "a job with retries and a maxRuntime");
+    h_sync(e);
+    is_str(h_job_state(rd, t, buf, sizeof(buf)), "Running", "runs");
+    pthread_mutex_lock(&rec.mu);
+    rec.inject[rec.ninject++] = (struct sl_exec_event){
+        .kind = SL_EXEC_EV_EXITED, .job_id = t, .attempt = 0, .task = 0, .exit_code = 0,
+        .timed_out = true, .note = "Slurm ended it at its time limit"};
+    pthread_mutex_unlock(&rec.mu);
+    h_sync(e);
+    j = h_job(rd, t);
+    ok(j && strcmp(json_string_value(json_object_get(j, "state")), "Timeout") == 0 &&
+           json_integer_value(json_object_get(j, "exit_code")) == 137 &&
+           json_integer_value(json_object_get(j, "attempt")) == 0,
+       "the executor's time limit ends it Timeout with 137, not retried");
+    ok(j && strcmp(json_string_value(json_object_get(j, "message")),
+                   "exceeded maxRuntime of 7200s; killed (Slurm ended it at its time limit)") == 0,
+       "saying which limit (%s)", j ? json_string_value(json_object_get(j, "message")) : "");
+    json_decref(j);
+}
+
 /* Preemption: the victim gets its checkpoint signal and goes back in
  * line; its preemptor runs. */
 static void preemption(struct sl_engine *e, struct sl_store *rd)
@@ -678,6 +711,7 @@ int main(void)
     environment(e, rd);
     dataset_gone(e, rd);
     gangs(e, rd);
+    executor_timeout(e, rd);
     preemption(e, rd);
     sl_engine_destroy(e);
     sl_store_close(rd);

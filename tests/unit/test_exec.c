@@ -427,7 +427,8 @@ static void test_missing_command(void)
 
 static void test_workdir(void)
 {
-    char log[PATH_MAX], *text;
+    char log[PATH_MAX], dir[PATH_MAX], *text;
+    struct sl_error err;
     char *argv[] = {"pwd", NULL};
     struct sl_exec_task t = task_for(31, argv, log, sizeof(log));
     struct sl_exec_handle h;
@@ -440,12 +441,33 @@ static void test_workdir(void)
 
     t = task_for(32, argv, log, sizeof(log));
     t.workdir = "/sluice-no-such-dir";
-    is_int(run_to_end(&t, &h), 127, "a missing workdir finishes with 127");
+    is_int(sl_exec_start(X, &t, &h, &err), -ENOENT,
+           "a missing workdir fails the start: no fallback to another directory");
+    ok(strstr(err.text, "spec.workdir: cannot enter /sluice-no-such-dir as ") &&
+           strstr(err.text, ": No such file or directory"),
+       "the error names spec.workdir, the directory and why: %s", err.text);
     text = slurp(log);
-    ok(text && strstr(text, "sluice: chdir /sluice-no-such-dir: No such file "
-                            "or directory"),
-       "the log says the workdir is missing");
+    ok(!text || !strstr(text, "/\n"), "and the command did not run");
     free(text);
+
+    /* A directory the executor's account may enter but the task's may not:
+     * the chdir is the task's, after the identity switch. */
+    if (geteuid() != 0) {
+        skip(3, "entering as another account needs root");
+        return;
+    }
+    path_in_tmp(dir, sizeof(dir), "private-wd");
+    mkdir(dir, 0700);
+    ok(chmod(dir, 0700) == 0, "(a directory only root may enter)");
+    t = task_for(33, argv, log, sizeof(log));
+    t.unix_user = "nobody";
+    t.workdir = dir;
+    is_int(sl_exec_start(X, &t, &h, &err), -EACCES,
+           "a workdir the task's account cannot enter fails the start, though "
+           "the executor could");
+    ok(strstr(err.text, "spec.workdir: cannot enter ") && strstr(err.text, " as nobody: "),
+       "naming the account: %s", err.text);
+    rmdir(dir);
 }
 
 static void test_sigterm_tree(void)

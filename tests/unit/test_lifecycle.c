@@ -150,14 +150,31 @@ static void timed_out(void)
     in.max_runtime_ms = 90000;
     in.retries = 3;
     sl_attempt_outcome(&in, &out);
-    ok(out.state == SL_JOB_FAILED && out.exit_code == 137 && out.finished &&
+    ok(out.state == SL_JOB_TIMEOUT && out.exit_code == 137 && out.finished &&
            out.next == SL_NEXT_NONE,
-       "maxRuntime reached: Failed with 137 when the tasks exited 0, and not retried");
+       "maxRuntime reached: Timeout with 137 when the tasks exited 0, and not retried "
+       "though retries are left");
+    ok(sl_job_state_final(SL_JOB_TIMEOUT), "Timeout is final");
+    is_str(sl_job_state_name(SL_JOB_TIMEOUT), "Timeout", "named Timeout");
+    ok(sl_job_state_parse("timeout") == SL_JOB_TIMEOUT, "and parsed in any case");
+    ok(SL_JOB_LOST == 6 && SL_JOB_TIMEOUT == 7,
+       "stored numbers: the states before it keep theirs, Timeout is 7");
     is_str(out.message, "exceeded maxRuntime of 90s; killed", "saying its limit");
     in.exit_code = 143;
     in.lost = true; /* a timeout wins over a lost task */
     sl_attempt_outcome(&in, &out);
-    ok(out.state == SL_JOB_FAILED && out.exit_code == 143, "or with the tasks' own code");
+    ok(out.state == SL_JOB_TIMEOUT && out.exit_code == 143,
+       "or with the tasks' own code (SIGTERM's 143 kept)");
+    in.note = "Slurm ended it at its time limit";
+    in.lost = false;
+    sl_attempt_outcome(&in, &out);
+    ok(out.state == SL_JOB_TIMEOUT, "the executor's own limit (Slurm's TIMEOUT) is a Timeout too");
+    is_str(out.message, "exceeded maxRuntime of 90s; killed (Slurm ended it at its time limit)",
+           "saying which limit ended it");
+    in.max_runtime_ms = 0;
+    sl_attempt_outcome(&in, &out);
+    is_str(out.message, "reached its time limit; killed (Slurm ended it at its time limit)",
+           "without a maxRuntime, the executor's limit alone");
 }
 
 static void lost(void)

@@ -214,7 +214,8 @@ static bool spec_equal(const struct sl_job_spec *a, const struct sl_job_spec *b)
         a->max_runtime_ms != b->max_runtime_ms || a->retries != b->retries ||
         a->ckpt_signal != b->ckpt_signal ||
         a->ckpt_grace_ms != b->ckpt_grace_ms ||
-        a->n_datasets != b->n_datasets || a->network != b->network)
+        a->n_datasets != b->n_datasets || a->network != b->network ||
+        (!a->workdir != !b->workdir) || (a->workdir && strcmp(a->workdir, b->workdir)))
         return false;
     for (int i = 0; i < a->argc; i++)
         if (strcmp(a->argv[i], b->argv[i]))
@@ -267,6 +268,7 @@ static void round_trips(void)
                        "  maxRuntime: 90\n  network: internal\n"
                        "  env: {A: \"\", B_2: \"x=y\"}\n"),
                    "integer seconds, bytes and env values with '='");
+    round_trip_one(job("  workdir: /srv/proj\n"), "a workdir");
 }
 
 struct bad_case {
@@ -400,6 +402,20 @@ static const struct bad_case bad_fields[] = {
      "a dataset's path or mode", "SLUICE_DATASET_<NAME> cannot be set"},
     {"  env: {EPOCHS: 1}\n", "spec.env.EPOCHS", "got 1 (quote it)",
      "an unquoted number as env value is refused with a hint"},
+    {"  workdir: proj\n", "spec.workdir", "must be an absolute path, got \"proj\"",
+     "a relative workdir is refused"},
+    {"  workdir: \"\"\n", "spec.workdir", "must be an absolute path",
+     "an empty workdir is refused"},
+    {"  workdir: /a/../etc\n", "spec.workdir", "must not contain \"..\"",
+     "a workdir with .. is refused, not resolved"},
+    {"  workdir: /a/..\n", "spec.workdir", "must not contain \"..\"",
+     "a workdir ending in .. is refused"},
+    {"  workdir: \"/a\\tb\"\n", "spec.workdir", "control characters",
+     "a workdir with a control character is refused"},
+    {"  workdir: [/tmp]\n", "spec.workdir", "must be a string, got an array",
+     "a workdir that is a list is refused"},
+    {"  workdir: 7\n", "spec.workdir", "must be a string",
+     "a workdir that is a number is refused"},
     {"  env: [A=1]\n", "spec.env", "must be an object",
      "env as a list is refused"},
     {"  gpus: 1\n", "spec.gpus", "unknown field",
@@ -751,6 +767,71 @@ static void scalar_types(void)
     json_decref(v);
 }
 
+/* spec.workdir: normalised to one spelling, bounded. */
+static void workdirs(void)
+{
+    static const struct {
+        const char *in, *want;
+    } norm[] = {
+        {"/srv/proj", "/srv/proj"},   {"//srv///proj/", "/srv/proj"},
+        {"/srv/./proj/.", "/srv/proj"}, {"/", "/"},
+        {"///", "/"},                 {"/.", "/"},
+        {"/a b/\u00e9t\u00e9", "/a b/\u00e9t\u00e9"}, {"/a/...", "/a/..."},
+        {"/a/.b/..c", "/a/.b/..c"},
+    };
+    struct sl_job_spec *s = NULL;
+    struct sl_error err;
+    char line[256], *big;
+
+    ok(parse(job(""), &s, &err) == 0 && s->workdir == NULL,
+       "no workdir: NULL (the account's home)");
+    sl_job_spec_destroy(s);
+    for (size_t i = 0; i < SL_ARRAY_LEN(norm); i++) {
+        s = NULL;
+        snprintf(line, sizeof(line), "  workdir: \"%s\"\n", norm[i].in);
+        if (!ok(parse(job(line), &s, &err) == 0 && s->workdir &&
+                    !strcmp(s->workdir, norm[i].want),
+                "workdir \"%s\" is kept as \"%s\"", norm[i].in, norm[i].want))
+            diag("%s: %s; got %s", err.field, err.text, s && s->workdir ? s->workdir : "-");
+        sl_job_spec_destroy(s);
+    }
+    big = malloc(1100);
+    if (!big)
+        return;
+    memset(big, 'a', 1100);
+    big[0] = '/';
+    big[1024] = '\0';
+    {
+        char *doc = malloc(2048);
+        if (doc) {
+            s = NULL;
+            snprintf(doc, 2048, "apiVersion: sluice/v1\nkind: Job\nspec:\n  command: [run]\n"
+                                "  workdir: %s\n", big);
+            ok(parse(doc, &s, &err) == 0 && s->workdir && strlen(s->workdir) == 1024,
+               "a workdir of 1024 bytes is accepted");
+            sl_job_spec_destroy(s);
+            big[1024] = 'a';
+            big[1025] = '\0';
+            snprintf(doc, 2048, "apiVersion: sluice/v1\nkind: Job\nspec:\n  command: [run]\n"
+                                "  workdir: %s\n", big);
+            refused(doc, "spec.workdir", "at most 1024 bytes, got 1025",
+                    "a workdir of 1025 bytes is refused");
+            free(doc);
+        }
+    }
+    free(big);
+    {
+        json_t *doc = json_pack("{s:s, s:s, s:{s:[s], s:s%}}", "apiVersion", "sluice/v1",
+                                "kind", "Job", "spec", "command", "x", "workdir",
+                                "/a\0b", (size_t)4);
+        s = NULL;
+        ok(doc && sl_job_spec_from_json(doc, &s, &err) == -EINVAL &&
+               !strcmp(err.field, "spec.workdir") && strstr(err.text, "NUL"),
+           "a workdir with a NUL byte is refused");
+        json_decref(doc);
+    }
+}
+
 static void misc(void)
 {
     struct sl_job_spec *s = NULL;
@@ -788,6 +869,7 @@ static void misc(void)
              &s, &err) == 0,
        "JSON is detected after leading blank lines");
     sl_job_spec_destroy(s);
+    workdirs();
 }
 
 static void names(void)

@@ -87,8 +87,33 @@ static const struct sl_cli_command commands[] = {
      "usage: sluice nodes\n"
      "\n"
      "One line per node (CPUS, MEMORY and GPUS as allocated/total), then one\n"
-     "line per GPU: index, model, memory, allocated milli-GPU, jobs.\n"
+     "line per GPU: index, model, memory, allocated milli-GPU, jobs. STATE is\n"
+     "an admin's cordoned, draining or drained (REASON then says why, who and\n"
+     "since when), else the executor's up, draining or down.\n"
      "-o json prints the array of node objects.\n"},
+    {"drain", sl_cli_cmd_node_state, "drain a node: no new work; its running work finishes",
+     "usage: sluice drain NODE [--reason TEXT]\n"
+     "\n"
+     "Keep new work off NODE and let the jobs running there finish (Slurm's\n"
+     "DRAIN): `sluice nodes` shows it draining until its last job has ended,\n"
+     "then drained. Admins only; audited. Again with a new reason replaces the\n"
+     "reason; otherwise a repeat changes nothing. `sluice uncordon` ends it.\n"
+     "\n"
+     "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
+    {"cordon", sl_cli_cmd_node_state, "cordon a node: no new work",
+     "usage: sluice cordon NODE [--reason TEXT]\n"
+     "\n"
+     "Keep new work off NODE; what runs there goes on (kubectl's cordon).\n"
+     "Admins only; audited. `sluice uncordon` ends it.\n"
+     "\n"
+     "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
+    {"uncordon", sl_cli_cmd_node_state, "return a cordoned or drained node to service",
+     "usage: sluice uncordon NODE [--reason TEXT]\n"
+     "\n"
+     "NODE takes new work again (it ends a cordon and a drain alike; a node\n"
+     "its executor reports down stays out of service). Admins only; audited.\n"
+     "\n"
+     "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
     {"apply", sl_cli_cmd_apply, "declare teams, queues, priority classes, users",
      "usage: sluice apply -f FILE\n"
      "\n"

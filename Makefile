@@ -148,6 +148,10 @@ $(B)/tests/test_engine_launch.t: $(B)/obj/tests/unit/test_engine_launch.o $(ENGI
 		$(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/test_engine_nodes.t: $(B)/obj/tests/unit/test_engine_nodes.o $(ENGINE_OBJ) \
+		$(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's

@@ -324,6 +324,9 @@ static const struct route {
     {"GET", "/v1/jobs/{id}/logs", sl_api_route_job_logs, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/explain", sl_api_route_job_explain, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/nodes", sl_api_route_nodes, READ(SL_SC_READ), NULL, MT_NONE},
+    {"POST", "/v1/nodes/{name}/drain", sl_api_route_node_state, CHANGE(SL_OP_NODE_DRAIN), "node", MT_JSON},
+    {"POST", "/v1/nodes/{name}/cordon", sl_api_route_node_state, CHANGE(SL_OP_NODE_CORDON), "node", MT_JSON},
+    {"POST", "/v1/nodes/{name}/uncordon", sl_api_route_node_state, CHANGE(SL_OP_NODE_UNCORDON), "node", MT_JSON},
     {"POST", "/v1/apply", sl_api_route_apply, CHANGE(SL_OP_APPLY), NULL, MT_JSON | MT_YAML},
     {"GET", "/v1/teams", sl_api_route_teams, READ(SL_SC_READ), NULL, MT_NONE},
     {"GET", "/v1/queues", sl_api_route_queues, READ(SL_SC_READ), NULL, MT_NONE},
@@ -528,7 +531,7 @@ static void dispatch(struct ctx *c);
 
 void sl_api_handle(struct sl_http_req *r, void *arg)
 {
-    struct ctx c = {.a = arg, .r = r, .row = -1, .start_ns = sl_mono_ns()};
+    struct ctx c = {.a = arg, .r = r, .row = -1, .op = -1, .start_ns = sl_mono_ns()};
 
     dispatch(&c);
     /* A suspended request may be answered, counted and freed already. */
@@ -566,6 +569,7 @@ static void dispatch(struct ctx *c)
         return;
     }
     c->action = rt->op >= 0 ? sl_op_action((enum sl_op_kind)rt->op) : NULL;
+    c->op = rt->op;
     c->object = rt->object;
     scope = rt->op >= 0 ? sl_op_scope((enum sl_op_kind)rt->op) : rt->scope;
     if (scope != SL_SC_PUBLIC) {

@@ -55,6 +55,47 @@ void sl_api_route_nodes(struct ctx *c)
     sl_http_reply_json(c->r, 200, sl_engine_nodes_json(c->a->e));
 }
 
+/* POST /v1/nodes/{name}/drain, /cordon, /uncordon: an optional body
+ * {"reason": "..."} (at most SL_NODE_REASON_MAX printable bytes); the
+ * route's row names the operation. */
+void sl_api_route_node_state(struct ctx *c)
+{
+    const char *key, *reason = "";
+    json_t *d = NULL, *v;
+    struct op_state *s;
+    size_t len;
+
+    sl_http_body(c->r, &len);
+    if (len && !(d = sl_api_body_json(c)))
+        return;
+    json_object_foreach(d, key, v) {
+        if (strcmp(key, "reason") != 0) {
+            sl_api_refuse(c, 400, "invalid", key, "unknown field; expected reason");
+            goto out;
+        }
+    }
+    if ((v = json_object_get(d, "reason"))) {
+        if (!json_is_string(v) || strlen(json_string_value(v)) > SL_NODE_REASON_MAX ||
+            !sl_text_printable(json_string_value(v))) {
+            sl_api_refuse(c, 400, "invalid", "reason", "must be at most %d printable characters",
+                          SL_NODE_REASON_MAX);
+            goto out;
+        }
+        reason = json_string_value(v);
+    }
+    if (strlen(c->name) >= sizeof(((struct sl_op_node *)0)->node)) {
+        sl_api_refuse(c, 404, "not_found", NULL, "node %.64s... not found", c->name);
+        goto out;
+    }
+    if (!(s = sl_api_op_new(c, (enum sl_op_kind)c->op)))
+        goto out;
+    sl_strlcpy(s->op.u.node.node, c->name, sizeof(s->op.u.node.node));
+    sl_strlcpy(s->op.u.node.reason, reason, sizeof(s->op.u.node.reason));
+    sl_api_op_send(c, s);
+out:
+    json_decref(d);
+}
+
 void sl_api_route_apply(struct ctx *c)
 {
     struct sl_error err = {0};

@@ -68,6 +68,7 @@ struct ctx {
     char name[128];               /* {name} or {ref} in the path */
     int row;                      /* route table row; -1 = none matched */
     const char *action;           /* the route's audit action; NULL = a read */
+    int op;                       /* the route's enum sl_op_kind; -1 = a read */
     const char *object;           /* what {id}/{name} names ("job", ...) */
     int64_t start_ns;             /* when handling began (mono) */
     bool suspended;               /* answered later, by op_done */
@@ -154,6 +155,7 @@ void sl_api_route_model_register(struct ctx *c);
 void sl_api_route_model_stage(struct ctx *c);
 void sl_api_route_models(struct ctx *c);
 void sl_api_route_nodes(struct ctx *c);
+void sl_api_route_node_state(struct ctx *c);
 void sl_api_route_pclasses(struct ctx *c);
 void sl_api_route_policies(struct ctx *c);
 void sl_api_route_queues(struct ctx *c);

@@ -1,8 +1,10 @@
 /*
  * args.c - option parsing and argument values for `sluice`.
  *
- * Pure apart from sl_cli_read_input: no network, no globals. Global options
- * (--server, --token, -o) are accepted before and after the command name,
+ * Pure apart from sl_cli_read_input and -o yaml (which switches
+ * sl_cli_print_json to YAML): no network. Global options (--server,
+ * --token, -o, --watch, --interval) are accepted before and after the
+ * command name,
  * so every command parses them through sl_cli_next. Errors are usage errors
  * whose text names the option and the value.
  */
@@ -23,7 +25,9 @@ enum {
     G_TOKEN = -2,
     G_OUTPUT = -3,
     G_HELP = -4,
-    G_VERSION = -5
+    G_VERSION = -5,
+    G_WATCH = -6,
+    G_INTERVAL = -7
 };
 
 /* clang-format off */
@@ -34,19 +38,31 @@ static const struct sl_cli_opt global_opts[] = {
     {"output", 'o', true, G_OUTPUT},
     {"help", 'h', false, G_HELP},
     {"version", '\0', false, G_VERSION},
+    {"watch", 'w', false, G_WATCH},
+    {"interval", '\0', true, G_INTERVAL},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
 
-/* Output formats accepted by -o. */
+/* Output formats accepted by -o: the format the commands see, and
+ * whether it is the wide table or YAML (printed where they print JSON). */
 static const struct {
     const char *name;
     enum sl_cli_output fmt;
+    bool wide, yaml;
 } output_names[] = {
-    {"table", SL_CLI_OUT_TABLE},
-    {"json", SL_CLI_OUT_JSON},
-    {"csv", SL_CLI_OUT_CSV},
+    {"table", SL_CLI_OUT_TABLE, false, false},
+    {"wide", SL_CLI_OUT_TABLE, true, false},
+    {"json", SL_CLI_OUT_JSON, false, false},
+    {"yaml", SL_CLI_OUT_JSON, false, true},
+    {"csv", SL_CLI_OUT_CSV, false, false},
 };
+
+/* The commands --watch runs again and again. */
+static const char *const watchable[] = {"jobs", "nodes", "queues"};
+
+#define WATCH_MIN_MS 100
+#define WATCH_MAX_MS 3600000
 
 /* Job states, in the contract's spelling; 'finished' = will not change. */
 static const struct {
@@ -87,6 +103,14 @@ static const struct sl_cli_opt *find_short(const struct sl_cli_opt *opts,
     return NULL;
 }
 
+bool sl_cli_watchable(const char *cmd)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(watchable); i++)
+        if (strcmp(cmd, watchable[i]) == 0)
+            return true;
+    return false;
+}
+
 static int apply_global(const struct sl_cli_opt *o, const char *val,
                         struct sl_cli_ctx *ctx, struct sl_error *err)
 {
@@ -109,10 +133,34 @@ static int apply_global(const struct sl_cli_opt *o, const char *val,
         for (size_t i = 0; i < SL_ARRAY_LEN(output_names); i++)
             if (strcmp(val, output_names[i].name) == 0) {
                 ctx->output = output_names[i].fmt;
+                ctx->wide = output_names[i].wide;
+                sl_cli_set_yaml(output_names[i].yaml);
                 return 0;
             }
         return sl_errorf(err, SL_CLI_ARG_ERROR,
-                         "-o: must be table, json or csv, got '%.64s'", val);
+                         "-o: must be table, wide, json, yaml or csv, got '%.64s'", val);
+    case G_WATCH:
+        /* before the command's name, main.c checks it */
+        if (ctx->cmd && !sl_cli_watchable(ctx->cmd->name))
+            return sl_errorf(err, SL_CLI_ARG_ERROR,
+                             "--watch: only for jobs, nodes and queues, not %s",
+                             ctx->cmd->name);
+        ctx->watch = true;
+        return 0;
+    case G_INTERVAL: {
+        int64_t ms;
+        if (ctx->cmd && !sl_cli_watchable(ctx->cmd->name))
+            return sl_errorf(err, SL_CLI_ARG_ERROR,
+                             "--interval: only for jobs, nodes and queues, not %s",
+                             ctx->cmd->name);
+        if (sl_parse_duration_ms(val, &ms) < 0 || ms < WATCH_MIN_MS || ms > WATCH_MAX_MS)
+            return sl_errorf(err, SL_CLI_ARG_ERROR,
+                             "--interval: must be a duration from 100ms to 1h, got '%.64s'",
+                             val);
+        ctx->interval_ms = ms;
+        ctx->watch = true; /* --interval says --watch */
+        return 0;
+    }
     case G_HELP:
         return SL_CLI_ARG_HELP;
     case G_VERSION:

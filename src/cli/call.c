@@ -269,6 +269,8 @@ int sl_cli_call_json(struct sl_cli_ctx *ctx, const char *method,
 
 int sl_cli_print_json(const json_t *v)
 {
+    if (sl_cli_yaml())
+        return sl_cli_print_yaml(v);
     if (json_dumpf(v, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
         return -EIO;
     return 0;

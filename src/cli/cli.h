@@ -51,6 +51,11 @@ struct sl_cli_ctx {
     const char *server;        /* --server; NULL: $SLUICE_SERVER or default */
     const char *token;         /* --token; NULL: env, token file */
     enum sl_cli_output output; /* -o; default table */
+    bool wide;                 /* -o wide: a table with more columns
+                                  (output is SL_CLI_OUT_TABLE) */
+    bool watch;                /* --watch: run again and again (jobs,
+                                  nodes, queues; main.c) */
+    int64_t interval_ms;       /* --interval; 0 = the default, 2 s */
     const struct sl_cli_command *cmd; /* the command running; NULL before */
     struct sl_client *client;         /* owned; made by sl_cli_client() */
     char *const *envp;         /* the client's environment, for `run
@@ -115,6 +120,10 @@ void sl_cli_parser_init(struct sl_cli_parser *p, int argc, char **argv,
  * none), or one of the SL_CLI_ARG_* values. */
 int sl_cli_next(struct sl_cli_parser *p, const struct sl_cli_opt *opts,
                 struct sl_cli_ctx *ctx, const char **val, struct sl_error *err);
+
+/* Whether --watch may run command 'cmd' again and again (jobs, nodes,
+ * queues). */
+bool sl_cli_watchable(const char *cmd);
 
 /* Parse an integer flag value in [min, max]. On failure err says
  * "--tasks: must be an integer from 1 to 1024, got 'x'". */
@@ -357,7 +366,15 @@ int sl_cli_call_json(struct sl_cli_ctx *ctx, const char *method,
 /* The exit code for a transport rc and HTTP status (the one table). */
 int sl_cli_exit_code(int rc, long status);
 
-/* Print 'v' as JSON (2-space indent) and a newline to stdout. */
+/* -o yaml: sl_cli_print_json prints YAML instead (the same document; a
+ * process-wide switch, set by the -o parser). */
+void sl_cli_set_yaml(bool on);
+bool sl_cli_yaml(void);
+/* 'v' as YAML, block style, strings double-quoted (valid YAML 1.2 that
+ * loads to the same document as its JSON) to stdout. 0 or -EIO. */
+int sl_cli_print_yaml(const json_t *v);
+/* Print 'v' as JSON (2-space indent) and a newline to stdout; as YAML
+ * after sl_cli_set_yaml(true). */
 int sl_cli_print_json(const json_t *v);
 
 /* Flush stdout; on a write error say so and return SL_CLI_FAILED. */
@@ -371,6 +388,8 @@ int sl_cli_cmd_show(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_cancel(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_nodes(struct sl_cli_ctx *ctx, int argc, char **argv);
+/* drain, cordon, uncordon (argv[0] names which) */
+int sl_cli_cmd_node_state(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_whoami(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);

@@ -1,6 +1,10 @@
 /*
- * cmd_jobs.c - `sluice jobs [--team T] [--state S]`: list jobs, following
- * the server's pages ("next") until the end.
+ * cmd_jobs.c - `sluice jobs [--team T] [--state S] [--user U] [--queue Q]
+ * [--priority P] [--since T] [--limit N]`: list jobs, following the
+ * server's pages ("next") until the end; --user, --queue, --priority,
+ * --since and --limit filter here, on the client, in every format. With
+ * -o wide the table has the user, priority class, submission time and
+ * nodes too.
  *
  * Pages must move forward (each "next" greater than the last), so a
  * misbehaving server cannot keep us looping.
@@ -11,16 +15,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_TEAM = 1, O_STATE };
+enum { O_TEAM = 1, O_STATE, O_USER, O_QUEUE, O_PRIORITY, O_SINCE, O_LIMIT };
 
 /* clang-format off */
 static const struct sl_cli_opt jobs_opts[] = {
     /* long name, short, takes a value, id */
     {"team", 't', true, O_TEAM},
     {"state", 's', true, O_STATE},
+    {"user", 'u', true, O_USER},
+    {"queue", 'q', true, O_QUEUE},
+    {"priority", 'p', true, O_PRIORITY},
+    {"since", '\0', true, O_SINCE},
+    {"limit", 'n', true, O_LIMIT},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
+
+/* The client-side filters: a job is shown when it matches every one set. */
+struct filter {
+    const char *user, *queue, *priority; /* NULL = any */
+    int64_t since_ms;                    /* submitted at or after; 0 = any */
+    int64_t limit;                       /* the newest N; 0 = all */
+};
+
+/* -o wide: the table's columns. */
+static const char *const wide_cols[] = {"ID",   "NAME", "TEAM",      "USER",  "QUEUE",
+                                        "PRIORITY", "STATE", "GPUS", "SUBMITTED", "TIME",
+                                        "NODES", "EXIT", "REASON"};
 
 #define JOBS_PAGE 1000 /* jobs asked for per request */
 
@@ -100,8 +121,127 @@ static int fetch_all(struct sl_cli_ctx *ctx, const char *states,
     return code;
 }
 
+static bool str_is(const json_t *job, const char *key, const char *want)
+{
+    const char *v = sl_cli_jstr(job, key);
+
+    return !want || (v && strcmp(v, want) == 0);
+}
+
+/* 'all' reduced to the jobs that pass 'f' (the newest f->limit of them). */
+static int filter_jobs(json_t *all, const struct filter *f)
+{
+    json_t *kept = json_array(), *job;
+    size_t i, n;
+
+    if (!kept)
+        return -ENOMEM;
+    json_array_foreach (all, i, job) {
+        const char *sub = sl_cli_jstr(job, "submitted_at");
+        int64_t at = 0;
+        if (!str_is(job, "user", f->user) || !str_is(job, "queue", f->queue) ||
+            !str_is(job, "priority_class", f->priority))
+            continue;
+        if (f->since_ms && (!sub || sl_parse_when_ms(sub, &at) < 0 || at < f->since_ms))
+            continue;
+        if (json_array_append(kept, job) < 0) {
+            json_decref(kept);
+            return -ENOMEM;
+        }
+    }
+    /* the pages come by id, oldest first: the newest are the last */
+    n = json_array_size(kept);
+    json_array_clear(all);
+    for (i = f->limit && (size_t)f->limit < n ? n - (size_t)f->limit : 0; i < n; i++)
+        if (json_array_append(all, json_array_get(kept, i)) < 0) {
+            json_decref(kept);
+            return -ENOMEM;
+        }
+    json_decref(kept);
+    return 0;
+}
+
+/* Whether 'name' is an item of the comma list 'list'. */
+static bool listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* The nodes of a job's placement, "n1,n2" (each once), or "-". */
+static void job_nodes(const json_t *job, char *buf, size_t size)
+{
+    const json_t *p;
+    size_t i, o = 0;
+
+    buf[0] = '\0';
+    json_array_foreach (json_object_get(job, "placement"), i, p) {
+        const char *n = sl_cli_jstr(p, "node");
+        int w;
+        if (!n || !*n || listed(buf, n))
+            continue;
+        w = snprintf(buf + o, size - o, "%s%s", o ? "," : "", n);
+        if (w < 0 || (size_t)w >= size - o) {
+            buf[o] = '\0';
+            break;
+        }
+        o += (size_t)w;
+    }
+    if (!o)
+        snprintf(buf, size, "-");
+}
+
+static int wide_add(struct sl_cli_table *t, const json_t *job, int64_t now_ms)
+{
+    char id[24] = "-", exit_code[24] = "", gpus[32], time_s[32], nodes[256];
+    const char *reason = sl_cli_jstr(job, "reason");
+    int64_t v;
+
+    if (sl_cli_jint(job, "id", &v))
+        snprintf(id, sizeof(id), "%lld", (long long)v);
+    if (sl_cli_jint(job, "exit_code", &v))
+        snprintf(exit_code, sizeof(exit_code), "%lld", (long long)v);
+    if (!reason && sl_cli_state_finished(sl_cli_jstr(job, "state")))
+        reason = sl_cli_jstr(job, "message");
+    sl_cli_job_gpus(job, gpus, sizeof(gpus));
+    sl_cli_job_time(job, now_ms, time_s, sizeof(time_s));
+    job_nodes(job, nodes, sizeof(nodes));
+    {
+        const char *cells[] = {id,
+                               sl_cli_jstr(job, "name"),
+                               sl_cli_jstr(job, "team"),
+                               sl_cli_jstr(job, "user"),
+                               sl_cli_jstr(job, "queue"),
+                               sl_cli_jstr(job, "priority_class"),
+                               sl_cli_jstr(job, "state"),
+                               gpus,
+                               sl_cli_jstr(job, "submitted_at"),
+                               time_s,
+                               nodes,
+                               exit_code,
+                               reason};
+        return sl_cli_table_add(t, cells);
+    }
+}
+
+/* A name option's value: non-empty, at most 256 bytes. */
+static int name_arg(const char *flag, const char *v, const char **out)
+{
+    if (!*v || strlen(v) > 256) {
+        sl_cli_errorf("%s: must be a name, got '%.64s'", flag, v);
+        return SL_CLI_USAGE;
+    }
+    *out = v;
+    return SL_CLI_OK;
+}
+
 int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
+    struct filter f = {0};
     struct sl_error err = {{0}, {0}};
     struct sl_cli_parser p;
     struct sl_cli_table *t = NULL;
@@ -131,6 +271,25 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
         } else if (id == O_STATE &&
                    sl_cli_states_parse(v, states, sizeof(states), &err) < 0) {
             return sl_cli_usage_error(&err);
+        } else if ((id == O_USER && (code = name_arg("--user", v, &f.user))) ||
+                   (id == O_QUEUE && (code = name_arg("--queue", v, &f.queue))) ||
+                   (id == O_PRIORITY && (code = name_arg("--priority", v, &f.priority)))) {
+            return code;
+        } else if (id == O_LIMIT &&
+                   sl_cli_int_arg("--limit", v, 1, 1000000, &f.limit, &err) < 0) {
+            return sl_cli_usage_error(&err);
+        } else if (id == O_SINCE) {
+            int64_t ago;
+            if (sl_parse_when_ms(v, &f.since_ms) == 0 && f.since_ms > 0) {
+                /* a time */
+            } else if (sl_parse_duration_ms(v, &ago) == 0 && ago > 0 && ago < now) {
+                f.since_ms = now - ago;
+            } else {
+                sl_cli_errorf("--since: must be a time (2026-12-01, RFC 3339) or a "
+                              "duration ago (90m, 2h, 1d), got '%.64s'",
+                              v);
+                return SL_CLI_USAGE;
+            }
         }
     }
     if (!(all = json_array())) {
@@ -139,8 +298,22 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
     }
     if ((code = fetch_all(ctx, states, team, all)) != SL_CLI_OK)
         goto out;
+    if (filter_jobs(all, &f) < 0) {
+        sl_cli_errorf("out of memory");
+        code = SL_CLI_FAILED;
+        goto out;
+    }
     if (ctx->output == SL_CLI_OUT_JSON) {
         code = sl_cli_print_json(all) < 0 ? SL_CLI_FAILED : SL_CLI_OK;
+        goto out;
+    }
+    if (ctx->wide && ctx->output == SL_CLI_OUT_TABLE) {
+        if (!(t = sl_cli_table_create(SL_ARRAY_LEN(wide_cols), wide_cols)))
+            goto nomem;
+        json_array_foreach (all, i, job)
+            if (wide_add(t, job, now) < 0)
+                goto nomem;
+        sl_cli_table_print(t, stdout, ctx->output, 0);
         goto out;
     }
     if (!(t = sl_cli_jobs_table(ctx->output))) {
@@ -156,6 +329,10 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
         }
     }
     sl_cli_table_print(t, stdout, ctx->output, 0);
+    goto out;
+nomem:
+    sl_cli_errorf("out of memory");
+    code = SL_CLI_FAILED;
 out:
     sl_cli_table_destroy(t);
     json_decref(all);

@@ -1,6 +1,8 @@
 /*
- * cmd_nodes.c - `sluice nodes`: nodes with CPUs, memory and GPUs as
- * allocated/total, and under each node one line per GPU.
+ * cmd_nodes.c - `sluice nodes`: nodes with their state (the admin's
+ * cordon or drain, with its reason, who and since when, over the
+ * executor's), CPUs, memory and GPUs as allocated/total, and under each
+ * node one line per GPU.
  */
 #include "cli.h"
 
@@ -24,6 +26,10 @@ static const char *const csv_cols[] = {
     "mem_bytes_allocated",
     "gpus",
     "gpu_milli_allocated",
+    "admin_state",
+    "admin_reason",
+    "admin_by",
+    "admin_at",
 };
 
 static int64_t jint0(const json_t *o, const char *key)
@@ -44,6 +50,38 @@ static int64_t gpu_milli_allocated(const json_t *gpus)
     json_array_foreach (gpus, i, g)
         sum += jint0(g, "milli_allocated");
     return sum;
+}
+
+/* STATE: the admin's state when it is not active (and the executor's
+ * after it when that is not up), else the executor's. */
+static const char *state_cell(const json_t *node, char *buf, size_t size)
+{
+    const json_t *adm = json_object_get(node, "admin");
+    const char *a = sl_cli_jstr(adm, "state"), *x = sl_cli_jstr(node, "state");
+
+    if (!a || strcmp(a, "active") == 0)
+        return x;
+    if (x && strcmp(x, "up") != 0)
+        snprintf(buf, size, "%s,%s", a, x);
+    else
+        snprintf(buf, size, "%s", a);
+    return buf;
+}
+
+/* REASON: the admin's reason, who and since when, then the executor's. */
+static const char *reason_cell(const json_t *node, char *buf, size_t size)
+{
+    const json_t *adm = json_object_get(node, "admin");
+    const char *a = sl_cli_jstr(adm, "state"), *x = sl_cli_jstr(node, "reason");
+    const char *why = sl_cli_jstr(adm, "reason");
+
+    if (!a || strcmp(a, "active") == 0)
+        return x;
+    snprintf(buf, size, "%s%s(by %s since %s)%s%s", why ? why : "", why && *why ? " " : "",
+             sl_cli_jstr(adm, "by") ? sl_cli_jstr(adm, "by") : "?",
+             sl_cli_jstr(adm, "at") ? sl_cli_jstr(adm, "at") : "?", x && *x ? "; " : "",
+             x ? x : "");
+    return buf;
 }
 
 /* Job ids on one GPU, "42,43", or "-". */
@@ -69,7 +107,8 @@ static int add_node(struct sl_cli_table *nt, struct sl_cli_table *gt,
                     enum sl_cli_output fmt, const json_t *node)
 {
     const json_t *gpus = json_object_get(node, "gpus"), *g;
-    char a[32], b[32], cpus[72], mem[72], gpu[72];
+    char a[32], b[32], cpus[72], mem[72], gpu[72], st[64], why[640];
+    const json_t *adm = json_object_get(node, "admin");
     size_t i, ngpus = json_array_size(gpus);
     int64_t galloc = gpu_milli_allocated(gpus);
 
@@ -86,6 +125,10 @@ static int add_node(struct sl_cli_table *nt, struct sl_cli_table *gt,
             m2,
             n1,
             g1,
+            sl_cli_jstr(adm, "state"),
+            sl_cli_jstr(adm, "reason"),
+            sl_cli_jstr(adm, "by"),
+            sl_cli_jstr(adm, "at"),
         };
         snprintf(c1, sizeof(c1), "%lld", (long long)jint0(node, "cpu_milli"));
         snprintf(c2, sizeof(c2), "%lld",
@@ -106,8 +149,9 @@ static int add_node(struct sl_cli_table *nt, struct sl_cli_table *gt,
     snprintf(gpu, sizeof(gpu), "%s/%zu", sl_cli_fmt_milli(galloc, a, sizeof(a)),
              ngpus);
     {
-        const char *row[] = {sl_cli_jstr(node, "name"), sl_cli_jstr(node, "state"), cpus, mem,
-                             gpu, sl_cli_jstr(node, "gpu_source"), sl_cli_jstr(node, "reason")};
+        const char *row[] = {sl_cli_jstr(node, "name"), state_cell(node, st, sizeof(st)), cpus,
+                             mem, gpu, sl_cli_jstr(node, "gpu_source"),
+                             reason_cell(node, why, sizeof(why))};
         if (sl_cli_table_add(nt, row) < 0)
             return -ENOMEM;
     }

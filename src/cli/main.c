@@ -11,8 +11,10 @@
 #endif
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv);
@@ -60,17 +62,25 @@ static const struct sl_cli_command commands[] = {
      "                      the executor's, session and secret-looking\n"
      "                      variables), NONE, or VAR[,VAR...]; -e wins\n"},
     {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
-     "usage: sluice jobs [--team T] [--state S]\n"
+     "usage: sluice jobs [--team T] [--state S] [--user U] [--queue Q]\n"
+     "                   [--priority P] [--since T] [--limit N] [--watch]\n"
      "\n"
      "List jobs, oldest first. Table columns: ID NAME TEAM QUEUE STATE GPUS\n"
      "(total over tasks) TIME (pending: since submission; running: since start;\n"
-     "finished: run time) EXIT REASON. -o json prints an array of job\n"
-     "objects; -o csv one row per job with full timestamps.\n"
+     "finished: run time) EXIT REASON; -o wide adds USER, PRIORITY, SUBMITTED\n"
+     "and NODES. -o json (or yaml) prints an array of job objects; -o csv one\n"
+     "row per job with full timestamps. --watch lists them again every 2 s.\n"
      "\n"
      "  --team T    only this team's jobs\n"
      "  --state S   Pending, Running, Succeeded, Failed, Cancelled, Preempted,\n"
      "              Lost, Timeout (any case), a comma list, or all (default:\n"
-     "              Pending,Running)\n"},
+     "              Pending,Running)\n"
+     "  -u, --user U       only this user's jobs\n"
+     "  -q, --queue Q      only this queue's jobs\n"
+     "  -p, --priority P   only jobs of this priority class\n"
+     "  --since T          only jobs submitted at or after T: a time\n"
+     "                     (2026-12-01, RFC 3339) or a duration ago (90m, 2h, 1d)\n"
+     "  -n, --limit N      only the newest N of them (1..1000000)\n"},
     {"show", sl_cli_cmd_show, "show one job and its events",
      "usage: sluice show JOB\n"
      "\n"
@@ -94,8 +104,33 @@ static const struct sl_cli_command commands[] = {
      "usage: sluice nodes\n"
      "\n"
      "One line per node (CPUS, MEMORY and GPUS as allocated/total), then one\n"
-     "line per GPU: index, model, memory, allocated milli-GPU, jobs.\n"
+     "line per GPU: index, model, memory, allocated milli-GPU, jobs. STATE is\n"
+     "an admin's cordoned, draining or drained (REASON then says why, who and\n"
+     "since when), else the executor's up, draining or down.\n"
      "-o json prints the array of node objects.\n"},
+    {"drain", sl_cli_cmd_node_state, "drain a node: no new work; its running work finishes",
+     "usage: sluice drain NODE [--reason TEXT]\n"
+     "\n"
+     "Keep new work off NODE and let the jobs running there finish (Slurm's\n"
+     "DRAIN): `sluice nodes` shows it draining until its last job has ended,\n"
+     "then drained. Admins only; audited. Again with a new reason replaces the\n"
+     "reason; otherwise a repeat changes nothing. `sluice uncordon` ends it.\n"
+     "\n"
+     "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
+    {"cordon", sl_cli_cmd_node_state, "cordon a node: no new work",
+     "usage: sluice cordon NODE [--reason TEXT]\n"
+     "\n"
+     "Keep new work off NODE; what runs there goes on (kubectl's cordon).\n"
+     "Admins only; audited. `sluice uncordon` ends it.\n"
+     "\n"
+     "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
+    {"uncordon", sl_cli_cmd_node_state, "return a cordoned or drained node to service",
+     "usage: sluice uncordon NODE [--reason TEXT]\n"
+     "\n"
+     "NODE takes new work again (it ends a cordon and a drain alike; a node\n"
+     "its executor reports down stays out of service). Admins only; audited.\n"
+     "\n"
+     "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
     {"apply", sl_cli_cmd_apply, "declare teams, queues, priority classes, users",
      "usage: sluice apply -f FILE\n"
      "\n"
@@ -276,7 +311,11 @@ static const char global_help[] =
     "  --token T      bearer token (env SLUICE_TOKEN; else the file named by\n"
     "                 SLUICE_TOKEN_FILE; else ./" SL_CLI_DEFAULT_TOKEN_FILE
     ")\n"
-    "  -o FORMAT      table (default), json or csv\n"
+    "  -o FORMAT      table (default), wide (a table with more columns where a\n"
+    "                 command has them: jobs), json, yaml or csv\n"
+    "  -w, --watch    jobs, nodes, queues: run again every --interval until\n"
+    "                 interrupted (a terminal's screen is redrawn)\n"
+    "  --interval D   the interval of --watch (100ms to 1h; default 2s)\n"
     "  -h, --help     show help\n"
     "  --version      print the version\n"
     "\n"
@@ -337,6 +376,33 @@ static int cmd_help(struct sl_cli_ctx *ctx, int argc, char **argv)
     return SL_CLI_OK;
 }
 
+/* --watch (or --interval): run the command again every --interval
+ * (default 2 s) until
+ * interrupted or until a run fails; on a terminal the screen is cleared
+ * and a header line says what and when, elsewhere a blank line separates
+ * the runs. */
+static int watch(struct sl_cli_ctx *ctx, int argc, char **argv, int code)
+{
+    int64_t every = ctx->interval_ms ? ctx->interval_ms : 2000;
+    bool tty = isatty(STDOUT_FILENO);
+
+    while (ctx->watch && (code == SL_CLI_OK || code == SL_CLI_DONE)) {
+        struct timespec ts = {.tv_sec = every / 1000, .tv_nsec = (every % 1000) * 1000000};
+        char when[40];
+        if (sl_cli_finish_output(SL_CLI_OK) != SL_CLI_OK)
+            return SL_CLI_FAILED;
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+        if (tty)
+            printf("\033[H\033[2JEvery %.1fs: sluice %s    %s\n\n", (double)every / 1000,
+                   ctx->cmd->name, sl_time_rfc3339(sl_now_ms(), when, sizeof(when)));
+        else
+            printf("\n");
+        code = ctx->cmd->run(ctx, argc, argv);
+    }
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     struct sl_cli_ctx ctx = {.output = SL_CLI_OUT_TABLE, .envp = environ};
@@ -368,11 +434,16 @@ int main(int argc, char **argv)
         sl_cli_errorf("unknown command '%.64s' (see 'sluice help')", name);
         return SL_CLI_USAGE;
     }
+    if (ctx.watch && !sl_cli_watchable(name)) {
+        sl_cli_errorf("--watch, --interval: only for jobs, nodes and queues, not %s", name);
+        return SL_CLI_USAGE;
+    }
     /* the client's directory, resolved (sluice run's default workdir) */
     cwd = realpath(".", NULL);
     ctx.cwd = cwd ? cwd : "";
     /* The command sees its name as argv[0] and parses the rest. */
     code = ctx.cmd->run(&ctx, argc - (p.i - 1), argv + (p.i - 1));
+    code = watch(&ctx, argc - (p.i - 1), argv + (p.i - 1), code);
     free(cwd);
     if (code == SL_CLI_DONE)
         code = SL_CLI_OK;

@@ -320,6 +320,7 @@ static void *engine_main(void *arg)
         if (!stopping && (e->nfresh || e->sched_full ||
                           (e->sched_wake_ms && sl_eng_now_ms(e) >= e->sched_wake_ms))) {
             int64_t pass_start_ns = sl_mono_ns();
+            sl_eng_nodeadmin_refresh(e); /* draining -> drained */
             sl_eng_schedule(e, &started, &nstarted);
             sl_engine_count_pass(e, sl_mono_ns() - pass_start_ns);
         }
@@ -449,6 +450,7 @@ void sl_engine_destroy(struct sl_engine *e)
     free(e->audit_ckpt_text);
     sl_audit_key_fini(&e->audit_key);
     free(e->policies);
+    free(e->nadm);
     pthread_mutex_destroy(&e->smu);
     pthread_cond_destroy(&e->scond);
     pthread_mutex_destroy(&e->mu);

@@ -53,6 +53,10 @@ enum sl_op_kind {
     SL_OP_SCAN,                       /* an image scan's findings */
     SL_OP_MODEL,                      /* register a model version */
     SL_OP_STAGE,                      /* move a model version to a stage */
+    SL_OP_NODE_DRAIN,                 /* a node takes no new work; its
+                                         running work finishes */
+    SL_OP_NODE_CORDON,                /* a node takes no new work */
+    SL_OP_NODE_UNCORDON,              /* a node returns to service */
     SL_OP_AUDIT,                      /* nothing to change: only the record
                                          of a request refused before it
                                          reached the engine (status, code
@@ -93,6 +97,12 @@ struct sl_op_stage {
     char model[160];                  /* "name@version" */
     json_t *body;                     /* {stage, comment?} */
 };
+/* An admin's state of a node (docs/nodes.md): drain, cordon, uncordon. */
+#define SL_NODE_REASON_MAX 256        /* bytes of a reason, printable */
+struct sl_op_node {
+    char node[64];                    /* the node's name */
+    char reason[SL_NODE_REASON_MAX + 1]; /* "" = none given */
+};
 
 struct sl_op {
     enum sl_op_kind kind;
@@ -107,6 +117,7 @@ struct sl_op {
         struct sl_op_scan scan;
         struct sl_op_model model;
         struct sl_op_stage stage;
+        struct sl_op_node node;       /* the three SL_OP_NODE_* kinds */
     } u;
     /* the audit record of the request */
     const char *action;               /* SL_OP_AUDIT: the refused route's
@@ -200,7 +211,9 @@ void sl_engine_destroy(struct sl_engine *e);
  * Never fails: when the engine is stopping, done() gets 503. */
 void sl_engine_submit(struct sl_engine *e, struct sl_op *op);
 
-/* Thread-safe readers for the HTTP thread. */
+/* Thread-safe readers for the HTTP thread. The nodes: each with the
+ * executor's state and reason, and "admin": the admin's state (active,
+ * cordoned, draining, drained), reason, by and at (docs/nodes.md). */
 json_t *sl_engine_nodes_json(struct sl_engine *e);
 /* Queues with quota, use, borrowing, lending, pending and running counts
  * and fair share (the API's queue objects). */

@@ -15,6 +15,7 @@
  *   govern.c      tokens, scans, models and stages, carbon
  *   auditlog.c    the audit writer and its checkpoints
  *   nodes.c       the executor and its nodes, refreshed; this host's meters
+ *   nodeadmin.c   an admin's state of the nodes: drain, cordon, uncordon
  *   recovery.c    creation, loading, re-adoption, bootstrap
  *   readers.c     JSON views and /metrics for the HTTP thread
  *
@@ -172,6 +173,24 @@ struct job {
                                      resources it will take), 0 = not */
 };
 
+/* An admin's state of a node (docs/nodes.md), by name: kept in the store
+ * as governed objects of kind "Node" so that it outlives a restart and a
+ * node the executor no longer lists. */
+enum node_admin_state {
+    NODE_ACTIVE,                  /* in service */
+    NODE_CORDONED,                /* takes no new task */
+    NODE_DRAIN,                   /* takes no new task; "draining" while a
+                                     running job has a task there, then
+                                     "drained" */
+};
+struct node_admin {
+    char name[64];
+    enum node_admin_state state;
+    char reason[SL_NODE_REASON_MAX + 1];
+    char by[64];                  /* the admin who set it */
+    int64_t at_ms;                /* when (wall) */
+};
+
 /* Interned strings: names that many jobs share, kept for the daemon's life. */
 struct strtab {
     char **slot;                  /* open addressing; NULL = empty */
@@ -291,6 +310,10 @@ struct sl_engine {
     char allow_daemon_user[64];   /* see sl_engine_config */
     struct sl_policy *policies;   /* kind: Policy, by name */
     int npolicies;
+    struct node_admin *nadm;      /* an admin's node states, in the order
+                                     set; guarded by mu for readers */
+    int nnadm, nadm_cap;
+    int ndrain;                   /* of them, in NODE_DRAIN */
 };
 
 /* The engine's clocks: cfg.now_ms and cfg.mono_ms (set at creation, the
@@ -590,6 +613,40 @@ int sl_eng_nodes_add(struct sl_engine *e, struct sl_error *err);
 /* This machine's meters (NVML, RAPL), when a node's devices are here and
  * the executor runs commands; e->mon. */
 void sl_eng_meters_open(struct sl_engine *e);
+
+/* Node i's schedulability and note again, from the executor's state
+ * (e->nodes) and the admin's (nodeadmin.c). Takes e->mu. i < 0 = every
+ * node. */
+void sl_eng_node_restate(struct sl_engine *e, int i);
+
+/* ---- nodeadmin.c ------------------------------------------------------- */
+
+/* The admin's node states from the store (kind "Node"), applied to the
+ * nodes; at creation. Returns 0 or -errno with 'err' filled. */
+int sl_eng_nodeadmin_load(struct sl_engine *e, struct sl_error *err);
+/* The admin's state of node 'name'; NULL = never set (active). Engine
+ * thread, or under e->mu. */
+const struct node_admin *sl_eng_nodeadmin_get(const struct sl_engine *e, const char *name);
+/* Whether a Running job has a task on node i. Engine thread or e->mu. */
+bool sl_eng_node_busy(const struct sl_engine *e, int i);
+/* The admin's state of node i as shown: "active", "cordoned",
+ * "draining" or "drained". Engine thread or e->mu. */
+const char *sl_eng_nodeadmin_shown(const struct sl_engine *e, int i,
+                                   const struct node_admin *a);
+/* Into 'buf': why the admin's state keeps node i from new work, for
+ * `sluice why` ("drained by alice (reason: disk swap) since ..."); ""
+ * when active. */
+void sl_eng_nodeadmin_note(const struct sl_engine *e, int i, const struct node_admin *a,
+                           char *buf, size_t size);
+/* The admin's part of node 'name' (index i, -1 = not listed) in the
+ * API's node object: {"state","reason","by","at"} (new reference; NULL
+ * when out of memory). Engine thread or e->mu. */
+json_t *sl_eng_nodeadmin_json(const struct sl_engine *e, int i, const char *name);
+/* Re-note the drained nodes (draining becomes drained when their last
+ * job ends); before a scheduling pass. Cheap when none is drained. */
+void sl_eng_nodeadmin_refresh(struct sl_engine *e);
+/* Handlers of SL_OP_NODE_DRAIN, _CORDON and _UNCORDON. */
+int sl_eng_do_node(struct sl_engine *e, struct sl_op *op);
 
 /* ---- recovery.c -------------------------------------------------------- */
 

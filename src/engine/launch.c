@@ -515,15 +515,23 @@ void sl_eng_exec_events(struct sl_engine *e)
 
 /* ---- staging ------------------------------------------------------------- */
 
-/* Another job now waits for what staged jobs wait for: ask them back.
- * Those that had not started come back as SL_EXEC_EV_UNSTAGED. */
-static void stage_revoke(struct sl_engine *e)
+/* Ask staged jobs back: every one ('all': another job now waits for what
+ * they wait for), or those whose predecessor's node takes no new work
+ * (an admin's cordon or drain, or its executor's state), where the
+ * executor would otherwise start them the moment it frees. Those that had
+ * not started come back as SL_EXEC_EV_UNSTAGED. */
+static void stage_revoke(struct sl_engine *e, bool all)
 {
     for (size_t i = 0; i < e->nrun; i++) {
         struct job *a = e->run[i], *b;
+        struct sl_sched_node_view v;
         int64_t bid;
         pthread_mutex_lock(&e->mu);
         bid = sl_sched_job_successor(e->sched, a->id);
+        if (bid && !all &&
+            (!a->tasks || sl_sched_node_view(e->sched, a->tasks[0].node, &v) < 0 ||
+             v.schedulable))
+            bid = 0;
         pthread_mutex_unlock(&e->mu);
         if (bid && (b = sl_imap_get(&e->jobs, bid)) && b->staged_after == a->id &&
             !b->revoking) {
@@ -541,10 +549,11 @@ void sl_eng_stage_pick(struct sl_engine *e)
 
     if (!e->caps.stages)
         return;
+    stage_revoke(e, false);
     pthread_mutex_lock(&e->mu);
     if (sl_sched_stage_contested(e->sched)) {
         pthread_mutex_unlock(&e->mu);
-        stage_revoke(e);
+        stage_revoke(e, true);
         return;
     }
     n = sl_sched_stage_pick(e->sched, now, st, (int)SL_ARRAY_LEN(st));

@@ -76,17 +76,34 @@ int sl_eng_executor_open(struct sl_engine *e, struct sl_error *err)
     return rc;
 }
 
-/* Node i of the scheduler takes work when the executor has it up; when
- * not, why (its state and reason) is what `sluice why` shows. */
+/* Node i of the scheduler takes work when the executor has it up and no
+ * admin has cordoned or drained it; when not, why (the admin's state, then
+ * the executor's state and reason) is what `sluice why` shows. Neither
+ * hides the other: a node Slurm says down stays unschedulable whatever the
+ * admin's state, and a drained node stays drained whatever Slurm says. */
 static void node_state(struct sl_engine *e, int i, const struct sl_node_info *ni)
 {
-    char why[192];
+    const struct node_admin *a = sl_eng_nodeadmin_get(e, ni->name);
+    bool admin_on = !a || a->state == NODE_ACTIVE, up = ni->state == SL_NODE_UP;
+    char why[512];
+    size_t o;
 
-    sl_sched_node_schedulable(e->sched, i, ni->state == SL_NODE_UP);
-    snprintf(why, sizeof(why), "%s%s%s", sl_node_state_name(ni->state), ni->reason[0] ? ": " : "",
-             ni->reason);
-    if (sl_sched_node_note(e->sched, i, ni->state == SL_NODE_UP ? NULL : why) < 0)
+    sl_sched_node_schedulable(e->sched, i, admin_on && up);
+    sl_eng_nodeadmin_note(e, i, a, why, sizeof(why));
+    o = strlen(why);
+    if (!up)
+        snprintf(why + o, sizeof(why) - o, "%s%s%s%s", o ? "; " : "",
+                 sl_node_state_name(ni->state), ni->reason[0] ? ": " : "", ni->reason);
+    if (sl_sched_node_note(e->sched, i, admin_on && up ? NULL : why) < 0)
         sl_warn("msg=\"out of memory noting a node's state\" node=%s", ni->name);
+}
+
+void sl_eng_node_restate(struct sl_engine *e, int i)
+{
+    pthread_mutex_lock(&e->mu);
+    for (int n = i < 0 ? 0 : i; n < e->nodes.n && (i < 0 || n == i); n++)
+        node_state(e, n, &e->nodes.nodes[n]);
+    pthread_mutex_unlock(&e->mu);
 }
 
 /* The cluster: the executor's nodes, in its order (node i of the

@@ -92,6 +92,7 @@ json_t *sl_engine_nodes_json(struct sl_engine *e)
                          (json_int_t)cpu_alloc, "mem_bytes", (json_int_t)v.mem_total,
                          "mem_bytes_allocated", (json_int_t)mem_alloc, "gpu_source",
                          ni ? ni->gpu_source : "fake", "gpus", gpus);
+        json_object_set_new(node, "admin", sl_eng_nodeadmin_json(e, n, v.name));
         json_array_append_new(nodes, node);
     }
     pthread_mutex_unlock(&e->mu);

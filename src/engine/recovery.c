@@ -650,7 +650,8 @@ static int state_load(struct sl_engine *e, struct sl_error *err)
             sl_sched_job_terminating(e->sched, e->run[i]->id, e->run[i]->preempted_for);
     if ((rc = sl_eng_meter_load(e)) < 0)
         return sl_errorf(err, rc, "store: cannot load the meter's state: %s", strerror(-rc));
-    if ((rc = sl_eng_audit_open(e, err)) < 0 || (rc = sl_eng_policies_load(e, err)) < 0)
+    if ((rc = sl_eng_audit_open(e, err)) < 0 || (rc = sl_eng_policies_load(e, err)) < 0 ||
+        (rc = sl_eng_nodeadmin_load(e, err)) < 0)
         return rc;
     return 0;
 }

@@ -29,7 +29,8 @@ enum sl_scope {
                                      users and queues (team-admin) */
     SL_SC_TOKENS = 1 << 6,        /* create and revoke tokens: one's own,
                                      one's team's (team-admin), all (admin) */
-    SL_SC_ADMIN = 1 << 7,         /* carbon intensity, scan import */
+    SL_SC_ADMIN = 1 << 7,         /* carbon intensity, scan import, node
+                                     drain, cordon, uncordon */
     SL_SC_AUDIT = 1 << 8,         /* the audit log */
     SL_SC_LINEAGE = 1 << 9,       /* lineage and models, team-bound */
     SL_SC_MODELS = 1 << 10,       /* register models, change stages (the

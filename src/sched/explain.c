@@ -456,7 +456,7 @@ static void unschedulable_nodes(const struct sl_sched *s, struct sl_buf *b, stru
             sl_buf_adds(b, "null");
         sl_buf_adds(b, "}");
         if (shown == 1) {
-            char line[256];
+            char line[560];
             snprintf(line, sizeof(line), "node %s takes work again%s%s%s",
                      cl_node_name(&s->cl, n), why ? " (" : "", why ? why : "", why ? ")" : "");
             if_add(ifs, line);

@@ -236,7 +236,7 @@ int sl_sched_node_note(struct sl_sched *s, int node, const char *why)
         s->node_notes = n;
         s->nnode_notes = s->cl.nnodes;
     }
-    if (why && !(copy = strndup(why, 160)))
+    if (why && !(copy = strndup(why, 480)))
         return -ENOMEM;
     free(s->node_notes[node]);
     s->node_notes[node] = copy;

@@ -92,7 +92,7 @@ int sl_sched_node_count(const struct sl_sched *s);
 /* A node that is not schedulable takes no new task. */
 void sl_sched_node_schedulable(struct sl_sched *s, int node, bool on);
 /* Why node 'node' is not schedulable, for explanations ("draining: disk
- * swap"; at most 160 bytes kept); NULL clears it. Returns 0, -ENOENT or
+ * swap"; at most 480 bytes kept); NULL clears it. Returns 0, -ENOENT or
  * -ENOMEM. */
 int sl_sched_node_note(struct sl_sched *s, int node, const char *why);
 

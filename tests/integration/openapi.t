@@ -955,6 +955,46 @@ def test_meter():
          want=404, name="a site name that is not a name")
 
 
+def test_nodes():
+    """drain, cordon and uncordon of the one node, with good and bad bodies;
+    it ends in service."""
+    r = call("GET", "/v1/nodes", want=200, name="nodes before a drain")
+    node = ((r.json or {}).get("nodes") or [{}])[0].get("name")
+    tap.ok(node, "the host's node is listed")
+    if not node:
+        return
+    schema = request_schema("POST", "/v1/nodes/{name}/drain")
+    tap.ok(not validate(schema, {"reason": "disk swap"}), "the document accepts a reason")
+    tap.ok(validate(schema, {"reason": "a\tb"}), "the document refuses a control character")
+    tap.ok(validate(schema, {"reason": "x" * 257}), "the document refuses 257 characters")
+    tap.ok(validate(schema, {"why": "x"}), "the document refuses an unknown field")
+    base = "/v1/nodes/%s/" % node
+    r = call("POST", base + "drain", {"reason": "disk swap"}, want=200, name="drain the node")
+    tap.ok((r.json or {}).get("state") in ("draining", "drained"),
+           "the node is draining (a job still runs there) or drained", r)
+    r = call("POST", base + "drain", {"reason": "disk swap"}, want=200, name="drain it again")
+    tap.is_((r.json or {}).get("changed"), False, "a repeat changes nothing")
+    r = call("POST", base + "cordon", want=200, name="cordon it, no body")
+    tap.is_((r.json or {}).get("previous"), "drained", "the answer says what it was")
+    call("POST", base + "cordon", {"reason": "a\tb"}, want=400, field="reason",
+         name="a reason with a control character")
+    call("POST", base + "cordon", {"reason": "x" * 257}, want=400, field="reason",
+         name="a reason too long")
+    call("POST", base + "drain", {"why": "x"}, want=400, field="why", name="an unknown field")
+    call("POST", base + "drain", b"{", ctype="application/json", want=400,
+         name="drain with bad JSON")
+    call("POST", "/v1/nodes/no-such-node/drain", want=404, code="not_found",
+         name="drain an unknown node")
+    call("POST", "/v1/nodes/no-such-node/cordon", want=404, name="cordon an unknown node")
+    call("POST", "/v1/nodes/no-such-node/uncordon", want=404, name="uncordon an unknown node")
+    r = call("GET", "/v1/nodes", want=200, name="nodes while cordoned")
+    adm = ((r.json or {}).get("nodes") or [{}])[0].get("admin") or {}
+    tap.is_((adm.get("state"), adm.get("by")), ("cordoned", "admin"),
+            "GET /v1/nodes shows the admin's state and who set it")
+    r = call("POST", base + "uncordon", want=200, name="uncordon it")
+    tap.is_((r.json or {}).get("state"), "active", "the node is back in service")
+
+
 def test_governance():
     """The governance routes, each answered and refused once at least."""
     call("GET", "/v1/policies", want=200, name="policies")
@@ -1106,6 +1146,7 @@ def main():
     test_keepalive()
     test_meter()
     test_governance()
+    test_nodes()
     test_coverage()
     r = D.request("GET", "/healthz")
     tap.is_(r.status, 200, "sluiced is still healthy after all of that")

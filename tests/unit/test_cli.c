@@ -10,6 +10,7 @@
 #include "../../src/cli/jobdoc.c"
 #include "../../src/cli/export.c"
 #include "../../src/cli/slurmconf.c"
+#include "../../src/cli/yaml_out.c"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -82,10 +83,42 @@ static void test_parser(void)
         is_int(ctx.output, SL_CLI_OUT_CSV, "-ocsv works attached");
     }
     {
-        char *argv[] = {"cmd", "-o", "yaml", NULL};
+        char *argv[] = {"cmd", "-o", "xml", NULL};
         is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
-               "ERR[-o: must be table, json or csv, got 'yaml']",
+               "ERR[-o: must be table, wide, json, yaml or csv, got 'xml']",
                "an unknown output format is refused by name");
+    }
+    {
+        char *argv[] = {"cmd", "-o", "wide", NULL};
+        parse_all(&ctx, test_opts, false, argv, out, sizeof(out));
+        ok(ctx.output == SL_CLI_OUT_TABLE && ctx.wide, "-o wide is a table, wide");
+    }
+    {
+        char *argv[] = {"cmd", "-o", "yaml", NULL};
+        parse_all(&ctx, test_opts, false, argv, out, sizeof(out));
+        ok(ctx.output == SL_CLI_OUT_JSON && !ctx.wide && sl_cli_yaml(),
+           "-o yaml: the commands print their document, as YAML");
+        sl_cli_set_yaml(false);
+    }
+    {
+        struct sl_cli_ctx w = {0};
+        struct sl_cli_command jobs = {"jobs", NULL, "", ""}, run = {"run", NULL, "", ""};
+        char *a1[] = {"cmd", "--watch", NULL}, *a2[] = {"cmd", "--interval", "500ms", NULL},
+             *a3[] = {"cmd", "--interval", "10ms", NULL}, *a4[] = {"cmd", "-w", NULL};
+        parse_all(&w, test_opts, false, a1, out, sizeof(out));
+        ok(w.watch && w.interval_ms == 0, "--watch before the command is taken (main checks it)");
+        w = (struct sl_cli_ctx){.cmd = &jobs};
+        parse_all(&w, test_opts, false, a2, out, sizeof(out));
+        ok(w.watch && w.interval_ms == 500, "--interval 500ms sets the interval and --watch");
+        is_str(parse_all(&w, test_opts, false, a3, out, sizeof(out)),
+               "ERR[--interval: must be a duration from 100ms to 1h, got '10ms']",
+               "an interval under 100ms is refused");
+        w = (struct sl_cli_ctx){.cmd = &run};
+        is_str(parse_all(&w, test_opts, false, a4, out, sizeof(out)),
+               "ERR[--watch: only for jobs, nodes and queues, not run]",
+               "--watch of a command that changes things is refused");
+        ok(sl_cli_watchable("nodes") && sl_cli_watchable("queues") && !sl_cli_watchable("cancel"),
+           "jobs, nodes and queues may be watched, nothing else");
     }
     {
         char *argv[] = {"cmd", "--server", "ftp://x", NULL};
@@ -1145,6 +1178,59 @@ static void test_gres_conf(void)
            "a broken value is named by its flag");
 }
 
+/* What sl_cli_print_yaml writes for 'text' (JSON). */
+static char *yaml_of(const char *text)
+{
+    char path[] = "/tmp/sluice-test-yaml.XXXXXX", *buf = NULL;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    int fd = mkstemp(path), saved = dup(STDOUT_FILENO);
+    size_t n = 0;
+    FILE *f;
+
+    fflush(stdout);
+    if (v && fd >= 0 && saved >= 0 && dup2(fd, STDOUT_FILENO) >= 0) {
+        sl_cli_print_yaml(v);
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+    }
+    if (fd >= 0 && (f = fopen(path, "r"))) {
+        buf = calloc(1, 4096);
+        if (buf)
+            n = fread(buf, 1, 4095, f);
+        (void)n;
+        fclose(f);
+    }
+    if (fd >= 0) {
+        close(fd);
+        unlink(path);
+    }
+    if (saved >= 0)
+        close(saved);
+    json_decref(v);
+    return buf;
+}
+
+static void test_yaml(void)
+{
+    char *y;
+
+    y = yaml_of("{\"name\":\"n1\",\"on\":true,\"n\":3,\"x\":0.5,\"big\":1e20,"
+                "\"none\":null,\"s\":\"true\",\"e\":{},\"l\":[],"
+                "\"gpus\":[{\"index\":0,\"jobs\":[1,2]}],\"a b\":\"t\\u0001\\u00e9\"}");
+    is_str(y,
+           "name: \"n1\"\n\"on\": true\n\"n\": 3\nx: 0.5\nbig: 1.0e+20\nnone: null\n"
+           "s: \"true\"\ne: {}\nl: []\ngpus:\n  -\n    index: 0\n    jobs:\n      - 1\n"
+           "      - 2\n\"a b\": \"t\\u0001\u00e9\"\n",
+           "-o yaml: block style, strings quoted, keys plain unless YAML would misread them");
+    free(y);
+    y = yaml_of("[]");
+    is_str(y, "[]\n", "an empty list is []");
+    free(y);
+    y = yaml_of("\"x\"");
+    is_str(y, "\"x\"\n", "a lone string is quoted");
+    free(y);
+}
+
 int main(void)
 {
     test_parser();
@@ -1161,5 +1247,6 @@ int main(void)
     test_queue_gpus();
     test_hostlist();
     test_gres_conf();
+    test_yaml();
     return done_testing();
 }

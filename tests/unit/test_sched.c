@@ -224,6 +224,21 @@ static void unschedulable(void)
     }
     json_decref(e);
     sl_sched_result_fini(&r);
+    {
+        /* an admin's drain with its reason, who and since when, and the
+         * executor's state after it, is kept whole up to 480 bytes */
+        char longer[600];
+        memset(longer, 'r', sizeof(longer) - 1);
+        longer[sizeof(longer) - 1] = '\0';
+        memcpy(longer, "drained by", 10);
+        is_int(sl_sched_node_note(s, 2, longer), 0, "a long note on n3");
+        e = explain(s, 1, T0);
+        bl = json_array_get(json_object_get(e, "blockers"), 0);
+        list = json_object_get(bl, "unschedulable_nodes");
+        is_int((int)strlen(json_string_value(json_object_get(json_array_get(list, 0), "why"))),
+               480, "a note is kept up to 480 bytes");
+        json_decref(e);
+    }
     sl_sched_node_schedulable(s, 2, true);
     is_int(sl_sched_node_note(s, 2, NULL), 0, "the note cleared when n3 is back");
     r = pass_at(s, T0 + 1000);

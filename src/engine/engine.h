@@ -74,6 +74,14 @@ struct sl_op_cancel { int64_t job_id; };
 struct sl_op_apply {
     struct sl_manifest *manifests;
     size_t n;
+    json_t *given;                    /* the documents as written (an
+                                         array of n objects; owned), whose
+                                         "spec" says which fields each gave;
+                                         NULL: none given */
+    bool replace;                     /* fields left out take their
+                                         defaults (else: refused, 409) */
+    bool dry_run;                     /* every check, what would change
+                                         ({"diff": [...]}), nothing kept */
 };
 struct sl_op_token {
     char user[64];                    /* whose */

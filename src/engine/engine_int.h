@@ -341,6 +341,18 @@ int sl_eng_manifest_forbidden(struct sl_op *op, size_t i, size_t n, const char *
 extern const char *const sl_eng_action_names[];
 
 int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op);
+/* objects.c: the manifest in force of 'kind' (enum sl_manifest_kind) kept
+ * by 'key' (its name; a Dataset's name@version) into *m, read from the
+ * catalog in memory and from store 'st' (the writer on the engine thread;
+ * a reader with e->mu held on another). 0, -ENOENT, or -ENOMEM. */
+int sl_eng_manifest_current(struct sl_engine *e, struct sl_store *st, int kind,
+                            const char *key, struct sl_manifest *m);
+/* objects.c: what apply 'op' would change, one entry per document
+ * appended to 'diff' ({kind, name, action, changes}, changes as
+ * sl_manifest_compare); unless op replaces or is a dry run, a document
+ * that would reset a field it left out is refused (409, op failed, the
+ * field named). Engine thread. 0 or a negative errno. */
+int sl_eng_apply_compare(struct sl_engine *e, struct sl_op *op, json_t *diff);
 
 int sl_eng_ld_team(void *arg, const char *name, const char *dq);
 

@@ -19,7 +19,11 @@ static void fini_submit(struct sl_op *op)
     free(op->u.submit.spec_json);
 }
 
-static void fini_apply(struct sl_op *op) { free(op->u.apply.manifests); }
+static void fini_apply(struct sl_op *op)
+{
+    free(op->u.apply.manifests);
+    json_decref(op->u.apply.given);
+}
 
 static void fini_carbon(struct sl_op *op)
 {

@@ -341,6 +341,9 @@ int sl_eng_manifest_forbidden(struct sl_op *op, size_t i, size_t n, const char *
 extern const char *const sl_eng_action_names[];
 
 int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op);
+/* objdelete.c: delete one catalog object (SL_OP_DELETE), by the rules of
+ * docs/api-contract.md ("Objects"); admins only. */
+int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op);
 /* objects.c: the manifest in force of 'kind' (enum sl_manifest_kind) kept
  * by 'key' (its name; a Dataset's name@version) into *m, read from the
  * catalog in memory and from store 'st' (the writer on the engine thread;

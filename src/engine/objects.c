@@ -258,3 +258,107 @@ out:
     free(now);
     return rc;
 }
+
+/* ---- GET /v1/objects -------------------------------------------------- */
+
+static int key_row(void *arg, const char *name, const char *spec)
+{
+    (void)spec;
+    return json_array_append_new(arg, json_string(name)) < 0 ? -ENOMEM : 0;
+}
+
+/* The keys of every object of 'kind', by name. Caller holds e->mu. */
+static json_t *object_keys(struct sl_engine *e, struct sl_store *rd, int kind)
+{
+    json_t *keys = json_array();
+
+    if (!keys)
+        return NULL;
+#define NAMES(arr, n, field)                                                   \
+    for (int i = 0; i < (n); i++)                                              \
+        json_array_append_new(keys, json_string(arr[i] field))
+    switch ((enum sl_manifest_kind)kind) {
+    case SL_KIND_TEAM: NAMES(e->teams, e->nteams, .name); break;
+    case SL_KIND_QUEUE: NAMES(e->queues, e->nqueues, .name); break;
+    case SL_KIND_COHORT: NAMES(e->cohorts, e->ncohorts, .name); break;
+    case SL_KIND_PRIORITY_CLASS: NAMES(e->pclasses, e->npclasses, .name); break;
+    case SL_KIND_USER: NAMES(e->users, e->nusers, .name); break;
+    case SL_KIND_BUDGET: NAMES(e->budgets, e->nbudgets, .b.name); break;
+    case SL_KIND_SCHEDULER:
+    case SL_KIND_PRICING: json_array_append_new(keys, json_string("default")); break;
+    case SL_KIND_POLICY:
+    case SL_KIND_DATASET:
+        if (sl_store_objs_each(rd, kind == SL_KIND_POLICY ? "Policy" : "Dataset", key_row,
+                               keys) < 0) {
+            json_decref(keys);
+            return NULL;
+        }
+        break;
+    }
+#undef NAMES
+    return keys;
+}
+
+/* What else a queue, a team or a cohort has: its members and queues.
+ * Caller holds e->mu. */
+static json_t *related(struct sl_engine *e, int kind, const char *key)
+{
+    json_t *r = json_object(), *users = json_array(), *queues = json_array();
+
+    for (int i = 0; kind == SL_KIND_TEAM && i < e->nusers; i++)
+        if (strcmp(e->users[i].team, key) == 0)
+            json_array_append_new(users, json_string(e->users[i].name));
+    for (int i = 0; i < e->nqueues; i++)
+        if ((kind == SL_KIND_TEAM && strcmp(e->queues[i].team, key) == 0) ||
+            (kind == SL_KIND_COHORT && strcmp(e->queues[i].cohort, key) == 0))
+            json_array_append_new(queues, json_string(e->queues[i].name));
+    if (r && users && kind == SL_KIND_TEAM)
+        json_object_set(r, "users", users);
+    if (r && queues && (kind == SL_KIND_TEAM || kind == SL_KIND_COHORT))
+        json_object_set(r, "queues", queues);
+    json_decref(users);
+    json_decref(queues);
+    return r;
+}
+
+json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kind,
+                               const char *key)
+{
+    struct sl_manifest *m = malloc(sizeof(*m));
+    json_t *out = json_array(), *keys = NULL, *k;
+    const char *kname = sl_manifest_kind_name(kind);
+    size_t i;
+    bool good = m && out && kname;
+
+    pthread_mutex_lock(&e->mu);
+    if (good && !(keys = key ? json_pack("[s]", key) : object_keys(e, rd, kind)))
+        good = false;
+    json_array_foreach (good ? keys : NULL, i, k) {
+        const char *name = json_string_value(k);
+        json_t *spec, *doc;
+        int rc = sl_eng_manifest_current(e, rd, kind, name, m);
+        if (rc == -ENOENT)
+            continue;
+        if (rc < 0 || !(spec = sl_manifest_spec_json(m))) {
+            good = false;
+            break;
+        }
+        doc = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", "sluice/v1", "kind", kname,
+                        "metadata", "name", name, "spec", spec);
+        if (doc && key)
+            json_object_set_new(doc, "related", related(e, kind, name));
+        if (!doc || json_array_append_new(out, doc) < 0) {
+            good = false;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    json_decref(keys);
+    free(m);
+    if (!good) {
+        json_decref(out);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return out;
+}

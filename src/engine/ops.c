@@ -63,6 +63,7 @@ static const struct op_type {
     [SL_OP_SCAN] = {SL_OP_SCAN, SL_SC_ADMIN, "scan.import", sl_eng_do_scan, fini_scan},
     [SL_OP_MODEL] = {SL_OP_MODEL, SL_SC_MODELS, "model.register", sl_eng_do_model, fini_model},
     [SL_OP_STAGE] = {SL_OP_STAGE, SL_SC_MODELS, "model.stage", sl_eng_do_stage, fini_stage},
+    [SL_OP_DELETE] = {SL_OP_DELETE, SL_SC_MANAGE, "object.delete", sl_eng_do_delete, NULL},
     [SL_OP_AUDIT] = {SL_OP_AUDIT, SL_SC_PUBLIC, "request", do_audit, NULL},
 };
 

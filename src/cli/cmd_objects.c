@@ -80,12 +80,20 @@ static int print_items(struct sl_cli_ctx *ctx, const json_t *items)
     json_array_foreach (items, i, doc) {
         struct sl_buf b;
         const char *cells[3];
-        char spec[1024];
+        char spec[1024], key[200];
 
         sl_buf_init(&b);
         flatten(json_object_get(doc, "spec"), "", &b);
         cells[0] = sl_cli_jstr(doc, "kind");
         cells[1] = sl_cli_jstr(json_object_get(doc, "metadata"), "name");
+        if (cells[0] && strcmp(cells[0], "Dataset") == 0 && cells[1]) {
+            /* a dataset is kept and named by name@version */
+            snprintf(key, sizeof(key), "%s@%s", cells[1],
+                     sl_cli_jstr(json_object_get(doc, "spec"), "version")
+                         ? sl_cli_jstr(json_object_get(doc, "spec"), "version")
+                         : "?");
+            cells[1] = key;
+        }
         cells[2] = sl_cli_sanitize(b.data ? b.data : "", spec, sizeof(spec));
         if (sl_cli_table_add(t, cells) < 0)
             code = SL_CLI_FAILED;
@@ -213,7 +221,7 @@ int sl_cli_cmd_delete(struct sl_cli_ctx *ctx, int argc, char **argv)
     struct sl_cli_parser p;
     struct sl_error err = {{0}, {0}};
     const char *pos[2] = {NULL, NULL}, *v;
-    char path[220], what[200], b[200];
+    char path[220], b[200];
     bool force = false;
     json_t *ans = NULL, *stopping;
     int id, n = 0, code;
@@ -239,8 +247,8 @@ int sl_cli_cmd_delete(struct sl_cli_ctx *ctx, int argc, char **argv)
         return code;
     if (force)
         sl_strlcpy(path + strlen(path), "?force=true", sizeof(path) - strlen(path));
-    snprintf(what, sizeof(what), "%.40s %.120s", pos[0], pos[1]);
-    if ((code = sl_cli_call_json(ctx, "DELETE", path, NULL, NULL, 0, what, &ans)) != SL_CLI_OK)
+    /* the server's refusals name the object */
+    if ((code = sl_cli_call_json(ctx, "DELETE", path, NULL, NULL, 0, NULL, &ans)) != SL_CLI_OK)
         return code;
     if (ctx->output != SL_CLI_OUT_TABLE) {
         code = sl_cli_print_json(ans) < 0 ? SL_CLI_FAILED : SL_CLI_OK;

@@ -310,12 +310,15 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
 {
     int kind = op->u.del.kind, rc;
     const char *key = op->u.del.key, *kname = sl_manifest_kind_name(kind);
+    char lower[32] = "";
     struct sl_manifest *m = malloc(sizeof(*m));
     struct live_jobs lj = {0};
     json_t *stopping = json_array();
     char jobs[96];
 
     snprintf(op->object, sizeof(op->object), "%s:%s", kname ? kname : "?", key);
+    for (size_t i = 0; kname && kname[i] && i + 1 < sizeof(lower); i++)
+        lower[i] = (char)(kname[i] | 0x20); /* "queue rq has ..." */
     if (!m || !stopping) {
         rc = -ENOMEM;
         goto oom;
@@ -327,7 +330,7 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
     if ((rc = sl_eng_manifest_current(e, e->st, kind, key, m)) == -ENOMEM)
         goto oom;
     if (rc < 0) {
-        rc = refuse(op, 404, "not_found", "%s %s not found", kname, key);
+        rc = refuse(op, 404, "not_found", "%s %s not found", lower, key);
         goto out;
     }
     if ((rc = check_refs(e, op, kind, key)) < 0)
@@ -337,7 +340,7 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
     if (lj.pending + lj.running) {
         bool forceable = kind == SL_KIND_QUEUE;
         if (!forceable || !op->u.del.force) {
-            rc = refuse(op, 409, "conflict", "%s %s has %s%s", kname, key,
+            rc = refuse(op, 409, "conflict", "%s %s has %s%s", lower, key,
                         jobs_text(&lj, jobs, sizeof(jobs)),
                         forceable ? "; --force cancels them"
                         : kind == SL_KIND_TEAM ? "; delete its queues with --force first"
@@ -364,7 +367,7 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
     if ((kind == SL_KIND_TEAM && (rc = team_queue_too(e, key)) < 0) ||
         (rc = remove_object(e, kind, key)) < 0) {
         if (rc == -ENOENT)
-            rc = refuse(op, 404, "not_found", "%s %s not found", kname, key);
+            rc = refuse(op, 404, "not_found", "%s %s not found", lower, key);
         else
             rc = refuse(op, 503, "unavailable", "store: write failed");
         goto out;

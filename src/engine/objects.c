@@ -30,6 +30,7 @@ static int from_text(enum sl_manifest_kind kind, const char *name, const char *t
     return rc == -ENOMEM ? rc : rc < 0 ? -ENOENT : 0;
 }
 
+/* The Scheduler or the Pricing (name "default") kept under meta 'key'. */
 static int from_meta(struct sl_store *st, enum sl_manifest_kind kind, const char *key,
                      struct sl_manifest *m)
 {
@@ -40,7 +41,7 @@ static int from_meta(struct sl_store *st, enum sl_manifest_kind kind, const char
         return -ENOMEM;
     rc = sl_store_meta_get(st, key, text, META_TEXT_MAX);
     if (rc == 0)
-        rc = from_text(kind, key, text, m);
+        rc = from_text(kind, "default", text, m);
     free(text);
     return rc < 0 && rc != -ENOMEM ? -ENOENT : rc;
 }
@@ -343,8 +344,9 @@ json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kin
             good = false;
             break;
         }
+        /* a dataset's name without its @version (spec.version) */
         doc = json_pack("{s:s, s:s, s:{s:s}, s:o}", "apiVersion", "sluice/v1", "kind", kname,
-                        "metadata", "name", name, "spec", spec);
+                        "metadata", "name", m->name, "spec", spec);
         if (doc && key)
             json_object_set_new(doc, "related", related(e, kind, name));
         if (!doc || json_array_append_new(out, doc) < 0) {

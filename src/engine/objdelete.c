@@ -281,7 +281,17 @@ static int check_refs(struct sl_engine *e, struct sl_op *op, int kind, const cha
                           "another spec.defaultQueue first, or delete the team",
                           key, team, team);
         return 0;
+    case SL_KIND_PRIORITY_CLASS:
+        if (sl_eng_pclass_find(e, key) && sl_eng_pclass_find(e, key)->is_default)
+            return refuse(op, 409, "conflict",
+                          "priority class %s is the default class; apply another with "
+                          "spec.default: true first",
+                          key);
+        return 0;
     case SL_KIND_USER:
+        if (strcmp(key, op->who.user) == 0)
+            return refuse(op, 409, "conflict",
+                          "user %s is the caller: an admin does not delete itself", key);
         live = sl_store_user_tokens_live(e->st, key, sl_eng_now_ms(e));
         if (live < 0)
             return refuse(op, 503, "unavailable", "store: cannot count the user's tokens");

@@ -210,6 +210,8 @@ CASES = [
     ("cohort", "shared", "cohort shared has 1 queue (rq)"),
     ("priorityclass", "urgent", "priorityclass urgent has 1 "),
     ("user", "alice", "user alice has 1 live token; --force revokes them"),
+    ("priorityclass", "batch", "priority class batch is the default class"),
+    ("user", "admin", "user admin is the caller: an admin does not delete itself"),
     ("scheduler", "default", "one Scheduler is always in force"),
     ("pricing", "default", "one Pricing is always in force"),
 ]

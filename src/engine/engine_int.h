@@ -8,6 +8,9 @@
  *   core.c        the loop, the op queue, group commit, the syncer, timers
  *   catalog.c     teams, queues, cohorts, classes, users; apply
  *   teamadmin.c   what a team-admin may apply
+ *   objects.c     objects as manifests: in force, what an apply changes,
+ *                 GET /v1/objects
+ *   objdelete.c   deleting objects: what blocks, --force
  *   admission.c   submit and cancel, admission policies, lineage
  *   job.c         job views, rows, the run list, transitions to an end
  *   launch.c      placement, preemption, the job environment, starting tasks

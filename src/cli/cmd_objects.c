@@ -262,11 +262,19 @@ int sl_cli_cmd_delete(struct sl_cli_ctx *ctx, int argc, char **argv)
         if (json_array_size(json_object_get(ans, "cancelled")))
             printf("cancelled %zu job(s)\n", json_array_size(json_object_get(ans, "cancelled")));
         stopping = json_object_get(ans, "stopping");
-        if (json_is_true(json_object_get(ans, "deleted")))
-            printf("%s/%s deleted\n", k, sl_cli_sanitize(sl_cli_jstr(ans, "name") ?
-                                                         sl_cli_jstr(ans, "name") : "?", b,
-                                                         sizeof(b)));
-        else
+        if (json_is_true(json_object_get(ans, "deleted"))) {
+            size_t w;
+            json_t *gone;
+            printf("%s/%s deleted", k, sl_cli_sanitize(sl_cli_jstr(ans, "name") ?
+                                                       sl_cli_jstr(ans, "name") : "?", b,
+                                                       sizeof(b)));
+            /* what went with a team */
+            json_array_foreach (json_object_get(ans, "with"), w, gone)
+                printf("%s%s", w ? ", " : " with ",
+                       sl_cli_sanitize(json_is_string(gone) ? json_string_value(gone) : "?", b,
+                                       sizeof(b)));
+            printf("\n");
+        } else
             printf("%s/%s not deleted yet: %zu running job(s) are stopping; delete again "
                    "once they have ended\n",
                    k, sl_cli_sanitize(sl_cli_jstr(ans, "name") ? sl_cli_jstr(ans, "name")

@@ -135,7 +135,8 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "  --force   cancel a queue's jobs (pending ones end at once; with running\n"
      "            ones the queue stays until they have ended: delete again),\n"
-     "            revoke a user's tokens\n"},
+     "            revoke a user's tokens, delete a team's users, queues and\n"
+     "            budgets with it (never while its queues have jobs)\n"},
     {"why", sl_cli_cmd_why, "why a job is pending: blockers, queue position, ETA",
      "usage: sluice why JOB\n"
      "\n"

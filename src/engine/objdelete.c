@@ -148,15 +148,42 @@ static bool is_default_queue(struct sl_engine *e, const char *q, char *team, siz
     return false;
 }
 
+/* Datasets owned by 'team' (names into 'list'). */
+struct owned {
+    const char *team;
+    char *list;
+    size_t size;
+    int n;
+};
+
+static int owned_row(void *arg, const char *name, const char *spec)
+{
+    struct owned *o = arg;
+    json_t *d = json_loads(spec, 0, NULL);
+    const char *owner = json_string_value(json_object_get(d, "owner"));
+
+    if (owner && strcmp(owner, o->team) == 0 && ++o->n)
+        names_add(o->list, o->size, name);
+    json_decref(d);
+    return 0;
+}
+
 static int check_team(struct sl_engine *e, struct sl_op *op, const char *name)
 {
     const struct team *t = sl_eng_team_find(e, name);
-    char users[256] = "", queues[256] = "", owned[256] = "";
+    char users[256] = "", queues[256] = "", owned[256] = "", sets[256] = "";
+    struct owned ds = {name, sets, sizeof(sets), 0};
     int nu = 0, nq = 0, no = 0;
 
     for (int i = 0; i < e->nusers; i++)
-        if (strcmp(e->users[i].team, name) == 0 && ++nu)
+        if (strcmp(e->users[i].team, name) == 0 && ++nu) {
             names_add(users, sizeof(users), e->users[i].name);
+            if (op->u.del.force && strcmp(e->users[i].name, op->who.user) == 0)
+                return refuse(op, 409, "conflict",
+                              "team %s has the caller (%s) as a user: an admin does not "
+                              "delete itself",
+                              name, op->who.user);
+        }
     for (int i = 0; i < e->nqueues; i++)
         if (strcmp(e->queues[i].team, name) == 0 &&
             strcmp(e->queues[i].name, t->default_queue) != 0 && ++nq)
@@ -164,15 +191,22 @@ static int check_team(struct sl_engine *e, struct sl_op *op, const char *name)
     for (int i = 0; i < e->nbudgets; i++)
         if (strcmp(e->budgets[i].b.team, name) == 0 && ++no)
             names_add(owned, sizeof(owned), e->budgets[i].b.name);
-    if (nu || nq)
+    if (sl_store_objs_each(e->st, "Dataset", owned_row, &ds) < 0)
+        return refuse(op, 503, "unavailable", "store: cannot read the datasets");
+    if ((nu || nq) && !op->u.del.force)
         return refuse(op, 409, "conflict",
                       "team %s has %d user%s%s%s%s and %d queue%s%s%s%s besides its default "
-                      "queue; delete them first",
+                      "queue; --force deletes them",
                       name, nu, nu == 1 ? "" : "s", nu ? " (" : "", users, nu ? ")" : "",
                       nq, nq == 1 ? "" : "s", nq ? " (" : "", queues, nq ? ")" : "");
-    if (no)
-        return refuse(op, 409, "conflict", "team %s has budgets (%s); delete them first",
+    if (no && !op->u.del.force)
+        return refuse(op, 409, "conflict", "team %s has budgets (%s); --force deletes them",
                       name, owned);
+    if (ds.n)
+        return refuse(op, 409, "conflict",
+                      "team %s owns datasets (%s); delete them or give them another owner "
+                      "first",
+                      name, sets);
     return 0;
 }
 
@@ -305,15 +339,40 @@ static int check_refs(struct sl_engine *e, struct sl_op *op, int kind, const cha
     }
 }
 
-/* The team's own default queue goes with it (no jobs: checked). */
-static int team_queue_too(struct sl_engine *e, const char *team)
+/* What goes with a team (its live jobs refused already): its users (and
+ * their tokens), its queues, its budgets; their names into 'gone'. */
+static int team_members_too(struct sl_engine *e, const char *team, json_t *gone)
 {
-    const struct team *t = sl_eng_team_find(e, team);
-    const struct queue *q = t ? sl_eng_queue_find(e, t->default_queue) : NULL;
+    json_t *todo = json_array(), *v;
+    size_t i;
+    int rc = 0;
 
-    if (!q || strcmp(q->team, team) != 0)
-        return 0;
-    return remove_object(e, SL_KIND_QUEUE, q->name);
+    if (!todo)
+        return -ENOMEM;
+    for (int k = 0; k < e->nusers; k++)
+        if (strcmp(e->users[k].team, team) == 0)
+            json_array_append_new(todo, json_pack("[i,s]", SL_KIND_USER, e->users[k].name));
+    for (int k = 0; k < e->nqueues; k++)
+        if (strcmp(e->queues[k].team, team) == 0)
+            json_array_append_new(todo, json_pack("[i,s]", SL_KIND_QUEUE, e->queues[k].name));
+    for (int k = 0; k < e->nbudgets; k++)
+        if (strcmp(e->budgets[k].b.team, team) == 0)
+            json_array_append_new(todo, json_pack("[i,s]", SL_KIND_BUDGET, e->budgets[k].b.name));
+    json_array_foreach (todo, i, v) {
+        int kind = (int)json_integer_value(json_array_get(v, 0));
+        const char *name = json_string_value(json_array_get(v, 1));
+        char what[160];
+        if (!name) {
+            rc = -ENOMEM;
+            break;
+        }
+        if ((rc = remove_object(e, kind, name)) < 0)
+            break;
+        snprintf(what, sizeof(what), "%s:%s", sl_manifest_kind_name(kind), name);
+        json_array_append_new(gone, json_string(what));
+    }
+    json_decref(todo);
+    return rc;
 }
 
 int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
@@ -323,13 +382,13 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
     char lower[32] = "";
     struct sl_manifest *m = malloc(sizeof(*m));
     struct live_jobs lj = {0};
-    json_t *stopping = json_array();
+    json_t *stopping = json_array(), *gone = json_array();
     char jobs[96];
 
     snprintf(op->object, sizeof(op->object), "%s:%s", kname ? kname : "?", key);
     for (size_t i = 0; kname && kname[i] && i + 1 < sizeof(lower); i++)
         lower[i] = (char)(kname[i] | 0x20); /* "queue rq has ..." */
-    if (!m || !stopping) {
+    if (!m || !stopping || !gone) {
         rc = -ENOMEM;
         goto oom;
     }
@@ -374,17 +433,23 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op)
             goto out;
         }
     }
-    if ((kind == SL_KIND_TEAM && (rc = team_queue_too(e, key)) < 0) ||
+    if ((kind == SL_KIND_TEAM && (rc = team_members_too(e, key, gone)) < 0) ||
         (rc = remove_object(e, kind, key)) < 0) {
-        if (rc == -ENOENT)
+        if (rc == -ENOENT) {
             rc = refuse(op, 404, "not_found", "%s %s not found", lower, key);
-        else
+        } else {
+            e->write_failed = true; /* what was removed from memory stays so */
             rc = refuse(op, 503, "unavailable", "store: write failed");
+        }
         goto out;
     }
     op->result = json_pack("{s:s, s:s, s:b, s:O}", "kind", kname, "name", key, "deleted",
                            true, "cancelled", lj.ids);
     op->audit_details = json_pack("{s:b, s:O}", "force", op->u.del.force, "cancelled", lj.ids);
+    if (json_array_size(gone)) { /* a team's users, queues and budgets */
+        json_object_set(op->result, "with", gone);
+        json_object_set(op->audit_details, "with", gone);
+    }
     op->status = 200;
     rc = 0;
     goto out;
@@ -394,6 +459,7 @@ oom:
 out:
     json_decref(lj.ids);
     json_decref(stopping);
+    json_decref(gone);
     free(m);
     return rc;
 }

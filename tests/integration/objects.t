@@ -259,13 +259,30 @@ rc, out, err = cli("delete", "user", "alice", "--force")
 tap.ok(rc == 0 and "user/alice deleted" in out, "delete user --force revokes its token", err)
 tap.is_(d.request("GET", "/v1/whoami", token=TOK["alice"]).status, 401,
         "the deleted user's token no longer works")
-for kind, name in (("priorityclass", "urgent"), ("cohort", "shared"), ("budget", "rb"),
-                   ("policy", "rp"), ("dataset", "corpus@v1"), ("user", "tara"),
-                   ("user", "vic")):
-    rc, out, err = cli("delete", kind, name, "--force")
+for kind, name in (("priorityclass", "urgent"), ("cohort", "shared"), ("policy", "rp")):
+    rc, out, err = cli("delete", kind, name)
     tap.ok(rc == 0 and "deleted" in out, "delete %s %s" % (kind, name), err)
+rc, out, err = cli("delete", "team", "research", "--force")
+tap.ok(rc == 2 and "team research owns datasets (corpus@v1)" in err,
+       "a team that owns a dataset is not deleted, even with --force", err)
+rc, out, err = cli("delete", "dataset", "corpus@v1")
+tap.ok(rc == 0 and "deleted" in out, "delete dataset corpus@v1", err)
 rc, out, err = cli("delete", "team", "research")
-tap.ok(rc == 0 and "team/research deleted" in out, "a team with nothing left is deleted", err)
+tap.ok(rc == 2 and "team research has 2 users (tara, vic) and 0 queues besides its default "
+       "queue; --force deletes them" in err, "without --force the team's users block", err)
+st, body = d.json_req("DELETE", "/v1/objects/team/research?force=true")
+tap.ok(st == 200 and body.get("deleted") is True and sorted(body.get("with", [])) ==
+       ["Budget:rb", "Queue:research", "User:tara", "User:vic"],
+       "--force deletes the team with its users, default queue and budget", body)
+rc, out, err = cli("apply", "-f", "-", stdin=TEAM)
+rc, out, err = cli("delete", "team", "research", "--force")
+tap.is_(out, "team/research deleted with Queue:research\n",
+        "the CLI says what went with a team (applied again: its own queue)")
+rec = [r for r in audit("object.delete") if r["object"] == "Team:research" and
+       r["outcome"] == "ok"]
+tap.ok(any(sorted(r["details"].get("with", [])) ==
+           ["Budget:rb", "Queue:research", "User:tara", "User:vic"] for r in rec),
+       "the audit record lists what went with the team")
 st, body = d.json_req("GET", "/v1/objects/queues")
 tap.ok("research" not in [q["metadata"]["name"] for q in body.get("items", [])],
        "its default queue went with it")

@@ -226,8 +226,10 @@ json_t *sl_engine_queues_json(struct sl_engine *e);
  * (sl_manifest_spec_json), by name; 'key' NULL: all, else only the one kept
  * by 'key' (its name, a Dataset's name@version) with "related" added: a
  * team's "users" and "queues", a cohort's "queues" (else {}); an empty
- * array when there is none. Policies and datasets are read from 'rd' (the
- * caller's reader). NULL with errno ENOMEM, or EIO when 'rd' failed. */
+ * array when there is none. The Scheduler, the Pricing, policies and
+ * datasets are read from 'rd' (the caller's reader), without e->mu; the
+ * other kinds from memory under it. NULL with errno ENOMEM, or EIO when
+ * 'rd' failed. */
 json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kind,
                                const char *key);
 /* Copy the pending reason of job 'id' into buf; returns 0 or -ENOENT. */

@@ -350,7 +350,9 @@ int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op);
 /* objects.c: the manifest in force of 'kind' (enum sl_manifest_kind) kept
  * by 'key' (its name; a Dataset's name@version) into *m, read from the
  * catalog in memory and from store 'st' (the writer on the engine thread;
- * a reader with e->mu held on another). 0, -ENOENT, or -ENOMEM. */
+ * on another, a reader, with e->mu held for the kinds kept in memory:
+ * all but the Scheduler, the Pricing, Policy and Dataset). 0, -ENOENT, or
+ * -ENOMEM. */
 int sl_eng_manifest_current(struct sl_engine *e, struct sl_store *st, int kind,
                             const char *key, struct sl_manifest *m);
 /* objects.c: what apply 'op' would change, one entry per document

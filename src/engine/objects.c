@@ -268,7 +268,8 @@ static int key_row(void *arg, const char *name, const char *spec)
     return json_array_append_new(arg, json_string(name)) < 0 ? -ENOMEM : 0;
 }
 
-/* The keys of every object of 'kind', by name. Caller holds e->mu. */
+/* The keys of every object of 'kind', by name. Caller holds e->mu for the
+ * kinds kept in memory. */
 static json_t *object_keys(struct sl_engine *e, struct sl_store *rd, int kind)
 {
     json_t *keys = json_array();
@@ -330,8 +331,13 @@ json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kin
     const char *kname = sl_manifest_kind_name(kind);
     size_t i;
     bool good = m && out && kname;
+    /* kinds kept only in the store are read without e->mu: the engine
+     * never waits on this thread's I/O */
+    bool in_memory = kind != SL_KIND_SCHEDULER && kind != SL_KIND_PRICING &&
+                     kind != SL_KIND_POLICY && kind != SL_KIND_DATASET;
 
-    pthread_mutex_lock(&e->mu);
+    if (in_memory)
+        pthread_mutex_lock(&e->mu);
     if (good && !(keys = key ? json_pack("[s]", key) : object_keys(e, rd, kind)))
         good = false;
     json_array_foreach (good ? keys : NULL, i, k) {
@@ -354,7 +360,8 @@ json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kin
             break;
         }
     }
-    pthread_mutex_unlock(&e->mu);
+    if (in_memory)
+        pthread_mutex_unlock(&e->mu);
     json_decref(keys);
     free(m);
     if (!good) {

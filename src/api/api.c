@@ -352,6 +352,9 @@ static const struct route {
     {"GET", "/v1/models/{ref}", sl_api_route_model_get, READ(SL_SC_LINEAGE), NULL, MT_NONE},
     {"POST", "/v1/models/{ref}/stage", sl_api_route_model_stage, CHANGE(SL_OP_STAGE), "model", MT_JSON},
     {"GET", "/v1/lineage/{ref}", sl_api_route_lineage, READ(SL_SC_LINEAGE), NULL, MT_NONE},
+    {"GET", "/v1/objects/{kind}", sl_api_route_objects, READ(SL_SC_READ), NULL, MT_NONE},
+    {"GET", "/v1/objects/{kind}/{ref}", sl_api_route_object_get, READ(SL_SC_READ), NULL, MT_NONE},
+    {"DELETE", "/v1/objects/{kind}/{ref}", sl_api_route_object_delete, CHANGE(SL_OP_DELETE), "object", MT_NONE},
 };
 
 /* Whether the request's body has a media type its route reads. Only a
@@ -446,10 +449,22 @@ static bool ref_valid(const char *s)
     return true;
 }
 
-/* Match 'path' against 'pattern', filling c->id / c->name. */
+/* Match 'path' against 'pattern', filling c->id / c->name / c->kind. */
 static bool match(const char *pattern, const char *path, struct ctx *c)
 {
     while (*pattern && *path) {
+        if (strncmp(pattern, "{kind}", 6) == 0) {
+            /* a kind word: letters, '-' and '_' (sl_manifest_kind_parse) */
+            size_t n = strcspn(path, "/");
+            if (n == 0 || n >= sizeof(c->kind) || strspn(path, "abcdefghijklmnopqrstuvwxyz"
+                                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ-_") < n)
+                return false;
+            memcpy(c->kind, path, n);
+            c->kind[n] = '\0';
+            pattern += 6;
+            path += n;
+            continue;
+        }
         if (strncmp(pattern, "{id}", 4) == 0 || strncmp(pattern, "{name}", 6) == 0 ||
             strncmp(pattern, "{ref}", 5) == 0) {
             bool is_id = pattern[1] == 'i', is_ref = pattern[1] == 'r';

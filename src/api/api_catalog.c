@@ -103,18 +103,34 @@ void sl_api_route_apply(struct ctx *c)
     struct op_state *s;
     size_t len, n = 0;
     const char *body = sl_http_body(c->r, &len);
+    bool replace = false, dry = false;
+    json_t *given = NULL;
     int rc;
 
+    if (!sl_api_query_bool(c, "replace", &replace) || !sl_api_query_bool(c, "dry_run", &dry))
+        return;
     if ((rc = sl_manifests_parse(body, len, &m, &n, &err)) < 0) {
         sl_api_reply_errno(c, rc, &err);
         return;
     }
+    /* the documents as written, for the fields each gave (parsed again:
+     * the manifests keep only what they mean) */
+    if (sl_doc_decode(body, len, true, &given, &err) < 0 || json_array_size(given) != n) {
+        json_decref(given);
+        free(m);
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
     if (!(s = sl_api_op_new(c, SL_OP_APPLY))) {
+        json_decref(given);
         free(m);
         return;
     }
     s->op.u.apply.manifests = m;
     s->op.u.apply.n = n;
+    s->op.u.apply.given = given;
+    s->op.u.apply.replace = replace;
+    s->op.u.apply.dry_run = dry;
     sl_api_op_send(c, s);
 }
 

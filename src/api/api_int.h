@@ -15,6 +15,7 @@
  *   api_audit.c    the audit log, its export, verification, checkpoints,
  *                  scan import
  *   api_models.c   models (one, register, stage) and lineage
+ *   api_objects.c  the catalog's objects by kind: list, one, delete
  *   metrics.c      GET /metrics
  *
  * Everything runs on the HTTP server's thread.
@@ -66,6 +67,7 @@ struct ctx {
     struct sl_principal who;
     int64_t id;                   /* {id} in the path */
     char name[128];               /* {name} or {ref} in the path */
+    char kind[32];                /* {kind} in the path */
     int row;                      /* route table row; -1 = none matched */
     const char *action;           /* the route's audit action; NULL = a read */
     int op;                       /* the route's enum sl_op_kind; -1 = a read */
@@ -132,6 +134,9 @@ int sl_api_report_row(void *arg, const struct sl_usage_row *row);
 /* ---- the handlers of the route table ---------------------------------- */
 
 void sl_api_route_apply(struct ctx *c);
+void sl_api_route_objects(struct ctx *c);
+void sl_api_route_object_get(struct ctx *c);
+void sl_api_route_object_delete(struct ctx *c);
 void sl_api_route_audit(struct ctx *c);
 void sl_api_route_audit_checkpoint(struct ctx *c);
 void sl_api_route_audit_export(struct ctx *c);

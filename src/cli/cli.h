@@ -404,6 +404,15 @@ int sl_cli_cmd_lineage(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_models(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_scan(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_slurm(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_get(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_describe(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_delete(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_diff(struct sl_cli_ctx *ctx, int argc, char **argv);
+
+/* Parse "-f FILE" (required) and, when 'replace' is not NULL, "--replace"
+ * for apply and diff. Returns SL_CLI_OK, SL_CLI_DONE or SL_CLI_USAGE. */
+int sl_cli_parse_apply(struct sl_cli_ctx *ctx, int argc, char **argv, const char **path,
+                       bool *replace);
 
 /* The handling every command gives -h, --version and bad options: print
  * the usage, the version or the error. Returns 0 for an ordinary option

@@ -27,13 +27,15 @@ int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv)
     struct sl_cli_table *t = NULL;
     const char *path;
     json_t *ans = NULL, *applied, *item;
+    bool replace = false;
     size_t i;
     int code;
 
-    if ((code = sl_cli_parse_file(ctx, argc, argv, &path)) != SL_CLI_OK)
+    if ((code = sl_cli_parse_apply(ctx, argc, argv, &path, &replace)) != SL_CLI_OK)
         return code;
-    if ((code = sl_cli_post_document(ctx, path, "/v1/apply", true, &ans)) !=
-        SL_CLI_OK)
+    if ((code = sl_cli_post_document(ctx, path,
+                                     replace ? "/v1/apply?replace=true" : "/v1/apply", true,
+                                     &ans)) != SL_CLI_OK)
         goto out;
     if (ctx->output == SL_CLI_OUT_JSON) {
         code = sl_cli_print_json(ans) < 0 ? SL_CLI_FAILED : SL_CLI_OK;

@@ -132,13 +132,53 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "  -r, --reason TEXT   why (at most 256 printable characters)\n"},
     {"apply", sl_cli_cmd_apply, "declare teams, queues, priority classes, users",
-     "usage: sluice apply -f FILE\n"
+     "usage: sluice apply -f FILE [--replace]\n"
      "\n"
      "Apply the manifests in FILE (YAML documents separated by '---', or a\n"
      "JSON object or array; '-' reads standard input; at most 1 MiB). Prints\n"
-     "one line per object, e.g. \"team/vision created\".\n"
+     "one line per object, e.g. \"team/vision created\". A document that\n"
+     "leaves out a field its object has set is refused, naming the field\n"
+     "and its value now (see `sluice diff`), unless --replace.\n"
+     "\n"
+     "  -f, --file FILE   the manifests\n"
+     "  --replace         fields left out take their defaults\n"},
+    {"diff", sl_cli_cmd_diff, "what apply -f FILE would change, changing nothing",
+     "usage: sluice diff -f FILE\n"
+     "\n"
+     "The server checks FILE as apply does and keeps nothing. One line per\n"
+     "object (would be created, would change, unchanged), then per changed\n"
+     "field 'spec.FIELD: OLD -> NEW', marked when FILE left it out (apply\n"
+     "refuses those without --replace). -o json prints the server's answer.\n"
      "\n"
      "  -f, --file FILE   the manifests\n"},
+    {"get", sl_cli_cmd_get, "list the objects of a kind, or one",
+     "usage: sluice get KIND [NAME]\n"
+     "\n"
+     "KIND: team, queue, cohort, priorityclass, user, scheduler, pricing,\n"
+     "budget, policy or dataset, singular or plural, any case ('-' and '_'\n"
+     "ignored). One line per object: KIND NAME and its spec as field=value.\n"
+     "A dataset's NAME is name@version. -o json prints the manifests (apply\n"
+     "takes them back); -o csv kind, name, spec.\n"},
+    {"describe", sl_cli_cmd_describe, "one object: every field and what relates to it",
+     "usage: sluice describe KIND NAME\n"
+     "\n"
+     "Every field of the object's spec, defaults filled in, then what\n"
+     "relates to it: a queue's use, borrowing, pending and running jobs; a\n"
+     "team's users and queues; a cohort's queues. -o json prints the object.\n"},
+    {"delete", sl_cli_cmd_delete, "delete an object (refused while others depend on it)",
+     "usage: sluice delete KIND NAME [--force]\n"
+     "\n"
+     "Admins only; every deletion is audited. Refused, naming what blocks,\n"
+     "while something depends on the object: a queue with pending or running\n"
+     "jobs, or that is a team's default queue; a team with users, queues or\n"
+     "budgets; a cohort with queues; a priority class, user or dataset that\n"
+     "live jobs use; a user with live tokens. The Scheduler and the Pricing\n"
+     "are never deleted.\n"
+     "\n"
+     "  --force   cancel a queue's jobs (pending ones end at once; with running\n"
+     "            ones the queue stays until they have ended: delete again),\n"
+     "            revoke a user's tokens, delete a team's users, queues and\n"
+     "            budgets with it (never while its queues have jobs)\n"},
     {"why", sl_cli_cmd_why, "why a job is pending: blockers, queue position, ETA",
      "usage: sluice why JOB\n"
      "\n"

@@ -236,6 +236,26 @@ int sl_manifests_parse(const char *buf, size_t len, struct sl_manifest **out,
  * or NULL with errno ENOMEM. */
 json_t *sl_manifest_spec_json(const struct sl_manifest *m);
 
+/* The manifest kind a person means by 'word': a kind's name or its
+ * plural, ignoring case, '-' and '_' ("Queue", "queues", "priority-class",
+ * "PriorityClasses", "policies"). Returns the enum sl_manifest_kind value,
+ * or -EINVAL for NULL or any other word. */
+int sl_manifest_kind_parse(const char *word);
+/* The kind's name as manifests write it ("PriorityClass"), or NULL. */
+const char *sl_manifest_kind_name(int kind);
+
+/* What an apply would change: 'old' and 'new' are an object's normalised
+ * specs (sl_manifest_spec_json) in force and after the apply, 'given' the
+ * spec as the document wrote it (NULL: none). Objects are compared member
+ * by member; anything else (lists, numbers, strings) as a whole. Returns a
+ * new array with one entry per field that differs, in old's member order
+ * then new's: {"field": "spec.nominal.gpus", "old": value or null (absent),
+ * "new": value or null (absent), "given": whether the document gave the
+ * field: it holds the field's whole path, or a part of the path whose
+ * value is not an object with members (a list, a scalar, null or {} set
+ * all that is under it)}. Equal specs give []. NULL with errno ENOMEM. */
+json_t *sl_manifest_compare(const json_t *old, const json_t *new, const json_t *given);
+
 /* Placement policy names, exactly as written in spec.placement and
  * `--policy NAME`: "fgd", "bestfit", "packing", "clustering", "dotprod",
  * "random", "spread". _name returns "?" for a value outside the enum;

@@ -64,7 +64,8 @@ void sl_eng_audit_op(struct sl_engine *e, struct sl_op *op, int rc)
     char who[96];
     json_t *d;
 
-    if (op->kind == SL_OP_SUBMIT && op->u.submit.dry_run)
+    if ((op->kind == SL_OP_SUBMIT && op->u.submit.dry_run) ||
+        (op->kind == SL_OP_APPLY && op->u.apply.dry_run))
         return; /* a dry run changes nothing: nothing to record (its details
                    are freed with the op) */
     d = op->audit_details ? op->audit_details : json_object();

@@ -631,12 +631,12 @@ int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
 {
     struct apply a = {.e = e, .op = op};
     struct catalog_saved *saved = malloc(sizeof(*saved));
-    json_t *applied = json_array();
+    json_t *applied = json_array(), *diff = json_array();
     bool meter;
     int rc;
 
     a.texts = calloc(op->u.apply.n ? op->u.apply.n : 1, sizeof(char *));
-    if (!applied || !saved || !a.texts) {
+    if (!applied || !diff || !saved || !a.texts) {
         sl_eng_op_fail(op, 503, "unavailable");
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
         goto out;
@@ -644,7 +644,7 @@ int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
     /* The scope (SL_SC_MANAGE) was checked from the operation table; what
      * a team-admin may apply depends on its team. */
     if ((!sl_eng_is_admin(&op->who) && (rc = sl_eng_team_admin_check(e, op)) < 0) ||
-        (rc = check_accounts(&a)) < 0)
+        (rc = check_accounts(&a)) < 0 || (rc = sl_eng_apply_compare(e, op, diff)) < 0)
         goto out;
     /* The catalog (teams, queues, cohorts, classes, users and their
      * counts) changes under e->mu, which readers on the HTTP thread
@@ -653,9 +653,18 @@ int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
      * does, later); a refused apply puts the catalog back as it was. */
     pthread_mutex_lock(&e->mu);
     catalog_save(e, saved);
-    if ((rc = apply_all(&a, applied)) < 0) {
+    if ((rc = apply_all(&a, applied)) < 0 || op->u.apply.dry_run) {
+        /* a dry run: every check passed; nothing is kept (the savepoint
+         * is rolled back and a new one opened for the engine to release) */
         catalog_restore(e, saved);
         pthread_mutex_unlock(&e->mu);
+        if (rc == 0 && (sl_store_rollback_to(e->st) < 0 || sl_store_savepoint(e->st) < 0)) {
+            sl_eng_op_fail(op, 503, "unavailable");
+            rc = sl_errorf(&op->err, -EIO, "store: cannot roll the dry run back");
+        } else if (rc == 0) {
+            op->result = json_pack("{s:O}", "diff", diff);
+            op->status = 200;
+        }
         goto out;
     }
     meter = apply_take(&a);
@@ -663,7 +672,7 @@ int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op)
     if (meter)
         sl_eng_meter_recount(e);
     e->sched_full = true;
-    op->result = json_pack("{s:O}", "applied", applied);
+    op->result = json_pack("{s:O, s:O}", "applied", applied, "diff", diff);
     op->audit_details = json_pack("{s:O}", "applied", applied);
     op->status = 200;
 out:
@@ -671,6 +680,7 @@ out:
         free(a.texts[i]);
     free(a.texts);
     json_decref(applied);
+    json_decref(diff);
     free(saved);
     return rc;
 }

@@ -57,6 +57,7 @@ enum sl_op_kind {
                                          running work finishes */
     SL_OP_NODE_CORDON,                /* a node takes no new work */
     SL_OP_NODE_UNCORDON,              /* a node returns to service */
+    SL_OP_DELETE,                     /* a catalog object */
     SL_OP_AUDIT,                      /* nothing to change: only the record
                                          of a request refused before it
                                          reached the engine (status, code
@@ -78,6 +79,20 @@ struct sl_op_cancel { int64_t job_id; };
 struct sl_op_apply {
     struct sl_manifest *manifests;
     size_t n;
+    json_t *given;                    /* the documents as written (an
+                                         array of n objects; owned), whose
+                                         "spec" says which fields each gave;
+                                         NULL: none given */
+    bool replace;                     /* fields left out take their
+                                         defaults (else: refused, 409) */
+    bool dry_run;                     /* every check, what would change
+                                         ({"diff": [...]}), nothing kept */
+};
+struct sl_op_delete {
+    int kind;                         /* enum sl_manifest_kind */
+    char key[160];                    /* its name; a Dataset's name@version */
+    bool force;                       /* cancel a queue's jobs, revoke a
+                                         user's tokens */
 };
 struct sl_op_token {
     char user[64];                    /* whose */
@@ -111,6 +126,7 @@ struct sl_op {
         struct sl_op_submit submit;
         struct sl_op_cancel cancel;
         struct sl_op_apply apply;
+        struct sl_op_delete del;
         struct sl_op_token token;
         struct sl_op_revoke revoke;
         struct sl_op_carbon carbon;
@@ -218,6 +234,17 @@ json_t *sl_engine_nodes_json(struct sl_engine *e);
 /* Queues with quota, use, borrowing, lending, pending and running counts
  * and fair share (the API's queue objects). */
 json_t *sl_engine_queues_json(struct sl_engine *e);
+/* The catalog's objects of 'kind' (enum sl_manifest_kind) as manifests
+ * {apiVersion, kind, metadata: {name}, spec} with every default filled in
+ * (sl_manifest_spec_json), by name; 'key' NULL: all, else only the one kept
+ * by 'key' (its name, a Dataset's name@version) with "related" added: a
+ * team's "users" and "queues", a cohort's "queues" (else {}); an empty
+ * array when there is none. The Scheduler, the Pricing, policies and
+ * datasets are read from 'rd' (the caller's reader), without e->mu; the
+ * other kinds from memory under it. NULL with errno ENOMEM, or EIO when
+ * 'rd' failed. */
+json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kind,
+                               const char *key);
 /* Copy the pending reason of job 'id' into buf; returns 0 or -ENOENT. */
 int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size);
 /* Append the scheduler's explanation of job 'id' (JSON object) to 'b'.

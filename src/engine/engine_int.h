@@ -8,6 +8,9 @@
  *   core.c        the loop, the op queue, group commit, the syncer, timers
  *   catalog.c     teams, queues, cohorts, classes, users; apply
  *   teamadmin.c   what a team-admin may apply
+ *   objects.c     objects as manifests: in force, what an apply changes,
+ *                 GET /v1/objects
+ *   objdelete.c   deleting objects: what blocks, --force
  *   admission.c   submit and cancel, admission policies, lineage
  *   job.c         job views, rows, the run list, transitions to an end
  *   launch.c      placement, preemption, the job environment, starting tasks
@@ -364,6 +367,23 @@ int sl_eng_manifest_forbidden(struct sl_op *op, size_t i, size_t n, const char *
 extern const char *const sl_eng_action_names[];
 
 int sl_eng_do_apply(struct sl_engine *e, struct sl_op *op);
+/* objdelete.c: delete one catalog object (SL_OP_DELETE), by the rules of
+ * docs/api-contract.md ("Objects"); admins only. */
+int sl_eng_do_delete(struct sl_engine *e, struct sl_op *op);
+/* objects.c: the manifest in force of 'kind' (enum sl_manifest_kind) kept
+ * by 'key' (its name; a Dataset's name@version) into *m, read from the
+ * catalog in memory and from store 'st' (the writer on the engine thread;
+ * on another, a reader, with e->mu held for the kinds kept in memory:
+ * all but the Scheduler, the Pricing, Policy and Dataset). 0, -ENOENT, or
+ * -ENOMEM. */
+int sl_eng_manifest_current(struct sl_engine *e, struct sl_store *st, int kind,
+                            const char *key, struct sl_manifest *m);
+/* objects.c: what apply 'op' would change, one entry per document
+ * appended to 'diff' ({kind, name, action, changes}, changes as
+ * sl_manifest_compare); unless op replaces or is a dry run, a document
+ * that would reset a field it left out is refused (409, op failed, the
+ * field named). Engine thread. 0 or a negative errno. */
+int sl_eng_apply_compare(struct sl_engine *e, struct sl_op *op, json_t *diff);
 
 int sl_eng_ld_team(void *arg, const char *name, const char *dq);
 

@@ -19,7 +19,11 @@ static void fini_submit(struct sl_op *op)
     free(op->u.submit.spec_json);
 }
 
-static void fini_apply(struct sl_op *op) { free(op->u.apply.manifests); }
+static void fini_apply(struct sl_op *op)
+{
+    free(op->u.apply.manifests);
+    json_decref(op->u.apply.given);
+}
 
 static void fini_carbon(struct sl_op *op)
 {
@@ -63,6 +67,7 @@ static const struct op_type {
     [SL_OP_NODE_CORDON] = {SL_OP_NODE_CORDON, SL_SC_ADMIN, "node.cordon", sl_eng_do_node, NULL},
     [SL_OP_NODE_UNCORDON] = {SL_OP_NODE_UNCORDON, SL_SC_ADMIN, "node.uncordon", sl_eng_do_node,
                              NULL},
+    [SL_OP_DELETE] = {SL_OP_DELETE, SL_SC_MANAGE, "object.delete", sl_eng_do_delete, NULL},
     [SL_OP_AUDIT] = {SL_OP_AUDIT, SL_SC_PUBLIC, "request", do_audit, NULL},
 };
 

@@ -38,6 +38,15 @@ static const char *const catalog_sql[SQ_CATALOG_N] = {
     [SQ_TEAMS] = "SELECT name, default_queue FROM teams ORDER BY name",
     [SQ_PCLASSES] = "SELECT name, value, preemptible, is_default, opportunistic, "
                     "min_runtime_ms FROM priority_classes ORDER BY value DESC, name",
+    [SQ_TEAM_DEL] = "DELETE FROM teams WHERE name = ?1",
+    [SQ_QUEUE_DEL] = "DELETE FROM queues WHERE name = ?1",
+    [SQ_COHORT_DEL] = "DELETE FROM cohorts WHERE name = ?1",
+    [SQ_PCLASS_DEL] = "DELETE FROM priority_classes WHERE name = ?1",
+    [SQ_USER_DEL] = "DELETE FROM users WHERE name = ?1",
+    [SQ_USER_TOKENS_DEL] = "DELETE FROM tokens WHERE user = ?1",
+    [SQ_BUDGET_DEL] = "DELETE FROM budgets WHERE name = ?1",
+    [SQ_USER_TOKENS_LIVE] = "SELECT count(*) FROM tokens WHERE user = ?1 AND revoked = 0 "
+                            "AND (expires_at = 0 OR expires_at > ?2)",
 };
 
 static sqlite3_stmt *prep(struct sl_sqlite *s, enum sq_catalog_stmt i)
@@ -269,6 +278,61 @@ int sl_sqlite_pclass_scan(struct sl_store *st,
             break;
     if (rc == 0 && step != SQLITE_DONE)
         rc = -EIO;
+    sqlite3_reset(q);
+    return rc;
+}
+
+/* ---- deletes ------------------------------------------------------------- */
+
+static int del_by_name(struct sl_sqlite *s, enum sq_catalog_stmt i, const char *name)
+{
+    sqlite3_stmt *q = prep(s, i);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    if ((rc = sl_sqlite_step_done(s, q)) < 0)
+        return rc;
+    return sqlite3_changes(s->db) ? 0 : -ENOENT;
+}
+
+int sl_sqlite_catalog_del(struct sl_store *st, const char *kind, const char *name)
+{
+    static const struct {
+        const char *kind;
+        enum sq_catalog_stmt del;
+    } rows[] = {
+        {"Team", SQ_TEAM_DEL},           {"Queue", SQ_QUEUE_DEL},
+        {"Cohort", SQ_COHORT_DEL},       {"PriorityClass", SQ_PCLASS_DEL},
+        {"User", SQ_USER_DEL},           {"Budget", SQ_BUDGET_DEL},
+    };
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    int rc;
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        if (strcmp(rows[i].kind, kind) != 0)
+            continue;
+        /* a user's tokens refer to it */
+        if (rows[i].del == SQ_USER_DEL &&
+            (rc = del_by_name(s, SQ_USER_TOKENS_DEL, name)) < 0 && rc != -ENOENT)
+            return rc;
+        return del_by_name(s, rows[i].del, name);
+    }
+    return -EINVAL;
+}
+
+int sl_sqlite_user_tokens_live(struct sl_store *st, const char *name, int64_t now_ms)
+{
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    sqlite3_stmt *q = prep(s, SQ_USER_TOKENS_LIVE);
+    int rc;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, now_ms);
+    rc = sqlite3_step(q) == SQLITE_ROW ? sqlite3_column_int(q, 0) : -EIO;
     sqlite3_reset(q);
     return rc;
 }

@@ -37,7 +37,8 @@ enum sq_core_stmt {
 enum sq_catalog_stmt {
     SQ_TEAM_GET, SQ_TEAM_PUT, SQ_COHORT_GET, SQ_COHORT_PUT, SQ_QUEUE_GET, SQ_QUEUE_PUT,
     SQ_PCLASS_GET, SQ_PCLASS_PUT, SQ_PCLASS_UNDEFAULT, SQ_USER_GET, SQ_USER_PUT,
-    SQ_TEAMS, SQ_PCLASSES, SQ_CATALOG_N
+    SQ_TEAMS, SQ_PCLASSES, SQ_TEAM_DEL, SQ_QUEUE_DEL, SQ_COHORT_DEL, SQ_PCLASS_DEL,
+    SQ_USER_DEL, SQ_USER_TOKENS_DEL, SQ_BUDGET_DEL, SQ_USER_TOKENS_LIVE, SQ_CATALOG_N
 };
 enum sq_jobs_stmt {
     SQ_JOB_INSERT, SQ_JOB_UPDATE, SQ_JOB_GET, SQ_JOB_MAX_ID, SQ_JOB_LINEAGE,
@@ -200,6 +201,8 @@ int sl_sqlite_obj_put(struct sl_store *st, const char *kind, const char *name,
                       const char *spec);
 char *sl_sqlite_obj_get(struct sl_store *st, const char *kind, const char *name, int *rc);
 int sl_sqlite_obj_del(struct sl_store *st, const char *kind, const char *name);
+int sl_sqlite_catalog_del(struct sl_store *st, const char *kind, const char *name);
+int sl_sqlite_user_tokens_live(struct sl_store *st, const char *name, int64_t now_ms);
 int sl_sqlite_objs_each(struct sl_store *st, const char *kind,
                         int (*fn)(void *arg, const char *name, const char *spec), void *arg);
 

@@ -283,6 +283,16 @@ char *sl_store_obj_get(struct sl_store *st, const char *kind, const char *name, 
     return st->ops->obj_get(st, kind, name, rc);
 }
 
+int sl_store_catalog_del(struct sl_store *st, const char *kind, const char *name)
+{
+    return st->ops->catalog_del(st, kind, name);
+}
+
+int sl_store_user_tokens_live(struct sl_store *st, const char *name, int64_t now_ms)
+{
+    return st->ops->user_tokens_live(st, name, now_ms);
+}
+
 int sl_store_obj_del(struct sl_store *st, const char *kind, const char *name)
 {
     return st->ops->obj_del(st, kind, name);

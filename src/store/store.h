@@ -165,6 +165,8 @@ struct sl_store_ops {
                          bool is_default, bool opportunistic, int64_t min_runtime_ms);
     int (*user_upsert)(struct sl_store *st, const char *name, const char *team,
                        const char *role, const char *unix_user);
+    int (*catalog_del)(struct sl_store *st, const char *kind, const char *name);
+    int (*user_tokens_live)(struct sl_store *st, const char *name, int64_t now_ms);
     int (*load)(struct sl_store *st, const struct sl_store_loader *ld);
     /* teams by name (sl_store_teams) */
     int (*team_scan)(struct sl_store *st,
@@ -323,6 +325,16 @@ int sl_store_pclass_upsert(struct sl_store *st, const char *name, int value,
 int sl_store_user_upsert(struct sl_store *st, const char *name,
                          const char *team, const char *role,
                          const char *unix_user);
+/* Delete the catalog row of 'kind' ("Team", "Queue", "Cohort",
+ * "PriorityClass", "User", "Budget") named 'name'; a User's tokens (live,
+ * revoked or expired) go with it. Jobs, events and the audit log keep the
+ * name as text. The caller has checked what refers to it (a team's
+ * queues). Returns 0, -ENOENT (no such row), -EINVAL (another kind) or
+ * -EIO. */
+int sl_store_catalog_del(struct sl_store *st, const char *kind, const char *name);
+/* How many tokens of user 'name' are live at 'now_ms' (not revoked, not
+ * expired), job tokens included; or -EIO. */
+int sl_store_user_tokens_live(struct sl_store *st, const char *name, int64_t now_ms);
 
 /* Call the loader for every team, cohort, queue, priority class, user (in
  * that order, each by name) and every job not in a final state (by id).

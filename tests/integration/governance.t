@@ -128,6 +128,9 @@ MATRIX = [
     ("GET", "/v1/models/none@1", None, R_ALL),
     ("POST", "/v1/models/none@1/stage", {"stage": "staging"}, R_WRITE),
     ("GET", "/v1/lineage/job:1", None, R_ALL),
+    ("GET", "/v1/objects/queues", None, R_ALL),
+    ("GET", "/v1/objects/queue/nobody", None, R_ALL),
+    ("DELETE", "/v1/objects/queue/nobody", None, {"admin", "team-admin"}),
 ]
 # every route of the table is in the matrix (the routes are listed in
 # docs/openapi.yaml too; openapi.t checks those against the server)

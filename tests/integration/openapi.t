@@ -433,8 +433,8 @@ def test_health_and_auth():
     for (method, tpl), op in sorted(OPS.items()):
         if op.get("security", DOC.get("security")) == []:
             continue
-        path = tpl.replace("{id}", "1").replace("{name}", "admin").replace(
-            "{ref}", "model:m@1" if "lineage" in tpl else "m@1")
+        path = tpl.replace("{id}", "1").replace("{kind}", "queues").replace(
+            "{name}", "admin").replace("{ref}", "model:m@1" if "lineage" in tpl else "m@1")
         call(method, path, token=None, want=401, code="unauthorized",
              name="%s %s without a token" % (method, tpl))
 
@@ -1112,6 +1112,37 @@ def test_roles():
     call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel the job")
 
 
+def test_objects():
+    """The catalog's objects: read, delete, and apply's refusal of a reset."""
+    y = ("apiVersion: sluice/v1\nkind: Cohort\nmetadata: {name: oa-c}\n---\n"
+         "apiVersion: sluice/v1\nkind: Team\nmetadata: {name: oa-t}\n---\n"
+         "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: oa-q}\n"
+         "spec: {team: oa-t, cohort: oa-c, nominal: {gpus: 2}, borrowingLimit: {gpus: 1}}\n")
+    call("POST", "/v1/apply", y, ctype="application/yaml", want=200, name="apply a cohort")
+    less = ("apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: oa-q}\n"
+            "spec: {team: oa-t, cohort: oa-c, nominal: {gpus: 2}}\n")
+    call("POST", "/v1/apply", less, ctype="application/yaml", want=409, code="conflict",
+         field="spec.borrowingLimit.gpus", name="an apply that would reset a field")
+    r = call("POST", "/v1/apply?dry_run=true", less, ctype="application/yaml", want=200,
+             name="a dry run of it")
+    tap.ok([c.get("field") for d in (r.json or {}).get("diff", [])
+            for c in d.get("changes", [])] == ["spec.borrowingLimit.gpus"],
+           "the dry run names the field")
+    call("POST", "/v1/apply?replace=yes", less, ctype="application/yaml", want=400,
+         field="replace", name="replace=yes")
+    call("GET", "/v1/objects/queues", want=200, name="list queues as manifests")
+    call("GET", "/v1/objects/widgets", want=404, name="list an unknown kind")
+    call("GET", "/v1/objects/queue/oa-q", want=200, name="one queue")
+    call("GET", "/v1/objects/Queue/oa-none", want=404, name="an unknown queue")
+    call("DELETE", "/v1/objects/cohort/oa-c", want=409, code="conflict",
+         name="delete a cohort with queues")
+    call("DELETE", "/v1/objects/queue/oa-q", want=200, name="delete the queue")
+    call("DELETE", "/v1/objects/cohort/oa-c", want=200, name="then the cohort")
+    call("DELETE", "/v1/objects/cohort/oa-c", want=404, name="delete it again")
+    call("DELETE", "/v1/objects/queue/oa-q?force=maybe", want=400, field="force",
+         name="force=maybe")
+
+
 def test_coverage():
     missing = sorted(k for k in OPS if k not in CALLED)
     tap.ok(not missing, "every operation in the document was called",
@@ -1147,6 +1178,7 @@ def main():
     test_meter()
     test_governance()
     test_nodes()
+    test_objects()
     test_coverage()
     r = D.request("GET", "/healthz")
     tap.is_(r.status, 200, "sluiced is still healthy after all of that")

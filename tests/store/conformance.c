@@ -1214,13 +1214,64 @@ out:
     sl_store_close(w);
 }
 
+/* Deleting catalog rows: each kind by name, a user's tokens with it, the
+ * live ones counted before; what is gone stays gone after a reload. */
+static void t_catalog_del(void)
+{
+    struct sl_store *w = fresh();
+    unsigned char h[3][32];
+    struct sl_token_who who;
+
+    if (!w || sl_store_begin(w) < 0)
+        goto out;
+    for (int i = 0; i < 3; i++)
+        hash_of(h[i], 40 + i);
+    sl_store_team_upsert(w, "ml", "ml");
+    sl_store_queue_upsert(w, "ml", "ml", NULL);
+    sl_store_queue_upsert(w, "gpu", "ml", NULL);
+    sl_store_cohort_upsert(w, "c1", "");
+    sl_store_pclass_upsert(w, "batch", 100, true, false, false, 0);
+    sl_store_user_upsert(w, "alice", "ml", "member", "");
+    sl_store_budget_upsert(w, "b1", "ml", "{}");
+    sl_store_token_insert(w, h[0], "alice", 0, "live", 0, NULL);
+    sl_store_token_insert(w, h[1], "alice", 1000, "expired", 0, NULL);
+    ok(commit(w), "a catalog to delete from commits");
+    is_int(sl_store_user_tokens_live(w, "alice", 5000), 1, "one live token of alice at 5000");
+    is_int(sl_store_user_tokens_live(w, "alice", 500), 2, "two at 500");
+    is_int(sl_store_user_tokens_live(w, "nobody", 500), 0, "none of an unknown user");
+    if (sl_store_begin(w) < 0)
+        goto out;
+    is_int(sl_store_catalog_del(w, "Queue", "gpu"), 0, "a queue is deleted");
+    is_int(sl_store_catalog_del(w, "Queue", "gpu"), -ENOENT, "again: -ENOENT");
+    is_int(sl_store_catalog_del(w, "Cohort", "c1"), 0, "a cohort is deleted");
+    is_int(sl_store_catalog_del(w, "PriorityClass", "batch"), 0, "a class is deleted");
+    is_int(sl_store_catalog_del(w, "Budget", "b1"), 0, "a budget is deleted");
+    is_int(sl_store_catalog_del(w, "User", "alice"), 0, "a user with tokens is deleted");
+    is_int(sl_store_token_lookup(w, h[0], 5000, &who), -ENOENT, "and its token with it");
+    is_int(sl_store_user_tokens_live(w, "alice", 0), 0, "no token of alice is left");
+    is_int(sl_store_catalog_del(w, "Queue", "ml"), 0, "the team's queue is deleted");
+    is_int(sl_store_catalog_del(w, "Team", "ml"), 0, "then the team");
+    is_int(sl_store_catalog_del(w, "Widget", "ml"), -EINVAL, "another kind is -EINVAL");
+    ok(commit(w), "the deletes commit");
+    {
+        json_t *j = sl_store_teams(w, &(int){0});
+        is_json(j, "[]", "no team is left");
+        json_decref(j);
+        j = sl_store_pclasses(w, &(int){0});
+        is_json(j, "[]", "no class is left");
+        json_decref(j);
+    }
+out:
+    sl_store_close(w);
+}
+
 int sl_store_conformance(const struct sl_store_conformance *backend)
 {
     static void (*const groups[])(void) = {
         t_transactions, t_sync_thread, t_reopen, t_upserts, t_load,
         t_tokens, t_token_list, t_job_insert, t_job_columns, t_job_scan,
         t_events_lineage, t_usage, t_budgets, t_carbon, t_audit,
-        t_objects, t_rollback_to_everything,
+        t_objects, t_rollback_to_everything, t_catalog_del,
     };
 
     be = backend;

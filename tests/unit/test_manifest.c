@@ -1262,6 +1262,77 @@ static void manifest_round_trips(void)
     free(m);
 }
 
+
+/* Kind words and the field-by-field comparison behind apply and diff. */
+static void compare_specs(void)
+{
+    static const struct {
+        const char *word;
+        int kind;
+    } words[] = {
+        {"team", SL_KIND_TEAM},       {"Teams", SL_KIND_TEAM},
+        {"QUEUE", SL_KIND_QUEUE},     {"priority-class", SL_KIND_PRIORITY_CLASS},
+        {"PriorityClasses", SL_KIND_PRIORITY_CLASS},
+        {"priority_classes", SL_KIND_PRIORITY_CLASS},
+        {"policies", SL_KIND_POLICY}, {"Policy", SL_KIND_POLICY},
+        {"cohorts", SL_KIND_COHORT},  {"users", SL_KIND_USER},
+        {"dataset", SL_KIND_DATASET}, {"budgets", SL_KIND_BUDGET},
+        {"pricing", SL_KIND_PRICING}, {"scheduler", SL_KIND_SCHEDULER},
+        {"job", -EINVAL},             {"", -EINVAL},
+        {"queue s", -EINVAL},         {"policys", -EINVAL},
+    };
+    json_t *old, *new, *given, *d;
+
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        is_int(sl_manifest_kind_parse(words[i].word), words[i].kind,
+               "kind word \"%s\"", words[i].word);
+    is_int(sl_manifest_kind_parse(NULL), -EINVAL, "no kind word");
+    is_str(sl_manifest_kind_name(SL_KIND_PRIORITY_CLASS), "PriorityClass",
+           "a kind's manifest name");
+    ok(sl_manifest_kind_name(99) == NULL, "no name for a kind outside the enum");
+
+    old = json_loads("{\"team\":\"t\",\"weight\":1,\"nominal\":{\"gpus\":8,\"cpus\":16},"
+                     "\"borrowingLimit\":{\"gpus\":4},\"cohort\":\"c\"}", 0, NULL);
+    new = json_loads("{\"team\":\"t\",\"weight\":2,\"nominal\":{\"gpus\":8},"
+                     "\"cohort\":\"c\",\"userLimit\":{\"gpus\":1}}", 0, NULL);
+    given = json_loads("{\"team\":\"t\",\"weight\":2,\"nominal\":{\"gpus\":8},"
+                       "\"userLimit\":{\"gpus\":1}}", 0, NULL);
+    d = sl_manifest_compare(old, new, given);
+    is_int((int)json_array_size(d), 4, "four fields differ");
+    {
+        char *t = json_dumps(d, JSON_COMPACT);
+        is_str(t,
+               "[{\"field\":\"spec.weight\",\"old\":1,\"new\":2,\"given\":true},"
+               "{\"field\":\"spec.nominal.cpus\",\"old\":16,\"new\":null,\"given\":false},"
+               "{\"field\":\"spec.borrowingLimit.gpus\",\"old\":4,\"new\":null,"
+               "\"given\":false},"
+               "{\"field\":\"spec.userLimit.gpus\",\"old\":null,\"new\":1,\"given\":true}]",
+               "each change with its old and new value and whether it was given");
+        free(t);
+    }
+    json_decref(d);
+    d = sl_manifest_compare(old, old, NULL);
+    ok(d && json_array_size(d) == 0, "equal specs: no change");
+    json_decref(d);
+    json_decref(given);
+    /* {} and a list given set all under them */
+    given = json_loads("{\"nominal\":{},\"borrowingLimit\":[]}", 0, NULL);
+    d = sl_manifest_compare(old, new, given);
+    ok(d && json_is_true(json_object_get(json_array_get(d, 1), "given")) &&
+           json_is_true(json_object_get(json_array_get(d, 2), "given")) &&
+           json_is_false(json_object_get(json_array_get(d, 0), "given")),
+       "an empty object or a scalar in the document gives what is under it");
+    json_decref(d);
+    json_decref(given);
+    d = sl_manifest_compare(NULL, new, NULL);
+    ok(d && json_array_size(d) == 5 &&
+           json_is_null(json_object_get(json_array_get(d, 0), "old")),
+       "against nothing every field of new is a change");
+    json_decref(d);
+    json_decref(old);
+    json_decref(new);
+}
+
 int main(void)
 {
     manifests();
@@ -1272,5 +1343,6 @@ int main(void)
     schedulers();
     mbad_cases();
     manifest_round_trips();
+    compare_specs();
     return done_testing();
 }

@@ -156,8 +156,18 @@ int sl_slx_call(const struct slurm *s, char *const argv[], const char *input,
 void sl_slx_release(struct slurm *s, struct sjob *const *js, size_t n);
 /* scancel JOB (sig 0: cancel it), or scancel --signal=SIG --full JOB. */
 void sl_slx_scancel(struct slurm *s, uint64_t sid, int sig);
+/* OUTDIR/.<id>.<attempt>.up, which the batch script makes as its first
+ * act (slurm.c). */
+void sl_slx_up_path(const struct slurm *s, int64_t id, int attempt, char *buf, size_t size);
 /* Whether the job's batch script has said it is up (a signal finds it). */
 bool sl_slx_is_up(const struct slurm *s, const struct sjob *j);
+
+/* ---- slurm_script.c ----------------------------------------------------- */
+
+/* The batch script of job 'j' (its spec 'job', its account 'pw'), in a
+ * new string the caller frees, or NULL when out of memory. */
+char *sl_slx_batch_script(const struct slurm *s, const struct sjob *j,
+                          const struct sl_exec_job *job, const struct passwd *pw);
 /* Whether 'j' is staged (caller holds mu): Slurm starts it on its
  * predecessor's completion, and the poll leaves it to that moment. */
 bool sl_slx_is_staged(const struct sjob *j);

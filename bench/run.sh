@@ -5,8 +5,9 @@
 # start, or acknowledged jobs are missing from the store.
 #
 #   1. sluiced (build/sluiced, the optimised build) --dev, temp data dir, one
-#      fake T4; every job asks for 2 GPUs, so jobs stay Pending and the
-#      figure is submission alone (parse, admit, commit, answer).
+#      fake T4, cordoned (bench/cordon_all.sh); every job asks for its GPU,
+#      so jobs stay Pending and the figure is submission alone (parse,
+#      admit, commit, answer).
 #   2. wrk -t2 -c64 -d10s --latency -s bench/submit.lua after a 2 s warm-up:
 #      201s per second, p50/p99 latency, non-201 answers.
 #   3. The store holds what was acknowledged: GET /v1/jobs (all pages) while
@@ -115,6 +116,7 @@ curl -sf -o /dev/null "$URL/healthz" || { say "bench: sluiced not healthy after 
 SLUICE_TOKEN=$(tr -d ' \r\n' <"$DATA/admin.token")
 SLUICE_SERVER=$URL
 export SLUICE_TOKEN SLUICE_SERVER
+sh bench/cordon_all.sh "$URL" "$SLUICE_TOKEN" || { say "bench: cannot cordon the node" >&2; exit 1; }
 
 say "== sluice: sluiced $("$BIN/sluiced" --version 2>/dev/null | head -1 || true) on $URL, $(nproc) CPUs"
 
@@ -202,9 +204,9 @@ fi
 CLI_RATE=""
 CLI_OK=0
 if [ -x "$BIN/sluice" ]; then
-    say "-- $N x 'sluice run --gpus 2 -- true', $PAR in parallel"
+    say "-- $N x 'sluice run --gpus 1 -- true', $PAR in parallel"
     t0=$(now)
-    seq 1 "$N" | xargs -P"$PAR" -I{} "$BIN/sluice" run --name c{} --gpus 2 -- true \
+    seq 1 "$N" | xargs -P"$PAR" -I{} "$BIN/sluice" run --name c{} --gpus 1 -- true \
         >"$OUT/cli.txt" 2>"$OUT/cli.err" || true
     t1=$(now)
     CLI_OK=$(grep -c '^[0-9][0-9]*$' "$OUT/cli.txt" || true)

@@ -12,8 +12,8 @@
 #               pending jobs on 10,000 nodes; target <= 100 ms.
 #   memory      (a) sched_bench memory: 1,000,000 pending jobs in the library;
 #               (b) sluiced (simulated executor, 8 fake H100, --sync normal)
-#               given BENCH_MEMORY_JOBS jobs of 16 GPUs that can never run,
-#               through the API with wrk; target < 2 GB for 1,000,000.
+#               given BENCH_MEMORY_JOBS jobs of 8 GPUs on its cordoned node
+#               (so they never run), through the API with wrk; target < 2 GB for 1,000,000.
 #   placements  sluiced --executor simulated --fake-nodes (BENCH_PLACE_NODES
 #               x 8 H100) under wrk POSTing 1-GPU jobs that "run" for
 #               BENCH_SIM_DURATION: jobs going Pending -> Running per second,
@@ -277,20 +277,22 @@ part_memory() {
         "$(fmt "$(field "$f" rss_before_kb= pass2_cpu_ms)" '%.0f') ms CPU" "" - le
 
     # (b) the daemon
-    say "-- sluiced --executor simulated --fake-gpus 8xH100 --sync normal: $MEM_JOBS jobs of 16 GPUs (never run)"
+    say "-- sluiced --executor simulated --fake-gpus 8xH100 --sync normal, its node cordoned: $MEM_JOBS jobs of 8 GPUs (never run)"
     if ! command -v wrk >/dev/null 2>&1; then
         say "   wrk not installed: skipped (scripts/deps.sh installs it)"
         record "2b. sluiced: RSS for 1M pending" "skipped (no wrk)" "" 2 le
         return 0
     fi
     start_sluiced memory --executor simulated --fake-gpus 8xH100 --sync normal
+    sh bench/cordon_all.sh "$URL" "$SLUICE_TOKEN" ||
+        { say "bench: cannot cordon the node" >&2; exit 1; }
     local rss0 rss1 hwm t0 t1 done_dir n_db span rate store_b
     rss0=$(status_kb "$SLUICED_PID" VmRSS)
     done_dir=$TMP/memory-done
     mkdir -p "$done_dir"
     thread_ticks "$SLUICED_PID" >"$TMP/mem-cpu0"
     t0=$(now)
-    SLUICE_BENCH_RUN=m SLUICE_BENCH_GPUS=16 SLUICE_BENCH_MAX=$MEM_JOBS SLUICE_BENCH_THREADS=2 \
+    SLUICE_BENCH_RUN=m SLUICE_BENCH_GPUS=8 SLUICE_BENCH_MAX=$MEM_JOBS SLUICE_BENCH_THREADS=2 \
         SLUICE_BENCH_DONE_DIR=$done_dir \
         wrk -t2 -c"$MEM_CONNS" -d3600s -s bench/jobs.lua "$URL/v1/jobs" \
         >"$OUT/sched-memory-wrk.txt" 2>&1 &

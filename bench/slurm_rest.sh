@@ -4,10 +4,10 @@
 # tests/slurm/lab.sh:
 #
 #   A. Sluice: `POST /v1/jobs` to sluiced --executor slurm on the lab, with
-#      wrk and bench/submit.lua. Every job asks for one GPU more than a node
-#      has, so Sluice accepts it (201, Pending: "never fits") and none ever
-#      reaches Slurm: the figure is submission alone (parse, admit, commit
-#      to disk, answer).
+#      wrk and bench/submit.lua. Every node is cordoned in Sluice
+#      (bench/cordon_all.sh), so Sluice accepts each job (201, Pending) and
+#      none ever reaches Slurm: the figure is submission alone (parse,
+#      admit, commit to disk, answer).
 #   B. slurmrestd: `POST /slurm/v0.0.38/job/submit` with held jobs
 #      ("hold": true) through wrk and bench/slurm_rest.lua, as an
 #      unprivileged user with a JWT from `scontrol token`.
@@ -130,7 +130,7 @@ case $? in
 *) cat "$WORK/lab.log"; fail "the lab did not start" ;;
 esac
 SLURM_VERSION=$(sinfo -V | cut -d' ' -f2)
-GPUS=$((LAB_GPUS + 1))
+GPUS=1  # every node is cordoned in Sluice: the job stays Pending
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -183,6 +183,7 @@ start_sluiced() {
         sleep 0.1
     done
     SLUICE_TOKEN=$(cat "$DATA/admin.token")
+    sh bench/cordon_all.sh "$URL" "$SLUICE_TOKEN" || fail "cannot cordon Sluice's nodes"
 }
 
 # stop_sluiced: SIGTERM and wait; STOP_RC is its exit status.

@@ -3,10 +3,10 @@
 --   SLUICE_TOKEN=... wrk -t2 -c64 -d10s --latency -s bench/submit.lua \
 --       http://127.0.0.1:PORT/v1/jobs
 --
--- Every job asks for 2 GPUs (bench/run.sh gives the daemon one fake T4), so
--- jobs stay Pending and the figure is the durable submission rate alone.
--- SLUICE_BENCH_GPUS sets another count (bench/slurm_rest.sh asks for 9 on
--- nodes of 8).
+-- Every job asks for 1 GPU, and bench/run.sh and bench/slurm_rest.sh
+-- cordon every node (bench/cordon_all.sh), so jobs stay Pending and the
+-- figure is the durable submission rate alone. SLUICE_BENCH_GPUS sets
+-- another count.
 -- Names carry the thread and a sequence number: b<run>-<thread>-<n>.
 -- At the end prints one machine-readable line for bench/run.sh:
 --   SLUICE_BENCH requests=N created=N non201=N codes=400:3,503:1
@@ -15,7 +15,7 @@
 
 local token = os.getenv("SLUICE_TOKEN") or ""
 local run = os.getenv("SLUICE_BENCH_RUN") or "0"
-local gpus = math.floor(tonumber(os.getenv("SLUICE_BENCH_GPUS") or "") or 2)
+local gpus = math.floor(tonumber(os.getenv("SLUICE_BENCH_GPUS") or "") or 1)
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"

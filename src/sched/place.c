@@ -139,16 +139,7 @@ int sl_sched_place_now(struct sl_sched *s, const struct sl_sched_job_spec *sp,
     memset(&tmp, 0, sizeof(tmp));
     tmp.tasks = sp->tasks < 1 ? 1 : sp->tasks;
     tmp.topology = (uint8_t)sp->topology;
-    tmp.shape.cpu_milli = sp->cpu_milli;
-    tmp.shape.mem_bytes = sp->mem_bytes;
-    if (sp->gpus > 0) {
-        tmp.shape.num_gpu = sp->gpus;
-        tmp.shape.gpu_milli = CL_WHOLE;
-    } else if (sp->gpu_milli > 0) {
-        tmp.shape.num_gpu = 1;
-        tmp.shape.gpu_milli = sp->gpu_milli;
-    }
-    tmp.shape.models = sp->models;
+    shape_of_spec(sp, &tmp.shape);
     for (int i = 0; sp->gpu_models && sp->gpu_models[i]; i++) {
         int m = sl_sched_model(s, sp->gpu_models[i]);
         if (m >= 0)

@@ -332,16 +332,7 @@ int sl_sched_job_runnable(const struct sl_sched *s, const struct sl_sched_job_sp
     j.queue = (int16_t)sp->queue;
     j.pclass = (int16_t)sp->pclass;
     j.topology = (uint8_t)sp->topology;
-    j.shape.cpu_milli = sp->cpu_milli;
-    j.shape.mem_bytes = sp->mem_bytes;
-    if (sp->gpus > 0) {
-        j.shape.num_gpu = sp->gpus;
-        j.shape.gpu_milli = CL_WHOLE;
-    } else if (sp->gpu_milli > 0) {
-        j.shape.num_gpu = 1;
-        j.shape.gpu_milli = sp->gpu_milli;
-    }
-    j.shape.models = sp->models;
+    shape_of_spec(sp, &j.shape);
     for (int i = 0; sp->gpu_models && sp->gpu_models[i]; i++) {
         /* a model no node has ever had is refused by name: it would
          * otherwise take one of the scheduler's SL_SCHED_MAX_MODELS ids */

@@ -299,6 +299,23 @@ static inline bool job_before(const struct job *a, const struct job *b)
 }
 
 /* What job 'j' asks for in all, per quota dimension (no per-model part). */
+/* One task's shape from a job spec: CPU, memory and GPUs (whole, or one
+ * GPU's fraction); models as given in sp->models (names are the caller's). */
+static inline void shape_of_spec(const struct sl_sched_job_spec *sp, struct cl_shape *sh)
+{
+    memset(sh, 0, sizeof(*sh));
+    sh->cpu_milli = sp->cpu_milli;
+    sh->mem_bytes = sp->mem_bytes;
+    if (sp->gpus > 0) {
+        sh->num_gpu = sp->gpus;
+        sh->gpu_milli = CL_WHOLE;
+    } else if (sp->gpu_milli > 0) {
+        sh->num_gpu = 1;
+        sh->gpu_milli = sp->gpu_milli;
+    }
+    sh->models = sp->models;
+}
+
 static inline void job_request(const struct job *j, int64_t req[NDIMS])
 {
     memset(req, 0, sizeof(int64_t) * NDIMS);

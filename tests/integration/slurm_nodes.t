@@ -12,15 +12,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$SLUICE_REPO/tests/slurm/lab.sh"
 
-LAB=$(mktemp -d "${TMPDIR:-/tmp}/sluice-sln.XXXXXX") || bail "mktemp"
-trap '_rc=$?; kill9_sluiced; lab_stop "$LAB" >/dev/null 2>&1; (exit $_rc); _sl_cleanup' EXIT
-
-lab_start "$LAB" >"$LAB.start" 2>&1
-case $? in
-0) rm -f "$LAB.start" ;;
-2) rm -rf "$LAB" "$LAB.start"; skip_all "$LAB_SKIP" ;;
-*) sed 's/^/# /' "$LAB.start"; rm -f "$LAB.start"; bail "the Slurm lab starts" ;;
-esac
+lab_test_start sln
 
 FAKE_GPUS=none
 start_sluiced --executor slurm --slurm-partition main --slurm-output-dir "$LAB_SHARED" \

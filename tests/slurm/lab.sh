@@ -481,3 +481,19 @@ lab_stop() {
     fi
     return 0
 }
+
+# lab_test_start NAME: for a TAP test that has sourced tests/lib.sh: a
+# lab in a new directory (LAB, /tmp/sluice-NAME.XXXXXX) stopped when the
+# test exits, with sluiced killed first; skip_all when this host cannot
+# run it, bail (with what the start said) when it fails.
+lab_test_start() {
+    LAB=$(mktemp -d "${TMPDIR:-/tmp}/sluice-$1.XXXXXX") || bail "mktemp"
+    trap '_rc=$?; kill9_sluiced; lab_stop "$LAB" >/dev/null 2>&1; (exit $_rc); _sl_cleanup' EXIT
+    lab_start "$LAB" >"$LAB.start" 2>&1
+    case $? in
+    0) rm -f "$LAB.start" ;;
+    2) rm -rf "$LAB" "$LAB.start"; skip_all "$LAB_SKIP" ;;
+    *) sed 's/^/# /' "$LAB.start"; rm -f "$LAB.start"; bail "the Slurm lab starts" ;;
+    esac
+    diag "lab: $LAB (cgroups: $LAB_CGROUP)"
+}

@@ -86,11 +86,11 @@ struct jspec {
     const char *const *models;
 };
 
-static inline int add(struct sl_sched *s, int64_t id, struct jspec js)
+/* The scheduler's spec of job 'id' as 'js' says (1 task, 1 CPU and 1Gi by
+ * default; submitted at T0 + id unless given). */
+static inline struct sl_sched_job_spec job_spec(int64_t id, struct jspec js)
 {
     struct sl_sched_job_spec j = {0};
-    struct sl_error err = {{0}, {0}};
-    int rc;
 
     j.id = id;
     j.queue = js.queue;
@@ -105,7 +105,15 @@ static inline int add(struct sl_sched *s, int64_t id, struct jspec js)
     j.topology = js.topology;
     j.max_runtime_ms = js.max_runtime;
     j.gpu_models = js.models;
-    rc = sl_sched_job_add(s, &j, &err);
+    return j;
+}
+
+static inline int add(struct sl_sched *s, int64_t id, struct jspec js)
+{
+    struct sl_sched_job_spec j = job_spec(id, js);
+    struct sl_error err = {{0}, {0}};
+    int rc = sl_sched_job_add(s, &j, &err);
+
     if (rc < 0)
         diag("add job %lld: %s: %s", (long long)id, err.field, err.text);
     return rc;

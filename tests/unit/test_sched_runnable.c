@@ -10,27 +10,9 @@
 /* 'got' holds 'want'. */
 #define has(got, want, ...) ok((got) && strstr((got), (want)) != NULL, __VA_ARGS__)
 
-/* A job spec of 'js' for sl_sched_job_runnable (id and user unread). */
-static struct sl_sched_job_spec spec(struct jspec js)
-{
-    struct sl_sched_job_spec j = {0};
-
-    j.queue = js.queue;
-    j.user = -1;
-    j.pclass = js.pclass;
-    j.tasks = js.tasks ? js.tasks : 1;
-    j.gpus = js.gpus;
-    j.gpu_milli = js.milli;
-    j.cpu_milli = js.cpu_milli ? js.cpu_milli : 1000;
-    j.mem_bytes = js.mem ? js.mem : GI;
-    j.topology = js.topology;
-    j.gpu_models = js.models;
-    return j;
-}
-
 static int runnable(struct sl_sched *s, struct jspec js, struct sl_error *err)
 {
-    struct sl_sched_job_spec j = spec(js);
+    struct sl_sched_job_spec j = job_spec(1, js); /* id and user unread */
 
     memset(err, 0, sizeof(*err));
     return sl_sched_job_runnable(s, &j, err);

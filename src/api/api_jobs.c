@@ -1,5 +1,6 @@
 /*
- * api_jobs.c - the job routes: submit, list, get, events, cancel, logs, explain.
+ * api_jobs.c - the job routes: submit, list, get, events, cancel, hold,
+ * release, logs, explain.
  * See api_int.h for what the API files share.
  */
 #include "api_int.h"
@@ -218,6 +219,15 @@ void sl_api_route_job_cancel(struct ctx *c)
     if (!s)
         return;
     s->op.u.cancel.job_id = c->id;
+    sl_api_op_send(c, s);
+}
+
+void sl_api_route_job_ctl(struct ctx *c)
+{
+    struct op_state *s = sl_api_op_new(c, (enum sl_op_kind)c->op);
+    if (!s)
+        return;
+    s->op.u.jobctl.job_id = c->id;
     sl_api_op_send(c, s);
 }
 

@@ -100,6 +100,20 @@ static const struct sl_cli_command commands[] = {
      "Cancel each job: a pending job at once, a running one with SIGTERM,\n"
      "a grace period, then SIGKILL. Prints one line per job. Exit 2 when the\n"
      "server refused any of them (e.g. already finished).\n"},
+    {"hold", sl_cli_cmd_jobctl, "hold pending jobs: kept in line, not scheduled",
+     "usage: sluice hold JOB [JOB...]\n"
+     "\n"
+     "Hold each pending job: it keeps its place in line (its submit time) but\n"
+     "is not scheduled until released; sluice jobs and show say held, why\n"
+     "says why. The hold outlives a restart of sluiced. Only the job's user,\n"
+     "a team-admin of its team or an admin may. A running job cannot be held\n"
+     "(409). Prints one line per job; exit 2 when any was refused.\n"},
+    {"release", sl_cli_cmd_jobctl, "release held jobs",
+     "usage: sluice release JOB [JOB...]\n"
+     "\n"
+     "Release each held job: it is scheduled again from its place in line.\n"
+     "The same users as hold may. A job that is not held is refused (409).\n"
+     "Prints one line per job; exit 2 when any was refused.\n"},
     {"nodes", sl_cli_cmd_nodes, "list nodes and their GPUs",
      "usage: sluice nodes\n"
      "\n"

@@ -171,6 +171,8 @@ struct job {
     int64_t idle_since_ms, idle_last_ms, idle_ms;
     bool idle_counting, idle_flagged;
     bool revoking;                /* staged: asked back (sl_executor_revoke) */
+    bool held;                    /* Pending: held (sluice hold), not
+                                     scheduled until released */
     int64_t staged_after;         /* Pending: staged in the executor behind
                                      this Running job (placement: the
                                      resources it will take), 0 = not */
@@ -534,6 +536,15 @@ int sl_eng_policies_load(struct sl_engine *e, struct sl_error *err);
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op);
 
 int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op);
+
+/* ---- jobctl.c ---------------------------------------------------------- */
+
+/* Hold, release a pending job (struct sl_op_jobctl): the job's user, a
+ * team-admin of its team or an admin; refused (409, field "state") when
+ * it is not pending (hold), is staged in the executor (hold), or is not
+ * held (release). */
+int sl_eng_do_hold(struct sl_engine *e, struct sl_op *op);
+int sl_eng_do_release(struct sl_engine *e, struct sl_op *op);
 
 /* ---- govern.c ---------------------------------------------------------- */
 

@@ -123,6 +123,8 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
     } else if (j->state == SL_JOB_PENDING && j->staged_after) {
         v->intent = "staged";
         v->intent_for = j->staged_after;
+    } else if (j->state == SL_JOB_PENDING && j->held) {
+        v->intent = "held"; /* sluice hold: outlives a restart */
     }
     v->spec_json = spec_json;
 }

@@ -301,6 +301,10 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             return -ENOMEM;
         }
         j->staged_after = v->intent_for;
+    } else if (v->state == SL_JOB_PENDING && v->intent && strcmp(v->intent, "held") == 0) {
+        /* held (sluice hold): still held, its place in line kept */
+        j->held = true;
+        sl_sched_job_hold(e->sched, j->id, true);
     }
     if ((rc = sl_imap_put(&e->jobs, j->id, j)) < 0) {
         sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));

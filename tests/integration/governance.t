@@ -95,6 +95,8 @@ MATRIX = [
     ("GET", "/v1/jobs", None, R_ALL),
     ("GET", "/v1/jobs/1", None, R_ALL),
     ("DELETE", "/v1/jobs/999999", None, R_WRITE),
+    ("POST", "/v1/jobs/999999/hold", None, R_WRITE),
+    ("POST", "/v1/jobs/999999/release", None, R_WRITE),
     ("GET", "/v1/jobs/1/events", None, R_ALL),
     ("GET", "/v1/jobs/1/logs", None, R_ALL),
     ("GET", "/v1/jobs/1/explain", None, R_ALL),

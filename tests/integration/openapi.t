@@ -672,6 +672,17 @@ def big_post(path, body, name):
         check_answer("POST", path, r, name)
 
 
+def test_hold(jid):
+    r = call("POST", "/v1/jobs/%d/hold" % jid, want=200, name="hold a pending job")
+    tap.is_((r.json or {}).get("held"), True, "the held job says held")
+    call("POST", "/v1/jobs/%d/hold" % jid, want=200, name="hold it again")
+    r = call("POST", "/v1/jobs/%d/release" % jid, want=200, name="release it")
+    tap.is_((r.json or {}).get("held"), False, "the released job is not held")
+    call("POST", "/v1/jobs/%d/release" % jid, want=409, code="conflict", field="state",
+         name="release a job not held")
+    call("POST", "/v1/jobs/999999/hold", want=404, name="hold an unknown job")
+
+
 def test_cancel(jid):
     r = call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel a pending job")
     tap.is_((r.json or {}).get("state"), "Cancelled", "a pending job is Cancelled at once")
@@ -1168,6 +1179,7 @@ def main():
     test_media_types()
     test_sizes()
     if jid:
+        test_hold(jid)
         test_cancel(jid)
     test_run_to_completion()
     test_unknown_ids()

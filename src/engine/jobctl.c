@@ -1,0 +1,164 @@
+/*
+ * jobctl.c - job control after submission: hold and release a pending
+ * job. Who may: the job's user, a team-admin of its team, an admin (a
+ * stricter rule than cancel's, which any writer of the team may do). A
+ * held job keeps its place in line (its submit time) and no pass,
+ * backfill or staging considers it (sl_sched_job_hold); the hold is in
+ * the job's row (intent "held") and so outlives a restart. docs/cli.md
+ * (hold, release) and docs/api-contract.md say what is refused.
+ * See engine_int.h for what the modules share and the invariants.
+ */
+#include "engine_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The job an operation on 'id' names, when the caller may 'verb' it: 404
+ * when unknown or of another team (as cancel), 409 when finished, 403
+ * when it is another user's and the caller is neither a team-admin of its
+ * team nor an admin. NULL with op set on refusal. */
+static struct job *ctl_job(struct sl_engine *e, struct sl_op *op, int64_t id, const char *verb)
+{
+    struct job *j = sl_imap_get(&e->jobs, id);
+    const struct sl_principal *who = &op->who;
+
+    if (!j) {
+        json_t *row = NULL;
+        const char *team;
+        sl_store_job_read(e->st, id, sl_job_view_json_fn, &row);
+        team = json_string_value(json_object_get(row, "team"));
+        if (!row || (!sl_eng_is_admin(who) && team && strcmp(team, who->team))) {
+            json_decref(row);
+            sl_eng_op_fail(op, 404, "not_found");
+            sl_errorf(&op->err, -ENOENT, "job %lld not found", (long long)id);
+            return NULL;
+        }
+        sl_eng_op_fail(op, 409, "conflict");
+        sl_errorf_field(&op->err, -EALREADY, "state", "job %lld has already finished (%s)",
+                        (long long)id, json_string_value(json_object_get(row, "state")));
+        json_decref(row);
+        return NULL;
+    }
+    if (!sl_eng_is_admin(who) && strcmp(j->team, who->team) != 0) {
+        sl_eng_op_fail(op, 404, "not_found");
+        sl_errorf(&op->err, -ENOENT, "job %lld not found", (long long)id);
+        return NULL;
+    }
+    if (!sl_eng_is_admin(who) && strcmp(who->role, "team-admin") != 0 &&
+        strcmp(j->user, who->user) != 0) {
+        sl_eng_op_fail(op, 403, "forbidden");
+        sl_errorf_field(&op->err, -EPERM, "user",
+                        "job %lld is %s's: only its user, a team-admin of team %s or an "
+                        "admin may %s it",
+                        (long long)id, j->user, j->team, verb);
+        return NULL;
+    }
+    return j;
+}
+
+/* The job's object as the operation's answer (200). */
+static int ctl_answer(struct sl_op *op, const struct job *j)
+{
+    struct sl_job_view v;
+    int rc;
+
+    sl_eng_job_view(j, &v, j->placement, NULL);
+    v.spec_doc = sl_job_spec_to_json(j->spec);
+    rc = sl_eng_op_job_body(op, &v);
+    json_decref(v.spec_doc);
+    if (rc == 0)
+        op->status = 200;
+    return rc;
+}
+
+/* Hold or release 'j' in the scheduler; false when it could not (only
+ * -ENOMEM on release). */
+static bool sched_hold(struct sl_engine *e, struct job *j, bool on)
+{
+    int rc;
+
+    pthread_mutex_lock(&e->mu);
+    rc = sl_sched_job_hold(e->sched, j->id, on);
+    pthread_mutex_unlock(&e->mu);
+    return rc == 0;
+}
+
+/* Set the hold of 'j' to 'on' with its row and one event of 'type', the
+ * job's message 'msg'; on a failed write nothing stays changed. */
+static int hold_write(struct sl_engine *e, struct sl_op *op, struct job *j, bool on,
+                      const char *type, const char *msg)
+{
+    char *old = j->message ? strdup(j->message) : NULL;
+    int rc;
+
+    if (j->message && !old) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    j->held = on;
+    sl_eng_job_msg(e, j, "%s", msg);
+    if ((rc = sl_eng_job_persist(e, j, type, "Pending", -1, 0)) < 0 || !sched_hold(e, j, on)) {
+        j->held = !on;
+        if (old)
+            sl_eng_job_msg(e, j, "%s", old);
+        else
+            sl_eng_job_msg(e, j, NULL);
+        free(old);
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc < 0 ? rc : -ENOMEM,
+                         rc < 0 ? "store: write failed" : "out of memory");
+    }
+    free(old);
+    e->sched_full = true; /* what it held or reserved is free for others */
+    return 0;
+}
+
+int sl_eng_do_hold(struct sl_engine *e, struct sl_op *op)
+{
+    struct job *j = ctl_job(e, op, op->u.jobctl.job_id, "hold");
+    char msg[160];
+    int rc;
+
+    if (!j)
+        return -EPERM;
+    if (j->state != SL_JOB_PENDING) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EBUSY, "state",
+                               "job %lld is %s: only a pending job can be held "
+                               "(sluice requeue --hold stops a running one and holds it)",
+                               (long long)j->id, sl_job_state_name(j->state));
+    }
+    if (j->staged_after) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EBUSY, "state",
+                               "job %lld is staged in the executor behind job %lld and "
+                               "starts when it ends: cancel it instead",
+                               (long long)j->id, (long long)j->staged_after);
+    }
+    if (!j->held) {
+        snprintf(msg, sizeof(msg), "held by %s", op->who.user);
+        if ((rc = hold_write(e, op, j, true, "hold", msg)) < 0)
+            return rc;
+    }
+    return ctl_answer(op, j);
+}
+
+int sl_eng_do_release(struct sl_engine *e, struct sl_op *op)
+{
+    struct job *j = ctl_job(e, op, op->u.jobctl.job_id, "release");
+    char msg[160];
+    int rc;
+
+    if (!j)
+        return -EPERM;
+    if (j->state != SL_JOB_PENDING || !j->held) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EINVAL, "state", "job %lld is %s and not held",
+                               (long long)j->id, sl_job_state_name(j->state));
+    }
+    snprintf(msg, sizeof(msg), "released by %s", op->who.user);
+    if ((rc = hold_write(e, op, j, false, "release", msg)) < 0)
+        return rc;
+    return ctl_answer(op, j);
+}

@@ -1,6 +1,6 @@
 /*
  * api_jobs.c - the job routes: submit, list, get, events, cancel, hold,
- * release, logs, explain.
+ * release, requeue, logs, explain.
  * See api_int.h for what the API files share.
  */
 #include "api_int.h"
@@ -224,10 +224,16 @@ void sl_api_route_job_cancel(struct ctx *c)
 
 void sl_api_route_job_ctl(struct ctx *c)
 {
-    struct op_state *s = sl_api_op_new(c, (enum sl_op_kind)c->op);
-    if (!s)
+    struct op_state *s;
+    bool hold = false;
+
+    /* requeue?hold=true: and hold it (scontrol requeuehold) */
+    if (c->op == SL_OP_REQUEUE && !sl_api_query_bool(c, "hold", &hold))
+        return;
+    if (!(s = sl_api_op_new(c, (enum sl_op_kind)c->op)))
         return;
     s->op.u.jobctl.job_id = c->id;
+    s->op.u.jobctl.hold = hold;
     sl_api_op_send(c, s);
 }
 

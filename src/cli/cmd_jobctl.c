@@ -1,7 +1,8 @@
 /*
- * cmd_jobctl.c - `sluice hold|release JOB [JOB...]`: POST
- * /v1/jobs/JOB/hold or /release for each job (the command's name is the
- * route's last segment) and say what became of it. Every id is checked
+ * cmd_jobctl.c - `sluice hold|release JOB [JOB...]` and `sluice requeue
+ * JOB [JOB...] [--hold]`: POST /v1/jobs/JOB/hold, /release or
+ * /requeue[?hold=true] for each job (the command's name is the route's
+ * last segment) and say what became of it. Every id is checked
  * before anything is sent; a refusal (e.g. 409, a running job cannot be
  * held) is reported and the next job still tried. The exit code is the
  * worst seen; a transport failure stops the run. -o json prints the array
@@ -11,6 +12,42 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+enum { O_HOLD = 1 };
+
+/* clang-format off */
+static const struct sl_cli_opt requeue_opts[] = {
+    /* long name, short, takes a value, id */
+    {"hold", '\0', false, O_HOLD},
+    {NULL, '\0', false, 0},
+};
+/* clang-format on */
+
+/* JOB arguments into pos[] (at most 'max'), and --hold for requeue. */
+static int parse(struct sl_cli_ctx *ctx, int argc, char **argv, const char **pos, int max,
+                 int *npos, bool *hold)
+{
+    struct sl_cli_parser p;
+    struct sl_error err = {{0}, {0}};
+    bool requeue = strcmp(argv[0], "requeue") == 0;
+    const char *v;
+    int id, code;
+
+    *npos = 0;
+    *hold = false;
+    sl_cli_parser_init(&p, argc, argv, 1, false);
+    while ((id = sl_cli_next(&p, requeue ? requeue_opts : NULL, ctx, &v, &err)) !=
+           SL_CLI_ARG_END) {
+        if ((code = sl_cli_arg_special(ctx, id, &err)))
+            return code;
+        if (id == O_HOLD) {
+            *hold = true;
+        } else if (*npos < max) {
+            pos[(*npos)++] = v;
+        }
+    }
+    return SL_CLI_OK;
+}
 
 int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
@@ -22,6 +59,7 @@ int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
     int64_t *ids = NULL;
     json_t *all = NULL;
     int n, code, worst = SL_CLI_OK;
+    bool hold;
 
     if (!(pos = calloc((size_t)argc + 1, sizeof(*pos))) ||
         !(ids = calloc((size_t)argc + 1, sizeof(*ids))) || !(all = json_array()) ||
@@ -30,10 +68,11 @@ int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
         worst = SL_CLI_FAILED;
         goto out;
     }
-    if ((worst = sl_cli_parse_simple(ctx, argc, argv, pos, argc, &n)) != SL_CLI_OK)
+    if ((worst = parse(ctx, argc, argv, pos, argc, &n, &hold)) != SL_CLI_OK)
         goto out;
     if (n == 0) {
-        sl_cli_errorf("%s: JOB is required (sluice %s JOB [JOB...])", what, what);
+        sl_cli_errorf("%s: JOB is required (sluice %s JOB [JOB...]%s)", what, what,
+                      strcmp(what, "requeue") == 0 ? " [--hold]" : "");
         worst = SL_CLI_USAGE;
         goto out;
     }
@@ -47,7 +86,8 @@ int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
         json_t *job = NULL;
         bool held;
 
-        snprintf(path, sizeof(path), "/v1/jobs/%lld/%s", (long long)ids[i], what);
+        snprintf(path, sizeof(path), "/v1/jobs/%lld/%s%s", (long long)ids[i], what,
+                 hold ? "?hold=true" : "");
         snprintf(desc, sizeof(desc), "job %lld", (long long)ids[i]);
         snprintf(id, sizeof(id), "%lld", (long long)ids[i]);
         code = sl_cli_call_json(ctx, "POST", path, NULL, NULL, 0, desc, &job);
@@ -64,6 +104,9 @@ int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
             const char *st = sl_cli_jstr(job, "state");
             const char *row[] = {id, st ? st : "", held ? "true" : "false"};
             sl_cli_table_add(t, row);
+        } else if (strcmp(what, "requeue") == 0) {
+            /* it stops with its checkpoint signal, then is Pending again */
+            printf("requeueing %s%s\n", id, hold ? " (then held)" : "");
         } else {
             printf("%s %s\n", held ? "held" : "released", id);
         }

@@ -114,6 +114,15 @@ static const struct sl_cli_command commands[] = {
      "Release each held job: it is scheduled again from its place in line.\n"
      "The same users as hold may. A job that is not held is refused (409).\n"
      "Prints one line per job; exit 2 when any was refused.\n"},
+    {"requeue", sl_cli_cmd_jobctl, "send running jobs back to Pending, through the checkpoint",
+     "usage: sluice requeue JOB [JOB...] [--hold]\n"
+     "\n"
+     "Requeue each running job as a preemption would: its checkpoint signal,\n"
+     "its grace, then SIGKILL; then it is Pending again with its submit time\n"
+     "(its place in line) as its next attempt, and no retry is used. The same\n"
+     "users as hold may. A job that is not running is refused (409).\n"
+     "\n"
+     "  --hold   and hold it once it is back in line (scontrol requeuehold)\n"},
     {"nodes", sl_cli_cmd_nodes, "list nodes and their GPUs",
      "usage: sluice nodes\n"
      "\n"

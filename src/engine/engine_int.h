@@ -173,6 +173,9 @@ struct job {
     bool revoking;                /* staged: asked back (sl_executor_revoke) */
     bool held;                    /* Pending: held (sluice hold), not
                                      scheduled until released */
+    bool requeuing;               /* Running, preempting: by sluice requeue
+                                     (no preemptor) */
+    bool requeue_hold;            /* requeuing: held once back in line */
     int64_t staged_after;         /* Pending: staged in the executor behind
                                      this Running job (placement: the
                                      resources it will take), 0 = not */
@@ -545,6 +548,15 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op);
  * held (release). */
 int sl_eng_do_hold(struct sl_engine *e, struct sl_op *op);
 int sl_eng_do_release(struct sl_engine *e, struct sl_op *op);
+/* Requeue a running job (struct sl_op_jobctl, hold: and hold it): the
+ * preemption's path with no preemptor (its checkpoint signal, its grace,
+ * then SIGKILL; back in line with its submit time as the next attempt,
+ * retries untouched). The same users as hold; refused (409, field
+ * "state") when it is not Running or is already being stopped. */
+int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op);
+/* Requeued job 'j' is back in line (sl_eng_job_finish, before its row is
+ * written): held when it was asked, its requeue flags cleared. */
+void sl_eng_requeue_done(struct sl_engine *e, struct job *j);
 
 /* ---- govern.c ---------------------------------------------------------- */
 

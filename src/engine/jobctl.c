@@ -1,11 +1,13 @@
 /*
  * jobctl.c - job control after submission: hold and release a pending
- * job. Who may: the job's user, a team-admin of its team, an admin (a
- * stricter rule than cancel's, which any writer of the team may do). A
- * held job keeps its place in line (its submit time) and no pass,
- * backfill or staging considers it (sl_sched_job_hold); the hold is in
- * the job's row (intent "held") and so outlives a restart. docs/cli.md
- * (hold, release) and docs/api-contract.md say what is refused.
+ * job, requeue a running one. Who may: the job's user, a team-admin of
+ * its team, an admin (a stricter rule than cancel's, which any writer of
+ * the team may do). A held job keeps its place in line (its submit time)
+ * and no pass, backfill or staging considers it (sl_sched_job_hold); the
+ * hold is in the job's row (intent "held") and so outlives a restart. A
+ * requeue takes the preemption's path with no preemptor (intent
+ * "requeue", or "requeue-hold"). docs/cli.md (hold, release, requeue) and
+ * docs/api-contract.md say what is refused.
  * See engine_int.h for what the modules share and the invariants.
  */
 #include "engine_int.h"
@@ -161,4 +163,67 @@ int sl_eng_do_release(struct sl_engine *e, struct sl_op *op)
     if ((rc = hold_write(e, op, j, false, "release", msg)) < 0)
         return rc;
     return ctl_answer(op, j);
+}
+
+int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op)
+{
+    struct job *j = ctl_job(e, op, op->u.jobctl.job_id, "requeue");
+    struct sl_job_view v;
+    int rc;
+
+    if (!j)
+        return -EPERM;
+    if (j->state != SL_JOB_RUNNING) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EBUSY, "state",
+                               "job %lld is %s: only a running job can be requeued",
+                               (long long)j->id, sl_job_state_name(j->state));
+    }
+    if (j->cancel_requested || j->preempting || j->timed_out || j->gang_failed) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EBUSY, "state",
+                               "job %lld is already being stopped (%s)", (long long)j->id,
+                               j->cancel_requested ? "cancelled"
+                               : j->requeuing      ? "requeued"
+                               : j->preempting     ? "preempted"
+                               : j->timed_out      ? "maxRuntime"
+                                                   : "a task failed");
+    }
+    j->preempting = j->requeuing = true;
+    j->requeue_hold = op->u.jobctl.hold;
+    j->preempted_for = 0;
+    j->intent_at_ms = sl_eng_now_ms(e);
+    sl_eng_job_msg(e, j, "requeued by %s%s: %s, SIGKILL in %llds", op->who.user,
+                   j->requeue_hold ? " (and held)" : "", sl_signal_name(j->spec->ckpt_signal),
+                   (long long)(j->spec->ckpt_grace_ms / 1000));
+    /* in the row, so that a restart before it stops finishes the requeue */
+    if ((rc = sl_eng_job_intent_write(e, j, "requeue")) < 0) {
+        j->preempting = j->requeuing = j->requeue_hold = false;
+        j->intent_at_ms = 0;
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    pthread_mutex_lock(&e->mu);
+    sl_sched_job_terminating(e->sched, j->id, 0); /* no victim again */
+    pthread_mutex_unlock(&e->mu);
+    sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
+    j->kill_at_ms = sl_eng_mono_ms(e) + j->spec->ckpt_grace_ms;
+    sl_eng_job_timer(e, j);
+    sl_eng_job_view(j, &v, j->placement, NULL);
+    v.spec_doc = sl_job_spec_to_json(j->spec);
+    rc = sl_eng_op_job_body(op, &v);
+    json_decref(v.spec_doc);
+    if (rc < 0)
+        return rc;
+    op->status = 202;
+    return 0;
+}
+
+void sl_eng_requeue_done(struct sl_engine *e, struct job *j)
+{
+    if (j->requeuing && j->requeue_hold && j->state == SL_JOB_PENDING && sched_hold(e, j, true)) {
+        j->held = true;
+        sl_eng_job_msg(e, j, "%s; held until released", j->message ? j->message : "requeued");
+    }
+    j->requeuing = j->requeue_hold = false;
 }

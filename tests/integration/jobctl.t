@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""jobctl.t - job control after submission: hold and release.
+"""jobctl.t - job control after submission: hold, release and requeue.
 
 One sluiced with 4 fake GPUs and users of team default: alice and bob
 (members), tina (team-admin); nick, a member of team nlp. A job of every
@@ -9,8 +9,11 @@ job submitted after it. A hold outlives a restart. A running job cannot be
 held, a job not held cannot be released, a finished one neither (409,
 field "state"); another member cannot hold or release alice's job (403,
 field "user"), another team's member does not see it (404); her
-team-admin and an admin may. Every hold and release is in the audit log
-and the job's events; sluice hold/release/show/why say it."""
+team-admin and an admin may. A requeued running job gets its checkpoint
+signal, is Pending again and runs as its next attempt with no retry used;
+with --hold it waits held. A pending job cannot be requeued, nor one
+already stopping. Every hold, release and requeue is in the audit log and
+the job's events; sluice hold/release/requeue/show/why say it."""
 
 import json
 import os
@@ -178,6 +181,93 @@ tap.is_(ctl("release", e, "alice").status, 200, "released")
 tap.ok(wait_state(e, "Running"), "e runs")
 tap.is_(d.request("DELETE", "/v1/jobs/%d" % e).status, 202, "e is cancelled")
 
+# --- requeue ------------------------------------------------------------------------------
+def ckpt_job(name):
+    st, body = d.json_req("POST", "/v1/jobs", job_doc(
+        name, command=("sh", "-c", 'trap "echo ckpt-$SLUICE_ATTEMPT; sleep 2; exit 0" USR1; '
+                       'echo run-$SLUICE_ATTEMPT; while :; do sleep 0.1; done'),
+        resources={"gpus": 1, "cpus": 0.1, "memory": "64Mi"},
+        checkpoint={"signal": "SIGUSR1", "grace": "20s"}), token=TOK["alice"])
+    if st != 201:
+        tap.diag("submit %s: %d %r" % (name, st, body))
+    return body.get("id") if st == 201 else None
+
+
+def logs(jid):
+    return d.request("GET", "/v1/jobs/%d/logs" % jid).body.decode(errors="replace")
+
+
+def wait_for(cond, secs=30):
+    end = time.time() + secs
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+q = ckpt_job("rq")
+tap.ok(q and wait_state(q, "Running") and wait_for(lambda: "run-0" in logs(q)),
+       "a job with a checkpoint signal runs")
+r = ctl("requeue", q, "bob")
+tap.ok(r.status == 403 and r.error_field() == "user", "bob cannot requeue alice's job", r)
+rc, out, err = cli("requeue", str(q), token=TOK["alice"])
+tap.ok(rc == 0 and out.strip() == "requeueing %d" % q, "sluice requeue: alice requeues it",
+       out, err)
+r = ctl("requeue", q, "alice")
+tap.ok(r.status == 409 and r.error_field() == "state" and "already being stopped" in
+       r.body.decode(), "requeueing it again while it stops: 409", r)
+tap.ok(wait_for(lambda: "ckpt-0" in logs(q)), "it received its checkpoint signal")
+tap.ok(wait_for(lambda: job(q).get("attempt") == 1 and job(q).get("state") == "Running"),
+       "it is back in line and runs again as attempt 1 (the second)", job(q))
+jq = job(q)
+tap.ok(jq.get("retries") == 0 and jq.get("exit_code") is None,
+       "no retry was used (it had none) and it did not fail", jq)
+tap.ok(wait_for(lambda: "run-1" in logs(q)), "the second attempt runs with SLUICE_ATTEMPT=1")
+ev = [(e["type"], e.get("from"), e.get("to"), e.get("message") or "") for e in events(q)]
+tap.ok(any(t == "requeue" and m.startswith("requeued by alice: SIGUSR1") for t, _, _, m in ev),
+       "the job's events say who requeued it", ev)
+tap.ok(any(t == "requeue" and f == "Preempted" and to == "Pending" for t, f, to, _ in ev),
+       "and that it went back to Pending", ev)
+tap.ok(not any(to == "Failed" for _, _, to, _ in ev), "never Failed")
+
+rc, out, err = cli("requeue", "--hold", str(q), token=TOK["tina"])
+tap.ok(rc == 0 and out.strip() == "requeueing %d (then held)" % q,
+       "sluice requeue --hold: tina requeues it and holds it", out, err)
+tap.ok(wait_for(lambda: job(q).get("held") is True), "it is back in line, held", job(q))
+jq = job(q)
+tap.ok(jq.get("state") == "Pending" and jq.get("attempt") == 2 and
+       "held until released" in (jq.get("message") or ""),
+       "Pending as attempt 2, its message says held", jq)
+time.sleep(1)
+tap.is_(job(q).get("state"), "Pending", "with GPUs free it does not start")
+r = ctl("requeue", q, "alice")
+tap.ok(r.status == 409 and r.error_field() == "state" and "only a running job" in
+       r.body.decode(), "a pending job cannot be requeued (409, state)", r)
+tap.is_(ctl("release", q, "alice").status, 200, "released")
+tap.ok(wait_state(q, "Running"), "it runs again")
+tap.is_(d.request("DELETE", "/v1/jobs/%d" % q).status, 202, "it is cancelled")
+tap.ok(wait_state(q, "Cancelled"), "and ends")
+r = ctl("requeue", q, "alice")
+tap.ok(r.status == 409 and "already finished" in r.body.decode(),
+       "a finished job cannot be requeued (409)", r)
+# a requeue that a restart interrupts is finished after it
+q2 = ckpt_job("rq2")
+tap.ok(q2 and wait_state(q2, "Running") and wait_for(lambda: "run-0" in logs(q2)),
+       "another job with a checkpoint signal runs")
+tap.is_(ctl("requeue", q2, "alice").status, 202, "it is requeued")
+tap.ok(wait_for(lambda: "ckpt-0" in logs(q2)), "it has its checkpoint signal")
+d.restart()
+tap.ok(wait_for(lambda: job(q2).get("attempt") == 1 and job(q2).get("state") == "Running"),
+       "sluiced restarted while it stopped: it still comes back as attempt 1", job(q2))
+ev = [(e["type"], e.get("from"), e.get("to")) for e in events(q2)]
+tap.ok(("requeue", "Preempted", "Pending") in ev and not any(t == "Failed" for _, _, t in ev),
+       "through the requeue, not a failure", ev)
+tap.is_(d.request("DELETE", "/v1/jobs/%d" % q2).status, 202, "it is cancelled")
+
+r = d.request("POST", "/v1/jobs/%d/requeue?hold=maybe" % q, None)
+tap.ok(r.status == 400 and r.error_field() == "hold", "hold=maybe: 400 naming hold", r)
+
 # --- the audit log -------------------------------------------------------------------------
 st, au = d.json_req("GET", "/v1/audit?action=job.hold")
 recs = au.get("records", []) if st == 200 else []
@@ -188,5 +278,11 @@ tap.ok(any(x["actor"] == "bob" and x["object"] == "job:%d" % c and x["outcome"] 
 st, au = d.json_req("GET", "/v1/audit?action=job.release")
 tap.ok(st == 200 and any(x["actor"] == "tina" or x["object"] == "job:%d" % c
                          for x in au.get("records", [])), "the releases too", au)
+
+st, au = d.json_req("GET", "/v1/audit?action=job.requeue")
+recs = au.get("records", []) if st == 200 else []
+tap.ok(any(x["actor"] == "alice" and x["object"] == "job:%d" % q and x["outcome"] == "ok"
+           for x in recs) and any(x["actor"] == "bob" and x["outcome"] != "ok" for x in recs),
+       "the requeues are in the audit log, the refused one too", recs)
 
 tap.done_testing(d)

@@ -681,6 +681,26 @@ def test_hold(jid):
     call("POST", "/v1/jobs/%d/release" % jid, want=409, code="conflict", field="state",
          name="release a job not held")
     call("POST", "/v1/jobs/999999/hold", want=404, name="hold an unknown job")
+    call("POST", "/v1/jobs/%d/requeue" % jid, want=409, code="conflict", field="state",
+         name="requeue a pending job")
+    call("POST", "/v1/jobs/%d/requeue?hold=maybe" % jid, want=400, field="hold",
+         name="requeue with hold=maybe")
+
+
+def test_requeue():
+    r = call("POST", "/v1/jobs", job_doc("oa-rq", ["sleep", "1000"], resources={"cpus": 0.1}),
+             want=201, name="submit a job to requeue")
+    jid = (r.json or {}).get("id")
+    deadline = time.monotonic() + 30
+    while isinstance(jid, int) and time.monotonic() < deadline:
+        if (D.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state") == "Running":
+            break
+        time.sleep(0.1)
+    if not isinstance(jid, int):
+        return
+    r = call("POST", "/v1/jobs/%d/requeue" % jid, want=202, name="requeue a running job")
+    tap.is_((r.json or {}).get("state"), "Running", "it is Running while it stops")
+    call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel the requeued job")
 
 
 def test_cancel(jid):
@@ -1181,6 +1201,7 @@ def main():
     if jid:
         test_hold(jid)
         test_cancel(jid)
+    test_requeue()
     test_run_to_completion()
     test_unknown_ids()
     test_apply()

@@ -323,6 +323,7 @@ static const struct route {
     {"POST", "/v1/jobs/{id}/hold", sl_api_route_job_ctl, CHANGE(SL_OP_HOLD), "job", MT_NONE},
     {"POST", "/v1/jobs/{id}/release", sl_api_route_job_ctl, CHANGE(SL_OP_RELEASE), "job", MT_NONE},
     {"POST", "/v1/jobs/{id}/requeue", sl_api_route_job_ctl, CHANGE(SL_OP_REQUEUE), "job", MT_NONE},
+    {"PATCH", "/v1/jobs/{id}", sl_api_route_job_update, CHANGE(SL_OP_UPDATE), "job", MT_JSON},
     {"GET", "/v1/jobs/{id}/events", sl_api_route_job_events, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/logs", sl_api_route_job_logs, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/explain", sl_api_route_job_explain, READ(SL_SC_JOBS_READ), NULL, MT_NONE},

@@ -123,3 +123,84 @@ out:
     free(pos);
     return worst;
 }
+
+enum { O_MAX_RUNTIME = 1 };
+
+/* clang-format off */
+static const struct sl_cli_opt update_opts[] = {
+    /* long name, short, takes a value, id */
+    {"max-runtime", '\0', true, O_MAX_RUNTIME},
+    {NULL, '\0', false, 0},
+};
+/* clang-format on */
+
+int sl_cli_cmd_update(struct sl_cli_ctx *ctx, int argc, char **argv)
+{
+    struct sl_error err = {{0}, {0}};
+    struct sl_cli_parser p;
+    const char *v, *job = NULL, *max_runtime = NULL, *st;
+    char path[80], what[40], b1[64], b2[200], *body = NULL;
+    json_t *req = NULL, *ans = NULL, *spec;
+    int64_t id, ms;
+    int opt, code;
+
+    sl_cli_parser_init(&p, argc, argv, 1, false);
+    while ((opt = sl_cli_next(&p, update_opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
+        if ((code = sl_cli_arg_special(ctx, opt, &err)))
+            return code;
+        if (opt == SL_CLI_ARG_POS) {
+            if (job) {
+                sl_cli_errorf("update: one JOB only, got '%.64s' too (see 'sluice help "
+                              "update')",
+                              v);
+                return SL_CLI_USAGE;
+            }
+            job = v;
+        } else if (opt == O_MAX_RUNTIME) {
+            if (sl_parse_duration_ms(v, &ms) < 0 || ms <= 0) {
+                sl_cli_errorf("--max-runtime: a positive duration such as 2h, got '%.64s'",
+                              v);
+                return SL_CLI_USAGE;
+            }
+            max_runtime = v;
+        }
+    }
+    if (!job) {
+        sl_cli_errorf("update: JOB is required (sluice update JOB --max-runtime D)");
+        return SL_CLI_USAGE;
+    }
+    if (sl_cli_job_id(job, &id, &err) < 0)
+        return sl_cli_usage_error(&err);
+    if (!max_runtime) {
+        sl_cli_errorf("update: nothing to change (--max-runtime D)");
+        return SL_CLI_USAGE;
+    }
+    if (!(req = json_pack("{s:s}", "maxRuntime", max_runtime)) ||
+        !(body = json_dumps(req, JSON_COMPACT))) {
+        json_decref(req);
+        sl_cli_errorf("out of memory");
+        return SL_CLI_FAILED;
+    }
+    snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)id);
+    snprintf(what, sizeof(what), "job %lld", (long long)id);
+    code = sl_cli_call_json(ctx, "PATCH", path, "application/json", body, strlen(body), what,
+                            &ans);
+    if (code == SL_CLI_OK) {
+        if (ctx->output == SL_CLI_OUT_JSON) {
+            sl_cli_print_json(ans);
+        } else {
+            spec = json_object_get(json_object_get(ans, "spec"), "spec");
+            st = sl_cli_jstr(ans, "state");
+            printf("updated %lld (%s): maxRuntime %s\n", (long long)id,
+                   sl_cli_sanitize(st ? st : "?", b1, sizeof(b1)),
+                   sl_cli_sanitize(sl_cli_jstr(spec, "maxRuntime") ? sl_cli_jstr(spec,
+                                                                               "maxRuntime")
+                                                                   : max_runtime,
+                                   b2, sizeof(b2)));
+        }
+    }
+    json_decref(ans);
+    json_decref(req);
+    free(body);
+    return code;
+}

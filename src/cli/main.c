@@ -123,6 +123,15 @@ static const struct sl_cli_command commands[] = {
      "users as hold may. A job that is not running is refused (409).\n"
      "\n"
      "  --hold   and hold it once it is back in line (scontrol requeuehold)\n"},
+    {"update", sl_cli_cmd_update, "change a pending or running job's maxRuntime",
+     "usage: sluice update JOB --max-runtime D\n"
+     "\n"
+     "Change the job's maxRuntime, while it is Pending or Running: lower only\n"
+     "(an admin may raise it). A running job's limit counts from its start, so\n"
+     "one already past the new limit gets its checkpoint signal at once. The\n"
+     "same users as hold may; audited with the old and new value.\n"
+     "\n"
+     "  --max-runtime D   the new limit, e.g. 30m, 2h\n"},
     {"nodes", sl_cli_cmd_nodes, "list nodes and their GPUs",
      "usage: sluice nodes\n"
      "\n"

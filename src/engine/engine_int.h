@@ -554,6 +554,12 @@ int sl_eng_do_release(struct sl_engine *e, struct sl_op *op);
  * retries untouched). The same users as hold; refused (409, field
  * "state") when it is not Running or is already being stopped. */
 int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op);
+/* Update a job's maxRuntime (struct sl_op_update): Pending or Running;
+ * lower only, but for an admin (409 naming "maxRuntime" otherwise); a
+ * running job's timer moves with it (at once when already past). The same
+ * users as hold; audited with the old and new value, an "update" event,
+ * the stored spec changed. */
+int sl_eng_do_update(struct sl_engine *e, struct sl_op *op);
 /* Requeued job 'j' is back in line (sl_eng_job_finish, before its row is
  * written): held when it was asked, its requeue flags cleared. */
 void sl_eng_requeue_done(struct sl_engine *e, struct job *j);

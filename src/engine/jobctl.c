@@ -6,13 +6,16 @@
  * and no pass, backfill or staging considers it (sl_sched_job_hold); the
  * hold is in the job's row (intent "held") and so outlives a restart. A
  * requeue takes the preemption's path with no preemptor (intent
- * "requeue", or "requeue-hold"). docs/cli.md (hold, release, requeue) and
+ * "requeue", or "requeue-hold"). An update changes a job's maxRuntime
+ * (lower only, but for an admin), in the scheduler, its timer and its
+ * stored spec. docs/cli.md (hold, release, requeue, update) and
  * docs/api-contract.md say what is refused.
  * See engine_int.h for what the modules share and the invariants.
  */
 #include "engine_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,4 +229,90 @@ void sl_eng_requeue_done(struct sl_engine *e, struct job *j)
         sl_eng_job_msg(e, j, "%s; held until released", j->message ? j->message : "requeued");
     }
     j->requeuing = j->requeue_hold = false;
+}
+
+/* A duration as the job document writes one ("90s", "2h"; ms when not
+ * whole seconds). */
+static void fmt_duration(int64_t ms, char *buf, size_t size)
+{
+    if (ms <= 0)
+        snprintf(buf, size, "none");
+    else if (ms % 1000)
+        snprintf(buf, size, "%lldms", (long long)ms);
+    else if (ms % 3600000 == 0)
+        snprintf(buf, size, "%lldh", (long long)(ms / 3600000));
+    else if (ms % 60000 == 0)
+        snprintf(buf, size, "%lldm", (long long)(ms / 60000));
+    else
+        snprintf(buf, size, "%llds", (long long)(ms / 1000));
+}
+
+/* Store 'j''s spec as it is now. */
+static int respec_write(struct sl_engine *e, struct job *j)
+{
+    json_t *doc = sl_job_spec_to_json(j->spec);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    int rc = text ? sl_store_job_respec(e->st, j->id, j->queue, j->pclass, j->priority, text)
+                  : -ENOMEM;
+
+    free(text);
+    json_decref(doc);
+    return rc;
+}
+
+int sl_eng_do_update(struct sl_engine *e, struct sl_op *op)
+{
+    struct job *j = ctl_job(e, op, op->u.update.job_id, "update");
+    int64_t old, want = op->u.update.max_runtime_ms, now = sl_eng_now_ms(e);
+    char a[32], b[32];
+    int rc;
+
+    if (!j)
+        return -EPERM;
+    old = j->spec->max_runtime_ms;
+    if (j->state != SL_JOB_PENDING && j->state != SL_JOB_RUNNING) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EBUSY, "state", "job %lld is %s", (long long)j->id,
+                               sl_job_state_name(j->state));
+    }
+    if (j->state == SL_JOB_RUNNING &&
+        (j->cancel_requested || j->preempting || j->timed_out || j->gang_failed)) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EBUSY, "state", "job %lld is already being stopped",
+                               (long long)j->id);
+    }
+    fmt_duration(old, a, sizeof(a));
+    fmt_duration(want, b, sizeof(b));
+    if (old > 0 && want > old && !sl_eng_is_admin(&op->who)) {
+        sl_eng_op_fail(op, 409, "conflict");
+        return sl_errorf_field(&op->err, -EPERM, "maxRuntime",
+                               "only an admin may raise it (from %s to %s): it may only be "
+                               "lowered",
+                               a, b);
+    }
+    j->spec->max_runtime_ms = want;
+    sl_eng_job_msg(e, j, "maxRuntime %s -> %s by %s", a, b, op->who.user);
+    if ((rc = respec_write(e, j)) < 0 ||
+        (rc = sl_eng_job_persist(e, j, "update", sl_job_state_name(j->state), -1, 0)) < 0) {
+        j->spec->max_runtime_ms = old;
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "store: write failed");
+    }
+    pthread_mutex_lock(&e->mu);
+    rc = sl_sched_job_max_runtime(e->sched, j->id, want);
+    pthread_mutex_unlock(&e->mu);
+    if (rc < 0) {
+        j->spec->max_runtime_ms = old;
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, rc, "out of memory");
+    }
+    if (j->state == SL_JOB_RUNNING) {
+        /* its checkpoint timer from its start: at once when past */
+        int64_t left = j->started_ms + want - now;
+        j->ckpt_at_ms = sl_eng_mono_ms(e) + (left > 0 ? left : 0);
+        sl_eng_job_timer(e, j);
+    }
+    e->sched_full = true; /* reservations and backfill see the new end */
+    op->audit_details = json_pack("{s:{s:s, s:s}}", "maxRuntime", "old", a, "new", b);
+    return ctl_answer(op, j);
 }

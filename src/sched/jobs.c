@@ -582,6 +582,37 @@ int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on)
     return 0;
 }
 
+int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+    int pos;
+
+    if (!j)
+        return -ENOENT;
+    if (ms < 0)
+        return -EINVAL;
+    if (j->state == J_PENDING) {
+        j->max_runtime_ms = ms;
+        return 0;
+    }
+    if (sl_grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
+        return -ENOMEM;
+    if (j->max_runtime_ms > 0 && (pos = byend_pos(s, j)) < s->nbyend && s->byend[pos] == j) {
+        memmove(&s->byend[pos], &s->byend[pos + 1],
+                sizeof(*s->byend) * (size_t)(s->nbyend - pos - 1));
+        s->nbyend--;
+    }
+    j->max_runtime_ms = ms;
+    if (ms > 0) {
+        pos = byend_pos(s, j);
+        memmove(&s->byend[pos + 1], &s->byend[pos],
+                sizeof(*s->byend) * (size_t)(s->nbyend - pos));
+        s->byend[pos] = j;
+        s->nbyend++;
+    }
+    return 0;
+}
+
 bool sl_sched_job_held(const struct sl_sched *s, int64_t id)
 {
     const struct job *j = sl_imap_get(&s->jobs, id);

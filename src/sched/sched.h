@@ -238,6 +238,11 @@ int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms);
 int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on);
 /* Whether job 'id' is pending and held. */
 bool sl_sched_job_held(const struct sl_sched *s, int64_t id);
+/* Job 'id''s maxRuntime is now 'ms' (0 = unknown; sluice update): a
+ * running job's expected end moves with it (reservations are made anew by
+ * the next full pass). Returns 0, -ENOENT, -EINVAL (ms < 0) or -ENOMEM
+ * (unchanged). */
+int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms);
 
 enum sl_sched_job_state {
     SL_SCHED_UNKNOWN,

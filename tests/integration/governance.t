@@ -98,6 +98,7 @@ MATRIX = [
     ("POST", "/v1/jobs/999999/hold", None, R_WRITE),
     ("POST", "/v1/jobs/999999/release", None, R_WRITE),
     ("POST", "/v1/jobs/999999/requeue", None, R_WRITE),
+    ("PATCH", "/v1/jobs/999999", {"maxRuntime": "1h"}, R_WRITE),
     ("GET", "/v1/jobs/1/events", None, R_ALL),
     ("GET", "/v1/jobs/1/logs", None, R_ALL),
     ("GET", "/v1/jobs/1/explain", None, R_ALL),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""jobctl.t - job control after submission: hold, release and requeue.
+"""jobctl.t - job control after submission: hold, release, requeue, update.
 
 One sluiced with 4 fake GPUs and users of team default: alice and bob
 (members), tina (team-admin); nick, a member of team nlp. A job of every
@@ -12,7 +12,10 @@ field "user"), another team's member does not see it (404); her
 team-admin and an admin may. A requeued running job gets its checkpoint
 signal, is Pending again and runs as its next attempt with no retry used;
 with --hold it waits held. A pending job cannot be requeued, nor one
-already stopping. Every hold, release and requeue is in the audit log and
+already stopping. An update lowers a job's maxRuntime while pending or
+running (the running job's timer follows), an admin may raise it, other
+fields and bad values are refused naming the field; it outlives a
+restart. Every hold, release and requeue is in the audit log and
 the job's events; sluice hold/release/requeue/show/why say it."""
 
 import json
@@ -267,6 +270,71 @@ tap.is_(d.request("DELETE", "/v1/jobs/%d" % q2).status, 202, "it is cancelled")
 
 r = d.request("POST", "/v1/jobs/%d/requeue?hold=maybe" % q, None)
 tap.ok(r.status == 400 and r.error_field() == "hold", "hold=maybe: 400 naming hold", r)
+
+# --- update: maxRuntime -------------------------------------------------------------------
+def patch(jid, body, user=None):
+    return d.request("PATCH", "/v1/jobs/%d" % jid, json.dumps(body) if body is not None else
+                     None, ctype="application/json", token=TOK[user] if user else d.token)
+
+
+def max_runtime(jid):
+    return job(jid).get("spec", {}).get("spec", {}).get("maxRuntime")
+
+
+hog = submit("hog2", 4)
+tap.ok(hog and wait_state(hog, "Running"), "a job of every GPU runs again")
+st, body = d.json_req("POST", "/v1/jobs", job_doc(
+    "up", command=("sleep", "300"), resources={"gpus": 1, "cpus": 0.1, "memory": "64Mi"},
+    maxRuntime="2h"), token=TOK["alice"])
+u = body.get("id") if st == 201 else None
+tap.ok(u and wait_state(u, "Pending"), "a job with maxRuntime 2h waits behind it")
+rc, out, err = cli("update", str(u), "--max-runtime", "90m", token=TOK["alice"])
+tap.ok(rc == 0 and "updated %d (Pending): maxRuntime" % u in out,
+       "sluice update --max-runtime 90m: alice lowers it while pending", out, err)
+tap.is_(max_runtime(u), "5400s", "the stored spec says 90m (5400s)")
+r = patch(u, {"maxRuntime": "3h"}, "alice")
+tap.ok(r.status == 409 and r.error_field() == "maxRuntime" and "only an admin" in
+       r.body.decode(), "alice may not raise it (409, maxRuntime)", r)
+tap.is_(max_runtime(u), "5400s", "nothing changed")
+r = patch(u, {"maxRuntime": "3h"})
+tap.ok(r.status == 200, "an admin may raise it", r)
+tap.is_(max_runtime(u), "10800s", "to 3h")
+for body_, field in (({"priorityClass": "production"}, "priorityClass"),
+                     ({"queue": "nlp"}, "queue"), ({"resources": {"gpus": 2}}, "resources"),
+                     ({"color": "red"}, "color"), ({"maxRuntime": "soon"}, "maxRuntime"),
+                     ({"maxRuntime": 0}, "maxRuntime"), ({}, "maxRuntime")):
+    r = patch(u, body_, "alice")
+    tap.ok(r.status == 400 and r.error_field() == field, "%s: 400 naming %s" % (
+        json.dumps(body_), field), r)
+r = patch(u, {"maxRuntime": "1h"}, "bob")
+tap.ok(r.status == 403 and r.error_field() == "user", "bob may not update alice's job", r)
+r = patch(u, {"maxRuntime": "1h"}, "nick")
+tap.is_(r.status, 404, "nick of another team does not see it")
+tap.is_(max_runtime(u), "10800s", "none of that changed anything")
+ev = [(e["type"], e.get("message") or "") for e in events(u)]
+tap.ok(("update", "maxRuntime 2h -> 90m by alice") in ev and
+       ("update", "maxRuntime 90m -> 3h by admin") in ev,
+       "each change is an event with the old and new value", ev)
+d.restart()
+tap.is_(max_runtime(u), "10800s", "the change outlives a restart")
+tap.is_(d.request("DELETE", "/v1/jobs/%d" % hog).status, 202, "the GPUs free")
+tap.ok(wait_state(u, "Running"), "the job runs")
+rc, out, err = cli("update", str(u), "--max-runtime", "1s", token=TOK["alice"])
+tap.ok(rc == 0 and "updated %d (Running)" % u in out,
+       "alice lowers the running job's maxRuntime to 1s", out, err)
+tap.ok(wait_state(u, "Timeout", 30), "the running job's timer follows: it ends Timeout")
+tap.ok("maxRuntime of 1s" in (job(u).get("message") or ""), "at the new limit",
+       job(u).get("message"))
+r = patch(u, {"maxRuntime": "1h"}, "alice")
+tap.ok(r.status == 409 and "already finished" in r.body.decode(),
+       "a finished job cannot be updated", r)
+st, au = d.json_req("GET", "/v1/audit?action=job.update")
+recs = au.get("records", []) if st == 200 else []
+tap.ok(any(x["actor"] == "alice" and x["outcome"] == "ok" and
+           x.get("details", {}).get("maxRuntime") == {"old": "2h", "new": "90m"}
+           for x in recs), "the audit log has alice's update with old and new", recs)
+tap.ok(any(x["actor"] == "bob" and x["outcome"] != "ok" for x in recs),
+       "and bob's refused one", recs)
 
 # --- the audit log -------------------------------------------------------------------------
 st, au = d.json_req("GET", "/v1/audit?action=job.hold")

@@ -681,6 +681,13 @@ def test_hold(jid):
     call("POST", "/v1/jobs/%d/release" % jid, want=409, code="conflict", field="state",
          name="release a job not held")
     call("POST", "/v1/jobs/999999/hold", want=404, name="hold an unknown job")
+    r = call("PATCH", "/v1/jobs/%d" % jid, {"maxRuntime": "1h"}, want=200,
+             name="update a pending job's maxRuntime")
+    tap.is_(((r.json or {}).get("spec") or {}).get("spec", {}).get("maxRuntime"), "3600s",
+            "the answer has the new maxRuntime")
+    call("PATCH", "/v1/jobs/%d" % jid, {"queue": "x"}, want=400, field="queue",
+         name="update a field that cannot change")
+    call("PATCH", "/v1/jobs/999999", {"maxRuntime": "1h"}, want=404, name="update an unknown job")
     call("POST", "/v1/jobs/%d/requeue" % jid, want=409, code="conflict", field="state",
          name="requeue a pending job")
     call("POST", "/v1/jobs/%d/requeue?hold=maybe" % jid, want=400, field="hold",
@@ -899,7 +906,7 @@ def test_tokens():
 
 def test_unlisted():
     for method, path in (("PUT", "/v1/jobs"), ("DELETE", "/v1/nodes"),
-                         ("POST", "/v1/teams"), ("PATCH", "/v1/jobs/1"),
+                         ("POST", "/v1/teams"), ("PATCH", "/v1/jobs"),
                          ("GET", "/v1/apply"), ("POST", "/healthz"), ("POST", "/metrics"),
                          ("GET", "/v1/users/alice/tokens")):
         r = D.request(method, path)

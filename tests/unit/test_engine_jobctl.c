@@ -10,6 +10,8 @@
  *   requeue  a running job gets its checkpoint signal, is back in line as
  *            its next attempt with its retries untouched; with hold it
  *            waits held;
+ *   update   maxRuntime is lowered, in the stored spec and an event; only
+ *            an admin raises it;
  *   audit    every change and refusal is recorded.
  */
 #include <errno.h>
@@ -40,6 +42,34 @@ static int ctl(struct sl_engine *e, enum sl_op_kind kind, int64_t id, bool hold,
         snprintf(field, size, "%s", c->op.err.field);
     h_call_free(c);
     return st;
+}
+
+/* An update of job 'id''s maxRuntime to 'ms' by 'user' with 'role'. */
+static int update(struct sl_engine *e, int64_t id, int64_t ms, const char *user,
+                  const char *role, char *field, size_t size)
+{
+    struct h_call *c = h_call_new(SL_OP_UPDATE, user, "default", role);
+    int st;
+
+    c->op.u.update.job_id = id;
+    c->op.u.update.max_runtime_ms = ms;
+    st = h_call_run(e, c);
+    if (field)
+        snprintf(field, size, "%s", c->op.err.field);
+    h_call_free(c);
+    return st;
+}
+
+/* The stored spec's maxRuntime of job 'id' ("" when none). */
+static const char *spec_max_runtime(struct sl_store *rd, int64_t id, char *buf, size_t size)
+{
+    json_t *j = h_job(rd, id);
+    const char *v = json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "spec"), "spec"), "maxRuntime"));
+
+    snprintf(buf, size, "%s", v ? v : "");
+    json_decref(j);
+    return buf;
 }
 
 /* A one-GPU job that runs for 'duration', with 'retries'. */
@@ -107,7 +137,7 @@ int main(void)
 
     /* hold: the job behind the held one starts first */
     j1 = submit(e, "10m", 0);
-    j2 = submit(e, "10m", 2);
+    j2 = submit(e, "60m", 2);
     j3 = submit(e, "10m", 0);
     is_str(h_job_state(rd, j1, s, sizeof(s)), "Running", "job 1 runs on the one GPU");
     is_int(ctl(e, SL_OP_HOLD, j2, false, "bob", "member", field, sizeof(field)), 403,
@@ -172,11 +202,29 @@ int main(void)
            "a pending job cannot be requeued");
     is_str(field, "state", "naming state");
 
+    /* update: maxRuntime lower only, but for an admin */
+    is_int(update(e, j2, 30 * H_MIN, "alice", "member", field, sizeof(field)), 200,
+           "alice lowers the pending job's maxRuntime to 30m");
+    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "1800s", "its stored spec says so");
+    ok(h_events(rd, j2, "update", msg, sizeof(msg)) == 1 &&
+           !strcmp(msg, "maxRuntime none -> 30m by alice"),
+       "one update event with the old and new value: %s", msg);
+    is_int(update(e, j2, 60 * H_MIN, "alice", "member", field, sizeof(field)), 409,
+           "she may not raise it");
+    is_str(field, "maxRuntime", "naming maxRuntime");
+    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "1800s", "nothing changed");
+    is_int(update(e, j2, 60 * H_MIN, "bob", "member", field, sizeof(field)), 403,
+           "bob may not update it");
+    is_int(update(e, j2, 60 * H_MIN, "admin", "admin", NULL, 0), 200, "an admin may raise it");
+    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "3600s", "to 60m");
+
     /* audit */
     is_int(h_audit_count(rd, "job.hold", "ok"), 1, "one hold recorded ok");
     ok(h_audit_count(rd, "job.hold", NULL) == 3, "and the two refused ones");
     is_int(h_audit_count(rd, "job.release", "ok"), 1, "one release recorded ok");
     is_int(h_audit_count(rd, "job.requeue", "ok"), 2, "two requeues recorded ok");
+    is_int(h_audit_count(rd, "job.update", "ok"), 2, "two updates recorded ok");
+    is_int(h_audit_count(rd, "job.update", NULL), 4, "and the two refused ones");
 out:
     sl_store_close(rd);
     sl_engine_destroy(e);

@@ -3,7 +3,9 @@
  * stays pending with its place in line, and no pass, backfill or staging
  * considers it; a release puts it back where it was; a staged job that is
  * held leaves its predecessor; a preemptor that is held lets its victims
- * go; holding a running job is refused and changes nothing.
+ * go; holding a running job is refused and changes nothing. And
+ * sl_sched_job_max_runtime: a running job's new maxRuntime moves the
+ * estimate of what waits for it.
  */
 #include "sched_harness.h"
 
@@ -184,6 +186,38 @@ static void hold_preemptor(void)
     sl_sched_destroy(s);
 }
 
+static void max_runtime(void)
+{
+    struct sl_sched_result r;
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "alice");
+    char at[40];
+    json_t *e;
+
+    node(s, "n1", NULL, 16, 64, 4, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2,
+                             .max_runtime = H});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2,
+                             .max_runtime = 2 * H});
+    sl_sched_result_fini((r = pass_at(s, T0), &r));
+    add(s, 3, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 4});
+    add(s, 4, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 2});
+    sl_sched_result_fini((r = pass_at(s, T0), &r));
+    e = explain(s, 4, T0);
+    is_str(json_string_value(json_object_get(e, "eta")), sl_time_rfc3339(T0 + H, at, sizeof(at)),
+           "the second waiting job's estimate: job 1 ends in an hour");
+    json_decref(e);
+    is_int(sl_sched_job_max_runtime(s, 2, H / 2), 0, "job 2's maxRuntime is lowered to 30m");
+    e = explain(s, 4, T0);
+    is_str(json_string_value(json_object_get(e, "eta")),
+           sl_time_rfc3339(T0 + H / 2, at, sizeof(at)), "the estimate follows: job 2 ends first");
+    json_decref(e);
+    is_int(sl_sched_job_max_runtime(s, 4, H), 0, "a pending job's is changed too");
+    is_int(sl_sched_job_max_runtime(s, 9, H), -ENOENT, "an unknown job: -ENOENT");
+    is_int(sl_sched_job_max_runtime(s, 2, -1), -EINVAL, "a negative one: -EINVAL");
+    sl_sched_destroy(s);
+}
+
 int main(void)
 {
     hold_keeps_place();
@@ -192,5 +226,6 @@ int main(void)
     hold_backfill();
     hold_staged();
     hold_preemptor();
+    max_runtime();
     return done_testing();
 }

@@ -147,6 +147,11 @@ void sl_api_route_carbon(struct ctx *c);
 void sl_api_route_datasets(struct ctx *c);
 void sl_api_route_healthz(struct ctx *c);
 void sl_api_route_job_cancel(struct ctx *c);
+/* hold, release, requeue[?hold=true]: the route's operation on job {id}
+ * (no body) */
+void sl_api_route_job_ctl(struct ctx *c);
+/* PATCH /v1/jobs/{id}: {"maxRuntime": DURATION} */
+void sl_api_route_job_update(struct ctx *c);
 void sl_api_route_job_events(struct ctx *c);
 void sl_api_route_job_explain(struct ctx *c);
 void sl_api_route_job_get(struct ctx *c);

@@ -1,5 +1,6 @@
 /*
- * api_jobs.c - the job routes: submit, list, get, events, cancel, logs, explain.
+ * api_jobs.c - the job routes: submit, list, get, events, cancel, hold,
+ * release, requeue, update, logs, explain.
  * See api_int.h for what the API files share.
  */
 #include "api_int.h"
@@ -7,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +220,86 @@ void sl_api_route_job_cancel(struct ctx *c)
     if (!s)
         return;
     s->op.u.cancel.job_id = c->id;
+    sl_api_op_send(c, s);
+}
+
+void sl_api_route_job_ctl(struct ctx *c)
+{
+    struct op_state *s;
+    bool hold = false;
+
+    /* requeue?hold=true: and hold it (scontrol requeuehold) */
+    if (c->op == SL_OP_REQUEUE && !sl_api_query_bool(c, "hold", &hold))
+        return;
+    if (!(s = sl_api_op_new(c, (enum sl_op_kind)c->op)))
+        return;
+    s->op.u.jobctl.job_id = c->id;
+    s->op.u.jobctl.hold = hold;
+    sl_api_op_send(c, s);
+}
+
+/* The new maxRuntime of an update's body: a duration string or integer
+ * seconds, > 0. Returns 0, or refuses (answered) and returns -1. */
+static int update_body(struct ctx *c, int64_t *max_runtime_ms)
+{
+    size_t len;
+    const char *body = sl_http_body(c->r, &len), *key;
+    json_error_t jerr;
+    json_t *doc = len ? sl_jf_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL, *v;
+    int rc = -1;
+
+    *max_runtime_ms = 0;
+    if (!doc && len && sl_jf_oom(&jerr)) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return -1;
+    }
+    if (!json_is_object(doc)) {
+        sl_api_refuse(c, 400, "invalid", NULL, "body must be a JSON object of the fields "
+                                               "to change, e.g. {\"maxRuntime\": \"1h\"}");
+        goto out;
+    }
+    json_object_foreach(doc, key, v) {
+        if (!strcmp(key, "priorityClass") || !strcmp(key, "queue") ||
+            !strcmp(key, "resources")) {
+            sl_api_refuse(c, 400, "invalid", key,
+                          "cannot be changed by an update: only maxRuntime can");
+            goto out;
+        }
+        if (strcmp(key, "maxRuntime") != 0) {
+            sl_api_refuse(c, 400, "invalid", key, "unknown field");
+            goto out;
+        }
+        if (json_is_integer(v) && json_integer_value(v) > 0 &&
+            json_integer_value(v) <= INT64_MAX / 1000)
+            *max_runtime_ms = (int64_t)json_integer_value(v) * 1000;
+        else if (!json_is_string(v) ||
+                 sl_parse_duration_ms(json_string_value(v), max_runtime_ms) < 0)
+            *max_runtime_ms = 0;
+        if (*max_runtime_ms <= 0) {
+            sl_api_refuse(c, 400, "invalid", "maxRuntime",
+                          "must be a positive duration such as \"2h\" or seconds");
+            goto out;
+        }
+    }
+    if (*max_runtime_ms <= 0) {
+        sl_api_refuse(c, 400, "invalid", "maxRuntime", "required: the field to change");
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(doc);
+    return rc;
+}
+
+void sl_api_route_job_update(struct ctx *c)
+{
+    struct op_state *s;
+    int64_t max_runtime_ms;
+
+    if (update_body(c, &max_runtime_ms) < 0 || !(s = sl_api_op_new(c, SL_OP_UPDATE)))
+        return;
+    s->op.u.update.job_id = c->id;
+    s->op.u.update.max_runtime_ms = max_runtime_ms;
     sl_api_op_send(c, s);
 }
 

@@ -387,6 +387,9 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_show(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_cancel(struct sl_cli_ctx *ctx, int argc, char **argv);
+/* hold, release, requeue (argv[0] names which) */
+int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_update(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_nodes(struct sl_cli_ctx *ctx, int argc, char **argv);
 /* drain, cordon, uncordon (argv[0] names which) */
 int sl_cli_cmd_node_state(struct sl_cli_ctx *ctx, int argc, char **argv);

@@ -100,6 +100,38 @@ static const struct sl_cli_command commands[] = {
      "Cancel each job: a pending job at once, a running one with SIGTERM,\n"
      "a grace period, then SIGKILL. Prints one line per job. Exit 2 when the\n"
      "server refused any of them (e.g. already finished).\n"},
+    {"hold", sl_cli_cmd_jobctl, "hold pending jobs: kept in line, not scheduled",
+     "usage: sluice hold JOB [JOB...]\n"
+     "\n"
+     "Hold each pending job: it keeps its place in line (its submit time) but\n"
+     "is not scheduled until released; sluice jobs and show say held, why\n"
+     "says why. The hold outlives a restart of sluiced. Only the job's user,\n"
+     "a team-admin of its team or an admin may. A running job cannot be held\n"
+     "(409). Prints one line per job; exit 2 when any was refused.\n"},
+    {"release", sl_cli_cmd_jobctl, "release held jobs",
+     "usage: sluice release JOB [JOB...]\n"
+     "\n"
+     "Release each held job: it is scheduled again from its place in line.\n"
+     "The same users as hold may. A job that is not held is refused (409).\n"
+     "Prints one line per job; exit 2 when any was refused.\n"},
+    {"requeue", sl_cli_cmd_jobctl, "send running jobs back to Pending, through the checkpoint",
+     "usage: sluice requeue JOB [JOB...] [--hold]\n"
+     "\n"
+     "Requeue each running job as a preemption would: its checkpoint signal,\n"
+     "its grace, then SIGKILL; then it is Pending again with its submit time\n"
+     "(its place in line) as its next attempt, and no retry is used. The same\n"
+     "users as hold may. A job that is not running is refused (409).\n"
+     "\n"
+     "  --hold   and hold it once it is back in line (scontrol requeuehold)\n"},
+    {"update", sl_cli_cmd_update, "change a pending or running job's maxRuntime",
+     "usage: sluice update JOB --max-runtime D\n"
+     "\n"
+     "Change the job's maxRuntime, while it is Pending or Running: lower only\n"
+     "(an admin may raise it). A running job's limit counts from its start, so\n"
+     "one already past the new limit gets its checkpoint signal at once. The\n"
+     "same users as hold may; audited with the old and new value.\n"
+     "\n"
+     "  --max-runtime D   the new limit, e.g. 30m, 2h\n"},
     {"nodes", sl_cli_cmd_nodes, "list nodes and their GPUs",
      "usage: sluice nodes\n"
      "\n"

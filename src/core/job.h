@@ -62,8 +62,11 @@ struct sl_job_view {
                                      1: no other GPU can be opened */
     const char *intent;           /* while Running: "cancel", "preempt" or
                                      "timeout" once the job was told to
-                                     stop; NULL/"" = none. Not rendered:
-                                     the events say it */
+                                     stop; while Pending: "staged" (in the
+                                     executor) or "held" (sluice hold,
+                                     rendered as "held": true); NULL/"" =
+                                     none. Otherwise not rendered: the
+                                     events say it */
     int64_t intent_at_ms;         /* when it was first signalled (wall) */
     int64_t intent_for;           /* preempt: the preemptor's job id */
     const char *spec_json;        /* normalised job document text */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 static const char *const state_names[SL_JOB_NSTATES] = {
@@ -92,6 +93,10 @@ int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
     sl_buf_adds(b, v->placement_json && *v->placement_json ? v->placement_json : "[]");
     sl_buf_adds(b, ",\"reason\":");
     sl_buf_json_str(b, v->state == SL_JOB_PENDING ? v->reason : NULL);
+    sl_buf_adds(b, ",\"held\":");
+    sl_buf_adds(b, v->state == SL_JOB_PENDING && v->intent && !strcmp(v->intent, "held")
+                       ? "true"
+                       : "false");
     sl_buf_adds(b, ",\"message\":");
     sl_buf_json_str(b, v->message && *v->message ? v->message : NULL);
     sl_buf_adds(b, ",\"limits_enforced\":");

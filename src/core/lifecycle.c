@@ -69,10 +69,14 @@ void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outco
         out->preemptions = in->preemptions + 1;
         out->event = "requeue";
         out->from = "Preempted";
-        snprintf(out->next_message, sizeof(out->next_message),
-                 "preempted for job %lld and requeued (%d time%s)",
-                 (long long)in->preempted_for, out->preemptions,
-                 out->preemptions > 1 ? "s" : "");
+        if (in->requeued)
+            snprintf(out->next_message, sizeof(out->next_message),
+                     "requeued on request; attempt %d next", out->attempt);
+        else
+            snprintf(out->next_message, sizeof(out->next_message),
+                     "preempted for job %lld and requeued (%d time%s)",
+                     (long long)in->preempted_for, out->preemptions,
+                     out->preemptions > 1 ? "s" : "");
     } else if (in->timed_out) {
         /* its own state, as Slurm's TIMEOUT, and not retried (Slurm does
          * not requeue a TIMEOUT either): the same limit would end it

@@ -24,7 +24,10 @@
 /* What the engine knows of an attempt when its last task has ended. */
 struct sl_attempt_end {
     bool cancel_requested;        /* an acknowledged cancel */
-    bool preempting;              /* the scheduler preempted it */
+    bool preempting;              /* the scheduler preempted it, or a user
+                                     requeued it (requeued) */
+    bool requeued;                /* preempting: by sluice requeue; not a
+                                     failure either */
     bool timed_out;               /* its maxRuntime was reached (Sluice's
                                      timer, or the executor's own limit,
                                      e.g. Slurm's TIMEOUT) */

@@ -59,6 +59,10 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
      * savepoint that a refusal would undo. */
     if (op->kind == SL_OP_CANCEL)
         sl_eng_job_store_fresh(e, op->u.cancel.job_id);
+    else if (op->kind == SL_OP_HOLD || op->kind == SL_OP_RELEASE || op->kind == SL_OP_REQUEUE)
+        sl_eng_job_store_fresh(e, op->u.jobctl.job_id);
+    else if (op->kind == SL_OP_UPDATE)
+        sl_eng_job_store_fresh(e, op->u.update.job_id);
     if (sl_store_savepoint(e->st) < 0) {
         sl_eng_op_fail(op, 503, "unavailable");
         sl_errorf(&op->err, -EIO, "store: cannot start a savepoint");

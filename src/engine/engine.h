@@ -58,6 +58,10 @@ enum sl_op_kind {
     SL_OP_NODE_CORDON,                /* a node takes no new work */
     SL_OP_NODE_UNCORDON,              /* a node returns to service */
     SL_OP_DELETE,                     /* a catalog object */
+    SL_OP_HOLD,                       /* a pending job is not scheduled */
+    SL_OP_RELEASE,                    /* a held job is scheduled again */
+    SL_OP_REQUEUE,                    /* a running job back to Pending */
+    SL_OP_UPDATE,                     /* a job's maxRuntime */
     SL_OP_AUDIT,                      /* nothing to change: only the record
                                          of a request refused before it
                                          reached the engine (status, code
@@ -76,6 +80,16 @@ struct sl_op_submit {
     bool dry_run;                     /* the verdict, nothing kept */
 };
 struct sl_op_cancel { int64_t job_id; };
+/* hold, release, requeue (src/engine/jobctl.c) */
+struct sl_op_jobctl {
+    int64_t job_id;
+    bool hold;                        /* requeue: and hold it */
+};
+/* update (src/engine/jobctl.c): the fields the request gives */
+struct sl_op_update {
+    int64_t job_id;
+    int64_t max_runtime_ms;           /* > 0 */
+};
 struct sl_op_apply {
     struct sl_manifest *manifests;
     size_t n;
@@ -125,6 +139,8 @@ struct sl_op {
     union {                           /* by kind */
         struct sl_op_submit submit;
         struct sl_op_cancel cancel;
+        struct sl_op_jobctl jobctl;   /* SL_OP_HOLD, _RELEASE, _REQUEUE */
+        struct sl_op_update update;
         struct sl_op_apply apply;
         struct sl_op_delete del;
         struct sl_op_token token;

@@ -171,6 +171,11 @@ struct job {
     int64_t idle_since_ms, idle_last_ms, idle_ms;
     bool idle_counting, idle_flagged;
     bool revoking;                /* staged: asked back (sl_executor_revoke) */
+    bool held;                    /* Pending: held (sluice hold), not
+                                     scheduled until released */
+    bool requeuing;               /* Running, preempting: by sluice requeue
+                                     (no preemptor) */
+    bool requeue_hold;            /* requeuing: held once back in line */
     int64_t staged_after;         /* Pending: staged in the executor behind
                                      this Running job (placement: the
                                      resources it will take), 0 = not */
@@ -534,6 +539,30 @@ int sl_eng_policies_load(struct sl_engine *e, struct sl_error *err);
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op);
 
 int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op);
+
+/* ---- jobctl.c ---------------------------------------------------------- */
+
+/* Hold, release a pending job (struct sl_op_jobctl): the job's user, a
+ * team-admin of its team or an admin; refused (409, field "state") when
+ * it is not pending (hold), is staged in the executor (hold), or is not
+ * held (release). */
+int sl_eng_do_hold(struct sl_engine *e, struct sl_op *op);
+int sl_eng_do_release(struct sl_engine *e, struct sl_op *op);
+/* Requeue a running job (struct sl_op_jobctl, hold: and hold it): the
+ * preemption's path with no preemptor (its checkpoint signal, its grace,
+ * then SIGKILL; back in line with its submit time as the next attempt,
+ * retries untouched). The same users as hold; refused (409, field
+ * "state") when it is not Running or is already being stopped. */
+int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op);
+/* Update a job's maxRuntime (struct sl_op_update): Pending or Running;
+ * lower only, but for an admin (409 naming "maxRuntime" otherwise); a
+ * running job's timer moves with it (at once when already past). The same
+ * users as hold; audited with the old and new value, an "update" event,
+ * the stored spec changed. */
+int sl_eng_do_update(struct sl_engine *e, struct sl_op *op);
+/* Requeued job 'j' is back in line (sl_eng_job_finish, before its row is
+ * written): held when it was asked, its requeue flags cleared. */
+void sl_eng_requeue_done(struct sl_engine *e, struct job *j);
 
 /* ---- govern.c ---------------------------------------------------------- */
 

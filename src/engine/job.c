@@ -115,6 +115,7 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
     v->gpus_enforced = j->gpus_enforced;
     if (j->state == SL_JOB_RUNNING) {
         v->intent = j->cancel_requested ? "cancel"
+                    : j->requeuing      ? (j->requeue_hold ? "requeue-hold" : "requeue")
                     : j->preempting     ? "preempt"
                     : j->timed_out      ? "timeout"
                                         : NULL;
@@ -123,6 +124,8 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
     } else if (j->state == SL_JOB_PENDING && j->staged_after) {
         v->intent = "staged";
         v->intent_for = j->staged_after;
+    } else if (j->state == SL_JOB_PENDING && j->held) {
+        v->intent = "held"; /* sluice hold: outlives a restart */
     }
     v->spec_json = spec_json;
 }
@@ -322,6 +325,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
     struct sl_attempt_end in = {
         .cancel_requested = j->cancel_requested,
         .preempting = j->preempting,
+        .requeued = j->requeuing,
         .timed_out = j->timed_out,
         .lost = lost,
         .gang_failed = j->gang_failed,
@@ -377,6 +381,7 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
     j->end_note = NULL;
     sl_eng_job_msg(e, j, "%s", out.next_message);
     sl_eng_job_requeue_sched(e, j, out.not_before_ms);
+    sl_eng_requeue_done(e, j);
     if (rc == 0)
         rc = sl_eng_job_persist(e, j, out.event, out.from, -1, 0);
     return rc;

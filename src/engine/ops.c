@@ -68,6 +68,10 @@ static const struct op_type {
     [SL_OP_NODE_UNCORDON] = {SL_OP_NODE_UNCORDON, SL_SC_ADMIN, "node.uncordon", sl_eng_do_node,
                              NULL},
     [SL_OP_DELETE] = {SL_OP_DELETE, SL_SC_MANAGE, "object.delete", sl_eng_do_delete, NULL},
+    [SL_OP_HOLD] = {SL_OP_HOLD, SL_SC_JOBS_WRITE, "job.hold", sl_eng_do_hold, NULL},
+    [SL_OP_RELEASE] = {SL_OP_RELEASE, SL_SC_JOBS_WRITE, "job.release", sl_eng_do_release, NULL},
+    [SL_OP_REQUEUE] = {SL_OP_REQUEUE, SL_SC_JOBS_WRITE, "job.requeue", sl_eng_do_requeue, NULL},
+    [SL_OP_UPDATE] = {SL_OP_UPDATE, SL_SC_JOBS_WRITE, "job.update", sl_eng_do_update, NULL},
     [SL_OP_AUDIT] = {SL_OP_AUDIT, SL_SC_PUBLIC, "request", do_audit, NULL},
 };
 

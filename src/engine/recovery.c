@@ -238,7 +238,9 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
     if (v->state == SL_JOB_RUNNING && v->intent && *v->intent) {
         /* Told to stop before the restart: finished below (intent_resume). */
         j->cancel_requested = strcmp(v->intent, "cancel") == 0;
-        j->preempting = strcmp(v->intent, "preempt") == 0;
+        j->requeuing = strncmp(v->intent, "requeue", 7) == 0;
+        j->requeue_hold = strcmp(v->intent, "requeue-hold") == 0;
+        j->preempting = j->requeuing || strcmp(v->intent, "preempt") == 0;
         j->timed_out = strcmp(v->intent, "timeout") == 0;
         j->preempted_for = j->preempting ? v->intent_for : 0;
         j->intent_at_ms = v->intent_at_ms;
@@ -272,7 +274,7 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             j->started_ms = 0;
             /* A preemption or timeout ends with this attempt; an
              * acknowledged cancel still holds (load_cancels). */
-            j->preempting = j->timed_out = false;
+            j->preempting = j->timed_out = j->requeuing = j->requeue_hold = false;
             j->preempted_for = 0;
             sl_eng_sched_spec(e, j, q, pc, user, &sj);
             rc = sl_sched_job_add(e->sched, &sj, &err);
@@ -301,6 +303,10 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             return -ENOMEM;
         }
         j->staged_after = v->intent_for;
+    } else if (v->state == SL_JOB_PENDING && v->intent && strcmp(v->intent, "held") == 0) {
+        /* held (sluice hold): still held, its place in line kept */
+        j->held = true;
+        sl_sched_job_hold(e->sched, j->id, true);
     }
     if ((rc = sl_imap_put(&e->jobs, j->id, j)) < 0) {
         sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));

@@ -89,8 +89,9 @@ void sl_sch_holds_apply(struct sl_sched *s, const struct resv *r)
 {
     const struct job *j = sl_imap_get(&s->jobs, r->job_id);
 
-    if (!j || j->state != J_PENDING || j->staged_after)
-        return; /* a staged job waits on its predecessor's resources */
+    if (!j || j->state != J_PENDING || j->staged_after || j->on_hold)
+        return; /* a staged job waits on its predecessor's resources; a
+                   held one waits for nothing */
     for (int t = 0; t < r->ntasks; t++)
         sl_sch_hold_add(s, false, &j->shape, &r->places[t]);
 }

@@ -217,6 +217,10 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
     buf[0] = '\0';
     if (j->state != J_PENDING)
         return 0;
+    if (j->on_hold) {
+        snprintf(buf, size, "held: not scheduled until released");
+        return 0;
+    }
     if (j->staged_after) {
         snprintf(buf, size, "staged behind job %" PRId64 ": starts on its resources the "
                             "moment it completes",
@@ -648,9 +652,12 @@ int sl_sched_explain(struct sl_sched *s, int64_t id, int64_t now_ms, struct sl_b
         sl_buf_fini(&ifs);
         return b->failed ? -ENOMEM : 0;
     }
-    if (j->staged_after) {
-        json_key(b, "staged_after", &first);
-        sl_buf_printf(b, "%" PRId64, j->staged_after);
+    if (j->staged_after || j->on_hold) {
+        json_key(b, j->on_hold ? "held" : "staged_after", &first);
+        if (j->on_hold)
+            sl_buf_adds(b, "true");
+        else
+            sl_buf_printf(b, "%" PRId64, j->staged_after);
         json_key(b, "summary", &first);
         sl_sched_reason(s, j->id, now_ms, line, sizeof(line));
         sl_buf_json_str(b, line);

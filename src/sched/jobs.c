@@ -370,6 +370,8 @@ int sl_sched_job_remove(struct sl_sched *s, int64_t id, int64_t now_ms)
         sl_sch_claim(s, j, false);
         if (j->staged_after)
             unlink_staged(s, j);
+        else if (j->on_hold)
+            s->nheld--;
         else
             sl_sch_bucket_remove(j);
         s->queues[j->queue].npending--;
@@ -522,6 +524,91 @@ int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms)
         return -EINVAL;
     j->not_before_ms = not_before_ms;
     return 0;
+}
+
+/* ---- hold --------------------------------------------------------------- */
+
+/* Held job 'j' lets go of what it claimed as a preemptor. */
+static void hold_unclaim(struct sl_sched *s, struct job *j)
+{
+    sl_sch_claim(s, j, false);
+    if (j->nvictims > 0) {
+        for (int i = 0; i < s->nrun; i++)
+            if (s->run[i]->for_job == j->id)
+                s->run[i]->for_job = 0;
+        j->nvictims = 0;
+    }
+    j->order_ms = 0;
+    j->resv_at_ms = 0;
+}
+
+int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+    struct bucket *b;
+
+    if (!j)
+        return -ENOENT;
+    if (j->state != J_PENDING)
+        return -EINVAL;
+    if (on == (j->on_hold != 0))
+        return 0;
+    if (on) {
+        if (j->staged_after)
+            unlink_staged(s, j);
+        else if (j->bucket)
+            sl_sch_bucket_remove(j);
+        hold_unclaim(s, j);
+        j->on_hold = 1;
+        s->nheld++;
+        return 0;
+    }
+    if (fresh_add(s, j->id) < 0 ||
+        !(b = bucket_get(s, &s->queues[j->queue], j->queue, j->user, j->pclass)))
+        return -ENOMEM;
+    j->on_hold = 0;
+    s->nheld--;
+    bucket_insert(b, j);
+    j->blocker = B_NEW;
+    return 0;
+}
+
+int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+    int pos;
+
+    if (!j)
+        return -ENOENT;
+    if (ms < 0)
+        return -EINVAL;
+    if (j->state == J_PENDING) {
+        j->max_runtime_ms = ms;
+        return 0;
+    }
+    if (sl_grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
+        return -ENOMEM;
+    if (j->max_runtime_ms > 0 && (pos = byend_pos(s, j)) < s->nbyend && s->byend[pos] == j) {
+        memmove(&s->byend[pos], &s->byend[pos + 1],
+                sizeof(*s->byend) * (size_t)(s->nbyend - pos - 1));
+        s->nbyend--;
+    }
+    j->max_runtime_ms = ms;
+    if (ms > 0) {
+        pos = byend_pos(s, j);
+        memmove(&s->byend[pos + 1], &s->byend[pos],
+                sizeof(*s->byend) * (size_t)(s->nbyend - pos));
+        s->byend[pos] = j;
+        s->nbyend++;
+    }
+    return 0;
+}
+
+bool sl_sched_job_held(const struct sl_sched *s, int64_t id)
+{
+    const struct job *j = sl_imap_get(&s->jobs, id);
+
+    return j && j->state == J_PENDING && j->on_hold;
 }
 
 enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id)

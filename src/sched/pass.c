@@ -272,6 +272,8 @@ static void consider(struct pass *p, struct job *j)
     uint32_t models;
     int fit = 0;
 
+    if (j->on_hold)
+        return; /* a held job is considered by nothing */
     p->out->examined++;
     j->seen = s->passes + 1;
     if (j->not_before_ms > p->now) {
@@ -394,7 +396,8 @@ static void pass_new(struct pass *p)
     }
     for (int i = 0; i < s->nfresh; i++) {
         struct job *j = sl_imap_get(&s->jobs, (int64_t)(intptr_t)s->fresh[i]);
-        if (j && j->state == J_PENDING && !j->staged_after && j->seen != s->passes + 1) {
+        if (j && j->state == J_PENDING && !j->staged_after && !j->on_hold &&
+            j->seen != s->passes + 1) {
             j->seen = s->passes + 1; /* listed once even if requeued twice */
             k[n].value = s->classes[j->pclass].value;
             k[n].j = j;

@@ -227,6 +227,23 @@ int sl_sched_job_terminating(struct sl_sched *s, int64_t id, int64_t for_job);
 /* Change a pending job's backoff. */
 int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms);
 
+/* Hold ('on' true) or release pending job 'id'. A held job stays pending
+ * with its submit time (its place in line) but no pass, backfill or
+ * staging considers it: it leaves its bucket (and its predecessor, when
+ * staged; the caller revokes what it staged), drops what it claimed as a
+ * preemptor (its victims owe it nothing more) and its reservation. A
+ * released job goes back to its place in line. Holding a held job or
+ * releasing one not held changes nothing. Returns 0, -ENOENT, -EINVAL
+ * when it is not pending, or -ENOMEM (release; it stays held). */
+int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on);
+/* Whether job 'id' is pending and held. */
+bool sl_sched_job_held(const struct sl_sched *s, int64_t id);
+/* Job 'id''s maxRuntime is now 'ms' (0 = unknown; sluice update): a
+ * running job's expected end moves with it (reservations are made anew by
+ * the next full pass). Returns 0, -ENOENT, -EINVAL (ms < 0) or -ENOMEM
+ * (unchanged). */
+int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms);
+
 enum sl_sched_job_state {
     SL_SCHED_UNKNOWN,
     SL_SCHED_PENDING,

@@ -102,6 +102,8 @@ struct job {
     int64_t staged_after;         /* pending: staged behind this running
                                      job (in no bucket), 0 = not staged */
     int64_t successor;            /* running: the job staged behind it */
+    uint8_t on_hold;              /* pending: held (in no bucket) until
+                                     released (sl_sched_job_hold) */
     struct job *prev, *next;      /* pending: its bucket's list */
     struct bucket *bucket;        /* pending */
 };
@@ -194,6 +196,7 @@ struct sl_sched {
     int nnode_notes;
     int npending;                 /* staged ones included */
     int nstaged;                  /* pending, staged (in no bucket) */
+    int nheld;                    /* pending, held (in no bucket) */
     struct job **run;             /* running and terminating jobs */
     int nrun, run_cap;
     struct job **byend;           /* running with maxRuntime, by end */

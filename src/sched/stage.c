@@ -17,7 +17,7 @@ static struct bucket *only_bucket(const struct sl_sched *s)
 {
     struct bucket *found = NULL;
 
-    if (s->npending - s->nstaged <= 0)
+    if (s->npending - s->nstaged - s->nheld <= 0)
         return NULL;
     for (int q = 0; q < s->nqueues; q++) {
         const struct queue *qq = &s->queues[q];
@@ -87,7 +87,7 @@ bool sl_sched_stage_contested(const struct sl_sched *s)
 {
     const struct job *staged = NULL;
 
-    if (s->nstaged == 0 || s->npending == s->nstaged)
+    if (s->nstaged == 0 || s->npending == s->nstaged + s->nheld)
         return false;
     for (int i = 0; i < s->nrun && !staged; i++)
         if (s->run[i]->successor)

@@ -337,6 +337,7 @@ static const struct sl_store_ops sqlite_ops = {
     .job_read = sl_sqlite_job_read,
     .job_scan = sl_sqlite_job_scan,
     .job_lineage = sl_sqlite_job_lineage,
+    .job_respec = sl_sqlite_job_respec,
     .job_lineage_get = sl_sqlite_job_lineage_get,
     .event_add = sl_sqlite_event_add,
     .event_scan = sl_sqlite_event_scan,

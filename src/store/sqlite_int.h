@@ -42,7 +42,7 @@ enum sq_catalog_stmt {
 };
 enum sq_jobs_stmt {
     SQ_JOB_INSERT, SQ_JOB_UPDATE, SQ_JOB_GET, SQ_JOB_MAX_ID, SQ_JOB_LINEAGE,
-    SQ_JOB_LINEAGE_GET, SQ_EVENT_ADD, SQ_EVENTS, SQ_JOBS_N
+    SQ_JOB_LINEAGE_GET, SQ_EVENT_ADD, SQ_EVENTS, SQ_JOB_RESPEC, SQ_JOBS_N
 };
 enum sq_gov_stmt {
     SQ_TOKEN_PUT, SQ_TOKEN_GET, SQ_TOKEN_REVOKE, SQ_TOKEN_REVOKE_JOB, SQ_TOKEN_INFO, SQ_OBJ_PUT, SQ_OBJ_GET,
@@ -177,6 +177,8 @@ int sl_sqlite_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
                        const char *team, int limit, sl_store_job_fn fn, void *arg,
                        int64_t *next);
 int sl_sqlite_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
+int sl_sqlite_job_respec(struct sl_store *st, int64_t id, const char *queue,
+                         const char *priority_class, int priority, const char *spec_json);
 char *sl_sqlite_job_lineage_get(struct sl_store *st, int64_t id, int *rc);
 int sl_sqlite_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms, const char *type,
                         const char *from, const char *to, const char *message);

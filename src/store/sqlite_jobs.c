@@ -27,6 +27,8 @@ static const char *const jobs_sql[SQ_JOBS_N] = {
     [SQ_JOB_GET] = "SELECT " SL_SQLITE_JOB_COLS " FROM jobs WHERE id = ?1",
     [SQ_JOB_MAX_ID] = "SELECT coalesce(max(id), 0) FROM jobs",
     [SQ_JOB_LINEAGE] = "UPDATE jobs SET lineage = ?2 WHERE id = ?1",
+    [SQ_JOB_RESPEC] = "UPDATE jobs SET queue = ?2, priority_class = ?3, priority = ?4, "
+                      "spec = ?5 WHERE id = ?1",
     [SQ_JOB_LINEAGE_GET] = "SELECT lineage FROM jobs WHERE id = ?1",
     [SQ_EVENT_ADD] = "INSERT INTO job_events(job_id, at, type, from_state, to_state, "
                      "message) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -305,6 +307,22 @@ int sl_sqlite_job_lineage(struct sl_store *st, int64_t id, const char *lineage)
         return -EIO;
     sqlite3_bind_int64(q, 1, id);
     sl_sqlite_bind_text_or_null(q, 2, lineage);
+    return sl_sqlite_step_done(s, q);
+}
+
+int sl_sqlite_job_respec(struct sl_store *st, int64_t id, const char *queue,
+                         const char *priority_class, int priority, const char *spec_json)
+{
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    sqlite3_stmt *q = prep(s, SQ_JOB_RESPEC);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_text(q, 2, queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, priority_class, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 4, priority);
+    sqlite3_bind_text(q, 5, spec_json, -1, SQLITE_STATIC);
     return sl_sqlite_step_done(s, q);
 }
 

@@ -165,6 +165,12 @@ int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
     return st->ops->job_update(st, v, not_before_ms);
 }
 
+int sl_store_job_respec(struct sl_store *st, int64_t id, const char *queue,
+                        const char *priority_class, int priority, const char *spec_json)
+{
+    return st->ops->job_respec(st, id, queue, priority_class, priority, spec_json);
+}
+
 int sl_store_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg)
 {
     return st->ops->job_read(st, id, fn, arg);

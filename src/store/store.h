@@ -201,6 +201,8 @@ struct sl_store_ops {
                     const char *team, int limit, sl_store_job_fn fn, void *arg,
                     int64_t *next);
     int (*job_lineage)(struct sl_store *st, int64_t id, const char *lineage);
+    int (*job_respec)(struct sl_store *st, int64_t id, const char *queue,
+                      const char *priority_class, int priority, const char *spec_json);
     char *(*job_lineage_get)(struct sl_store *st, int64_t id, int *rc);
     int (*event_add)(struct sl_store *st, int64_t job_id, int64_t at_ms, const char *type,
                      const char *from, const char *to, const char *message);
@@ -391,6 +393,12 @@ int sl_store_job_max_id(struct sl_store *st, int64_t *id);
  * not_before, preemptions, intent. An unknown id changes nothing. */
 int sl_store_job_update(struct sl_store *st, const struct sl_job_view *v,
                         int64_t not_before_ms);
+
+/* A job's spec changed after submission (sluice update): its queue,
+ * priority class and priority and the spec's text (the normalised job
+ * document). An unknown id changes nothing. Returns 0 or -errno. */
+int sl_store_job_respec(struct sl_store *st, int64_t id, const char *queue,
+                        const char *priority_class, int priority, const char *spec_json);
 
 /* Reads (any connection). Call fn once with job 'id' as stored: its
  * strings borrowed from the backend until fn returns; v->reason and

@@ -672,6 +672,44 @@ def big_post(path, body, name):
         check_answer("POST", path, r, name)
 
 
+def test_hold(jid):
+    r = call("POST", "/v1/jobs/%d/hold" % jid, want=200, name="hold a pending job")
+    tap.is_((r.json or {}).get("held"), True, "the held job says held")
+    call("POST", "/v1/jobs/%d/hold" % jid, want=200, name="hold it again")
+    r = call("POST", "/v1/jobs/%d/release" % jid, want=200, name="release it")
+    tap.is_((r.json or {}).get("held"), False, "the released job is not held")
+    call("POST", "/v1/jobs/%d/release" % jid, want=409, code="conflict", field="state",
+         name="release a job not held")
+    call("POST", "/v1/jobs/999999/hold", want=404, name="hold an unknown job")
+    r = call("PATCH", "/v1/jobs/%d" % jid, {"maxRuntime": "1h"}, want=200,
+             name="update a pending job's maxRuntime")
+    tap.is_(((r.json or {}).get("spec") or {}).get("spec", {}).get("maxRuntime"), "3600s",
+            "the answer has the new maxRuntime")
+    call("PATCH", "/v1/jobs/%d" % jid, {"queue": "x"}, want=400, field="queue",
+         name="update a field that cannot change")
+    call("PATCH", "/v1/jobs/999999", {"maxRuntime": "1h"}, want=404, name="update an unknown job")
+    call("POST", "/v1/jobs/%d/requeue" % jid, want=409, code="conflict", field="state",
+         name="requeue a pending job")
+    call("POST", "/v1/jobs/%d/requeue?hold=maybe" % jid, want=400, field="hold",
+         name="requeue with hold=maybe")
+
+
+def test_requeue():
+    r = call("POST", "/v1/jobs", job_doc("oa-rq", ["sleep", "1000"], resources={"cpus": 0.1}),
+             want=201, name="submit a job to requeue")
+    jid = (r.json or {}).get("id")
+    deadline = time.monotonic() + 30
+    while isinstance(jid, int) and time.monotonic() < deadline:
+        if (D.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state") == "Running":
+            break
+        time.sleep(0.1)
+    if not isinstance(jid, int):
+        return
+    r = call("POST", "/v1/jobs/%d/requeue" % jid, want=202, name="requeue a running job")
+    tap.is_((r.json or {}).get("state"), "Running", "it is Running while it stops")
+    call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel the requeued job")
+
+
 def test_cancel(jid):
     r = call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel a pending job")
     tap.is_((r.json or {}).get("state"), "Cancelled", "a pending job is Cancelled at once")
@@ -868,7 +906,7 @@ def test_tokens():
 
 def test_unlisted():
     for method, path in (("PUT", "/v1/jobs"), ("DELETE", "/v1/nodes"),
-                         ("POST", "/v1/teams"), ("PATCH", "/v1/jobs/1"),
+                         ("POST", "/v1/teams"), ("PATCH", "/v1/jobs"),
                          ("GET", "/v1/apply"), ("POST", "/healthz"), ("POST", "/metrics"),
                          ("GET", "/v1/users/alice/tokens")):
         r = D.request(method, path)
@@ -1168,7 +1206,9 @@ def main():
     test_media_types()
     test_sizes()
     if jid:
+        test_hold(jid)
         test_cancel(jid)
+    test_requeue()
     test_run_to_completion()
     test_unknown_ids()
     test_apply()

@@ -12,7 +12,9 @@
 # meanwhile; a drained node takes no new job and `sluice why` names it and
 # its reason; a node set DOWN under a job makes the job lost and retried
 # elsewhere; preemption sends the checkpoint signal through Slurm; quotas
-# and a cohort of two teams hold as with the local executor; an end comes
+# and a cohort of two teams hold as with the local executor; a requeue
+# with --hold goes through the checkpoint signal and waits held until
+# released, then runs as the next attempt; an end comes
 # from the jobcomp file's tail without waiting for a poll. Skips when
 # not root or without Slurm and munge. About 2 minutes.
 
@@ -374,6 +376,32 @@ is "$(sluice show "$v" -o json | json_get preemptions)" 1 "with one preemption c
 sluice cancel "$v" >/dev/null
 wait_state "$v" Cancelled 20 >/dev/null
 wait_state "$p" Succeeded 20 >/dev/null
+
+# ---- requeue through the checkpoint signal, then hold and release ------------
+rq=$(sluice submit -f - <<YAML
+apiVersion: sluice/v1
+kind: Job
+metadata: {name: rq}
+spec:
+  command: [sh, -c, 'trap "echo ckpt > $S/rqckpt.\$SLUICE_ATTEMPT; exit 0" USR1; echo up > $S/rqup.\$SLUICE_ATTEMPT; while :; do sleep 0.1; done']
+  resources: {gpus: 1, cpus: 1, memory: 64Mi}
+  checkpoint: {signal: SIGUSR1, grace: 10s}
+YAML
+)
+ok "a job to requeue runs" wait_state "$rq" Running 30
+ok "its trap is set" wait_file "$S/rqup.0" 30
+ok "sluice requeue --hold is accepted" sluice requeue --hold "$rq"
+ok "it receives SIGUSR1 through Slurm" wait_file "$S/rqckpt.0" 20
+ok "it is back in line, held" wait_state "$rq" Pending 30
+is "$(sluice show "$rq" -o json | json_get held)" true "held: Slurm has nothing of it to start"
+sleep 2
+is "$(sluice show "$rq" -o json | json_get state)" Pending "with GPUs free it stays Pending"
+ok "released" sluice release "$rq"
+ok "it runs again" wait_state "$rq" Running 30
+ok "as attempt 1" wait_file "$S/rqup.1" 30
+is "$(sluice show "$rq" -o json | json_get attempt)" 1 "its attempt counter says so"
+sluice cancel "$rq" >/dev/null
+wait_state "$rq" Cancelled 20 >/dev/null
 
 # ---- quotas and a cohort of two teams ---------------------------------------
 cat >"$S/teams.yaml" <<'YAML'

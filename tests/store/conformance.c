@@ -759,6 +759,22 @@ static void t_events_lineage(void)
     text = sl_store_job_lineage_get(w, 1, &rc);
     ok(rc == 0 && str_eq(text, ""), "and reads back as \"\"");
     free(text);
+    text = NULL;
+    ok(sl_store_begin(w) == 0 &&
+           sl_store_job_respec(w, 1, "q2", "prod", 1000, "{\"respec\":1}") == 0 && commit(w),
+       "a job's spec, queue and class are changed");
+    j = NULL;
+    ok(sl_store_job_read(w, 1, sl_job_view_json_fn, &j) == 0 &&
+           str_eq(json_string_value(json_object_get(j, "queue")), "q2") &&
+           str_eq(json_string_value(json_object_get(j, "priority_class")), "prod") &&
+           json_integer_value(json_object_get(j, "priority")) == 1000 &&
+           json_integer_value(json_object_get(json_object_get(j, "spec"), "respec")) == 1,
+       "and read back");
+    json_decref(j);
+    ok(sl_store_begin(w) == 0 && sl_store_job_respec(w, 99, "q", "c", 1, "{}") == 0 &&
+           commit(w),
+       "an unknown id changes nothing");
+    free(text);
 out:
     sl_store_close(w);
 }

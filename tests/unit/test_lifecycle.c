@@ -139,6 +139,15 @@ static void preempted(void)
     in.preemptions = 0;
     sl_attempt_outcome(&in, &out);
     is_str(out.next_message, "preempted for job 42 and requeued (1 time)", "once: singular");
+    /* sluice requeue: the same path, not a failure either */
+    in.requeued = true;
+    in.preempted_for = 0;
+    in.retries = 0;
+    sl_attempt_outcome(&in, &out);
+    ok(out.state == SL_JOB_PREEMPTED && out.next == SL_NEXT_REQUEUE && out.attempt == 2 &&
+           out.preemptions == 1 && out.not_before_ms == 0,
+       "a requeued attempt goes back in line at once as the next attempt, retries or not");
+    is_str(out.next_message, "requeued on request; attempt 2 next", "saying it was asked for");
 }
 
 static void timed_out(void)

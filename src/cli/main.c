@@ -60,7 +60,10 @@ static const struct sl_cli_command commands[] = {
      "                      the current directory\n"
      "  --export E          environment sent (spec.env): ALL (default: all but\n"
      "                      the executor's, session and secret-looking\n"
-     "                      variables), NONE, or VAR[,VAR...]; -e wins\n"},
+     "                      variables), NONE, or VAR[,VAR...]; -e wins\n"
+     "  -d, --dependency D  start only after other jobs (spec.dependency, Slurm's\n"
+     "                      syntax): afterok:ID[:ID...], afternotok:..., afterany:...,\n"
+     "                      singleton; several joined with ',' (all must hold)\n"},
     {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
      "usage: sluice jobs [--team T] [--state S] [--user U] [--queue Q]\n"
      "                   [--priority P] [--since T] [--limit N] [--watch]\n"

@@ -12,6 +12,7 @@
  * bound in spec.h.
  */
 #include "spec_int.h"
+#include "depend.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -65,7 +66,7 @@ static const char *const job_spec_keys[] = {
     "queue",      "priorityClass", "image",   "command",
     "env",        "tasks",         "resources", "topology",
     "maxRuntime", "retries",       "checkpoint", "datasets",
-    "network",    "code",          "workdir", NULL};
+    "network",    "code",          "workdir", "dependency", NULL};
 static const char *const code_keys[] = {"repo", "commit", NULL};
 static const char *const resources_keys[] = {"gpus", "gpuMilli", "gpuModels",
                                              "cpus", "cpuMilli", "memory",
@@ -203,6 +204,7 @@ void sl_job_spec_destroy(struct sl_job_spec *spec)
         free(spec->code_repo);
         free(spec->code_commit);
         free(spec->workdir);
+        free(spec->dependency);
         free(spec);
     }
     errno = saved;
@@ -319,6 +321,25 @@ static int parse_env(const json_t *spec, struct sl_job_spec *s,
         n++;
     }
     s->envc = n;
+    return 0;
+}
+
+/* spec.dependency: Slurm's syntax (src/core/depend.h), kept normalised. */
+static int parse_dependency(const json_t *spec, struct sl_job_spec *s, struct sl_error *err)
+{
+    struct sl_depend d;
+    const json_t *v;
+    char text[SL_DEP_TEXT_MAX];
+    int rc;
+
+    if ((rc = sl_spec_get_string(spec, "dependency", "spec", 4096, &v, err)) < 0 || !v)
+        return rc;
+    if ((rc = sl_depend_parse(json_string_value(v), &d, err)) < 0)
+        return rc;
+    if (sl_depend_format(&d, text, sizeof(text)) < 0)
+        return sl_spec_fail(err, "spec.dependency", "too long");
+    if (!(s->dependency = strdup(text)))
+        return sl_spec_oom(err);
     return 0;
 }
 
@@ -497,7 +518,8 @@ static int parse_spec(const json_t *doc, struct sl_job_spec *s,
         return sl_spec_fail(err, "spec.command[0]", "must not be empty");
     if (!(s->argv = dup_string_array(cmd, &s->argc)))
         return sl_spec_oom(err);
-    if ((rc = parse_env(spec, s, err)) < 0 || (rc = parse_workdir(spec, s, err)) < 0)
+    if ((rc = parse_env(spec, s, err)) < 0 || (rc = parse_workdir(spec, s, err)) < 0 ||
+        (rc = parse_dependency(spec, s, err)) < 0)
         return rc;
     if ((rc = sl_spec_get_int(spec, "tasks", P, 1, SL_MAX_TASKS, &tasks, NULL, err)) < 0)
         return rc;

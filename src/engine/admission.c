@@ -430,6 +430,7 @@ static int submit_enqueue(struct sl_engine *e, struct sl_op *op, struct job *j,
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
 {
     struct submit x = {0};
+    struct sl_depend *dep = NULL;
     struct job *j = NULL;
     struct sl_job_view v;
     json_t *doc = NULL;
@@ -437,7 +438,8 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     int rc;
 
     if ((rc = submit_target(e, op, &x)) < 0 || (rc = submit_admit(e, op, &x)) < 0 ||
-        (rc = submit_budget(e, op, &x)) < 0 || (rc = submit_runnable(e, op, &x)) < 0)
+        (rc = submit_budget(e, op, &x)) < 0 || (rc = submit_runnable(e, op, &x)) < 0 ||
+        (rc = sl_eng_depend_check(e, op, &dep)) < 0)
         goto out;
     if (op->u.submit.dry_run) {
         rc = submit_dry_run(op, &x);
@@ -475,6 +477,10 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
         goto out;
     }
     e->next_id++;
+    if (sl_eng_depend_attach(e, j, dep) < 0)
+        sl_error("msg=\"out of memory judging a job's dependencies\" job=%lld",
+                 (long long)j->id);
+    dep = NULL;
     snprintf(op->object, sizeof(op->object), "job:%lld", (long long)j->id);
     op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i, s:s?}", "name",
                                   j->name, "team", j->team, "queue", j->queue,
@@ -490,6 +496,7 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     op->status = 201;
 out:
     free(x.verdict);
+    free(dep);
     json_decref(doc);
     free(spec_json);
     sl_eng_job_free(j);

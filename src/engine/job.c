@@ -214,6 +214,7 @@ void sl_eng_job_free(struct job *j)
     free(j->end_note);
     free(j->demoted);
     free(j->lineage);
+    free(j->dep);
     sl_eng_job_token_drop(j);
     free(j);
 }
@@ -303,6 +304,9 @@ void sl_eng_job_forget(struct sl_engine *e, struct job *j)
     if (j->staged_after) /* cancelled while staged: it must not start */
         sl_executor_unstage(e->x, j->id, j->attempt);
     sl_engine_count_finished(e, j->state);
+    if (j->dep)
+        e->ndepwait--;
+    e->dep_dirty = true; /* its dependents: depwait.c */
     pthread_mutex_lock(&e->mu);
     sl_imap_del(&e->jobs, j->id);
     sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));

@@ -187,6 +187,30 @@ static void intent_resume(struct sl_engine *e, struct job *j)
             (long long)j->id, what, sl_signal_name(sig), (long long)left);
 }
 
+/* A Pending job that never started waits for its spec.dependency again,
+ * judged in the first group from the stored states (sl_eng_depend_update). */
+static int depend_reload(struct sl_engine *e, struct job *j)
+{
+    struct sl_error err = {0};
+    struct sl_depend *d;
+    int rc;
+
+    if (!j->spec->dependency)
+        return 0;
+    if (!(d = malloc(sizeof(*d))))
+        return -ENOMEM;
+    if ((rc = sl_depend_parse(j->spec->dependency, d, &err)) < 0) {
+        free(d); /* the stored spec was normalised: cannot happen */
+        sl_error("msg=\"stored dependency does not parse\" job=%lld err=\"%s\"",
+                 (long long)j->id, err.text);
+        return 0;
+    }
+    j->dep = d;
+    e->ndepwait++;
+    e->dep_dirty = true;
+    return sl_sched_job_wait(e->sched, j->id, "waiting for dependency");
+}
+
 static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
 {
     struct sl_engine *e = arg;
@@ -309,6 +333,9 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         sl_eng_job_free(j);
         return rc;
     }
+    if (j->state == SL_JOB_PENDING && j->attempt == 0 && j->preemptions == 0 && !j->started_ms && !j->staged_after &&
+        (rc = depend_reload(e, j)) < 0)
+        return rc;
     if (j->state == SL_JOB_RUNNING) {
         bool all_done = true;
         intent_resume(e, j);

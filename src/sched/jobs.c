@@ -18,6 +18,7 @@ void sl_sch_job_free(struct job *j)
 {
     if (j) {
         free(j->places);
+        free(j->wait);
         free(j);
     }
 }
@@ -530,6 +531,22 @@ int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms)
     if (j->state != J_PENDING)
         return -EINVAL;
     j->not_before_ms = not_before_ms;
+    return 0;
+}
+
+int sl_sched_job_wait(struct sl_sched *s, int64_t id, const char *why)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+    char *w = NULL;
+
+    if (!j)
+        return -ENOENT;
+    if (j->state != J_PENDING || j->staged_after)
+        return -EINVAL;
+    if (why && !(w = strdup(why)))
+        return -ENOMEM;
+    free(j->wait);
+    j->wait = w;
     return 0;
 }
 

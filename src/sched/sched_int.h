@@ -65,6 +65,7 @@ enum blocker {
     B_PREEMPTING,   /* waiting for the jobs it preempted to stop */
     B_INVALID,      /* a request no node can ever satisfy */
     B_FIFO,         /* strict FIFO: behind a blocked job of its queue */
+    B_WAIT,         /* not eligible: its dependencies (sl_sched_job_wait) */
 };
 
 struct hist {       /* decayed usage: exponential average of allocation */
@@ -104,6 +105,8 @@ struct job {
     int64_t successor;            /* running: the job staged behind it */
     struct job *prev, *next;      /* pending: its bucket's list */
     struct bucket *bucket;        /* pending */
+    char *wait;                   /* pending: why it is not eligible (its
+                                     dependencies), owned; NULL = eligible */
 };
 
 struct bucket {

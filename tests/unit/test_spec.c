@@ -215,7 +215,9 @@ static bool spec_equal(const struct sl_job_spec *a, const struct sl_job_spec *b)
         a->ckpt_signal != b->ckpt_signal ||
         a->ckpt_grace_ms != b->ckpt_grace_ms ||
         a->n_datasets != b->n_datasets || a->network != b->network ||
-        (!a->workdir != !b->workdir) || (a->workdir && strcmp(a->workdir, b->workdir)))
+        (!a->workdir != !b->workdir) || (a->workdir && strcmp(a->workdir, b->workdir)) ||
+        (!a->dependency != !b->dependency) ||
+        (a->dependency && strcmp(a->dependency, b->dependency)))
         return false;
     for (int i = 0; i < a->argc; i++)
         if (strcmp(a->argv[i], b->argv[i]))
@@ -269,6 +271,8 @@ static void round_trips(void)
                        "  env: {A: \"\", B_2: \"x=y\"}\n"),
                    "integer seconds, bytes and env values with '='");
     round_trip_one(job("  workdir: /srv/proj\n"), "a workdir");
+    round_trip_one(job("  dependency: afterok:1,afterany:2,afterok:3,singleton\n"),
+                   "a dependency");
 }
 
 struct bad_case {
@@ -402,6 +406,10 @@ static const struct bad_case bad_fields[] = {
      "a dataset's path or mode", "SLUICE_DATASET_<NAME> cannot be set"},
     {"  env: {EPOCHS: 1}\n", "spec.env.EPOCHS", "got 1 (quote it)",
      "an unquoted number as env value is refused with a hint"},
+    {"  dependency: afterok:1?afterok:2\n", "spec.dependency", "'?' (any of) is not supported",
+     "a dependency with '?' is refused"},
+    {"  dependency: 12\n", "spec.dependency", "must be a string",
+     "a dependency that is not a string is refused"},
     {"  workdir: proj\n", "spec.workdir", "must be an absolute path, got \"proj\"",
      "a relative workdir is refused"},
     {"  workdir: \"\"\n", "spec.workdir", "must be an absolute path",

@@ -4,8 +4,13 @@
  * ends, made eligible in the scheduler once met (sl_sched_job_wait), ended
  * (or kept waiting, cfg.keep_invalid_depend) once they can never be met.
  *
- * Invariant: a Pending job has j->dep exactly while the scheduler holds it
- * not eligible for its dependencies; e->ndepwait counts them.
+ * The same way, the elements of a job array over its limit (spec.array's
+ * %N) wait until fewer of its elements are eligible or running.
+ *
+ * Invariants: a Pending job has j->dep exactly while the scheduler holds it
+ * not eligible for its dependencies; e->ndepwait counts them. An array
+ * element has j->array_held exactly while the scheduler holds it not
+ * eligible for its array's limit; e->narray_held counts them.
  */
 #include "engine_int.h"
 
@@ -197,6 +202,64 @@ static void never(struct sl_engine *e, struct job *j, const char *why)
     e->sched_full = true;
 }
 
+void sl_eng_array_hold(struct sl_engine *e, struct job *j)
+{
+    char text[160];
+
+    snprintf(text, sizeof(text),
+             "array throttle: at most %d elements of array %lld run at once (%%%d)",
+             j->array_limit, (long long)j->array_id, j->array_limit);
+    if (sched_wait(e, j, text) == 0) {
+        j->array_held = true;
+        e->narray_held++;
+    }
+}
+
+static int cmp_elem(const void *a, const void *b)
+{
+    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+    if (x->array_id != y->array_id)
+        return x->array_id < y->array_id ? -1 : 1;
+    return (x->array_index > y->array_index) - (x->array_index < y->array_index);
+}
+
+/* Held elements, lowest index first, eligible while their array has fewer
+ * than its limit eligible or running. */
+static void array_gate(struct sl_engine *e)
+{
+    struct job **held = NULL, **all = NULL;
+    size_t nh = 0, ch = 0, na = 0, ca = 0, pos = 0;
+    int64_t id;
+    void *val;
+
+    while (sl_imap_next(&e->jobs, &pos, &id, &val)) {
+        struct job *j = val;
+        if (j->array_limit <= 0)
+            continue;
+        if (sl_eng_vec_push((void **)(j->array_held ? &held : &all), j->array_held ? &nh : &na,
+                            j->array_held ? &ch : &ca, sizeof(j), &j) < 0)
+            goto out; /* out of memory: the next job's end tries again */
+    }
+    qsort(held, nh, sizeof(*held), cmp_elem);
+    for (size_t i = 0; i < nh;) {
+        int64_t arr = held[i]->array_id;
+        int active = 0;
+        for (size_t k = 0; k < na; k++)
+            active += all[k]->array_id == arr;
+        for (; i < nh && held[i]->array_id == arr; i++) {
+            if (active >= held[i]->array_limit || sched_wait(e, held[i], NULL) < 0)
+                continue;
+            held[i]->array_held = false;
+            e->narray_held--;
+            e->sched_full = true;
+            active++;
+        }
+    }
+out:
+    free(held);
+    free(all);
+}
+
 void sl_eng_depend_update(struct sl_engine *e)
 {
     for (int round = 0; e->dep_dirty && round < 64; round++) {
@@ -206,8 +269,10 @@ void sl_eng_depend_update(struct sl_engine *e)
         void *val;
 
         e->dep_dirty = false;
+        if (e->narray_held > 0)
+            array_gate(e);
         if (e->ndepwait == 0)
-            return;
+            continue;
         while (sl_imap_next(&e->jobs, &pos, &id, &val))
             if (((struct job *)val)->dep &&
                 sl_eng_vec_push((void **)&ids, &n, &cap, sizeof(id), &id) < 0) {

@@ -53,6 +53,7 @@
 #include <stdint.h>
 
 #include "../audit/audit.h"
+#include "../core/array.h"
 #include "../core/depend.h"
 #include "../policy/policy.h"
 #include "../sched/sched.h"
@@ -176,6 +177,13 @@ struct job {
     int64_t staged_after;         /* Pending: staged in the executor behind
                                      this Running job (placement: the
                                      resources it will take), 0 = not */
+    int64_t array_id;             /* an element of a job array: the array's
+                                     id (its first element's); 0 = none */
+    int array_index, array_count; /* its index; the array's elements */
+    int array_limit;              /* at most this many of the array's
+                                     elements Pending-eligible or Running
+                                     (spec.array's %N); 0 = no limit */
+    bool array_held;              /* Pending, not eligible: over that limit */
     struct sl_depend *dep;        /* owned: Pending and waiting for its
                                      dependencies (depwait.c); NULL = none
                                      or met */
@@ -323,6 +331,7 @@ struct sl_engine {
     int nnadm, nadm_cap;
     int ndrain;                   /* of them, in NODE_DRAIN */
     size_t ndepwait;              /* jobs with j->dep */
+    size_t narray_held;           /* jobs with j->array_held */
     bool dep_dirty;               /* a job ended: judge the waiting again */
 };
 
@@ -496,12 +505,18 @@ int sl_eng_depend_check(struct sl_engine *e, struct sl_op *op, struct sl_depend 
  * waits with no words). */
 int sl_eng_depend_attach(struct sl_engine *e, struct job *j, struct sl_depend *dep);
 
+/* Array element 'j' (Pending, in the scheduler) waits for a place under
+ * its array's limit (spec.array's %N): not eligible until fewer of its
+ * array's elements are eligible or running. */
+void sl_eng_array_hold(struct sl_engine *e, struct job *j);
+
 /* Judge every waiting job again when a job ended (e->dep_dirty): one whose
  * dependencies are met becomes eligible; one that waits gets the words of
  * what it waits for; one whose dependency can never be satisfied ends
  * Cancelled with that reason as its message, or with
  * cfg.keep_invalid_depend waits with reason "DependencyNeverSatisfied: ...".
- * Engine thread, before a pass. */
+ * Then held array elements are made eligible, lowest index first, while
+ * their array is under its limit. Engine thread, before a pass. */
 void sl_eng_depend_update(struct sl_engine *e);
 
 /* ---- meter.c ----------------------------------------------------------- */

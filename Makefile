@@ -156,6 +156,10 @@ $(B)/tests/test_engine_jobctl.t: $(B)/obj/tests/unit/test_engine_jobctl.o $(ENGI
 		$(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/test_engine_depwait.t: $(B)/obj/tests/unit/test_engine_depwait.o $(ENGINE_OBJ) \
+		$(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's

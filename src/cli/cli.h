@@ -133,6 +133,19 @@ int sl_cli_int_arg(const char *flag, const char *v, int64_t min, int64_t max,
 /* Parse a job id (a positive integer). */
 int sl_cli_job_id(const char *v, int64_t *out, struct sl_error *err);
 
+/* arrays.c: job arrays. The jobs of list 'all' with each array's elements
+ * as one line (a copy of its first listed element with "display_id"
+ * ID_[ARRAY] and "state" its elements counted by state, "Running:2,
+ * Pending:8"), or with 'expand' each element with "display_id" ID_INDEX.
+ * Returns 0 or -ENOMEM. */
+int sl_cli_jobs_group(json_t *all, bool expand);
+/* The job ids that `cancel ARG` means, appended to *ids (realloc'd, *n
+ * counts): ID_INDEX the pending or running element INDEX of array ID; the
+ * id of an array, its pending and running elements (itself when none);
+ * any other id, itself. Returns 0, or -EINVAL/-ENOENT/-ENOMEM with 'err'. */
+int sl_cli_array_ids(struct sl_cli_ctx *ctx, const char *arg, int64_t **ids, size_t *n,
+                     struct sl_error *err);
+
 /* Parse the value of `jobs --state`: a state name (any case), a comma list
  * of them, or "all". Writes the canonical form to 'out' ("Pending,Running"
  * or "all"). */

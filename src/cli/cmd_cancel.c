@@ -1,6 +1,7 @@
 /*
  * cmd_cancel.c - `sluice cancel JOB [JOB...]`: DELETE each job and say what
- * became of it. Every id is checked before anything is sent; a refusal
+ * became of it. A JOB that is an array's id means its pending and running
+ * elements, ID_INDEX one element (arrays.c). Every id is checked before anything is sent; a refusal
  * (e.g. 409, already finished) is reported and the next job still tried.
  * The exit code is the worst seen; a transport failure stops the run.
  */
@@ -16,11 +17,11 @@ int sl_cli_cmd_cancel(struct sl_cli_ctx *ctx, int argc, char **argv)
     struct sl_cli_table *t = NULL;
     const char **pos = NULL;
     int64_t *ids = NULL;
+    size_t nids = 0;
     json_t *all = NULL;
     int n, code, worst = SL_CLI_OK;
 
     if (!(pos = calloc((size_t)argc + 1, sizeof(*pos))) ||
-        !(ids = calloc((size_t)argc + 1, sizeof(*ids))) ||
         !(all = json_array()) ||
         !(t = sl_cli_table_create(SL_ARRAY_LEN(cols), cols))) {
         sl_cli_errorf("out of memory");
@@ -35,12 +36,20 @@ int sl_cli_cmd_cancel(struct sl_cli_ctx *ctx, int argc, char **argv)
         worst = SL_CLI_USAGE;
         goto out;
     }
-    for (int i = 0; i < n; i++)
-        if (sl_cli_job_id(pos[i], &ids[i], &err) < 0) {
+    for (int i = 0; i < n; i++) { /* every id checked before anything is sent */
+        int64_t one;
+        if (!strchr(pos[i], '_') && sl_cli_job_id(pos[i], &one, &err) < 0) {
             worst = sl_cli_usage_error(&err);
             goto out;
         }
-    for (int i = 0; i < n; i++) {
+    }
+    for (int i = 0; i < n; i++) /* an array: its elements (src/cli/arrays.c) */
+        if (sl_cli_array_ids(ctx, pos[i], &ids, &nids, &err) < 0) {
+            sl_cli_errorf("%s", err.text);
+            worst = SL_CLI_USAGE;
+            goto out;
+        }
+    for (size_t i = 0; i < nids; i++) {
         char path[64], what[40], id[24], state_buf[64];
         const char *state;
         json_t *job = NULL;

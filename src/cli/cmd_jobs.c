@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_TEAM = 1, O_STATE, O_USER, O_QUEUE, O_PRIORITY, O_SINCE, O_LIMIT };
+enum { O_TEAM = 1, O_STATE, O_USER, O_QUEUE, O_PRIORITY, O_SINCE, O_LIMIT, O_EXPAND };
 
 /* clang-format off */
 static const struct sl_cli_opt jobs_opts[] = {
@@ -27,6 +27,7 @@ static const struct sl_cli_opt jobs_opts[] = {
     {"priority", 'p', true, O_PRIORITY},
     {"since", '\0', true, O_SINCE},
     {"limit", 'n', true, O_LIMIT},
+    {"expand", 'r', false, O_EXPAND},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -197,11 +198,13 @@ static void job_nodes(const json_t *job, char *buf, size_t size)
 
 static int wide_add(struct sl_cli_table *t, const json_t *job, int64_t now_ms)
 {
-    char id[24] = "-", exit_code[24] = "", gpus[32], time_s[32], nodes[256];
+    char id[64] = "-", exit_code[24] = "", gpus[32], time_s[32], nodes[256];
     const char *reason = sl_cli_jstr(job, "reason");
     int64_t v;
 
-    if (sl_cli_jint(job, "id", &v))
+    if (sl_cli_jstr(job, "display_id"))
+        snprintf(id, sizeof(id), "%s", sl_cli_jstr(job, "display_id"));
+    else if (sl_cli_jint(job, "id", &v))
         snprintf(id, sizeof(id), "%lld", (long long)v);
     if (sl_cli_jint(job, "exit_code", &v))
         snprintf(exit_code, sizeof(exit_code), "%lld", (long long)v);
@@ -251,6 +254,7 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
     int64_t now = sl_now_ms();
     size_t i;
     int id, code;
+    bool expand = false;
 
     sl_cli_parser_init(&p, argc, argv, 1, false);
     while ((id = sl_cli_next(&p, jobs_opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
@@ -262,7 +266,9 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
                           v);
             return SL_CLI_USAGE;
         }
-        if (id == O_TEAM) {
+        if (id == O_EXPAND) {
+            expand = true;
+        } else if (id == O_TEAM) {
             if (!*v || strlen(v) > 256) {
                 sl_cli_errorf("--team: must be a team name, got '%.64s'", v);
                 return SL_CLI_USAGE;
@@ -307,6 +313,9 @@ int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv)
         code = sl_cli_print_json(all) < 0 ? SL_CLI_FAILED : SL_CLI_OK;
         goto out;
     }
+    /* the tables: an array is one line unless --expand */
+    if (ctx->output == SL_CLI_OUT_TABLE && sl_cli_jobs_group(all, expand) < 0)
+        goto nomem;
     if (ctx->wide && ctx->output == SL_CLI_OUT_TABLE) {
         if (!(t = sl_cli_table_create(SL_ARRAY_LEN(wide_cols), wide_cols)))
             goto nomem;

@@ -473,11 +473,13 @@ struct sl_cli_table *sl_cli_jobs_table(enum sl_cli_output fmt)
 int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
                           const json_t *job, int64_t now_ms)
 {
-    char id[24] = "-", exit_code[24] = "", gpus[32], time_s[32];
+    char id[64] = "-", exit_code[24] = "", gpus[32], time_s[32];
     const char *reason = sl_cli_jstr(job, "reason");
     int64_t v;
 
-    if (sl_cli_jint(job, "id", &v))
+    if (sl_cli_jstr(job, "display_id")) /* an array, or one of its elements */
+        snprintf(id, sizeof(id), "%s", sl_cli_jstr(job, "display_id"));
+    else if (sl_cli_jint(job, "id", &v))
         snprintf(id, sizeof(id), "%lld", (long long)v);
     if (sl_cli_jint(job, "exit_code", &v))
         snprintf(exit_code, sizeof(exit_code), "%lld", (long long)v);

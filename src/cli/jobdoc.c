@@ -38,6 +38,8 @@ enum {
     O_TOPOLOGY,
     O_CHDIR,
     O_EXPORT,
+    O_DEPENDENCY,
+    O_ARRAY,
 };
 
 /* clang-format off */
@@ -61,6 +63,8 @@ static const struct sl_cli_opt run_opts[] = {
     {"topology", '\0', true, O_TOPOLOGY},
     {"chdir", '\0', true, O_CHDIR},
     {"export", '\0', true, O_EXPORT},
+    {"dependency", 'd', true, O_DEPENDENCY},
+    {"array", 'a', true, O_ARRAY},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -204,6 +208,10 @@ static int apply_flag(int id, const char *v, json_t *meta, json_t *spec,
         return set_string(spec, "priorityClass", "--priority", v, err);
     case O_IMAGE:
         return set_string(spec, "image", "--image", v, err);
+    case O_DEPENDENCY:
+        return set_string(spec, "dependency", "--dependency", v, err);
+    case O_ARRAY:
+        return set_string(spec, "array", "--array", v, err);
     case O_GPUS:
         if ((rc =
                  sl_cli_int_arg("--gpus", v, 0, SL_MAX_GPUS_PER_TASK, &n, err)))

@@ -60,7 +60,13 @@ static const struct sl_cli_command commands[] = {
      "                      the current directory\n"
      "  --export E          environment sent (spec.env): ALL (default: all but\n"
      "                      the executor's, session and secret-looking\n"
-     "                      variables), NONE, or VAR[,VAR...]; -e wins\n"},
+     "                      variables), NONE, or VAR[,VAR...]; -e wins\n"
+     "  -d, --dependency D  start only after other jobs (spec.dependency, Slurm's\n"
+     "                      syntax): afterok:ID[:ID...], afternotok:..., afterany:...,\n"
+     "                      singleton; several joined with ',' (all must hold)\n"
+     "  -a, --array A       a job array (spec.array): one job per index, e.g.\n"
+     "                      0-99%8 (at most 8 running), 1,3,5-7, 0-15:4; each\n"
+     "                      gets SLUICE_ARRAY_INDEX; prints the array's id\n"},
     {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
      "usage: sluice jobs [--team T] [--state S] [--user U] [--queue Q]\n"
      "                   [--priority P] [--since T] [--limit N] [--watch]\n"
@@ -80,7 +86,10 @@ static const struct sl_cli_command commands[] = {
      "  -p, --priority P   only jobs of this priority class\n"
      "  --since T          only jobs submitted at or after T: a time\n"
      "                     (2026-12-01, RFC 3339) or a duration ago (90m, 2h, 1d)\n"
-     "  -n, --limit N      only the newest N of them (1..1000000)\n"},
+     "  -n, --limit N      only the newest N of them (1..1000000)\n"
+     "  -r, --expand       each element of a job array on a line of its own\n"
+     "                     (ID_INDEX); without it an array is one line,\n"
+     "                     ID_[ARRAY], its elements counted by state\n"},
     {"show", sl_cli_cmd_show, "show one job and its events",
      "usage: sluice show JOB\n"
      "\n"
@@ -99,7 +108,9 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "Cancel each job: a pending job at once, a running one with SIGTERM,\n"
      "a grace period, then SIGKILL. Prints one line per job. Exit 2 when the\n"
-     "server refused any of them (e.g. already finished).\n"},
+     "server refused any of them (e.g. already finished). The id of a job\n"
+     "array cancels its pending and running elements; ID_INDEX (12_5) one\n"
+     "element.\n"},
     {"hold", sl_cli_cmd_jobctl, "hold pending jobs: kept in line, not scheduled",
      "usage: sluice hold JOB [JOB...]\n"
      "\n"

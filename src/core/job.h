@@ -69,6 +69,9 @@ struct sl_job_view {
                                      events say it */
     int64_t intent_at_ms;         /* when it was first signalled (wall) */
     int64_t intent_for;           /* preempt: the preemptor's job id */
+    int64_t array_job_id;         /* an element of a job array: the array's
+                                     id (its first element's); 0 = none */
+    int array_index;              /* the element's index (spec.array) */
     const char *spec_json;        /* normalised job document text */
     json_t *spec_doc;             /* the same document decoded, when the
                                      caller has it (borrowed); else NULL */

@@ -103,6 +103,11 @@ int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
     sl_buf_adds(b, v->limits_enforced < 0 ? "null" : v->limits_enforced ? "true" : "false");
     sl_buf_adds(b, ",\"gpus_enforced\":");
     sl_buf_adds(b, v->gpus_enforced < 0 ? "null" : v->gpus_enforced ? "true" : "false");
+    if (v->array_job_id > 0)
+        sl_buf_printf(b, ",\"array_job_id\":%lld,\"array_index\":%d",
+                      (long long)v->array_job_id, v->array_index);
+    else
+        sl_buf_adds(b, ",\"array_job_id\":null,\"array_index\":null");
     sl_buf_adds(b, ",\"spec\":");
     buf_spec(b, v);
     sl_buf_add(b, "}", 1);

@@ -12,6 +12,8 @@
  * bound in spec.h.
  */
 #include "spec_int.h"
+#include "array.h"
+#include "depend.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -48,6 +50,9 @@ static const struct {
     {"SLUICE_JOB_ID", "the job id", false},
     {"SLUICE_TASK_INDEX", "the task index", false},
     {"SLUICE_ATTEMPT", "the attempt number", false},
+    {"SLUICE_ARRAY_JOB_ID", "the job array's id", false},
+    {"SLUICE_ARRAY_INDEX", "the job array element's index", false},
+    {"SLUICE_ARRAY_TASK_COUNT", "the job array's element count", false},
     {"CUDA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
     {"NVIDIA_VISIBLE_DEVICES", "the GPUs placed for the task", false},
     {"SLUICE_GPUS", "the GPUs placed for the task", false},
@@ -65,7 +70,7 @@ static const char *const job_spec_keys[] = {
     "queue",      "priorityClass", "image",   "command",
     "env",        "tasks",         "resources", "topology",
     "maxRuntime", "retries",       "checkpoint", "datasets",
-    "network",    "code",          "workdir", NULL};
+    "network",    "code",          "workdir", "dependency", "array", NULL};
 static const char *const code_keys[] = {"repo", "commit", NULL};
 static const char *const resources_keys[] = {"gpus", "gpuMilli", "gpuModels",
                                              "cpus", "cpuMilli", "memory",
@@ -203,6 +208,8 @@ void sl_job_spec_destroy(struct sl_job_spec *spec)
         free(spec->code_repo);
         free(spec->code_commit);
         free(spec->workdir);
+        free(spec->dependency);
+        free(spec->array);
         free(spec);
     }
     errno = saved;
@@ -319,6 +326,46 @@ static int parse_env(const json_t *spec, struct sl_job_spec *s,
         n++;
     }
     s->envc = n;
+    return 0;
+}
+
+/* spec.dependency: Slurm's syntax (src/core/depend.h), kept normalised. */
+static int parse_dependency(const json_t *spec, struct sl_job_spec *s, struct sl_error *err)
+{
+    struct sl_depend d;
+    const json_t *v;
+    char text[SL_DEP_TEXT_MAX];
+    int rc;
+
+    if ((rc = sl_spec_get_string(spec, "dependency", "spec", 4096, &v, err)) < 0 || !v)
+        return rc;
+    if ((rc = sl_depend_parse(json_string_value(v), &d, err)) < 0)
+        return rc;
+    if (sl_depend_format(&d, text, sizeof(text)) < 0)
+        return sl_spec_fail(err, "spec.dependency", "too long");
+    if (!(s->dependency = strdup(text)))
+        return sl_spec_oom(err);
+    return 0;
+}
+
+/* spec.array: Slurm's --array syntax (src/core/array.h), kept as written. */
+static int parse_array(const json_t *spec, struct sl_job_spec *s, struct sl_error *err)
+{
+    struct sl_array *a;
+    const json_t *v;
+    int rc;
+
+    if ((rc = sl_spec_get_string(spec, "array", "spec", SL_ARRAY_TEXT_MAX - 1, &v, err)) < 0 ||
+        !v)
+        return rc;
+    if (!(a = malloc(sizeof(*a))))
+        return sl_spec_oom(err);
+    rc = sl_array_parse(json_string_value(v), a, err);
+    free(a);
+    if (rc < 0)
+        return rc;
+    if (!(s->array = strdup(json_string_value(v))))
+        return sl_spec_oom(err);
     return 0;
 }
 
@@ -497,7 +544,8 @@ static int parse_spec(const json_t *doc, struct sl_job_spec *s,
         return sl_spec_fail(err, "spec.command[0]", "must not be empty");
     if (!(s->argv = dup_string_array(cmd, &s->argc)))
         return sl_spec_oom(err);
-    if ((rc = parse_env(spec, s, err)) < 0 || (rc = parse_workdir(spec, s, err)) < 0)
+    if ((rc = parse_env(spec, s, err)) < 0 || (rc = parse_workdir(spec, s, err)) < 0 ||
+        (rc = parse_dependency(spec, s, err)) < 0 || (rc = parse_array(spec, s, err)) < 0)
         return rc;
     if ((rc = sl_spec_get_int(spec, "tasks", P, 1, SL_MAX_TASKS, &tasks, NULL, err)) < 0)
         return rc;

@@ -66,6 +66,12 @@ struct sl_job_spec {
                                       normalised (no "//", ".", "..", or
                                       trailing '/'), at most 1024 bytes;
                                       NULL = the account's home */
+    char *array;                   /* owned; spec.array in Slurm's --array
+                                      syntax as written, valid (src/core/
+                                      array.h); NULL = not an array */
+    char *dependency;              /* owned; spec.dependency in Slurm's
+                                      syntax, normalised (src/core/
+                                      depend.h); NULL = none */
 };
 
 /* Parse a job document. 'buf' need not be NUL-terminated. The format is JSON

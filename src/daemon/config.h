@@ -42,6 +42,8 @@ struct sl_config {
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;
     int64_t cancel_grace_ms;
+    bool kill_invalid_depend;     /* end a job whose dependency can never
+                                     be satisfied (default on) */
     enum sl_log_level log_level;
     char job_user[64];            /* "none" = refuse unmapped users */
     char allow_daemon_user[64];   /* the one account allowed to have the

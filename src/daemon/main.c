@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "                [--slurm-jobcomp FILE] [--slurm-poll D] [--slurm-stage on|off]]\n"
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
+            "               [--kill-invalid-depend on|off]\n"
             "\n"
             "  --dev              development defaults: data dir ./.sluice, listen\n"
             "                     127.0.0.1:8470, SQLite store, local executor\n"
@@ -64,6 +65,10 @@ static void usage(FILE *f)
             "                     the one account a job may run as although it has\n"
             "                     sluiced's own uid (default: none; --dev as a user\n"
             "                     other than root: that user)\n"
+            "  --kill-invalid-depend on|off\n"
+            "                     on (default): a job whose dependency can never be\n"
+            "                     satisfied ends Cancelled; off: it stays Pending\n"
+            "                     (reason DependencyNeverSatisfied)\n"
             "\n"
             "Connection limits (sluiced(8), CONNECTION LIMITS):\n"
             "  --max-connections N           at once (default 4096, fitted to\n"
@@ -205,6 +210,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"sync", required_argument, NULL, 'S'},
         {"job-user", required_argument, NULL, 'S'},
         {"allow-daemon-user", required_argument, NULL, 'S'},
+        {"kill-invalid-depend", required_argument, NULL, 'S'},
         {"log-level", required_argument, NULL, 'S'},
         {"max-connections", required_argument, NULL, 'S'},
         {"max-connections-per-peer", required_argument, NULL, 'S'},
@@ -335,6 +341,7 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
         .log_cap_bytes = cfg->log_cap_bytes,
         .retry_backoff_ms = cfg->retry_backoff_ms,
         .cancel_grace_ms = cfg->cancel_grace_ms,
+        .keep_invalid_depend = !cfg->kill_invalid_depend,
         .job_user = cfg->job_user,
         .allow_daemon_user = cfg->allow_daemon_user,
     };

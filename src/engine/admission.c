@@ -427,72 +427,170 @@ static int submit_enqueue(struct sl_engine *e, struct sl_op *op, struct job *j,
     return 0;
 }
 
+/* Take back the elements [first, e->next_id) of an array submitted in
+ * this op (a later element failed): a refused request changes nothing. */
+static void submit_undo(struct sl_engine *e, int64_t first)
+{
+    for (int64_t id = e->next_id - 1; id >= first; id--) {
+        struct job *j;
+        pthread_mutex_lock(&e->mu);
+        j = sl_imap_del(&e->jobs, id);
+        sl_sched_job_remove(e->sched, id, sl_eng_now_ms(e));
+        pthread_mutex_unlock(&e->mu);
+        if (j && j->array_held)
+            e->narray_held--;
+        sl_eng_job_free(j);
+        e->nunstored--;
+        e->nfresh--;
+    }
+    e->next_id = first;
+}
+
+/* One job (or array element k of 'arr') into the engine, fresh, owning
+ * *spec_json (taken). The first one's object is the answer. */
+static int submit_one(struct sl_engine *e, struct sl_op *op, const struct submit *x,
+                      const struct sl_array *arr, int k, int64_t first, char **spec_json)
+{
+    struct job *j;
+    struct sl_job_view v;
+    int rc;
+
+    if (!(j = submit_job(e, op, x)))
+        return -ENOMEM;
+    j->id = e->next_id;
+    if (arr) {
+        j->array_id = first;
+        j->array_index = arr->index[k];
+        j->array_count = arr->n;
+        j->array_limit = arr->limit;
+    }
+    /* Nothing is written here: the row and the Pending event go with the
+     * job's first write (sl_eng_job_row), at the latest just before this
+     * transaction commits, and the answer waits for that commit. */
+    sl_eng_job_view(j, &v, NULL, *spec_json);
+    if ((rc = sl_eng_vec_push((void **)&e->unstored, &e->nunstored, &e->unstored_cap,
+                              sizeof(j->id), &j->id)) < 0) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        sl_errorf(&op->err, rc, "out of memory");
+        sl_eng_job_free(j);
+        return rc;
+    }
+    if ((k == 0 && (rc = sl_eng_op_job_body(op, &v)) < 0) ||
+        (rc = submit_enqueue(e, op, j, x)) < 0) {
+        e->nunstored--;
+        sl_eng_job_free(j);
+        return rc;
+    }
+    e->next_id++;
+    j->fresh = true;
+    j->spec_json = *spec_json;
+    *spec_json = NULL;
+    e->nfresh++;
+    if (arr && arr->limit > 0 && k >= arr->limit)
+        sl_eng_array_hold(e, j);
+    return 0;
+}
+
+/* The array of the submission (spec.array), or NULL with *rc 0 (none) or
+ * a refusal. */
+static struct sl_array *submit_array(struct sl_op *op, int *rc)
+{
+    const struct sl_job_spec *s = op->u.submit.spec;
+    struct sl_array *a;
+
+    *rc = 0;
+    if (!s->array)
+        return NULL;
+    if (s->dependency) {
+        sl_eng_op_fail(op, 400, "invalid");
+        *rc = sl_errorf_field(&op->err, -EINVAL, "spec.array",
+                              "an array cannot have a spec.dependency (not supported)");
+        return NULL;
+    }
+    if (!(a = malloc(sizeof(*a))) || (*rc = sl_array_parse(s->array, a, &op->err)) < 0) {
+        sl_eng_op_fail(op, a ? 400 : 503, a ? "invalid" : "unavailable");
+        if (!a)
+            *rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
 {
     struct submit x = {0};
-    struct job *j = NULL;
-    struct sl_job_view v;
+    struct sl_depend *dep = NULL;
+    struct sl_array *arr = NULL;
     json_t *doc = NULL;
-    char *spec_json = NULL;
-    int rc;
+    char *spec_json = NULL, *text = NULL;
+    int64_t first = e->next_id;
+    int rc, n;
 
     if ((rc = submit_target(e, op, &x)) < 0 || (rc = submit_admit(e, op, &x)) < 0 ||
-        (rc = submit_budget(e, op, &x)) < 0 || (rc = submit_runnable(e, op, &x)) < 0)
+        (rc = submit_budget(e, op, &x)) < 0 || (rc = submit_runnable(e, op, &x)) < 0 ||
+        (rc = sl_eng_depend_check(e, op, &dep)) < 0 || (!(arr = submit_array(op, &rc)) && rc < 0))
         goto out;
     if (op->u.submit.dry_run) {
         rc = submit_dry_run(op, &x);
-        goto out;
-    }
-    if (!(j = submit_job(e, op, &x))) {
-        rc = -ENOMEM;
         goto out;
     }
     /* The normalised spec as text: the HTTP thread's (made beside the
      * parse, off this thread), else made here. */
     spec_json = op->u.submit.spec_json;
     op->u.submit.spec_json = NULL;
-    if (!spec_json && (!(doc = sl_job_spec_to_json(j->spec)) ||
+    if (!spec_json && (!(doc = sl_job_spec_to_json(op->u.submit.spec)) ||
                        !(spec_json = json_dumps(doc, JSON_COMPACT)))) {
         sl_eng_op_fail(op, 503, "unavailable");
         rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
         goto out;
     }
-    /* Nothing is written here: the row and the Pending event go with the
-     * job's first write (sl_eng_job_row), at the latest just before this
-     * transaction commits, and the answer waits for that commit. */
-    j->id = e->next_id;
-    sl_eng_job_view(j, &v, NULL, spec_json);
-    if ((rc = sl_eng_vec_push((void **)&e->unstored, &e->nunstored, &e->unstored_cap,
-                              sizeof(j->id), &j->id)) < 0) {
-        sl_eng_op_fail(op, 503, "unavailable");
-        sl_errorf(&op->err, rc, "out of memory");
-        goto out;
+    n = arr ? arr->n : 1;
+    for (int k = 0; k < n; k++) {
+        /* each element owns its spec: the next one's is read back from
+         * the normalised text */
+        if (k + 1 < n && !(text = strdup(spec_json))) {
+            sl_eng_op_fail(op, 503, "unavailable");
+            rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        } else if (k > 0 && !op->u.submit.spec &&
+                   (rc = sl_job_spec_parse(spec_json, strlen(spec_json), &op->u.submit.spec,
+                                           &op->err)) < 0) {
+            sl_eng_op_fail(op, 503, "unavailable");
+        } else {
+            rc = submit_one(e, op, &x, arr, k, first, &spec_json);
+        }
+        if (rc < 0) {
+            submit_undo(e, first);
+            free(op->body);
+            op->body = NULL;
+            goto out;
+        }
+        free(spec_json);
+        spec_json = text;
+        text = NULL;
     }
-    if ((rc = sl_eng_op_job_body(op, &v)) < 0 || (rc = submit_enqueue(e, op, j, &x)) < 0) {
-        e->nunstored--;
-        free(op->body);
-        op->body = NULL;
-        goto out;
+    if (sl_eng_depend_attach(e, sl_imap_get(&e->jobs, first), dep) < 0)
+        sl_error("msg=\"out of memory judging a job's dependencies\" job=%lld",
+                 (long long)first);
+    dep = NULL;
+    {
+        struct job *j = sl_imap_get(&e->jobs, first);
+        snprintf(op->object, sizeof(op->object), "job:%lld", (long long)first);
+        op->audit_details = json_pack(
+            "{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i, s:s?, s:s?, s:i}", "name", j->name,
+            "team", j->team, "queue", j->queue, "priority_class", j->pclass, "image",
+            j->spec->image, "tasks", j->spec->tasks, "gpus", j->spec->gpus, "gpu_milli",
+            j->spec->gpu_milli, "budget", x.spent ? x.spent->b.name : NULL, "array",
+            j->spec->array, "jobs", n);
     }
-    e->next_id++;
-    snprintf(op->object, sizeof(op->object), "job:%lld", (long long)j->id);
-    op->audit_details = json_pack("{s:s, s:s, s:s, s:s, s:s?, s:i, s:i, s:i, s:s?}", "name",
-                                  j->name, "team", j->team, "queue", j->queue,
-                                  "priority_class", j->pclass, "image", j->spec->image, "tasks",
-                                  j->spec->tasks, "gpus", j->spec->gpus, "gpu_milli",
-                                  j->spec->gpu_milli, "budget",
-                                  x.spent ? x.spent->b.name : NULL);
-    j->fresh = true;
-    j->spec_json = spec_json;
-    spec_json = NULL;
-    e->nfresh++;
-    j = NULL;
     op->status = 201;
 out:
     free(x.verdict);
+    free(dep);
+    free(arr);
+    free(text);
     json_decref(doc);
     free(spec_json);
-    sl_eng_job_free(j);
     return rc;
 }
 

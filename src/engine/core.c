@@ -317,6 +317,7 @@ static void *engine_main(void *arg)
         finish_ended(e);
         sl_eng_restage_resolve(e);
         run_due(e);
+        sl_eng_depend_update(e);
         if (sl_eng_mono_ms(e) >= e->next_meter_ms) {
             sl_eng_meter_tick(e);
             e->next_meter_ms = sl_eng_mono_ms(e) + METER_TICK_MS;

@@ -202,6 +202,10 @@ struct sl_engine_config {
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
+    bool keep_invalid_depend;         /* a job whose dependency can never be
+                                         satisfied stays Pending (reason
+                                         DependencyNeverSatisfied) instead
+                                         of ending Cancelled */
     const char *api_url;              /* given to tasks as SLUICE_SERVER with
                                          their job token; NULL = none */
     const char *job_user;             /* the Unix account that jobs of users

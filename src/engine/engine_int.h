@@ -12,6 +12,7 @@
  *                 GET /v1/objects
  *   objdelete.c   deleting objects: what blocks, --force
  *   admission.c   submit and cancel, admission policies, lineage
+ *   depwait.c     jobs waiting for their dependencies (spec.dependency)
  *   job.c         job views, rows, the run list, transitions to an end
  *   launch.c      placement, preemption, the job environment, starting tasks
  *   meter.c       ledger intervals, budgets, idle detection
@@ -52,6 +53,8 @@
 #include <stdint.h>
 
 #include "../audit/audit.h"
+#include "../core/array.h"
+#include "../core/depend.h"
 #include "../policy/policy.h"
 #include "../sched/sched.h"
 #include "../sim/trace.h"
@@ -179,6 +182,16 @@ struct job {
     int64_t staged_after;         /* Pending: staged in the executor behind
                                      this Running job (placement: the
                                      resources it will take), 0 = not */
+    int64_t array_id;             /* an element of a job array: the array's
+                                     id (its first element's); 0 = none */
+    int array_index, array_count; /* its index; the array's elements */
+    int array_limit;              /* at most this many of the array's
+                                     elements Pending-eligible or Running
+                                     (spec.array's %N); 0 = no limit */
+    bool array_held;              /* Pending, not eligible: over that limit */
+    struct sl_depend *dep;        /* owned: Pending and waiting for its
+                                     dependencies (depwait.c); NULL = none
+                                     or met */
 };
 
 /* An admin's state of a node (docs/nodes.md), by name: kept in the store
@@ -322,6 +335,9 @@ struct sl_engine {
                                      set; guarded by mu for readers */
     int nnadm, nadm_cap;
     int ndrain;                   /* of them, in NODE_DRAIN */
+    size_t ndepwait;              /* jobs with j->dep */
+    size_t narray_held;           /* jobs with j->array_held */
+    bool dep_dirty;               /* a job ended: judge the waiting again */
 };
 
 /* The engine's clocks: cfg.now_ms and cfg.mono_ms (set at creation, the
@@ -479,6 +495,34 @@ void sl_eng_job_requeue_sched(struct sl_engine *e, struct job *j, int64_t not_be
 int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost);
 
 void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig);
+
+/* ---- depwait.c --------------------------------------------------------- */
+
+/* The submission's spec.dependency (op->u.submit.spec), checked: every job
+ * it names exists and is visible to the submitter (else "does not exist",
+ * as for a job of another team), and no condition can already never hold.
+ * Returns 0 with *out the parsed dependency (NULL: none; free()), or a
+ * refusal (400 "invalid", field spec.dependency; op failed). */
+int sl_eng_depend_check(struct sl_engine *e, struct sl_op *op, struct sl_depend **out);
+
+/* Job 'j', just in the scheduler and the job map, waits for 'dep' (taken;
+ * NULL: none) unless it is met already. Returns 0 or -ENOMEM (then it
+ * waits with no words). */
+int sl_eng_depend_attach(struct sl_engine *e, struct job *j, struct sl_depend *dep);
+
+/* Array element 'j' (Pending, in the scheduler) waits for a place under
+ * its array's limit (spec.array's %N): not eligible until fewer of its
+ * array's elements are eligible or running. */
+void sl_eng_array_hold(struct sl_engine *e, struct job *j);
+
+/* Judge every waiting job again when a job ended (e->dep_dirty): one whose
+ * dependencies are met becomes eligible; one that waits gets the words of
+ * what it waits for; one whose dependency can never be satisfied ends
+ * Cancelled with that reason as its message, or with
+ * cfg.keep_invalid_depend waits with reason "DependencyNeverSatisfied: ...".
+ * Then held array elements are made eligible, lowest index first, while
+ * their array is under its limit. Engine thread, before a pass. */
+void sl_eng_depend_update(struct sl_engine *e);
 
 /* ---- meter.c ----------------------------------------------------------- */
 

@@ -113,6 +113,8 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
     v->message = j->message;
     v->limits_enforced = j->limits_enforced;
     v->gpus_enforced = j->gpus_enforced;
+    v->array_job_id = j->array_id;
+    v->array_index = j->array_index;
     if (j->state == SL_JOB_RUNNING) {
         v->intent = j->cancel_requested ? "cancel"
                     : j->requeuing      ? (j->requeue_hold ? "requeue-hold" : "requeue")
@@ -217,6 +219,7 @@ void sl_eng_job_free(struct job *j)
     free(j->end_note);
     free(j->demoted);
     free(j->lineage);
+    free(j->dep);
     sl_eng_job_token_drop(j);
     free(j);
 }
@@ -306,6 +309,11 @@ void sl_eng_job_forget(struct sl_engine *e, struct job *j)
     if (j->staged_after) /* cancelled while staged: it must not start */
         sl_executor_unstage(e->x, j->id, j->attempt);
     sl_engine_count_finished(e, j->state);
+    if (j->dep)
+        e->ndepwait--;
+    if (j->array_held)
+        e->narray_held--;
+    e->dep_dirty = true; /* its dependents: depwait.c */
     pthread_mutex_lock(&e->mu);
     sl_imap_del(&e->jobs, j->id);
     sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));

@@ -35,6 +35,7 @@
 struct job_env {
     char **v;                     /* the spec's env + ours, NULL-terminated */
     char *token_kv, *server_kv;
+    char array_kv[3][48];         /* SLUICE_ARRAY_*, for an array element */
     struct sl_exec_dataset ds[SL_EXEC_MAX_DATASETS];
     char *ds_text[SL_EXEC_MAX_DATASETS]; /* their documents (owned) */
     int nds;
@@ -103,7 +104,7 @@ static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
     int n = 0;
 
     memset(x, 0, sizeof(*x));
-    if (!(x->v = calloc((size_t)j->spec->envc + 3, sizeof(char *))))
+    if (!(x->v = calloc((size_t)j->spec->envc + 6, sizeof(char *))))
         return -ENOMEM;
     for (int i = 0; i < j->spec->envc; i++)
         x->v[n++] = j->spec->env[i];
@@ -118,6 +119,16 @@ static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
         snprintf(x->server_kv, strlen(e->api_url) + 16, "SLUICE_SERVER=%s", e->api_url);
         x->v[n++] = x->token_kv;
         x->v[n++] = x->server_kv;
+    }
+    if (j->array_id > 0) { /* reserved in spec.env: the job cannot set them */
+        snprintf(x->array_kv[0], sizeof(x->array_kv[0]), "SLUICE_ARRAY_JOB_ID=%lld",
+                 (long long)j->array_id);
+        snprintf(x->array_kv[1], sizeof(x->array_kv[1]), "SLUICE_ARRAY_INDEX=%d",
+                 j->array_index);
+        snprintf(x->array_kv[2], sizeof(x->array_kv[2]), "SLUICE_ARRAY_TASK_COUNT=%d",
+                 j->array_count);
+        for (int i = 0; i < 3; i++)
+            x->v[n++] = x->array_kv[i];
     }
     for (int i = 0; i < j->spec->n_datasets && x->nds < SL_EXEC_MAX_DATASETS; i++)
         job_dataset(e, j, j->spec->datasets[i], x);

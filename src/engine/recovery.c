@@ -187,6 +187,59 @@ static void intent_resume(struct sl_engine *e, struct job *j)
             (long long)j->id, what, sl_signal_name(sig), (long long)left);
 }
 
+/* A Pending job that never started waits for its spec.dependency again,
+ * judged in the first group from the stored states (sl_eng_depend_update). */
+static int depend_reload(struct sl_engine *e, struct job *j)
+{
+    struct sl_error err = {0};
+    struct sl_depend *d;
+    int rc;
+
+    if (!j->spec->dependency)
+        return 0;
+    if (!(d = malloc(sizeof(*d))))
+        return -ENOMEM;
+    if ((rc = sl_depend_parse(j->spec->dependency, d, &err)) < 0) {
+        free(d); /* the stored spec was normalised: cannot happen */
+        sl_error("msg=\"stored dependency does not parse\" job=%lld err=\"%s\"",
+                 (long long)j->id, err.text);
+        return 0;
+    }
+    j->dep = d;
+    e->ndepwait++;
+    e->dep_dirty = true;
+    return sl_sched_job_wait(e->sched, j->id, "waiting for dependency");
+}
+
+/* An array element that never started waits for its place under the
+ * array's limit again; the first group makes as many eligible as fit. */
+static int array_reload(struct sl_engine *e, struct job *j)
+{
+    if (j->array_limit <= 0)
+        return 0;
+    sl_eng_array_hold(e, j);
+    e->dep_dirty = true;
+    return j->array_held ? 0 : -ENOMEM;
+}
+
+/* The array fields of a loaded job: its place, and its array's size and
+ * limit from spec.array. */
+static void array_load(struct job *j, const struct sl_job_view *v)
+{
+    struct sl_array *a;
+    struct sl_error err = {0};
+
+    if (v->array_job_id <= 0 || !j->spec->array || !(a = malloc(sizeof(*a))))
+        return;
+    j->array_id = v->array_job_id;
+    j->array_index = v->array_index;
+    if (sl_array_parse(j->spec->array, a, &err) == 0) {
+        j->array_count = a->n;
+        j->array_limit = a->limit;
+    }
+    free(a);
+}
+
 static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
 {
     struct sl_engine *e = arg;
@@ -235,6 +288,7 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
     j->not_before_ms = not_before;
     j->limits_enforced = v->limits_enforced;
     j->gpus_enforced = v->gpus_enforced;
+    array_load(j, v);
     if (v->state == SL_JOB_RUNNING && v->intent && *v->intent) {
         /* Told to stop before the restart: finished below (intent_resume). */
         j->cancel_requested = strcmp(v->intent, "cancel") == 0;
@@ -315,6 +369,9 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         sl_eng_job_free(j);
         return rc;
     }
+    if (j->state == SL_JOB_PENDING && j->attempt == 0 && j->preemptions == 0 && !j->started_ms &&
+        !j->staged_after && ((rc = depend_reload(e, j)) < 0 || (rc = array_reload(e, j)) < 0))
+        return rc;
     if (j->state == SL_JOB_RUNNING) {
         bool all_done = true;
         intent_resume(e, j);

@@ -227,6 +227,10 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
                  j->staged_after);
         return 0;
     }
+    if (j->wait) {
+        snprintf(buf, size, "%s", j->wait);
+        return 0;
+    }
     if (j->not_before_ms > now_ms) {
         snprintf(buf, size, "retry backoff: eligible again in %" PRId64 "s",
                  (j->not_before_ms - now_ms + 999) / 1000);
@@ -567,6 +571,13 @@ static bool explain_blockers(struct sl_sched *s, const struct job *j, int64_t no
         blocker_cannot_run(s, rc, text, field, nodes_out, b, ifs);
         sl_buf_adds(b, "]");
         return false;
+    }
+    if (j->wait) {
+        blocker_sep(b, &bfirst);
+        sl_buf_adds(b, "{\"kind\":\"dependency\",\"detail\":");
+        sl_buf_json_str(b, j->wait);
+        sl_buf_adds(b, "}");
+        if_add(ifs, "its dependencies are met (spec.dependency)");
     }
     if (j->not_before_ms > now_ms) {
         blocker_sep(b, &bfirst);

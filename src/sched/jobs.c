@@ -18,6 +18,7 @@ void sl_sch_job_free(struct job *j)
 {
     if (j) {
         free(j->places);
+        free(j->wait);
         free(j);
     }
 }
@@ -609,6 +610,22 @@ bool sl_sched_job_held(const struct sl_sched *s, int64_t id)
     const struct job *j = sl_imap_get(&s->jobs, id);
 
     return j && j->state == J_PENDING && j->on_hold;
+}
+
+int sl_sched_job_wait(struct sl_sched *s, int64_t id, const char *why)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+    char *w = NULL;
+
+    if (!j)
+        return -ENOENT;
+    if (j->state != J_PENDING || j->staged_after)
+        return -EINVAL;
+    if (why && !(w = strdup(why)))
+        return -ENOMEM;
+    free(j->wait);
+    j->wait = w;
+    return 0;
 }
 
 enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id)

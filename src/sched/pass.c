@@ -276,6 +276,10 @@ static void consider(struct pass *p, struct job *j)
         return; /* a held job is considered by nothing */
     p->out->examined++;
     j->seen = s->passes + 1;
+    if (j->wait) {
+        j->blocker = B_WAIT;
+        return;
+    }
     if (j->not_before_ms > p->now) {
         j->blocker = B_BACKOFF;
         wake_at(p, j->not_before_ms);
@@ -483,7 +487,8 @@ static void pass_full(struct pass *p)
         j->bucket->cursor = j->next;
         if (j->seen != s->passes + 1)
             consider(p, j);
-        if (s->cfg.strict_fifo && j->state == J_PENDING && j->blocker != B_BACKOFF) {
+        if (s->cfg.strict_fifo && j->state == J_PENDING && j->blocker != B_BACKOFF &&
+            j->blocker != B_WAIT) {
             fifo_block(p, &s->queues[qi]);
             continue; /* nothing behind it may pass */
         }

@@ -224,6 +224,13 @@ int sl_sched_job_requeue(struct sl_sched *s, int64_t id, int64_t now_ms,
  * victim is in its grace. Returns 0 (also when it already is), -ENOENT,
  * or -EINVAL when it is not running. */
 int sl_sched_job_terminating(struct sl_sched *s, int64_t id, int64_t for_job);
+/* Whether pending job 'id' is eligible: 'why' non-NULL makes it wait,
+ * in those words (its dependencies: "waiting for dependency afterok:12
+ * (job 12 is Running)"), shown as its reason and as a blocker of kind
+ * "dependency"; no pass starts, stages or reserves for it, and it makes no
+ * room by preemption. NULL makes it eligible again. Returns 0, -ENOENT,
+ * -EINVAL (not pending, or staged) or -ENOMEM (nothing changed). */
+int sl_sched_job_wait(struct sl_sched *s, int64_t id, const char *why);
 /* Change a pending job's backoff. */
 int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms);
 

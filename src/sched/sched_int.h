@@ -65,6 +65,7 @@ enum blocker {
     B_PREEMPTING,   /* waiting for the jobs it preempted to stop */
     B_INVALID,      /* a request no node can ever satisfy */
     B_FIFO,         /* strict FIFO: behind a blocked job of its queue */
+    B_WAIT,         /* not eligible: its dependencies (sl_sched_job_wait) */
 };
 
 struct hist {       /* decayed usage: exponential average of allocation */
@@ -106,6 +107,8 @@ struct job {
                                      released (sl_sched_job_hold) */
     struct job *prev, *next;      /* pending: its bucket's list */
     struct bucket *bucket;        /* pending */
+    char *wait;                   /* pending: why it is not eligible (its
+                                     dependencies), owned; NULL = eligible */
 };
 
 struct bucket {

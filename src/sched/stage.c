@@ -69,7 +69,7 @@ int sl_sched_stage_pick(struct sl_sched *s, int64_t now_ms, struct sl_sched_stag
         struct job *r;
         next = j->next;
         /* in line, in order: the first that cannot be staged stops it */
-        if (j->not_before_ms > now_ms || j->claimed || j->nvictims > 0 || j->tasks != 1 ||
+        if (j->wait || j->not_before_ms > now_ms || j->claimed || j->nvictims > 0 || j->tasks != 1 ||
             !(r = predecessor(s, j)))
             break;
         sl_sch_bucket_remove(j);

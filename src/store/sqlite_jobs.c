@@ -16,9 +16,9 @@ static const char *const jobs_sql[SQ_JOBS_N] = {
                       "priority, state, exit_code, attempt, retries, submitted_at, "
                       "started_at, finished_at, placement, message, limits_enforced, "
                       "spec, id, not_before, preemptions, intent, intent_at, intent_for, "
-                      "gpus_enforced) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                      "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
-                      "?24, ?25)",
+                      "gpus_enforced, array_job_id, array_index) VALUES(?1, ?2, ?3, ?4, "
+                      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+                      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
     [SQ_JOB_UPDATE] = "UPDATE jobs SET state = ?2, exit_code = ?3, attempt = ?4, "
                       "started_at = ?5, finished_at = ?6, placement = ?7, "
                       "message = ?8, limits_enforced = ?9, not_before = ?10, "
@@ -75,6 +75,8 @@ int64_t sl_sqlite_job_row(sqlite3_stmt *q, struct sl_job_view *v)
     v->intent_at_ms = sqlite3_column_int64(q, 22);
     v->intent_for = sqlite3_column_int64(q, 23);
     v->gpus_enforced = col_tristate(q, 24);
+    v->array_job_id = sqlite3_column_int64(q, 25);
+    v->array_index = sqlite3_column_int(q, 26);
     return sqlite3_column_int64(q, 19);
 }
 
@@ -127,6 +129,10 @@ int sl_sqlite_job_insert(struct sl_store *st, struct sl_job_view *v, int64_t not
     bind_intent(q, 22, v);
     if (v->gpus_enforced >= 0)
         sqlite3_bind_int(q, 25, v->gpus_enforced);
+    if (v->array_job_id > 0) {
+        sqlite3_bind_int64(q, 26, v->array_job_id);
+        sqlite3_bind_int(q, 27, v->array_index);
+    }
     if ((rc = sl_sqlite_step_done(s, q)) == 0)
         v->id = sqlite3_last_insert_rowid(s->db);
     return rc;

@@ -166,6 +166,13 @@ j=$(sluice run --name three --gpus 1 --cpus 1 --memory 64Mi -- sh -c 'exit 3')
 ok "a job that exits 3 fails" wait_state "$j" Failed 20
 is "$(sluice show "$j" -o json | json_get exit_code)" 3 "with exit code 3, from Slurm"
 
+# ---- job arrays -------------------------------------------------------------
+j=$(sluice run --name arr --array '4,6' --cpus 1 --memory 64Mi -- \
+    sh -c 'echo "index=$SLUICE_ARRAY_INDEX array=$SLUICE_ARRAY_JOB_ID count=$SLUICE_ARRAY_TASK_COUNT"')
+ok "an array's second element succeeds on Slurm" wait_state "$((j + 1))" Succeeded 30
+is "$(sluice logs "$((j + 1))")" "index=6 array=$j count=2" \
+    "an array element sees SLUICE_ARRAY_INDEX, _JOB_ID and _TASK_COUNT in Slurm's batch script"
+
 j=$(sluice run --name talk --gpus 1 --cpus 1 --memory 64Mi -- sh -c \
     "echo hello; while [ ! -e '$S/bye' ]; do sleep 0.1; done; echo bye")
 ok "a job that talks runs" wait_state "$j" Running 20

@@ -108,6 +108,10 @@ static void flags(void)
     is_int(sl_config_set_flag(&c, "slurm-stage", "true", &err), -EINVAL, "--slurm-stage true");
     is_str(err.text, "--slurm-stage: must be on or off, got 'true'", "is refused, naming the flag");
     ok(c.slurm_stage, "and changes nothing");
+    ok(c.kill_invalid_depend, "a job whose dependency can never hold is ended by default");
+    is_int(sl_config_set_flag(&c, "kill-invalid-depend", "off", &err), 0,
+           "--kill-invalid-depend off");
+    ok(!c.kill_invalid_depend, "keeps such jobs pending");
     ok(c.log_level == SL_LOG_DEBUG, "sets the log level");
     is_int(sl_config_set_flag(&c, "max-connections", "0", &err), -EINVAL,
            "--max-connections 0 is refused");

@@ -994,6 +994,41 @@ static void backoff_and_requeue(void)
     sl_sched_destroy(s);
 }
 
+static void dependency_wait(void)
+{
+    struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
+    int q = queue(s, "q", -1, NULL, -1, -1), u = sl_sched_user(s, "u");
+    struct sl_sched_result r;
+    struct sl_buf b;
+
+    node(s, "n", NULL, 16, 64, 1, "A100");
+    add(s, 1, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1, .submit = T0});
+    add(s, 2, (struct jspec){.queue = q, .user = u, .pclass = c_batch, .gpus = 1,
+                             .submit = T0 + 1});
+    is_int(sl_sched_job_wait(s, 1, "waiting for dependency afterok:9 (job 9 is Running)"), 0,
+           "job 1 waits for a dependency");
+    is_int(sl_sched_job_wait(s, 99, NULL), -ENOENT, "an unknown job: -ENOENT");
+    r = pass_at(s, T0);
+    ok(!started(&r, 1) && started(&r, 2),
+       "a job that is not eligible does not start, nor keep a later one of its queue waiting");
+    sl_sched_result_fini(&r);
+    is_str(reason(s, 1, T0), "waiting for dependency afterok:9 (job 9 is Running)",
+           "its reason is the words given");
+    sl_buf_init(&b);
+    ok(sl_sched_explain(s, 1, T0, &b) == 0 && b.data &&
+           strstr(b.data, "{\"kind\":\"dependency\",\"detail\":\"waiting for dependency "
+                          "afterok:9 (job 9 is Running)\"}") != NULL,
+       "the explanation has a blocker of kind dependency");
+    sl_buf_fini(&b);
+    is_int(sl_sched_job_wait(s, 2, "x"), -EINVAL, "a running job cannot be made to wait");
+    sl_sched_job_remove(s, 2, T0 + 10);
+    is_int(sl_sched_job_wait(s, 1, NULL), 0, "job 1 made eligible");
+    r = pass_at(s, T0 + 11);
+    ok(started(&r, 1), "once eligible it starts");
+    sl_sched_result_fini(&r);
+    sl_sched_destroy(s);
+}
+
 static void adoption_and_validation(void)
 {
     struct sl_sched *s = mk(SL_PLACE_BESTFIT, 0);
@@ -1306,6 +1341,7 @@ int main(void)
     user_limit();
     backfill();
     backoff_and_requeue();
+    dependency_wait();
     adoption_and_validation();
     stats();
     amounts();

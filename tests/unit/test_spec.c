@@ -215,7 +215,10 @@ static bool spec_equal(const struct sl_job_spec *a, const struct sl_job_spec *b)
         a->ckpt_signal != b->ckpt_signal ||
         a->ckpt_grace_ms != b->ckpt_grace_ms ||
         a->n_datasets != b->n_datasets || a->network != b->network ||
-        (!a->workdir != !b->workdir) || (a->workdir && strcmp(a->workdir, b->workdir)))
+        (!a->workdir != !b->workdir) || (a->workdir && strcmp(a->workdir, b->workdir)) ||
+        (!a->dependency != !b->dependency) ||
+        (a->dependency && strcmp(a->dependency, b->dependency)) ||
+        (!a->array != !b->array) || (a->array && strcmp(a->array, b->array)))
         return false;
     for (int i = 0; i < a->argc; i++)
         if (strcmp(a->argv[i], b->argv[i]))
@@ -269,6 +272,9 @@ static void round_trips(void)
                        "  env: {A: \"\", B_2: \"x=y\"}\n"),
                    "integer seconds, bytes and env values with '='");
     round_trip_one(job("  workdir: /srv/proj\n"), "a workdir");
+    round_trip_one(job("  dependency: afterok:1,afterany:2,afterok:3,singleton\n"),
+                   "a dependency");
+    round_trip_one(job("  array: \"0-99,200-215:4%8\"\n"), "an array");
 }
 
 struct bad_case {
@@ -402,6 +408,14 @@ static const struct bad_case bad_fields[] = {
      "a dataset's path or mode", "SLUICE_DATASET_<NAME> cannot be set"},
     {"  env: {EPOCHS: 1}\n", "spec.env.EPOCHS", "got 1 (quote it)",
      "an unquoted number as env value is refused with a hint"},
+    {"  dependency: afterok:1?afterok:2\n", "spec.dependency", "'?' (any of) is not supported",
+     "a dependency with '?' is refused"},
+    {"  array: \"0-1000\"\n", "spec.array", "at most 1000 elements",
+     "an array of more than 1000 elements is refused"},
+    {"  env: {SLUICE_ARRAY_INDEX: \"1\"}\n", "spec.env.SLUICE_ARRAY_INDEX",
+     "the job array element's index", "SLUICE_ARRAY_INDEX cannot be set"},
+    {"  dependency: 12\n", "spec.dependency", "must be a string",
+     "a dependency that is not a string is refused"},
     {"  workdir: proj\n", "spec.workdir", "must be an absolute path, got \"proj\"",
      "a relative workdir is refused"},
     {"  workdir: \"\"\n", "spec.workdir", "must be an absolute path",

@@ -1,0 +1,219 @@
+/*
+ * arrays.c - job arrays in the CLI: `jobs` shows an array as one line
+ * (ID_[ARRAY], its elements counted by state) unless --expand, where each
+ * element is ID_INDEX; `cancel ID` of an array's id cancels every element
+ * still pending or running, `cancel ID_INDEX` one element.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The array fields of 'job': true for an element. */
+static bool element(const json_t *job, int64_t *arr, int64_t *idx)
+{
+    return sl_cli_jint(job, "array_job_id", arr) && *arr > 0 &&
+           sl_cli_jint(job, "array_index", idx);
+}
+
+/* The group line of array 'arr', its first element 'first' shown: a copy
+ * with display_id ID_[ARRAY] and its elements counted by state. */
+static json_t *group_line(const json_t *all, const json_t *first, int64_t arr)
+{
+    static const char *const states[] = {"Running", "Pending",  "Succeeded", "Failed",
+                                         "Cancelled", "Timeout", "Lost",     "Preempted"};
+    int count[8] = {0};
+    char text[160], did[64];
+    const char *spec_arr;
+    const char *reason = NULL;
+    const json_t *job;
+    json_t *line;
+    size_t i, o = 0;
+    int64_t a, x;
+
+    json_array_foreach (all, i, job) {
+        if (!element(job, &a, &x) || a != arr)
+            continue;
+        for (int s = 0; s < 8; s++)
+            if (sl_cli_jstr(job, "state") && strcmp(sl_cli_jstr(job, "state"), states[s]) == 0)
+                count[s]++;
+        if (!reason)
+            reason = sl_cli_jstr(job, "reason");
+    }
+    text[0] = '\0';
+    for (int s = 0; s < 8; s++)
+        if (count[s] && o < sizeof(text)) {
+            int w = snprintf(text + o, sizeof(text) - o, "%s%s:%d", o ? "," : "", states[s],
+                             count[s]);
+            o += w > 0 ? (size_t)w : 0;
+        }
+    spec_arr = sl_cli_jstr(json_object_get(json_object_get(first, "spec"), "spec"), "array");
+    snprintf(did, sizeof(did), "%" PRId64 "_[%.40s]", arr, spec_arr ? spec_arr : "?");
+    if (!(line = json_deep_copy(first)) ||
+        json_object_set_new(line, "display_id", json_string(did)) < 0 ||
+        json_object_set_new(line, "state", json_string(text)) < 0 ||
+        json_object_set_new(line, "exit_code", json_null()) < 0 ||
+        json_object_set_new(line, "reason", reason ? json_string(reason) : json_null()) < 0) {
+        json_decref(line);
+        return NULL;
+    }
+    return line;
+}
+
+int sl_cli_jobs_group(json_t *all, bool expand)
+{
+    json_t *out = json_array(), *job;
+    size_t i;
+    int64_t arr, idx;
+
+    if (!out)
+        return -ENOMEM;
+    json_array_foreach (all, i, job) {
+        json_t *line = NULL;
+        if (!element(job, &arr, &idx)) {
+            line = json_incref(job);
+        } else if (expand) {
+            char did[48];
+            snprintf(did, sizeof(did), "%" PRId64 "_%" PRId64, arr, idx);
+            if ((line = json_deep_copy(job)) &&
+                json_object_set_new(line, "display_id", json_string(did)) < 0) {
+                json_decref(line);
+                line = NULL;
+            }
+        } else {
+            /* one line per array, where its first listed element is */
+            bool seen = false;
+            const json_t *prev;
+            int64_t a2, x2;
+            for (size_t k = 0; k < i && !seen; k++) {
+                prev = json_array_get(all, k);
+                seen = element(prev, &a2, &x2) && a2 == arr;
+            }
+            if (seen)
+                continue;
+            line = group_line(all, job, arr);
+        }
+        if (!line || json_array_append_new(out, line) < 0) {
+            json_decref(out);
+            return -ENOMEM;
+        }
+    }
+    if (json_array_clear(all) < 0 || json_array_extend(all, out) < 0) {
+        json_decref(out);
+        return -ENOMEM;
+    }
+    json_decref(out);
+    return 0;
+}
+
+/* GET 'path' quietly: the decoded answer, or NULL. */
+static json_t *get_quiet(struct sl_cli_ctx *ctx, const char *path)
+{
+    struct sl_client *c;
+    struct sl_response r;
+    json_t *out = NULL;
+
+    if (sl_cli_client(ctx, &c) != SL_CLI_OK)
+        return NULL;
+    memset(&r, 0, sizeof(r));
+    if (sl_client_request(c, "GET", path, NULL, NULL, 0, &r) == 0 && r.status == 200 && r.body)
+        out = json_loadb(r.body, r.len, 0, NULL);
+    sl_response_fini(&r);
+    return out;
+}
+
+/* The pending and running elements of array 'arr' (index 'idx', or all
+ * when idx < 0) appended to ids, following the list's pages; returns how
+ * many, or -ENOMEM. */
+static int active_elements(struct sl_cli_ctx *ctx, int64_t arr, int64_t idx, int64_t **ids,
+                           size_t *n)
+{
+    int64_t after = 0, a, x, id, next;
+    int found = 0;
+
+    for (int pages = 0; pages < 100000; pages++) {
+        char path[128];
+        json_t *page, *job;
+        size_t i;
+
+        snprintf(path, sizeof(path), "/v1/jobs?state=Pending,Running&limit=1000&after=%lld",
+                 (long long)(after > arr - 1 ? after : arr - 1));
+        if (!(page = get_quiet(ctx, path)))
+            break;
+        json_array_foreach (json_object_get(page, "jobs"), i, job) {
+            int64_t *grown;
+            if (!element(job, &a, &x) || a != arr || (idx >= 0 && x != idx) ||
+                !sl_cli_jint(job, "id", &id))
+                continue;
+            if (!(grown = realloc(*ids, (*n + 1) * sizeof(**ids)))) {
+                json_decref(page);
+                return -ENOMEM;
+            }
+            *ids = grown;
+            (*ids)[(*n)++] = id;
+            found++;
+        }
+        next = 0;
+        if (!sl_cli_jint(page, "next", &next) || next <= after) {
+            json_decref(page);
+            break;
+        }
+        after = next;
+        json_decref(page);
+    }
+    return found;
+}
+
+int sl_cli_array_ids(struct sl_cli_ctx *ctx, const char *arg, int64_t **ids, size_t *n,
+                     struct sl_error *err)
+{
+    const char *us = strchr(arg, '_');
+    char head[32];
+    int64_t arr, idx = -1;
+    int64_t *grown;
+    json_t *job;
+    int rc;
+
+    if (us) {
+        if ((size_t)(us - arg) >= sizeof(head))
+            return sl_errorf(err, -EINVAL, "job '%.64s': not a job id or ID_INDEX", arg);
+        memcpy(head, arg, (size_t)(us - arg));
+        head[us - arg] = '\0';
+        if (sl_cli_job_id(head, &arr, err) < 0 || sl_parse_int64(us + 1, 0, 999999, &idx) < 0)
+            return sl_errorf(err, -EINVAL,
+                             "job '%.64s': an array element is ID_INDEX (12_5)", arg);
+        if ((rc = active_elements(ctx, arr, idx, ids, n)) < 0)
+            return sl_errorf(err, rc, "out of memory");
+        if (rc == 0)
+            return sl_errorf(err, -ENOENT,
+                             "job %s: no pending or running element %lld of array %lld", arg,
+                             (long long)idx, (long long)arr);
+        return 0;
+    }
+    if (sl_cli_job_id(arg, &arr, err) < 0)
+        return -EINVAL;
+    /* the id of an array (its first element's): every element */
+    {
+        char path[64];
+        int64_t a = 0;
+        snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)arr);
+        job = get_quiet(ctx, path);
+        if (job && sl_cli_jint(job, "array_job_id", &a) && a == arr) {
+            json_decref(job);
+            if ((rc = active_elements(ctx, arr, -1, ids, n)) < 0)
+                return sl_errorf(err, rc, "out of memory");
+            if (rc > 0)
+                return 0;
+        } else {
+            json_decref(job);
+        }
+    }
+    if (!(grown = realloc(*ids, (*n + 1) * sizeof(**ids))))
+        return sl_errorf(err, -ENOMEM, "out of memory");
+    *ids = grown;
+    (*ids)[(*n)++] = arr;
+    return 0;
+}

@@ -1,0 +1,4 @@
+-- 0007_arrays: an element of a job array (spec.array): the array's id (its
+-- first element's id) and the element's index; NULL for other jobs.
+ALTER TABLE jobs ADD COLUMN array_job_id INTEGER;
+ALTER TABLE jobs ADD COLUMN array_index INTEGER;

@@ -303,7 +303,6 @@ static const struct sl_cli_command commands[] = {
      "  --only FILE       print only the lines of gres.conf or slurm.conf\n"},
     {"help", cmd_help, "show help for sluice or a command",
      "usage: sluice help [COMMAND]\n"},
-    /* Reserved for later releases: they say so and exit 1. */
     {"audit", sl_cli_cmd_audit, "the tamper-evident audit log: read, export, verify",
      "usage: sluice audit log [--actor A] [--action X] [--object O] [--outcome ok|refused]\n"
      "                        [--from T] [--to T] [--after SEQ] [--limit N]\n"
@@ -378,7 +377,7 @@ void sl_cli_usage(FILE *fp, const struct sl_cli_command *cmd)
         fprintf(fp, "%s\n%s", cmd->usage, global_help);
         return;
     }
-    fprintf(fp, "usage: sluice [--server URL] [--token T] [-o table|json|csv] "
+    fprintf(fp, "usage: sluice [--server URL] [--token T] [-o FORMAT] "
                 "COMMAND [ARGS...]\n\nCommands:\n");
     for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
         if (commands[i].usage)

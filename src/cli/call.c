@@ -271,7 +271,9 @@ int sl_cli_print_json(const json_t *v)
 {
     if (sl_cli_yaml())
         return sl_cli_print_yaml(v);
-    if (json_dumpf(v, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
+    /* reals in 15 significant digits: 0.2625, not 0.26250000000000001 */
+    if (json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0 ||
+        fputc('\n', stdout) == EOF)
         return -EIO;
     return 0;
 }

@@ -170,6 +170,15 @@ int sl_cli_parse_time(const char *s, int64_t *out_ms);
 
 /* A string member, or NULL when absent, null or not a string. */
 const char *sl_cli_jstr(const json_t *obj, const char *key);
+
+/* The CLI's digits after the point for figures printed in full (CSV,
+ * show): fixed notation, fewest decimals that read back, at most these. */
+#define SL_CLI_DECIMALS 9
+
+/* A JSON number as people read it into buf: an integer as is, a real
+ * through sl_fmt_decimal with SL_CLI_DECIMALS (never an exponent). Returns
+ * buf; "" when v is not a number. */
+const char *sl_cli_format_json_number(const json_t *v, char *buf, size_t size);
 /* An integer member (integer, or a real with no fraction). */
 bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out);
 

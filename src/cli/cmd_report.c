@@ -59,8 +59,8 @@ static void query_add(char *q, size_t size, const char *key, const char *val)
     q[o] = '\0';
 }
 
-/* A number member with 'dec' decimals, or in full (%.9g) when dec < 0;
- * NULL when absent. */
+/* A number member with 'dec' decimals, or in full (sl_fmt_decimal, never an
+ * exponent) when dec < 0; NULL when absent. */
 static const char *num_cell(const json_t *o, const char *key, int dec, char *buf,
                             size_t size)
 {
@@ -69,7 +69,7 @@ static const char *num_cell(const json_t *o, const char *key, int dec, char *buf
     if (!json_is_number(v))
         return NULL;
     if (dec < 0)
-        snprintf(buf, size, "%.9g", json_number_value(v));
+        sl_cli_format_json_number(v, buf, size);
     else
         snprintf(buf, size, "%.*f", dec, json_number_value(v));
     return buf;
@@ -120,7 +120,7 @@ static struct sl_cli_table *usage_csv_table(const json_t *rows, int *rc)
                          (long long)json_integer_value(v));
                 row[c] = cells[c];
             } else if (json_is_number(v)) {
-                snprintf(cells[c], sizeof(cells[c]), "%.9g", json_number_value(v));
+                sl_cli_format_json_number(v, cells[c], sizeof(cells[c]));
                 row[c] = cells[c];
             } else if (json_is_boolean(v)) {
                 row[c] = json_is_true(v) ? "true" : "false";

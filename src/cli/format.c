@@ -100,6 +100,17 @@ const char *sl_cli_jstr(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
+const char *sl_cli_format_json_number(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_integer(v))
+        snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        sl_fmt_decimal(json_real_value(v), SL_CLI_DECIMALS, buf, size);
+    else if (size)
+        buf[0] = '\0';
+    return buf;
+}
+
 bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out)
 {
     const json_t *v = json_object_get(obj, key);

@@ -305,12 +305,15 @@ static const struct sl_cli_command commands[] = {
      "usage: sluice help [COMMAND]\n"},
     {"audit", sl_cli_cmd_audit, "the tamper-evident audit log: read, export, verify",
      "usage: sluice audit log [--actor A] [--action X] [--object O] [--outcome ok|refused]\n"
-     "                        [--from T] [--to T] [--after SEQ] [--limit N]\n"
+     "                        [--from T] [--to T] [--before SEQ | --after SEQ] [--limit N]\n"
      "       sluice audit export [-f FILE]\n"
      "       sluice audit verify [-f EXPORT [--checkpoint CKPT --pubkey KEY]]\n"
      "       sluice audit checkpoint | pubkey\n"
      "\n"
-     "log: records by actor, action, object, outcome and time (auditor, admin).\n"
+     "log: records by actor, action, object, outcome and time (auditor, admin),\n"
+     "newest first, one line each (-o json: in full); -n, --limit N of them\n"
+     "(default 100); --before SEQ: older ones; --after SEQ: newer ones, oldest\n"
+     "first.\n"
      "export: the whole log as JSON lines, exactly as hashed.\n"
      "verify: without -f, the server checks the live log against its newest\n"
      "signed checkpoint; with -f, this machine checks an export offline: the\n"

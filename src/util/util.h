@@ -136,4 +136,13 @@ bool sl_text_printable(const char *s);
 void sl_text_show(char *dst, size_t size, const char *s, size_t len,
                   size_t max);
 
+/* Write v to buf (of 'size' bytes) as people read a number: fixed
+ * notation, never an exponent, with the fewest decimals (at most
+ * 'max_decimals', 0..17) that read back as v, else rounded to
+ * 'max_decimals'; no trailing zeros, no "-0". 0.2625 is "0.2625", not
+ * "0.26250000000000001"; 7.6e-06 is "0.0000076"; 3.0 is "3". NaN and the
+ * infinities are "nan", "inf" and "-inf". Returns buf (cut to size when
+ * too small, like snprintf). */
+const char *sl_fmt_decimal(double v, int max_decimals, char *buf, size_t size);
+
 #endif

@@ -306,8 +306,49 @@ static void times(void)
     }
 }
 
+/* sl_fmt_decimal: fixed notation, fewest decimals that read back. */
+static void decimals(void)
+{
+    static const struct {
+        double v;
+        int max;
+        const char *want;
+    } cases[] = {
+        {0.2625, 9, "0.2625"},       /* not 0.26250000000000001 */
+        {7.6e-06, 9, "0.0000076"},   /* not 7.6e-06 */
+        {0.1 + 0.2, 9, "0.3"},       /* 0.30000000000000004 rounded to 9 */
+        {0.1 + 0.2, 17, "0.30000000000000004"},
+        {3.0, 9, "3"},
+        {259200.0, 2, "259200"},
+        {1234567890123.5, 9, "1234567890123.5"},
+        {1e21, 9, "1000000000000000000000"},
+        {-0.0, 9, "0"},
+        {-1e-12, 9, "0"},            /* rounds to nothing: no "-0" */
+        {-2.5, 9, "-2.5"},
+        {2.0 / 3.0, 4, "0.6667"},
+        {2.0 / 3.0, 0, "1"},
+        {0.126, 2, "0.13"},
+        {1.0 / 0.0, 9, "inf"},
+        {-1.0 / 0.0, 9, "-inf"},
+    };
+    char buf[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sl_fmt_decimal(cases[i].v, cases[i].max, buf, sizeof(buf));
+        ok(strcmp(buf, cases[i].want) == 0, "decimal %.17g (%d) is %s (got %s)", cases[i].v,
+           cases[i].max, cases[i].want, buf);
+    }
+    sl_fmt_decimal(0.0 / 0.0, 9, buf, sizeof(buf));
+    ok(strcmp(buf, "nan") == 0, "decimal NaN is nan");
+    sl_fmt_decimal(1234.5678, 9, buf, 5);
+    ok(strcmp(buf, "1234") == 0, "decimal cut to the buffer");
+    sl_fmt_decimal(1.7976931348623157e308, 17, buf, sizeof(buf));
+    ok(strlen(buf) == 63 && strchr(buf, 'e') == NULL, "the largest double: digits, no exponent");
+}
+
 int main(void)
 {
+    decimals();
     durations();
     times();
     quantities();

@@ -365,6 +365,14 @@ int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
                    const char *content_type, const char *body, size_t len,
                    const char *what, struct sl_response *resp);
 
+/* As sl_cli_request for a GET, except that when no answer came (the
+ * server is unreachable, the connection broke) or the answer is a 5xx,
+ * nothing is printed: why goes to why[0..size) and SL_CLI_FAILED is
+ * returned with *transient set (a caller may try again). */
+int sl_cli_get_transient(struct sl_cli_ctx *ctx, const char *path, const char *what,
+                         struct sl_response *resp, bool *transient, char *why,
+                         size_t size);
+
 /* As sl_cli_request, with the 2xx answer decoded as a JSON object (or array
  * when 'array_ok') into *out (new reference). */
 int sl_cli_call_json(struct sl_cli_ctx *ctx, const char *method,

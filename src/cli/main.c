@@ -92,7 +92,11 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "Print the output of one task of the job, byte for byte.\n"
      "\n"
-     "  -f, --follow   keep printing new output until the job has finished\n"
+     "A pending job without output gets a line on stderr: not started yet.\n"
+     "\n"
+     "  -f, --follow   keep printing new output until the job has finished;\n"
+     "                 across a restart of the server (reconnects for up to\n"
+     "                 2 minutes, from the byte it had reached)\n"
      "  --task N       the task (default 0)\n"},
     {"cancel", sl_cli_cmd_cancel, "cancel jobs",
      "usage: sluice cancel JOB [JOB...]\n"

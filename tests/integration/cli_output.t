@@ -56,5 +56,41 @@ gh=$(printf '%s' "$json" | python3 -c 'import json,sys; print([r for r in json.l
 cgh=$(printf '%s\n' "$csv" | awk -F, -v j="$j" '$1 == j {print $4}')
 ok "the CSV's GPU-hours read back as the JSON's ($cgh, $gh)" \
     python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b > 0 and abs(a - b) <= 5e-10 else 1)' "$cgh" "$gh"
+
+# logs: a job that has not started says so.
+hog=$(sluice run --gpus 2 --cpus 0.1 --memory 16Mi -- sleep 120)
+ok "a job holds both GPUs" wait_state "$hog" Running 30
+pend=$(sluice run --gpus 1 --cpus 0.1 --memory 16Mi -- echo hello)
+sleep 0.5
+is "$(sluice show "$pend" -o json | json_get state)" Pending "a second one waits"
+sluice logs "$pend" >"$SLUICE_TMP/lo" 2>"$SLUICE_TMP/le"; rc=$?
+is "$rc" 0 "logs of a pending job exits 0"
+is "$(cat "$SLUICE_TMP/lo")" "" "and prints no output"
+like "$(cat "$SLUICE_TMP/le")" "job $pend has not started yet \(Pending; sluice why $pend says why\)" \
+    "it says the job has not started yet"
+sluice cancel "$hog" "$pend" >/dev/null
+ok "the GPUs are free again" wait_state "$hog" Cancelled 30
+
+# logs -f goes on across a restart of sluiced, from where it was.
+j=$(sluice run --gpus 1 --cpus 1 --memory 64Mi -- \
+    sh -c 'for i in $(seq 1 30); do echo "line $i"; sleep 0.5; done')
+ok "a job that prints a line every 0.5 s runs" wait_state "$j" Running 30
+sluice logs -f "$j" >"$SLUICE_TMP/fo" 2>"$SLUICE_TMP/fe" &
+lp=$!
+i=0
+while [ "$(wc -l <"$SLUICE_TMP/fo")" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+ok "logs -f has printed its first lines" test "$(wc -l <"$SLUICE_TMP/fo")" -ge 2 || diag "fo: $(cat "$SLUICE_TMP/fo")" "fe: $(cat "$SLUICE_TMP/fe")" "logs: $(sluice logs "$j" 2>&1)"
+stop_sluiced
+sleep 1.5
+ok "sluiced restarts" restart_sluiced
+i=0
+while kill -0 "$lp" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+wait "$lp"; rc=$?
+is "$rc" 0 "logs -f ends with the job, exit 0"
+is "$(cat "$SLUICE_TMP/fo")" "$(seq 1 30 | sed 's/^/line /')" \
+    "every line once, in order, across the restart"
+like "$(cat "$SLUICE_TMP/fe")" "job $j: lost the server .*; reconnecting, from byte [0-9]+" \
+    "it says it lost the server and from where it resumes"
+like "$(cat "$SLUICE_TMP/fe")" "job $j: reconnected" "and that it reconnected"
 stop_sluiced
 done_testing

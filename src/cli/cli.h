@@ -168,6 +168,13 @@ char *sl_cli_fmt_milli(int64_t milli, char *buf, size_t size);
  * epoch ms. Returns 0 or -EINVAL. */
 int sl_cli_parse_time(const char *s, int64_t *out_ms);
 
+/* A time as people write one for --from and --to, relative to now_ms:
+ * what sl_parse_when_ms takes (2026-12-01, RFC 3339, epoch ms), "now",
+ * "today" and "yesterday" (midnight UTC), or a duration ago written with
+ * a minus sign ("-7d", "-90m", "-1h30m"). Returns 0 with *out_ms set, or
+ * -EINVAL. */
+int sl_cli_parse_when_rel(const char *s, int64_t now_ms, int64_t *out_ms);
+
 /* A string member, or NULL when absent, null or not a string. */
 const char *sl_cli_jstr(const json_t *obj, const char *key);
 

@@ -95,6 +95,25 @@ int sl_cli_parse_time(const char *s, int64_t *out_ms)
     return sl_parse_rfc3339_ms(s, out_ms);
 }
 
+int sl_cli_parse_when_rel(const char *s, int64_t now_ms, int64_t *out_ms)
+{
+    const int64_t day = 86400000;
+    int64_t ago;
+
+    if (strcmp(s, "now") == 0) {
+        *out_ms = now_ms;
+    } else if (strcmp(s, "today") == 0 || strcmp(s, "yesterday") == 0) {
+        *out_ms = now_ms - now_ms % day - (s[0] == 'y' ? day : 0);
+    } else if (s[0] == '-' && s[1] != '-') {
+        if (sl_parse_duration_ms(s + 1, &ago) < 0 || ago <= 0 || ago > now_ms)
+            return -EINVAL;
+        *out_ms = now_ms - ago;
+    } else {
+        return sl_parse_when_ms(s, out_ms);
+    }
+    return 0;
+}
+
 const char *sl_cli_jstr(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(obj, key));

@@ -57,6 +57,19 @@ cgh=$(printf '%s\n' "$csv" | awk -F, -v j="$j" '$1 == j {print $4}')
 ok "the CSV's GPU-hours read back as the JSON's ($cgh, $gh)" \
     python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if b > 0 and abs(a - b) <= 5e-10 else 1)' "$cgh" "$gh"
 
+# Relative dates in reports.
+keys() { python3 -c 'import json,sys; print(" ".join(r["key"] for r in json.load(sys.stdin)))'; }
+like "$(sluice report --by job --from yesterday -o json | keys)" "(^| )$j( |$)" \
+    "report --from yesterday: the job of a moment ago"
+like "$(sluice report --by job --from -7d --to now -o json | keys)" "(^| )$j( |$)" \
+    "report --from -7d --to now: it too"
+is "$(sluice report --by job --from -2d --to -1d -o json | keys)" "" \
+    "report --from -2d --to -1d: nothing from today"
+sluice report --from 7d >/dev/null 2>"$SLUICE_TMP/re"
+is "$?" 1 "a bare duration is a usage error"
+like "$(cat "$SLUICE_TMP/re")" "--from: must be .*yesterday or a duration ago \(-7d, -12h\), got '7d'" \
+    "that names the forms"
+
 # logs: a job that has not started says so.
 hog=$(sluice run --gpus 2 --cpus 0.1 --memory 16Mi -- sleep 120)
 ok "a job holds both GPUs" wait_state "$hog" Running 30

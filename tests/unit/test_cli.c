@@ -1231,8 +1231,34 @@ static void test_yaml(void)
     free(y);
 }
 
+/* --from and --to: absolute times, and relative ones against a fixed now. */
+static void test_when_rel(void)
+{
+    const int64_t now = 1796205600250LL; /* 2026-12-02T10:00:00.250Z */
+    const int64_t midnight = 1796169600000LL; /* 2026-12-02T00:00:00Z */
+    int64_t ms = 0;
+
+    ok(sl_cli_parse_when_rel("now", now, &ms) == 0 && ms == now, "now");
+    ok(sl_cli_parse_when_rel("today", now, &ms) == 0 && ms == midnight, "today: midnight UTC");
+    ok(sl_cli_parse_when_rel("yesterday", now, &ms) == 0 && ms == midnight - 86400000,
+       "yesterday: the midnight before");
+    ok(sl_cli_parse_when_rel("-7d", now, &ms) == 0 && ms == now - 7 * 86400000LL,
+       "-7d: seven days ago");
+    ok(sl_cli_parse_when_rel("-1h30m", now, &ms) == 0 && ms == now - 5400000, "-1h30m");
+    ok(sl_cli_parse_when_rel("2026-12-01", now, &ms) == 0 && ms == midnight - 86400000,
+       "a date as before");
+    ok(sl_cli_parse_when_rel("1796205600250", now, &ms) == 0 && ms == now, "epoch ms");
+    ok(sl_cli_parse_when_rel("7d", now, &ms) == -EINVAL, "a bare duration is refused");
+    ok(sl_cli_parse_when_rel("-0s", now, &ms) == -EINVAL, "-0s is refused");
+    ok(sl_cli_parse_when_rel("--7d", now, &ms) == -EINVAL, "--7d is refused");
+    ok(sl_cli_parse_when_rel("-", now, &ms) == -EINVAL, "a lone minus is refused");
+    ok(sl_cli_parse_when_rel("Yesterday", now, &ms) == -EINVAL, "words are lower case");
+    ok(sl_cli_parse_when_rel("-100000d", now, &ms) == -EINVAL, "before 1970 is refused");
+}
+
 int main(void)
 {
+    test_when_rel();
     test_parser();
     test_values();
     test_read_input();

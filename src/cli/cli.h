@@ -158,7 +158,8 @@ const char *sl_cli_doc_type(const char *buf, size_t len, bool json_array_ok);
 
 /* ---- format.c: human units, tables, CSV ---- */
 
-/* "3m12s", "45s", "2h5m", "3d4h"; negative -> "0s". */
+/* Rounded down to its two largest units, a zero second one left out:
+ * "3m12s", "45s", "2h5m", "3d4h", "5m", "2h", "3d"; negative -> "0s". */
 char *sl_cli_fmt_duration(int64_t ms, char *buf, size_t size);
 /* "16.0Gi", "512.0Mi", "100B". */
 char *sl_cli_fmt_bytes(int64_t bytes, char *buf, size_t size);

@@ -30,18 +30,16 @@ struct sl_cli_table {
 char *sl_cli_fmt_duration(int64_t ms, char *buf, size_t size)
 {
     int64_t s = ms > 0 ? ms / 1000 : 0;
+    /* the two largest units, the second left out when zero: 5m, 2h5m, 3d */
+    int64_t big = s < 60 ? s : s < 3600 ? s / 60 : s < 86400 ? s / 3600 : s / 86400;
+    int64_t small = s < 60 ? 0 : s < 3600 ? s % 60 : s < 86400 ? s % 3600 / 60 : s % 86400 / 3600;
+    const char *bu = s < 60 ? "s" : s < 3600 ? "m" : s < 86400 ? "h" : "d";
+    const char *su = s < 3600 ? "s" : s < 86400 ? "m" : "h";
 
-    if (s < 60)
-        snprintf(buf, size, "%llds", (long long)s);
-    else if (s < 3600)
-        snprintf(buf, size, "%lldm%llds", (long long)(s / 60),
-                 (long long)(s % 60));
-    else if (s < 86400)
-        snprintf(buf, size, "%lldh%lldm", (long long)(s / 3600),
-                 (long long)(s % 3600 / 60));
+    if (small)
+        snprintf(buf, size, "%lld%s%lld%s", (long long)big, bu, (long long)small, su);
     else
-        snprintf(buf, size, "%lldd%lldh", (long long)(s / 86400),
-                 (long long)(s % 86400 / 3600));
+        snprintf(buf, size, "%lld%s", (long long)big, bu);
     return buf;
 }
 

@@ -813,3 +813,29 @@ const char *sl_fmt_decimal(double v, int max_decimals, char *buf, size_t size)
     snprintf(buf, size, "%s", strcmp(tmp, "-0") == 0 ? "0" : tmp);
     return buf;
 }
+
+const char *sl_fmt_duration(int64_t ms, char *buf, size_t size)
+{
+    static const struct {
+        const char *unit;
+        int64_t ms;
+    } parts[] = {{"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
+    size_t n = 0;
+
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (ms <= 0) {
+        snprintf(buf, size, "0s");
+        return buf;
+    }
+    for (size_t i = ms < 120000 ? 2 : 0; i < SL_ARRAY_LEN(parts) && ms > 0; i++) {
+        int64_t v = ms / parts[i].ms;
+        if (!v)
+            continue;
+        ms -= v * parts[i].ms;
+        n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "%lld%s", (long long)v,
+                              parts[i].unit);
+    }
+    return buf;
+}

@@ -70,6 +70,13 @@ size_t sl_strlcpy(char *dst, const char *src, size_t size);
  * A bare number is seconds. Returns 0 or -EINVAL / -ERANGE. */
 int sl_parse_duration_ms(const char *s, int64_t *out_ms);
 
+/* Write a duration of 'ms' (negative counts as 0) to buf as people read
+ * it and sl_parse_duration_ms reads it back exactly: hours, minutes,
+ * seconds and milliseconds with the zero parts left out, no days, and
+ * under two minutes in seconds: "72h", "1h30m", "2m30s", "90s", "1s500ms",
+ * "250ms", "0s". Returns buf (cut to size like snprintf). */
+const char *sl_fmt_duration(int64_t ms, char *buf, size_t size);
+
 /* Parse a memory quantity ("16Gi", "512Mi", "1G", "1024") into bytes.
  * Returns 0 or -EINVAL / -ERANGE. */
 int sl_parse_bytes(const char *s, int64_t *out_bytes);

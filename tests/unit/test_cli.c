@@ -272,6 +272,9 @@ static void test_units(void)
            "minutes and seconds");
     is_str(sl_cli_fmt_duration(7500000, b, sizeof(b)), "2h5m",
            "hours and minutes");
+    is_str(sl_cli_fmt_duration(300000, b, sizeof(b)), "5m", "5 min is 5m, not 5m0s");
+    is_str(sl_cli_fmt_duration(7200000, b, sizeof(b)), "2h", "2 h is 2h");
+    is_str(sl_cli_fmt_duration(259200000, b, sizeof(b)), "3d", "72 h is 3d");
     is_str(sl_cli_fmt_duration(90000000, b, sizeof(b)), "1d1h",
            "days and hours");
 
@@ -335,9 +338,9 @@ static void test_jobs(void)
            "GPUS is tasks x milli, as a decimal, in a nested document");
     is_str(sl_cli_job_gpus(c, buf, sizeof(buf)), "0",
            "a job without resources uses no GPU");
-    is_str(sl_cli_job_time(pend, now, buf, sizeof(buf)), "10m0s",
+    is_str(sl_cli_job_time(pend, now, buf, sizeof(buf)), "10m",
            "a pending job's time is its age");
-    is_str(sl_cli_job_time(run, now, buf, sizeof(buf)), "9m0s",
+    is_str(sl_cli_job_time(run, now, buf, sizeof(buf)), "9m",
            "a running job's time counts from its start");
     is_str(sl_cli_job_time(fin, now, buf, sizeof(buf)), "3m12s",
            "a finished job's time is its run time");

@@ -346,9 +346,37 @@ static void decimals(void)
     ok(strlen(buf) == 63 && strchr(buf, 'e') == NULL, "the largest double: digits, no exponent");
 }
 
+/* sl_fmt_duration: exact, readable, and read back by sl_parse_duration_ms. */
+static void duration_text(void)
+{
+    static const struct {
+        int64_t ms;
+        const char *want;
+    } cases[] = {
+        {259200000, "72h"},   {5400000, "1h30m"}, {90000, "90s"},   {150000, "2m30s"},
+        {120000, "2m"},       {119999, "119s999ms"}, {1500, "1s500ms"}, {250, "250ms"},
+        {0, "0s"},            {-5, "0s"},         {3601000, "1h1s"}, {7200000, "2h"},
+        {604800000, "168h"},  {1, "1ms"},
+    };
+    char buf[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t back = -1;
+        sl_fmt_duration(cases[i].ms, buf, sizeof(buf));
+        ok(strcmp(buf, cases[i].want) == 0, "duration %lld ms is %s (got %s)",
+           (long long)cases[i].ms, cases[i].want, buf);
+        ok(sl_parse_duration_ms(buf, &back) == 0 &&
+               back == (cases[i].ms > 0 ? cases[i].ms : 0),
+           "  and %s reads back", buf);
+    }
+    sl_fmt_duration(5400000, buf, 3);
+    ok(strcmp(buf, "1h") == 0, "duration cut to the buffer");
+}
+
 int main(void)
 {
     decimals();
+    duration_text();
     durations();
     times();
     quantities();

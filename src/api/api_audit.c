@@ -69,16 +69,25 @@ static int audit_emit(void *arg, const struct sl_store_audit_row *row)
 }
 
 /* GET /v1/audit: records (each the stored canonical object) by actor,
- * action, object, outcome and time; pages of at most 10,000. */
+ * action, object, outcome and time; pages of at most 10,000, oldest first
+ * or with order=desc newest first; "next" is the seq to give as after
+ * (ascending) or before (descending) for the next page. */
 void sl_api_route_audit(struct ctx *c)
 {
     struct sl_audit_filter f;
     struct sl_buf b;
     struct audit_out o = {&b, 0, 0, true};
+    const char *order = sl_http_query(c->r, "order");
     int rc;
 
-    if (!audit_filter(c, &f, 10000))
+    if (!audit_filter(c, &f, 10000) ||
+        !sl_api_query_int(c, "before", 0, INT64_MAX, &f.before))
         return;
+    if (order && strcmp(order, "asc") != 0 && strcmp(order, "desc") != 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "order", "asc or desc");
+        return;
+    }
+    f.newest_first = order && strcmp(order, "desc") == 0;
     if (!sl_http_query(c->r, "limit"))
         f.limit = 100;
     sl_buf_init(&b);

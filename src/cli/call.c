@@ -240,6 +240,41 @@ int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
     return code;
 }
 
+int sl_cli_get_transient(struct sl_cli_ctx *ctx, const char *path, const char *what,
+                         struct sl_response *resp, bool *transient, char *why,
+                         size_t size)
+{
+    struct sl_client *c;
+    int code, rc;
+
+    memset(resp, 0, sizeof(*resp));
+    resp->log_offset = -1;
+    *transient = false;
+    if ((code = sl_cli_client(ctx, &c)) != SL_CLI_OK)
+        return code;
+    rc = sl_client_request(c, "GET", path, NULL, NULL, 0, resp);
+    if (rc < 0 || resp->status >= 500) {
+        if (rc < 0)
+            snprintf(why, size, "%s", resp->error.message[0] ? resp->error.message
+                                                             : strerror(-rc));
+        else
+            snprintf(why, size, "HTTP %ld%s%s", resp->status,
+                     resp->error.message[0] ? ": " : "", resp->error.message);
+        *transient = true;
+        sl_response_fini(resp);
+        return SL_CLI_FAILED;
+    }
+    code = sl_cli_exit_code(rc, resp->status);
+    if (code != SL_CLI_OK) {
+        if (resp->status < 400)
+            snprintf(resp->error.message, sizeof(resp->error.message),
+                     "unexpected answer HTTP %ld to GET %s", resp->status, path);
+        report(ctx, rc, resp, what);
+        sl_response_fini(resp);
+    }
+    return code;
+}
+
 int sl_cli_call_json(struct sl_cli_ctx *ctx, const char *method,
                      const char *path, const char *content_type,
                      const char *body, size_t len, const char *what,
@@ -271,7 +306,9 @@ int sl_cli_print_json(const json_t *v)
 {
     if (sl_cli_yaml())
         return sl_cli_print_yaml(v);
-    if (json_dumpf(v, stdout, JSON_INDENT(2)) < 0 || fputc('\n', stdout) == EOF)
+    /* reals in 15 significant digits: 0.2625, not 0.26250000000000001 */
+    if (json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) < 0 ||
+        fputc('\n', stdout) == EOF)
         return -EIO;
     return 0;
 }

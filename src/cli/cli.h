@@ -171,7 +171,8 @@ const char *sl_cli_doc_type(const char *buf, size_t len, bool json_array_ok);
 
 /* ---- format.c: human units, tables, CSV ---- */
 
-/* "3m12s", "45s", "2h5m", "3d4h"; negative -> "0s". */
+/* Rounded down to its two largest units, a zero second one left out:
+ * "3m12s", "45s", "2h5m", "3d4h", "5m", "2h", "3d"; negative -> "0s". */
 char *sl_cli_fmt_duration(int64_t ms, char *buf, size_t size);
 /* "16.0Gi", "512.0Mi", "100B". */
 char *sl_cli_fmt_bytes(int64_t bytes, char *buf, size_t size);
@@ -181,8 +182,24 @@ char *sl_cli_fmt_milli(int64_t milli, char *buf, size_t size);
  * epoch ms. Returns 0 or -EINVAL. */
 int sl_cli_parse_time(const char *s, int64_t *out_ms);
 
+/* A time as people write one for --from and --to, relative to now_ms:
+ * what sl_parse_when_ms takes (2026-12-01, RFC 3339, epoch ms), "now",
+ * "today" and "yesterday" (midnight UTC), or a duration ago written with
+ * a minus sign ("-7d", "-90m", "-1h30m"). Returns 0 with *out_ms set, or
+ * -EINVAL. */
+int sl_cli_parse_when_rel(const char *s, int64_t now_ms, int64_t *out_ms);
+
 /* A string member, or NULL when absent, null or not a string. */
 const char *sl_cli_jstr(const json_t *obj, const char *key);
+
+/* The CLI's digits after the point for figures printed in full (CSV,
+ * show): fixed notation, fewest decimals that read back, at most these. */
+#define SL_CLI_DECIMALS 9
+
+/* A JSON number as people read it into buf: an integer as is, a real
+ * through sl_fmt_decimal with SL_CLI_DECIMALS (never an exponent). Returns
+ * buf; "" when v is not a number. */
+const char *sl_cli_format_json_number(const json_t *v, char *buf, size_t size);
 /* An integer member (integer, or a real with no fraction). */
 bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out);
 
@@ -368,6 +385,14 @@ int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out);
 int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
                    const char *content_type, const char *body, size_t len,
                    const char *what, struct sl_response *resp);
+
+/* As sl_cli_request for a GET, except that when no answer came (the
+ * server is unreachable, the connection broke) or the answer is a 5xx,
+ * nothing is printed: why goes to why[0..size) and SL_CLI_FAILED is
+ * returned with *transient set (a caller may try again). */
+int sl_cli_get_transient(struct sl_cli_ctx *ctx, const char *path, const char *what,
+                         struct sl_response *resp, bool *transient, char *why,
+                         size_t size);
 
 /* As sl_cli_request, with the 2xx answer decoded as a JSON object (or array
  * when 'array_ok') into *out (new reference). */

@@ -18,7 +18,7 @@
 enum {
     O_ACTOR = 1, O_ACTION, O_OBJECT, O_OUTCOME, O_FROM, O_TO, O_AFTER, O_LIMIT, O_FILE,
     O_CHECKPOINT, O_PUBKEY, O_STAGE, O_COMMENT, O_NAME, O_VERSION, O_DIGEST, O_URI, O_JOB,
-    O_TEAM, O_METRIC,
+    O_TEAM, O_BEFORE, O_METRIC,
 };
 
 /* clang-format off */
@@ -31,7 +31,8 @@ static const struct sl_cli_opt gov_opts[] = {
     {"from", '\0', true, O_FROM},
     {"to", '\0', true, O_TO},
     {"after", '\0', true, O_AFTER},
-    {"limit", '\0', true, O_LIMIT},
+    {"limit", 'n', true, O_LIMIT},
+    {"before", '\0', true, O_BEFORE},
     {"file", 'f', true, O_FILE},
     {"checkpoint", '\0', true, O_CHECKPOINT},
     {"pubkey", '\0', true, O_PUBKEY},
@@ -111,14 +112,50 @@ static int query_add(char *q, size_t size, const char *key, const char *val)
     return strlen(q) + 1 >= size ? -E2BIG : 0;
 }
 
+#define SUMMARY_MAX 72
+
+/* The details of a record in at most SUMMARY_MAX characters on one line:
+ * its scalar fields as key=value (strings with their control characters
+ * shown as '?'), objects and arrays as key={...} and key=[N]; "..." when
+ * cut. -o json has them all. */
+static void record_summary(const json_t *details, char *out, size_t size)
+{
+    const char *key;
+    json_t *v;
+    size_t n = 0;
+
+    out[0] = '\0';
+    json_object_foreach((json_t *)details, key, v) {
+        char val[SUMMARY_MAX + 1];
+        if (json_is_string(v))
+            snprintf(val, sizeof(val), "%s", json_string_value(v));
+        else if (json_is_object(v))
+            snprintf(val, sizeof(val), "{...}");
+        else if (json_is_array(v))
+            snprintf(val, sizeof(val), "[%zu]", json_array_size(v));
+        else
+            sl_cli_format_json_number(v, val, sizeof(val));
+        for (char *p = val; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
+        n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s%s=%s", n ? " " : "", key,
+                              val);
+        if (n >= SUMMARY_MAX)
+            break;
+    }
+    if (n > SUMMARY_MAX && size > SUMMARY_MAX + 1)
+        snprintf(out + SUMMARY_MAX - 3, size - (SUMMARY_MAX - 3), "...");
+}
+
 static void print_record(const json_t *r)
 {
-    char *d = json_dumps(json_object_get(r, "details"), JSON_COMPACT | JSON_SORT_KEYS);
-    printf("%-6lld %-24s %-22s %-16s %-24s %-8s %s\n",
+    char summary[SUMMARY_MAX * 2 + 64];
+
+    record_summary(json_object_get(r, "details"), summary, sizeof(summary));
+    printf("%-6lld %-24s %-16s %-16s %-24s %-8s %s\n",
            (long long)json_integer_value(json_object_get(r, "seq")), sl_cli_jstr(r, "time"),
            sl_cli_jstr(r, "actor"), sl_cli_jstr(r, "action"), sl_cli_jstr(r, "object"),
-           sl_cli_jstr(r, "outcome"), d ? d : "{}");
-    free(d);
+           sl_cli_jstr(r, "outcome"), summary);
 }
 
 static int audit_log(struct sl_cli_ctx *ctx, const struct gov_args *a)
@@ -126,7 +163,7 @@ static int audit_log(struct sl_cli_ctx *ctx, const struct gov_args *a)
     static const struct { int id; const char *key; } keys[] = {
         {O_ACTOR, "actor"}, {O_ACTION, "action"}, {O_OBJECT, "object"},
         {O_OUTCOME, "outcome"}, {O_FROM, "from"}, {O_TO, "to"}, {O_AFTER, "after"},
-        {O_LIMIT, "limit"},
+        {O_LIMIT, "limit"}, {O_BEFORE, "before"},
     };
     char path[SL_CLI_PATH_MAX] = "", q[SL_CLI_PATH_MAX - 16] = "";
     json_t *ans = NULL, *recs, *r;
@@ -138,18 +175,24 @@ static int audit_log(struct sl_cli_ctx *ctx, const struct gov_args *a)
             sl_cli_errorf("audit log: the filters are too long");
             return SL_CLI_USAGE;
         }
-    snprintf(path, sizeof(path), "/v1/audit%s", q);
+    if (a->opt[O_AFTER] && a->opt[O_BEFORE]) {
+        sl_cli_errorf("audit log: --after (oldest first) or --before (newest first), not both");
+        return SL_CLI_USAGE;
+    }
+    /* newest first, unless paging forward from --after */
+    snprintf(path, sizeof(path), "/v1/audit%s%sorder=%s", q, *q ? "&" : "?",
+             a->opt[O_AFTER] ? "asc" : "desc");
     if ((code = sl_cli_call_json(ctx, "GET", path, NULL, NULL, 0, NULL, &ans)) != SL_CLI_OK)
         return code;
     if (ctx->output == SL_CLI_OUT_JSON) {
         code = sl_cli_print_json(ans) < 0 ? SL_CLI_FAILED : SL_CLI_OK;
     } else {
         recs = json_object_get(ans, "records");
-        printf("%-6s %-24s %-22s %-16s %-24s %-8s %s\n", "SEQ", "TIME", "ACTOR", "ACTION",
+        printf("%-6s %-24s %-16s %-16s %-24s %-8s %s\n", "SEQ", "TIME", "ACTOR", "ACTION",
                "OBJECT", "OUTCOME", "DETAILS");
         json_array_foreach(recs, i, r) print_record(r);
         if (json_is_integer(json_object_get(ans, "next")))
-            fprintf(stderr, "(more: --after %lld)\n",
+            fprintf(stderr, "(more: --%s %lld)\n", a->opt[O_AFTER] ? "after" : "before",
                     (long long)json_integer_value(json_object_get(ans, "next")));
     }
     json_decref(ans);

@@ -8,6 +8,12 @@
  * (X-Sluice-Job-State) and two chunks in a row come back empty: the second
  * one is read after the server said "finished", so it sees the last bytes
  * even if the server looked at the state before the log.
+ *
+ * A job with no output that is pending gets a line on stderr saying it
+ * has not started yet. With -f, a server that goes away (a restart) is
+ * asked again with a growing pause (SL_CLI_LOG_POLL_MS doubling up to
+ * SL_CLI_LOG_BACKOFF_MAX_MS) for up to SL_CLI_LOG_RECONNECT_MS, and the
+ * log resumes from the offset reached: nothing is printed twice.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +28,8 @@
 #include <unistd.h>
 
 #define SL_CLI_LOG_POLL_MS 250
+#define SL_CLI_LOG_BACKOFF_MAX_MS 5000
+#define SL_CLI_LOG_RECONNECT_MS 120000
 
 enum { O_FOLLOW = 1, O_TASK };
 
@@ -56,14 +64,38 @@ static void sleep_ms(long ms)
         ;
 }
 
+/* -f and the server is gone: wait and say so once. 0 to try again, or
+ * SL_CLI_FAILED once SL_CLI_LOG_RECONNECT_MS have passed. */
+static int reconnect_wait(const char *what, const char *why, int64_t offset,
+                          int64_t *lost_since, long *backoff)
+{
+    int64_t now = sl_mono_ms();
+
+    if (!*lost_since) {
+        *lost_since = now;
+        *backoff = SL_CLI_LOG_POLL_MS;
+        sl_cli_errorf("%s: lost the server (%s); reconnecting, from byte %lld", what, why,
+                      (long long)offset);
+    } else if (now - *lost_since > SL_CLI_LOG_RECONNECT_MS) {
+        sl_cli_errorf("%s: the server has not answered for %d s (%s)", what,
+                      SL_CLI_LOG_RECONNECT_MS / 1000, why);
+        return SL_CLI_FAILED;
+    }
+    sleep_ms(*backoff);
+    *backoff = *backoff * 2 > SL_CLI_LOG_BACKOFF_MAX_MS ? SL_CLI_LOG_BACKOFF_MAX_MS
+                                                        : *backoff * 2;
+    return 0;
+}
+
 int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
     struct sl_error err = {{0}, {0}};
     struct sl_cli_parser p;
     const char *v, *job = NULL;
     char what[40];
-    int64_t id = 0, task = 0, offset = 0;
-    bool follow = false;
+    int64_t id = 0, task = 0, offset = 0, lost_since = 0;
+    long backoff = SL_CLI_LOG_POLL_MS;
+    bool follow = false, said_pending = false;
     int empty_finished = 0;
     int opt, code, rc;
 
@@ -97,14 +129,33 @@ int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv)
 
     for (;;) {
         struct sl_response r;
-        char path[128];
-        bool finished;
+        char path[128], why[256];
+        bool finished, transient;
 
         snprintf(path, sizeof(path), "/v1/jobs/%lld/logs?task=%lld&offset=%lld",
                  (long long)id, (long long)task, (long long)offset);
-        if ((code = sl_cli_request(ctx, "GET", path, NULL, NULL, 0, what,
-                                   &r)) != SL_CLI_OK)
-            return code;
+        if ((code = sl_cli_get_transient(ctx, path, what, &r, &transient, why,
+                                         sizeof(why))) != SL_CLI_OK) {
+            if (!transient)
+                return code;
+            if (!follow) {
+                sl_cli_errorf("%s: %s", what, why);
+                return code;
+            }
+            if ((code = reconnect_wait(what, why, offset, &lost_since, &backoff)))
+                return code;
+            continue;
+        }
+        if (lost_since) {
+            sl_cli_errorf("%s: reconnected; following from byte %lld", what,
+                          (long long)offset);
+            lost_since = 0;
+        }
+        if (!r.len && offset == 0 && !said_pending && strcmp(r.job_state, "Pending") == 0) {
+            sl_cli_errorf("%s has not started yet (Pending; sluice why %lld says why)%s", what,
+                          (long long)id, follow ? ": waiting for its output" : "");
+            said_pending = true;
+        }
         if (r.len && (rc = write_all(r.body, r.len)) < 0) {
             sl_response_fini(&r);
             if (rc == -EPIPE)

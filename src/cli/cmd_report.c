@@ -59,8 +59,8 @@ static void query_add(char *q, size_t size, const char *key, const char *val)
     q[o] = '\0';
 }
 
-/* A number member with 'dec' decimals, or in full (%.9g) when dec < 0;
- * NULL when absent. */
+/* A number member with 'dec' decimals, or in full (sl_fmt_decimal, never an
+ * exponent) when dec < 0; NULL when absent. */
 static const char *num_cell(const json_t *o, const char *key, int dec, char *buf,
                             size_t size)
 {
@@ -69,7 +69,7 @@ static const char *num_cell(const json_t *o, const char *key, int dec, char *buf
     if (!json_is_number(v))
         return NULL;
     if (dec < 0)
-        snprintf(buf, size, "%.9g", json_number_value(v));
+        sl_cli_format_json_number(v, buf, size);
     else
         snprintf(buf, size, "%.*f", dec, json_number_value(v));
     return buf;
@@ -120,7 +120,7 @@ static struct sl_cli_table *usage_csv_table(const json_t *rows, int *rc)
                          (long long)json_integer_value(v));
                 row[c] = cells[c];
             } else if (json_is_number(v)) {
-                snprintf(cells[c], sizeof(cells[c]), "%.9g", json_number_value(v));
+                sl_cli_format_json_number(v, cells[c], sizeof(cells[c]));
                 row[c] = cells[c];
             } else if (json_is_boolean(v)) {
                 row[c] = json_is_true(v) ? "true" : "false";
@@ -321,14 +321,18 @@ static int util_print(struct sl_cli_ctx *ctx, const json_t *ans)
     return SL_CLI_OK;
 }
 
-static bool time_arg(const char *flag, const char *v)
+/* --from, --to: into buf as epoch ms (what the server takes). */
+static bool time_arg(const char *flag, const char *v, char *buf, size_t size)
 {
     int64_t ms;
 
-    if (sl_parse_when_ms(v, &ms) == 0)
+    if (sl_cli_parse_when_rel(v, sl_now_ms(), &ms) == 0 && ms >= 0) {
+        snprintf(buf, size, "%lld", (long long)ms);
         return true;
+    }
     sl_cli_errorf("%s: must be a date (2026-12-01), an RFC 3339 time "
-                  "(2026-12-01T08:00:00Z) or epoch ms, got '%.64s'",
+                  "(2026-12-01T08:00:00Z), epoch ms, now, today, yesterday or a "
+                  "duration ago (-7d, -12h), got '%.64s'",
                   flag, v);
     return false;
 }
@@ -338,6 +342,7 @@ int sl_cli_cmd_report(struct sl_cli_ctx *ctx, int argc, char **argv)
     struct sl_error err = {{0}, {0}};
     struct sl_cli_parser p;
     const char *v, *by = NULL, *from = NULL, *to = NULL, *period = NULL, *team = NULL;
+    char from_ms[24], to_ms[24];
     bool chargeback = false, util = false;
     char path[1024] = "";
     json_t *ans = NULL;
@@ -365,14 +370,14 @@ int sl_cli_cmd_report(struct sl_cli_ctx *ctx, int argc, char **argv)
             by = v;
             break;
         case O_FROM:
-            if (!time_arg("--from", v))
+            if (!time_arg("--from", v, from_ms, sizeof(from_ms)))
                 return SL_CLI_USAGE;
-            from = v;
+            from = from_ms;
             break;
         case O_TO:
-            if (!time_arg("--to", v))
+            if (!time_arg("--to", v, to_ms, sizeof(to_ms)))
                 return SL_CLI_USAGE;
-            to = v;
+            to = to_ms;
             break;
         case O_PERIOD:
             if (strcmp(v, "day") && strcmp(v, "week") && strcmp(v, "month")) {

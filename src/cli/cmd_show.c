@@ -25,7 +25,7 @@ static const char *scalar(const json_t *v, char *buf, size_t size)
         snprintf(buf, size, "%lld", (long long)json_integer_value(v));
         return buf;
     case JSON_REAL:
-        snprintf(buf, size, "%g", json_real_value(v));
+        sl_fmt_decimal(json_real_value(v), SL_CLI_DECIMALS, buf, size);
         return buf;
     case JSON_TRUE:
         return "true";

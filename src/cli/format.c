@@ -30,18 +30,16 @@ struct sl_cli_table {
 char *sl_cli_fmt_duration(int64_t ms, char *buf, size_t size)
 {
     int64_t s = ms > 0 ? ms / 1000 : 0;
+    /* the two largest units, the second left out when zero: 5m, 2h5m, 3d */
+    int64_t big = s < 60 ? s : s < 3600 ? s / 60 : s < 86400 ? s / 3600 : s / 86400;
+    int64_t small = s < 60 ? 0 : s < 3600 ? s % 60 : s < 86400 ? s % 3600 / 60 : s % 86400 / 3600;
+    const char *bu = s < 60 ? "s" : s < 3600 ? "m" : s < 86400 ? "h" : "d";
+    const char *su = s < 3600 ? "s" : s < 86400 ? "m" : "h";
 
-    if (s < 60)
-        snprintf(buf, size, "%llds", (long long)s);
-    else if (s < 3600)
-        snprintf(buf, size, "%lldm%llds", (long long)(s / 60),
-                 (long long)(s % 60));
-    else if (s < 86400)
-        snprintf(buf, size, "%lldh%lldm", (long long)(s / 3600),
-                 (long long)(s % 3600 / 60));
+    if (small)
+        snprintf(buf, size, "%lld%s%lld%s", (long long)big, bu, (long long)small, su);
     else
-        snprintf(buf, size, "%lldd%lldh", (long long)(s / 86400),
-                 (long long)(s % 86400 / 3600));
+        snprintf(buf, size, "%lld%s", (long long)big, bu);
     return buf;
 }
 
@@ -95,9 +93,39 @@ int sl_cli_parse_time(const char *s, int64_t *out_ms)
     return sl_parse_rfc3339_ms(s, out_ms);
 }
 
+int sl_cli_parse_when_rel(const char *s, int64_t now_ms, int64_t *out_ms)
+{
+    const int64_t day = 86400000;
+    int64_t ago;
+
+    if (strcmp(s, "now") == 0) {
+        *out_ms = now_ms;
+    } else if (strcmp(s, "today") == 0 || strcmp(s, "yesterday") == 0) {
+        *out_ms = now_ms - now_ms % day - (s[0] == 'y' ? day : 0);
+    } else if (s[0] == '-' && s[1] != '-') {
+        if (sl_parse_duration_ms(s + 1, &ago) < 0 || ago <= 0 || ago > now_ms)
+            return -EINVAL;
+        *out_ms = now_ms - ago;
+    } else {
+        return sl_parse_when_ms(s, out_ms);
+    }
+    return 0;
+}
+
 const char *sl_cli_jstr(const json_t *obj, const char *key)
 {
     return json_string_value(json_object_get(obj, key));
+}
+
+const char *sl_cli_format_json_number(const json_t *v, char *buf, size_t size)
+{
+    if (json_is_integer(v))
+        snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        sl_fmt_decimal(json_real_value(v), SL_CLI_DECIMALS, buf, size);
+    else if (size)
+        buf[0] = '\0';
+    return buf;
 }
 
 bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out)

@@ -101,7 +101,11 @@ static const struct sl_cli_command commands[] = {
      "\n"
      "Print the output of one task of the job, byte for byte.\n"
      "\n"
-     "  -f, --follow   keep printing new output until the job has finished\n"
+     "A pending job without output gets a line on stderr: not started yet.\n"
+     "\n"
+     "  -f, --follow   keep printing new output until the job has finished;\n"
+     "                 across a restart of the server (reconnects for up to\n"
+     "                 2 minutes, from the byte it had reached)\n"
      "  --task N       the task (default 0)\n"},
     {"cancel", sl_cli_cmd_cancel, "cancel jobs",
      "usage: sluice cancel JOB [JOB...]\n"
@@ -256,7 +260,8 @@ static const struct sl_cli_command commands[] = {
      "full.\n"
      "\n"
      "  --by K          team (default), project, user, queue, gpu-model, node, job\n"
-     "  --from D        start: 2026-12-01, 2026-12-01T08:00:00Z or epoch ms\n"
+     "  --from D        start: 2026-12-01, 2026-12-01T08:00:00Z, epoch ms, now,\n"
+     "                  today, yesterday (midnight UTC) or a duration ago: -7d\n"
      "                  (default: the start of this month, UTC)\n"
      "  --to D          end (default: now); running jobs count up to now\n"
      "  --period P      one line per day, week (from Monday) or month, UTC\n"
@@ -346,15 +351,17 @@ static const struct sl_cli_command commands[] = {
      "  --only FILE       print only the lines of gres.conf or slurm.conf\n"},
     {"help", cmd_help, "show help for sluice or a command",
      "usage: sluice help [COMMAND]\n"},
-    /* Reserved for later releases: they say so and exit 1. */
     {"audit", sl_cli_cmd_audit, "the tamper-evident audit log: read, export, verify",
      "usage: sluice audit log [--actor A] [--action X] [--object O] [--outcome ok|refused]\n"
-     "                        [--from T] [--to T] [--after SEQ] [--limit N]\n"
+     "                        [--from T] [--to T] [--before SEQ | --after SEQ] [--limit N]\n"
      "       sluice audit export [-f FILE]\n"
      "       sluice audit verify [-f EXPORT [--checkpoint CKPT --pubkey KEY]]\n"
      "       sluice audit checkpoint | pubkey\n"
      "\n"
-     "log: records by actor, action, object, outcome and time (auditor, admin).\n"
+     "log: records by actor, action, object, outcome and time (auditor, admin),\n"
+     "newest first, one line each (-o json: in full); -n, --limit N of them\n"
+     "(default 100); --before SEQ: older ones; --after SEQ: newer ones, oldest\n"
+     "first.\n"
      "export: the whole log as JSON lines, exactly as hashed.\n"
      "verify: without -f, the server checks the live log against its newest\n"
      "signed checkpoint; with -f, this machine checks an export offline: the\n"
@@ -421,7 +428,7 @@ void sl_cli_usage(FILE *fp, const struct sl_cli_command *cmd)
         fprintf(fp, "%s\n%s", cmd->usage, global_help);
         return;
     }
-    fprintf(fp, "usage: sluice [--server URL] [--token T] [-o table|json|csv] "
+    fprintf(fp, "usage: sluice [--server URL] [--token T] [-o FORMAT] "
                 "COMMAND [ARGS...]\n\nCommands:\n");
     for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
         if (commands[i].usage)

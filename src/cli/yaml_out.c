@@ -66,7 +66,7 @@ static int put_scalar(const json_t *v)
         /* YAML 1.1 readers (PyYAML) take 1e20 for a string: a float
          * needs a dot and a signed exponent, 1.0e+20 */
         char buf[64], *e;
-        size_t n = json_dumpb(v, buf, sizeof(buf) - 4, JSON_ENCODE_ANY);
+        size_t n = json_dumpb(v, buf, sizeof(buf) - 4, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
         if (n == 0 || n >= sizeof(buf) - 4)
             return -EIO;
         buf[n] = '\0';

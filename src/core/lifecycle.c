@@ -4,6 +4,8 @@
  */
 #include "lifecycle.h"
 
+#include "../util/util.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -87,9 +89,11 @@ void sl_attempt_outcome(const struct sl_attempt_end *in, struct sl_attempt_outco
         const char *sep = in->note && in->note[0] ? " (" : "", *end = *sep ? ")" : "";
         char limit[64] = "its time limit"; /* the executor's, without one */
 
+        char d[48];
+
         if (in->max_runtime_ms > 0)
-            snprintf(limit, sizeof(limit), "maxRuntime of %llds",
-                     (long long)(in->max_runtime_ms / 1000));
+            snprintf(limit, sizeof(limit), "maxRuntime of %s",
+                     sl_fmt_duration(in->max_runtime_ms, d, sizeof(d)));
         snprintf(out->message, sizeof(out->message), "%s %s; killed%s%s%s",
                  in->max_runtime_ms > 0 ? "exceeded" : "reached", limit, sep,
                  *sep ? in->note : "", end);

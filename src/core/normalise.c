@@ -42,13 +42,9 @@ static json_t *strv_json(char *const *v, int n)
 
 static json_t *duration_json(int64_t ms)
 {
-    char buf[32];
+    char buf[48];
 
-    if (ms % 1000 == 0)
-        snprintf(buf, sizeof(buf), "%" PRId64 "s", ms / 1000);
-    else
-        snprintf(buf, sizeof(buf), "%" PRId64 "ms", ms);
-    return json_string(buf);
+    return json_string(sl_fmt_duration(ms, buf, sizeof(buf)));
 }
 
 json_t *sl_job_spec_to_json(const struct sl_job_spec *s)

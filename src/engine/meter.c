@@ -355,7 +355,7 @@ static void meter_idle(struct sl_engine *e, int64_t now)
     for (size_t i = 0; e->mon && i < e->nrun; i++) {
         struct job *j = e->run[i];
         bool any = false, idle = true;
-        char msg[256];
+        char msg[256], dur[48];
 
         for (int t = 0; t < j->spec->tasks && idle; t++) {
             const struct task *tk = &j->tasks[t];
@@ -397,8 +397,9 @@ static void meter_idle(struct sl_engine *e, int64_t now)
             continue;
         snprintf(msg, sizeof(msg),
                  "idle but allocated: its GPUs have been under %.0f %% utilisation for "
-                 "%llds",
-                 e->pricing.idle_util * 100, (long long)((now - j->idle_since_ms) / 1000));
+                 "%s",
+                 e->pricing.idle_util * 100,
+                 sl_fmt_duration((now - j->idle_since_ms) / 1000 * 1000, dur, sizeof(dur)));
         if (sl_store_event_add(e->st, j->id, now, "idle", NULL, NULL, msg) < 0) {
             e->write_failed = true;
             return;

@@ -236,7 +236,8 @@ int sl_http_status(const struct sl_http_req *r)
 
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json)
 {
-    char *text = json ? json_dumps(json, JSON_COMPACT) : NULL;
+    /* reals in 15 significant digits: 0.2625, not 0.26250000000000001 */
+    char *text = json ? json_dumps(json, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
     size_t len;
 
     json_decref(json);

@@ -361,7 +361,7 @@ static bool put(json_t *o, const char *k, json_t *v)
 json_t *sl_pricing_json(const struct sl_pricing *p)
 {
     json_t *o = json_object(), *models = json_object(), *sites = json_object();
-    char after[32];
+    char after[48];
     bool good = o && models && sites;
 
     for (int i = 0; good && i < p->nmodels; i++) {
@@ -385,7 +385,7 @@ json_t *sl_pricing_json(const struct sl_pricing *p)
         good = put(sites, s->name,
                    json_pack("{s:f, s:o}", "intensity", s->intensity, "nodes", nodes));
     }
-    snprintf(after, sizeof(after), "%llds", (long long)(p->idle_after_ms / 1000));
+    sl_fmt_duration(p->idle_after_ms, after, sizeof(after));
     good = good && put(o, "currency", json_string(p->currency)) &&
            put(o, "defaultCu", json_real(p->default_cu)) &&
            put(o, "overhead", json_real(p->overhead)) &&

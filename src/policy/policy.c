@@ -307,11 +307,9 @@ json_t *sl_policy_json(const struct sl_policy *p)
                             p->max_gpu_milli % 1000 ? json_real(p->max_gpu_milli / 1000.0)
                                                     : json_integer(p->max_gpu_milli / 1000));
     if (p->max_runtime_ms > 0) {
-        char d[32];
-        snprintf(d, sizeof(d), "%llds", (long long)(p->max_runtime_ms / 1000));
-        if (p->max_runtime_ms % 1000)
-            snprintf(d, sizeof(d), "%lldms", (long long)p->max_runtime_ms);
-        json_object_set_new(caps, "maxRuntime", json_string(d));
+        char d[48];
+        json_object_set_new(caps, "maxRuntime",
+                            json_string(sl_fmt_duration(p->max_runtime_ms, d, sizeof(d))));
     }
     json_object_set_new(o, "caps", caps);
     json_object_set_new(o, "models",
@@ -768,8 +766,8 @@ int sl_admit(const struct sl_policy *policies, size_t n, const struct sl_admit_i
                           gpu_milli / 1000.0, p->max_gpu_milli / 1000.0);
         if (p->max_runtime_ms > 0 &&
             (s->max_runtime_ms <= 0 || s->max_runtime_ms > p->max_runtime_ms)) {
-            char cap[32];
-            snprintf(cap, sizeof(cap), "%llds", (long long)(p->max_runtime_ms / 1000));
+            char cap[48];
+            sl_fmt_duration(p->max_runtime_ms, cap, sizeof(cap));
             return refuse(v, p->name, "caps.maxRuntime", "spec.maxRuntime",
                           s->max_runtime_ms <= 0 ? "the job must set maxRuntime, at most %s"
                                                  : "maxRuntime is over the cap of %s",

@@ -67,16 +67,19 @@ int sl_sqlite_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
                          int (*fn)(void *arg, const struct sl_store_audit_row *row),
                          void *arg)
 {
-    static const char sql[] =
-        "SELECT seq, line, at, actor, action, object, outcome FROM audit WHERE seq > ?1 AND "
-        "(?2 IS NULL OR actor = ?2) AND (?3 IS NULL OR action = ?3) AND "
-        "(?4 IS NULL OR object = ?4) AND (?5 = 0 OR at >= ?5) AND "
-        "(?6 = 0 OR at < ?6) AND (?7 IS NULL OR outcome = ?7) ORDER BY seq";
+#define AUDIT_SCAN_SQL                                                                   \
+    "SELECT seq, line, at, actor, action, object, outcome FROM audit WHERE seq > ?1 AND "  \
+    "(?2 IS NULL OR actor = ?2) AND (?3 IS NULL OR action = ?3) AND "                      \
+    "(?4 IS NULL OR object = ?4) AND (?5 = 0 OR at >= ?5) AND "                            \
+    "(?6 = 0 OR at < ?6) AND (?7 IS NULL OR outcome = ?7) AND (?8 = 0 OR seq < ?8) "      \
+    "ORDER BY seq"
+    static const char asc[] = AUDIT_SCAN_SQL, desc[] = AUDIT_SCAN_SQL " DESC";
+#undef AUDIT_SCAN_SQL
     struct sl_sqlite *s = sl_sqlite_of(st);
     sqlite3_stmt *q = NULL;
     int rc = 0, step = SQLITE_DONE, n = 0;
 
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, f->newest_first ? desc : asc, -1, &q, NULL) != SQLITE_OK)
         return -EIO;
     sqlite3_bind_int64(q, 1, f->after);
     sl_sqlite_bind_text_or_null(q, 2, f->actor);
@@ -85,6 +88,7 @@ int sl_sqlite_audit_scan(struct sl_store *st, const struct sl_audit_filter *f,
     sqlite3_bind_int64(q, 5, f->from_ms);
     sqlite3_bind_int64(q, 6, f->to_ms);
     sl_sqlite_bind_text_or_null(q, 7, f->outcome);
+    sqlite3_bind_int64(q, 8, f->before);
     while ((f->limit <= 0 || n < f->limit) && (step = sqlite3_step(q)) == SQLITE_ROW) {
         struct sl_store_audit_row row = {
             .seq = sqlite3_column_int64(q, 0),

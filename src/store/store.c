@@ -375,9 +375,9 @@ json_t *sl_store_teams(struct sl_store *st, int *rc)
 static int pclass_json(void *arg, const char *name, int value, bool preemptible,
                        bool is_default, bool opportunistic, int64_t min_runtime_ms)
 {
-    char d[32];
+    char d[48];
 
-    snprintf(d, sizeof(d), "%llds", (long long)(min_runtime_ms / 1000));
+    sl_fmt_duration(min_runtime_ms, d, sizeof(d));
     json_array_append_new(arg, json_pack("{s:s, s:i, s:b, s:b, s:b, s:s}", "name", name,
                                          "value", value, "preemptible", preemptible,
                                          "default", is_default, "opportunistic",

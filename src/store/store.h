@@ -110,6 +110,8 @@ struct sl_store_budget_event_row {
 
 struct sl_audit_filter {
     int64_t after;                 /* records with seq > after */
+    int64_t before;                /* and seq < before; 0 = open */
+    bool newest_first;             /* descending seq (else ascending) */
     int64_t limit;                 /* <= 0 = all */
     const char *actor, *action, *object, *outcome; /* NULL or "" = any */
     int64_t from_ms, to_ms;        /* 0 = open */

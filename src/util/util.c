@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -778,4 +779,63 @@ bool sl_text_printable(const char *s)
         if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
             return false;
     return sl_utf8_valid((const unsigned char *)s, n);
+}
+
+const char *sl_fmt_decimal(double v, int max_decimals, char *buf, size_t size)
+{
+    char tmp[400];
+    int dec;
+    size_t n;
+
+    if (size == 0)
+        return buf;
+    if (isnan(v) || isinf(v)) {
+        snprintf(buf, size, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    if (max_decimals < 0)
+        max_decimals = 0;
+    if (max_decimals > 17)
+        max_decimals = 17;
+    for (dec = 0; dec < max_decimals; dec++) {
+        snprintf(tmp, sizeof(tmp), "%.*f", dec, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    snprintf(tmp, sizeof(tmp), "%.*f", dec, v);
+    n = strlen(tmp);
+    if (strchr(tmp, '.')) {
+        while (n > 0 && tmp[n - 1] == '0')
+            tmp[--n] = '\0';
+        if (n > 0 && tmp[n - 1] == '.')
+            tmp[--n] = '\0';
+    }
+    snprintf(buf, size, "%s", strcmp(tmp, "-0") == 0 ? "0" : tmp);
+    return buf;
+}
+
+const char *sl_fmt_duration(int64_t ms, char *buf, size_t size)
+{
+    static const struct {
+        const char *unit;
+        int64_t ms;
+    } parts[] = {{"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
+    size_t n = 0;
+
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (ms <= 0) {
+        snprintf(buf, size, "0s");
+        return buf;
+    }
+    for (size_t i = ms < 120000 ? 2 : 0; i < SL_ARRAY_LEN(parts) && ms > 0; i++) {
+        int64_t v = ms / parts[i].ms;
+        if (!v)
+            continue;
+        ms -= v * parts[i].ms;
+        n += (size_t)snprintf(buf + n, n < size ? size - n : 0, "%lld%s", (long long)v,
+                              parts[i].unit);
+    }
+    return buf;
 }

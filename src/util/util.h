@@ -70,6 +70,13 @@ size_t sl_strlcpy(char *dst, const char *src, size_t size);
  * A bare number is seconds. Returns 0 or -EINVAL / -ERANGE. */
 int sl_parse_duration_ms(const char *s, int64_t *out_ms);
 
+/* Write a duration of 'ms' (negative counts as 0) to buf as people read
+ * it and sl_parse_duration_ms reads it back exactly: hours, minutes,
+ * seconds and milliseconds with the zero parts left out, no days, and
+ * under two minutes in seconds: "72h", "1h30m", "2m30s", "90s", "1s500ms",
+ * "250ms", "0s". Returns buf (cut to size like snprintf). */
+const char *sl_fmt_duration(int64_t ms, char *buf, size_t size);
+
 /* Parse a memory quantity ("16Gi", "512Mi", "1G", "1024") into bytes.
  * Returns 0 or -EINVAL / -ERANGE. */
 int sl_parse_bytes(const char *s, int64_t *out_bytes);
@@ -135,5 +142,14 @@ bool sl_text_printable(const char *s);
  * never splits a character, and a cut is shown as "...". */
 void sl_text_show(char *dst, size_t size, const char *s, size_t len,
                   size_t max);
+
+/* Write v to buf (of 'size' bytes) as people read a number: fixed
+ * notation, never an exponent, with the fewest decimals (at most
+ * 'max_decimals', 0..17) that read back as v, else rounded to
+ * 'max_decimals'; no trailing zeros, no "-0". 0.2625 is "0.2625", not
+ * "0.26250000000000001"; 7.6e-06 is "0.0000076"; 3.0 is "3". NaN and the
+ * infinities are "nan", "inf" and "-inf". Returns buf (cut to size when
+ * too small, like snprintf). */
+const char *sl_fmt_decimal(double v, int max_decimals, char *buf, size_t size);
 
 #endif

@@ -316,7 +316,7 @@ CASES = [
      "isolated"),
     ("caps.maxGpusPerJob", dict(resources={"gpus": 1}, tasks=3),
      "the job asks for 3 GPUs in all; at most 2 per job"),
-    ("caps.maxRuntime", dict(maxRuntime="2h"), "maxRuntime is over the cap of 3600s"),
+    ("caps.maxRuntime", dict(maxRuntime="2h"), "maxRuntime is over the cap of 1h"),
     ("datasets.exists", dict(datasets=["imagenet@v9"]),
      "dataset imagenet@v9 is not declared (kind: Dataset)"),
     ("datasets.access", dict(datasets=["imagenet@v3:rw"]),

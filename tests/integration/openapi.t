@@ -1065,6 +1065,15 @@ def test_governance():
     call("GET", "/v1/scans", want=200, name="scans")
     call("GET", "/v1/audit?limit=5", want=200, name="audit records")
     call("GET", "/v1/audit?limit=0", want=400, field="limit", name="audit limit 0")
+    r = call("GET", "/v1/audit?order=desc&limit=3", want=200, name="audit newest first")
+    seqs = [x["seq"] for x in (r.json or {}).get("records", [])]
+    tap.ok(len(seqs) == 3 and seqs == sorted(seqs, reverse=True) and
+           (r.json or {}).get("next") == seqs[-1], "order=desc: newest first, next = the last seq", seqs)
+    r = call("GET", "/v1/audit?order=desc&limit=3&before=%d" % (seqs[-1] if seqs else 1), want=200,
+             name="audit before")
+    tap.ok(all(x["seq"] < seqs[-1] for x in (r.json or {}).get("records", [])) if seqs else False,
+           "before=SEQ: older records only")
+    call("GET", "/v1/audit?order=up", want=400, field="order", name="audit order up")
     call("GET", "/v1/audit/export?limit=3", want=200, name="audit export")
     call("GET", "/v1/audit/export?after=x", want=400, field="after", name="audit export after x")
     r = call("GET", "/v1/audit/verify", want=200, name="audit verify")

@@ -221,7 +221,7 @@ static void t_upserts(void)
     json_decref(j);
     j = sl_store_pclasses(w, &rc);
     is_json(j, "[{\"name\":\"prod\",\"value\":1000,\"preemptible\":false,\"default\":true,"
-               "\"opportunistic\":false,\"min_runtime\":\"90s\"},"
+               "\"opportunistic\":false,\"min_runtime\":\"90s500ms\"},"
                "{\"name\":\"batch\",\"value\":100,\"preemptible\":true,\"default\":false,"
                "\"opportunistic\":true,\"min_runtime\":\"0s\"}]",
             "classes list by value, only the last default is the default");

@@ -272,6 +272,9 @@ static void test_units(void)
            "minutes and seconds");
     is_str(sl_cli_fmt_duration(7500000, b, sizeof(b)), "2h5m",
            "hours and minutes");
+    is_str(sl_cli_fmt_duration(300000, b, sizeof(b)), "5m", "5 min is 5m, not 5m0s");
+    is_str(sl_cli_fmt_duration(7200000, b, sizeof(b)), "2h", "2 h is 2h");
+    is_str(sl_cli_fmt_duration(259200000, b, sizeof(b)), "3d", "72 h is 3d");
     is_str(sl_cli_fmt_duration(90000000, b, sizeof(b)), "1d1h",
            "days and hours");
 
@@ -335,9 +338,9 @@ static void test_jobs(void)
            "GPUS is tasks x milli, as a decimal, in a nested document");
     is_str(sl_cli_job_gpus(c, buf, sizeof(buf)), "0",
            "a job without resources uses no GPU");
-    is_str(sl_cli_job_time(pend, now, buf, sizeof(buf)), "10m0s",
+    is_str(sl_cli_job_time(pend, now, buf, sizeof(buf)), "10m",
            "a pending job's time is its age");
-    is_str(sl_cli_job_time(run, now, buf, sizeof(buf)), "9m0s",
+    is_str(sl_cli_job_time(run, now, buf, sizeof(buf)), "9m",
            "a running job's time counts from its start");
     is_str(sl_cli_job_time(fin, now, buf, sizeof(buf)), "3m12s",
            "a finished job's time is its run time");
@@ -1231,8 +1234,34 @@ static void test_yaml(void)
     free(y);
 }
 
+/* --from and --to: absolute times, and relative ones against a fixed now. */
+static void test_when_rel(void)
+{
+    const int64_t now = 1796205600250LL; /* 2026-12-02T10:00:00.250Z */
+    const int64_t midnight = 1796169600000LL; /* 2026-12-02T00:00:00Z */
+    int64_t ms = 0;
+
+    ok(sl_cli_parse_when_rel("now", now, &ms) == 0 && ms == now, "now");
+    ok(sl_cli_parse_when_rel("today", now, &ms) == 0 && ms == midnight, "today: midnight UTC");
+    ok(sl_cli_parse_when_rel("yesterday", now, &ms) == 0 && ms == midnight - 86400000,
+       "yesterday: the midnight before");
+    ok(sl_cli_parse_when_rel("-7d", now, &ms) == 0 && ms == now - 7 * 86400000LL,
+       "-7d: seven days ago");
+    ok(sl_cli_parse_when_rel("-1h30m", now, &ms) == 0 && ms == now - 5400000, "-1h30m");
+    ok(sl_cli_parse_when_rel("2026-12-01", now, &ms) == 0 && ms == midnight - 86400000,
+       "a date as before");
+    ok(sl_cli_parse_when_rel("1796205600250", now, &ms) == 0 && ms == now, "epoch ms");
+    ok(sl_cli_parse_when_rel("7d", now, &ms) == -EINVAL, "a bare duration is refused");
+    ok(sl_cli_parse_when_rel("-0s", now, &ms) == -EINVAL, "-0s is refused");
+    ok(sl_cli_parse_when_rel("--7d", now, &ms) == -EINVAL, "--7d is refused");
+    ok(sl_cli_parse_when_rel("-", now, &ms) == -EINVAL, "a lone minus is refused");
+    ok(sl_cli_parse_when_rel("Yesterday", now, &ms) == -EINVAL, "words are lower case");
+    ok(sl_cli_parse_when_rel("-100000d", now, &ms) == -EINVAL, "before 1970 is refused");
+}
+
 int main(void)
 {
+    test_when_rel();
     test_parser();
     test_values();
     test_read_input();

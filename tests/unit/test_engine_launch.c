@@ -527,7 +527,7 @@ static void executor_timeout(struct sl_engine *e, struct sl_store *rd)
            json_integer_value(json_object_get(j, "attempt")) == 0,
        "the executor's time limit ends it Timeout with 137, not retried");
     ok(j && strcmp(json_string_value(json_object_get(j, "message")),
-                   "exceeded maxRuntime of 7200s; killed (Slurm ended it at its time limit)") == 0,
+                   "exceeded maxRuntime of 2h; killed (Slurm ended it at its time limit)") == 0,
        "saying which limit (%s)", j ? json_string_value(json_object_get(j, "message")) : "");
     json_decref(j);
 }

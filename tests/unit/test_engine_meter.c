@@ -412,7 +412,7 @@ static void idle(struct sl_engine *e, struct sl_store *rd, struct sl_gpumon *mon
     h_sync(e);
     is_int(h_events(rd, i, "idle", msg, sizeof(msg)), 1,
            "10 minutes under it: the job is flagged idle-but-allocated");
-    ok(strstr(msg, "under 5 %") && strstr(msg, "600s"), "saying so (%s)", msg);
+    ok(strstr(msg, "under 5 %") && strstr(msg, "for 10m"), "saying so (%s)", msg);
     ledger(rd, i, &rs);
     ok(rs.n == 1 && rs.r[0].idle && rs.r[0].idle_ms == 10 * H_MIN && rs.r[0].end_ms == 0,
        "its open interval is marked idle, with the 10 minutes");

@@ -1214,7 +1214,7 @@ static void manifest_round_trips(void)
         text = j ? json_dumps(j, 0) : NULL;
         is_str(text,
                "{\"placement\": \"fgd\", \"backfill\": true, \"reservations\": "
-               "1, \"fairShare\": {\"halfLife\": \"604800s\"}, \"preemption\": "
+               "1, \"fairShare\": {\"halfLife\": \"168h\"}, \"preemption\": "
                "{\"enabled\": true, \"minRuntime\": \"0s\"}, \"modelWeights\": "
                "{}}",
                "a Scheduler's normalised spec fills every default");

@@ -306,8 +306,77 @@ static void times(void)
     }
 }
 
+/* sl_fmt_decimal: fixed notation, fewest decimals that read back. */
+static void decimals(void)
+{
+    static const struct {
+        double v;
+        int max;
+        const char *want;
+    } cases[] = {
+        {0.2625, 9, "0.2625"},       /* not 0.26250000000000001 */
+        {7.6e-06, 9, "0.0000076"},   /* not 7.6e-06 */
+        {0.1 + 0.2, 9, "0.3"},       /* 0.30000000000000004 rounded to 9 */
+        {0.1 + 0.2, 17, "0.30000000000000004"},
+        {3.0, 9, "3"},
+        {259200.0, 2, "259200"},
+        {1234567890123.5, 9, "1234567890123.5"},
+        {1e21, 9, "1000000000000000000000"},
+        {-0.0, 9, "0"},
+        {-1e-12, 9, "0"},            /* rounds to nothing: no "-0" */
+        {-2.5, 9, "-2.5"},
+        {2.0 / 3.0, 4, "0.6667"},
+        {2.0 / 3.0, 0, "1"},
+        {0.126, 2, "0.13"},
+        {1.0 / 0.0, 9, "inf"},
+        {-1.0 / 0.0, 9, "-inf"},
+    };
+    char buf[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sl_fmt_decimal(cases[i].v, cases[i].max, buf, sizeof(buf));
+        ok(strcmp(buf, cases[i].want) == 0, "decimal %.17g (%d) is %s (got %s)", cases[i].v,
+           cases[i].max, cases[i].want, buf);
+    }
+    sl_fmt_decimal(0.0 / 0.0, 9, buf, sizeof(buf));
+    ok(strcmp(buf, "nan") == 0, "decimal NaN is nan");
+    sl_fmt_decimal(1234.5678, 9, buf, 5);
+    ok(strcmp(buf, "1234") == 0, "decimal cut to the buffer");
+    sl_fmt_decimal(1.7976931348623157e308, 17, buf, sizeof(buf));
+    ok(strlen(buf) == 63 && strchr(buf, 'e') == NULL, "the largest double: digits, no exponent");
+}
+
+/* sl_fmt_duration: exact, readable, and read back by sl_parse_duration_ms. */
+static void duration_text(void)
+{
+    static const struct {
+        int64_t ms;
+        const char *want;
+    } cases[] = {
+        {259200000, "72h"},   {5400000, "1h30m"}, {90000, "90s"},   {150000, "2m30s"},
+        {120000, "2m"},       {119999, "119s999ms"}, {1500, "1s500ms"}, {250, "250ms"},
+        {0, "0s"},            {-5, "0s"},         {3601000, "1h1s"}, {7200000, "2h"},
+        {604800000, "168h"},  {1, "1ms"},
+    };
+    char buf[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t back = -1;
+        sl_fmt_duration(cases[i].ms, buf, sizeof(buf));
+        ok(strcmp(buf, cases[i].want) == 0, "duration %lld ms is %s (got %s)",
+           (long long)cases[i].ms, cases[i].want, buf);
+        ok(sl_parse_duration_ms(buf, &back) == 0 &&
+               back == (cases[i].ms > 0 ? cases[i].ms : 0),
+           "  and %s reads back", buf);
+    }
+    sl_fmt_duration(5400000, buf, 3);
+    ok(strcmp(buf, "1h") == 0, "duration cut to the buffer");
+}
+
 int main(void)
 {
+    decimals();
+    duration_text();
     durations();
     times();
     quantities();

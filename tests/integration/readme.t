@@ -123,6 +123,14 @@ while IFS= read -r line; do
     "build/sluice why 4")
         like "$out" "quota: queue nlp-research holds 4 of 5 GPUs; this job needs 2, over the limit by 1" \
             "  on its queue's quota (3 + 2 borrowable), with numbers" ;;
+    "build/sluice hold 4")
+        like "$(sluice show 4 -o json | json_get held)" "^(true|True)$" "  job 4 is held"
+        is "$(state 4)" Pending "  and still Pending" ;;
+    "build/sluice release 4")
+        like "$(sluice show 4 -o json | json_get held)" "^(false|False)$" "  job 4 is held no more"
+        like "$(sluice why 4)" "quota: queue nlp-research" "  and waits on its quota again" ;;
+    "build/sluice update 3 --max-runtime 2h")
+        like "$(sluice show 3)" "Max runtime: +2h" "  job 3's limit is 2h" ;;
     "build/sluice run --priority best-effort --gpus 4 -- sleep 600")
         is "$out" 5 "  job 5"
         ok "  job 5 runs on the idle GPUs" wait_state 5 Running 30 ;;

@@ -683,7 +683,7 @@ def test_hold(jid):
     call("POST", "/v1/jobs/999999/hold", want=404, name="hold an unknown job")
     r = call("PATCH", "/v1/jobs/%d" % jid, {"maxRuntime": "1h"}, want=200,
              name="update a pending job's maxRuntime")
-    tap.is_(((r.json or {}).get("spec") or {}).get("spec", {}).get("maxRuntime"), "3600s",
+    tap.is_(((r.json or {}).get("spec") or {}).get("spec", {}).get("maxRuntime"), "1h",
             "the answer has the new maxRuntime")
     call("PATCH", "/v1/jobs/%d" % jid, {"queue": "x"}, want=400, field="queue",
          name="update a field that cannot change")

@@ -205,18 +205,18 @@ int main(void)
     /* update: maxRuntime lower only, but for an admin */
     is_int(update(e, j2, 30 * H_MIN, "alice", "member", field, sizeof(field)), 200,
            "alice lowers the pending job's maxRuntime to 30m");
-    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "1800s", "its stored spec says so");
+    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "30m", "its stored spec says so");
     ok(h_events(rd, j2, "update", msg, sizeof(msg)) == 1 &&
            !strcmp(msg, "maxRuntime none -> 30m by alice"),
        "one update event with the old and new value: %s", msg);
     is_int(update(e, j2, 60 * H_MIN, "alice", "member", field, sizeof(field)), 409,
            "she may not raise it");
     is_str(field, "maxRuntime", "naming maxRuntime");
-    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "1800s", "nothing changed");
+    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "30m", "nothing changed");
     is_int(update(e, j2, 60 * H_MIN, "bob", "member", field, sizeof(field)), 403,
            "bob may not update it");
     is_int(update(e, j2, 60 * H_MIN, "admin", "admin", NULL, 0), 200, "an admin may raise it");
-    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "3600s", "to 60m");
+    is_str(spec_max_runtime(rd, j2, s, sizeof(s)), "1h", "to 60m");
 
     /* audit */
     is_int(h_audit_count(rd, "job.hold", "ok"), 1, "one hold recorded ok");

@@ -53,7 +53,7 @@ def refused(raw, status, name, code=None):
           "closed %s: %r" % (closed, data[:300]))
 
 auth = ("Authorization: Bearer %s\r\n" % D.token).encode()
-job = b'{"apiVersion":"sluice/v1","kind":"Job","spec":{"command":["sleep","600"],"resources":{"gpus":1}}}'
+job = b'{"apiVersion":"sluice/v1","kind":"Job","spec":{"command":["true"],"resources":{"gpus":1}}}'
 
 r = exchange(b"GARBAGE\r\n\r\n")
 check(r.startswith(b"HTTP/1.1 400 "), "a malformed request line gets 400", r[:80])

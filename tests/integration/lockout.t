@@ -104,6 +104,7 @@ def sluice_jobs():
 d = Sluiced(fake_gpus="1xH100").start()
 r = d.request("POST", "/v1/jobs", job_doc("lockout-probe", ("sleep", "600"), resources={"gpus": 1}))
 tap.is_(r.status, 201, "a job to look for is submitted")
+probe = (r.json or {}).get("id")
 d.close_conn()
 e0, p = sluice_jobs()
 tap.ok(p.returncode == 0 and "lockout-probe" in p.stdout,
@@ -178,6 +179,7 @@ w.close_all()
 took, p = sluice_jobs()
 tap.ok(p.returncode == 0 and "lockout-probe" in p.stdout,
        "after the attack sluice jobs answers (%.3f s)" % took, p.stderr)
+tap.ok(isinstance(probe, int) and d.cancel_job(probe), "the probe job is cancelled and ends")
 tap.ok(d.stop() == 0, "sluiced exits cleanly on SIGTERM after the attack", d.log_tail(30))
 
 # --- small limits: per peer, eviction, every deadline -------------------------------

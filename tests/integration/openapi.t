@@ -402,6 +402,7 @@ def start_hog():
             break
         time.sleep(0.1)
     tap.ok(isinstance(jid, int), "a job holds 3 of the 4 GPUs")
+    return jid
 
 
 def valid_job_request(body, name):
@@ -1207,7 +1208,7 @@ def main():
     global D
     check_document()
     D = Sluiced(fake_gpus="4xH100").start()
-    start_hog()
+    hog = start_hog()
     test_health_and_auth()
     test_reads()
     jid = test_submit_and_read()
@@ -1231,6 +1232,8 @@ def main():
     test_coverage()
     r = D.request("GET", "/healthz")
     tap.is_(r.status, 200, "sluiced is still healthy after all of that")
+    tap.ok(isinstance(hog, int) and D.cancel_all(),
+           "the hog and every other job still pending or running are cancelled and end")
     tap.done_testing(D)
 
 

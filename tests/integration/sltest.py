@@ -257,6 +257,29 @@ class Sluiced:
             self.stop()
         return self._launch(timeout)
 
+    def cancel_job(self, jid, timeout=30.0):
+        """Cancel job jid (a test's long job, before the daemon stops: a
+        running local job outlives sluiced) and wait until it has ended.
+        Returns whether it did."""
+        self.request("DELETE", "/v1/jobs/%d" % jid)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            st = (self.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state")
+            if st not in ("Pending", "Running"):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def cancel_all(self, timeout=60.0):
+        """Cancel every pending and running job and wait until each has
+        ended: a running local job outlives sluiced. Returns whether all
+        did."""
+        ids = [j["id"] for j in self.list_jobs(state="Pending,Running")
+               if isinstance(j.get("id"), int)]
+        for jid in ids:
+            self.request("DELETE", "/v1/jobs/%d" % jid)
+        return all(self.cancel_job(jid, timeout) for jid in ids)
+
     def running(self):
         return self.proc is not None and self.proc.poll() is None
 

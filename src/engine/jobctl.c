@@ -231,20 +231,13 @@ void sl_eng_requeue_done(struct sl_engine *e, struct job *j)
     j->requeuing = j->requeue_hold = false;
 }
 
-/* A duration as the job document writes one ("90s", "2h"; ms when not
- * whole seconds). */
+/* A maxRuntime for people: "none" or sl_fmt_duration's ("90s", "1h30m"). */
 static void fmt_duration(int64_t ms, char *buf, size_t size)
 {
     if (ms <= 0)
         snprintf(buf, size, "none");
-    else if (ms % 1000)
-        snprintf(buf, size, "%lldms", (long long)ms);
-    else if (ms % 3600000 == 0)
-        snprintf(buf, size, "%lldh", (long long)(ms / 3600000));
-    else if (ms % 60000 == 0)
-        snprintf(buf, size, "%lldm", (long long)(ms / 60000));
     else
-        snprintf(buf, size, "%llds", (long long)(ms / 1000));
+        sl_fmt_duration(ms, buf, size);
 }
 
 /* Store 'j''s spec as it is now. */

@@ -312,8 +312,8 @@ r = patch(u, {"maxRuntime": "1h"}, "nick")
 tap.is_(r.status, 404, "nick of another team does not see it")
 tap.is_(max_runtime(u), "3h", "none of that changed anything")
 ev = [(e["type"], e.get("message") or "") for e in events(u)]
-tap.ok(("update", "maxRuntime 2h -> 90m by alice") in ev and
-       ("update", "maxRuntime 90m -> 3h by admin") in ev,
+tap.ok(("update", "maxRuntime 2h -> 1h30m by alice") in ev and
+       ("update", "maxRuntime 1h30m -> 3h by admin") in ev,
        "each change is an event with the old and new value", ev)
 d.restart()
 tap.is_(max_runtime(u), "3h", "the change outlives a restart")
@@ -331,7 +331,7 @@ tap.ok(r.status == 409 and "already finished" in r.body.decode(),
 st, au = d.json_req("GET", "/v1/audit?action=job.update")
 recs = au.get("records", []) if st == 200 else []
 tap.ok(any(x["actor"] == "alice" and x["outcome"] == "ok" and
-           x.get("details", {}).get("maxRuntime") == {"old": "2h", "new": "90m"}
+           x.get("details", {}).get("maxRuntime") == {"old": "2h", "new": "1h30m"}
            for x in recs), "the audit log has alice's update with old and new", recs)
 tap.ok(any(x["actor"] == "bob" and x["outcome"] != "ok" for x in recs),
        "and bob's refused one", recs)

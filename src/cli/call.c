@@ -362,13 +362,14 @@ int sl_cli_parse_simple(struct sl_cli_ctx *ctx, int argc, char **argv,
     return SL_CLI_OK;
 }
 
-int sl_cli_parse_file(struct sl_cli_ctx *ctx, int argc, char **argv,
-                      const char **path)
+int sl_cli_parse_apply(struct sl_cli_ctx *ctx, int argc, char **argv, const char **path,
+                       bool *replace)
 {
     /* clang-format off */
     static const struct sl_cli_opt opts[] = {
         /* long name, short, takes a value, id */
         {"file", 'f', true, 1},
+        {"replace", '\0', false, 2},
         {NULL, '\0', false, 0},
     };
     /* clang-format on */
@@ -382,12 +383,18 @@ int sl_cli_parse_file(struct sl_cli_ctx *ctx, int argc, char **argv,
     while ((id = sl_cli_next(&p, opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
         if ((code = sl_cli_arg_special(ctx, id, &err)))
             return code;
-        if (id == SL_CLI_ARG_POS) {
-            sl_cli_errorf("%s: unexpected argument '%.64s' (use -f FILE)",
-                          ctx->cmd->name, v);
+        if (id == 1) {
+            *path = v;
+        } else if (id == 2 && replace) {
+            *replace = true;
+        } else if (id == 2) {
+            sl_cli_errorf("%s: --replace is an option of apply", ctx->cmd->name);
+            return SL_CLI_USAGE;
+        } else {
+            sl_cli_errorf("%s: unexpected argument '%.64s' (use -f FILE)", ctx->cmd->name,
+                          v ? v : "");
             return SL_CLI_USAGE;
         }
-        *path = v;
     }
     if (!*path || !**path) {
         sl_cli_errorf("%s: -f FILE is required ('-' reads standard input)",

@@ -450,8 +450,9 @@ int sl_cli_cmd_describe(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_delete(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_diff(struct sl_cli_ctx *ctx, int argc, char **argv);
 
-/* Parse "-f FILE" (required) and, when 'replace' is not NULL, "--replace"
- * for apply and diff. Returns SL_CLI_OK, SL_CLI_DONE or SL_CLI_USAGE. */
+/* Parse "-f FILE" (required) for apply and diff, and "--replace" when
+ * 'replace' is not NULL (apply; refused for diff). Returns SL_CLI_OK,
+ * SL_CLI_DONE or SL_CLI_USAGE (printed). */
 int sl_cli_parse_apply(struct sl_cli_ctx *ctx, int argc, char **argv, const char **path,
                        bool *replace);
 
@@ -468,10 +469,6 @@ int sl_cli_arg_special(struct sl_cli_ctx *ctx, int id,
  * SL_CLI_USAGE (printed). */
 int sl_cli_parse_simple(struct sl_cli_ctx *ctx, int argc, char **argv,
                         const char **pos, int max, int *npos);
-
-/* Parse "-f FILE" (required) for submit and apply. */
-int sl_cli_parse_file(struct sl_cli_ctx *ctx, int argc, char **argv,
-                      const char **path);
 
 /* Read FILE (bounded by SL_CLI_MAX_INPUT), pick its content type, POST it to
  * 'api_path' and decode the JSON answer into *out. Returns an exit code. */

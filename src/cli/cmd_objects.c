@@ -285,41 +285,6 @@ int sl_cli_cmd_delete(struct sl_cli_ctx *ctx, int argc, char **argv)
     return code;
 }
 
-/* `apply` and `diff`: -f FILE, and --replace for apply. */
-int sl_cli_parse_apply(struct sl_cli_ctx *ctx, int argc, char **argv, const char **path,
-                       bool *replace)
-{
-    static const struct sl_cli_opt opts[] = {
-        {"file", 'f', true, 1},
-        {"replace", '\0', false, 2},
-        {NULL, '\0', false, 0},
-    };
-    struct sl_cli_parser p;
-    struct sl_error err = {{0}, {0}};
-    const char *v;
-    int id, code;
-
-    *path = NULL;
-    sl_cli_parser_init(&p, argc, argv, 1, false);
-    while ((id = sl_cli_next(&p, opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
-        if ((code = sl_cli_arg_special(ctx, id, &err)))
-            return code;
-        if (id == 2 && replace) {
-            *replace = true;
-        } else if (id == 1) {
-            *path = v;
-        } else {
-            sl_cli_errorf("%s: unexpected argument '%.64s'", ctx->cmd->name, v);
-            return SL_CLI_USAGE;
-        }
-    }
-    if (!*path || !**path) {
-        sl_cli_errorf("%s: -f FILE is required ('-' reads standard input)", ctx->cmd->name);
-        return SL_CLI_USAGE;
-    }
-    return SL_CLI_OK;
-}
-
 int sl_cli_cmd_diff(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
     const char *file;

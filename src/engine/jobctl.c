@@ -171,7 +171,6 @@ int sl_eng_do_release(struct sl_engine *e, struct sl_op *op)
 int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op)
 {
     struct job *j = ctl_job(e, op, op->u.jobctl.job_id, "requeue");
-    struct sl_job_view v;
     int rc;
 
     if (!j)
@@ -212,13 +211,9 @@ int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op)
     sl_eng_job_signal_all(e, j, j->spec->ckpt_signal);
     j->kill_at_ms = sl_eng_mono_ms(e) + j->spec->ckpt_grace_ms;
     sl_eng_job_timer(e, j);
-    sl_eng_job_view(j, &v, j->placement, NULL);
-    v.spec_doc = sl_job_spec_to_json(j->spec);
-    rc = sl_eng_op_job_body(op, &v);
-    json_decref(v.spec_doc);
-    if (rc < 0)
+    if ((rc = ctl_answer(op, j)) < 0)
         return rc;
-    op->status = 202;
+    op->status = 202; /* it stops after its grace */
     return 0;
 }
 

@@ -160,7 +160,7 @@ def ms(t):
 
 
 def submissions(path):
-    """{Sluice job id: (sbatch's start in ms since the epoch, its duration
+    """{Sluice job id: (its submission's start in ms since the epoch, its duration
     in ms)} of the first submission of each, from sluiced's debug log (the executor's
     "submitted" lines); {} without one."""
     out = {}
@@ -171,7 +171,7 @@ def submissions(path):
             if "slurm executor: submitted" not in line:
                 continue
             kv = dict(w.split("=", 1) for w in line.split() if "=" in w and '"' not in w)
-            out.setdefault(int(kv["job"]), (int(kv["at_ms"]), int(kv["sbatch_ms"])))
+            out.setdefault(int(kv["job"]), (int(kv["at_ms"]), int(kv["submit_ms"])))
     return out
 
 
@@ -196,8 +196,8 @@ def sluice(n, clients, url, key="sluice", tag="s"):
     for i in [i for i in ids if jobs[i]["state"] != "Succeeded"][:5]:
         print("# job %s ended %s: %s" % (i, jobs[i]["state"], jobs[i].get("message", "")),
               flush=True)
-    sbatch = submissions(os.environ.get("E2E_SLUICED_LOG", ""))
-    queue, d2r, tail, to_sbatch, in_sbatch, in_slurm = [], [], [], [], [], []
+    subs = submissions(os.environ.get("E2E_SLUICED_LOG", ""))
+    queue, d2r, tail, to_submit, in_submit, in_slurm = [], [], [], [], [], []
     for i in ids:
         j = jobs[i]
         s = stamp(tag, i)
@@ -207,10 +207,10 @@ def sluice(n, clients, url, key="sluice", tag="s"):
         queue.append(start - sub)
         d2r.append(s - start)
         tail.append(fin - s)
-        if i in sbatch:
-            at, took = sbatch[i]
-            to_sbatch.append(at - start)
-            in_sbatch.append(took)
+        if i in subs:
+            at, took = subs[i]
+            to_submit.append(at - start)
+            in_submit.append(took)
             in_slurm.append(s - at - took)
     say(key, jobs=n, clients=clients, submit_s="%.2f" % (t_sub - t0),
         total_s="%.2f" % (t_end - t0), jobs_per_s="%.2f" % (n / (t_end - t0)), succeeded=ok,
@@ -218,9 +218,9 @@ def sluice(n, clients, url, key="sluice", tag="s"):
         decision_to_running_p50_ms="%.0f" % pct(d2r, 50),
         decision_to_running_p99_ms="%.0f" % pct(d2r, 99),
         running_to_end_seen_mean_ms="%.0f" % statistics.mean(tail),
-        decision_to_sbatch_p50_ms="%.0f" % pct(to_sbatch, 50),
-        sbatch_p50_ms="%.0f" % pct(in_sbatch, 50),
-        sbatch_to_running_p50_ms="%.0f" % pct(in_slurm, 50))
+        decision_to_submit_p50_ms="%.0f" % pct(to_submit, 50),
+        submit_p50_ms="%.0f" % pct(in_submit, 50),
+        submit_to_running_p50_ms="%.0f" % pct(in_slurm, 50))
 
 
 def latency(n, url):

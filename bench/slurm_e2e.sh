@@ -5,12 +5,13 @@
 #   1. BENCH_E2E_N (2,000) trivial 1-GPU jobs submitted by 8 clients, from
 #      the first submit to the last completion: `sbatch` (untyped
 #      --gres=gpu:1, Slurm's own scheduler picks) against Sluice's API
-#      (Sluice decides each placement, submits it pinned to Slurm), once
-#      with the executor reading ends from its polls only and once also
-#      from the tail of Slurm's jobcomp file (--slurm-jobcomp, as when
-#      sluiced runs on the controller's host), and once more with staged
-#      successors (--slurm-stage on: the queue's next jobs wait in Slurm
-#      behind the running ones, docs/decisions/0010); with Sluice, where
+#      (Sluice decides each placement, submits it pinned to Slurm), the
+#      executor reading ends from the tail of Slurm's jobcomp file
+#      (--slurm-jobcomp, as when sluiced runs on the controller's host):
+#      once submitting through Slurm's C API (the default), once with
+#      sbatch (--slurm-api tools), and once more with staged successors
+#      (--slurm-stage on: the queue's next jobs wait in Slurm behind the
+#      running ones, docs/decisions/0010); with Sluice, where
 #      the time goes: the wait in Sluice's queue, from Sluice's decision to
 #      the job's first command, and from then to the end Sluice saw;
 #   2. decision-to-running of BENCH_LAT_N (100) jobs placed one at a time:
@@ -111,9 +112,9 @@ py() { python3 "$REPO/bench/slurm_e2e.py" "$@" | tee -a "$OUT" || { say "slurm_e
 say "-- 1. $N jobs, $CLIENTS clients: sbatch"
 py plain "$N" "$CLIENTS"
 lab_wait_idle 60 >/dev/null
-say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL)"
-start_sluiced
-py sluice "$N" "$CLIENTS" "$URL" sluice_poll o
+say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp --slurm-api tools)"
+start_sluiced --slurm-jobcomp "$LAB_JOBCOMP" --slurm-api tools
+py sluice "$N" "$CLIENTS" "$URL" sluice_tools o
 stop_sluiced
 lab_wait_idle 60 >/dev/null
 say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp)"
@@ -146,13 +147,14 @@ say ""
 say "== summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, Slurm $(sinfo -V | cut -d' ' -f2); one host, noisy)"
 say "e2e $N x 1-GPU 'true', $CLIENTS clients   sbatch      : $(get plain total_s) s ($(get plain jobs_per_s) jobs/s; submitting took $(get plain submit_s) s)"
 say "e2e $N x 1-GPU 'true', $CLIENTS clients   Sluice      : $(get sluice total_s) s ($(get sluice jobs_per_s) jobs/s; submitting took $(get sluice submit_s) s; $(get sluice succeeded) succeeded)"
-say "e2e, the same, Sluice reading ends at polls only: $(get sluice_poll total_s) s ($(get sluice_poll jobs_per_s) jobs/s; $(get sluice_poll succeeded) succeeded)"
+say "e2e, the same, Sluice submitting with sbatch   : $(get sluice_tools total_s) s ($(get sluice_tools jobs_per_s) jobs/s; $(get sluice_tools succeeded) succeeded)"
 say "e2e, the same, staged successors (--slurm-stage): $(get sluice_stage total_s) s ($(get sluice_stage jobs_per_s) jobs/s; $(get sluice_stage succeeded) succeeded)"
-say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))") (polls only: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_poll total_s)))"); staged: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_stage total_s)))"))"
+say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))") (with sbatch: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_tools total_s)))"); staged: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_stage total_s)))"))"
 say "Sluice: mean wait in Sluice's queue              : $(get sluice wait_in_sluice_mean_ms) ms"
 say "Sluice: decision to first command p50 / p99      : $(get sluice decision_to_running_p50_ms) / $(get sluice decision_to_running_p99_ms) ms (under load)"
 say "Sluice: first command to end seen, mean          : $(get sluice running_to_end_seen_mean_ms) ms (run, Slurm's teardown, the poll)"
-say "Sluice: decision to sbatch / sbatch / to running : $(get sluice decision_to_sbatch_p50_ms) / $(get sluice sbatch_p50_ms) / $(get sluice sbatch_to_running_p50_ms) ms (p50 of each; the commit, sbatch, Slurm's start)"
+say "Sluice: decision to submit / submit / to running: $(get sluice decision_to_submit_p50_ms) / $(get sluice submit_p50_ms) / $(get sluice submit_to_running_p50_ms) ms (p50 of each; the commit, the C API's call, Slurm's start)"
+say "the same with sbatch                             : $(get sluice_tools decision_to_submit_p50_ms) / $(get sluice_tools submit_p50_ms) / $(get sluice_tools submit_to_running_p50_ms) ms"
 say "decision to running, one at a time p50 / p99    : $(get latency p50_ms) / $(get latency p99_ms) ms (max $(get latency max_ms))"
 say "sbatch pinned to first command p50 / p99         : $(get pinhold pinned_p50_ms) / $(get pinhold pinned_p99_ms) ms"
 say "held + scontrol release to first command p50/p99 : $(get pinhold held_release_p50_ms) / $(get pinhold held_release_p99_ms) ms"

@@ -27,8 +27,10 @@ prometheus"
 # bench/slurm_rest.sh also needs Slurm's REST daemon (slurmrestd) and its
 # JWT authentication plugin (without slurm-wlm-jwt-plugin, a slurmctld
 # configured with AuthAltTypes=auth/jwt does not start); the lab itself
-# uses neither.
-OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin"
+# uses neither. libslurm-dev: Slurm's headers, with which the Slurm
+# executor is built to submit through Slurm's C API (src/exec/slurm_lib.c;
+# without them it submits with sbatch).
+OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin libslurm-dev"
 
 # Print the packages of the list $1 that are not installed, one per line.
 # One dpkg-query call for the whole list keeps the no-op path fast.

@@ -47,6 +47,7 @@ static const struct setting {
     {"slurmOutputDir", "slurm-output-dir", K_STRING,
      offsetof(struct sl_config, slurm_output_dir), 1024},
     {"slurmBin", "slurm-bin", K_STRING, offsetof(struct sl_config, slurm_bin), 1024},
+    {"slurmApi", "slurm-api", K_STRING, offsetof(struct sl_config, slurm_api), 16},
     {"slurmJobcomp", "slurm-jobcomp", K_STRING, offsetof(struct sl_config, slurm_jobcomp),
      1024},
     {"slurmPoll", "slurm-poll", K_TIMEOUT, offsetof(struct sl_config, slurm_poll_ms), 0},

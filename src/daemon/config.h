@@ -32,6 +32,7 @@ struct sl_config {
     char slurm_partition[64];     /* slurm: the partition Sluice places in */
     char slurm_output_dir[1024];  /* slurm: shared directory of task output */
     char slurm_bin[1024];         /* slurm: where its tools are; "" = PATH */
+    char slurm_api[16];           /* slurm: auto (""), library or tools */
     char slurm_jobcomp[1024];     /* slurm: its jobcomp/filetxt file; "" =
                                      none */
     int64_t slurm_poll_ms;        /* slurm: how often it is asked */

@@ -29,7 +29,8 @@ static void usage(FILE *f)
             "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
             "               [--fake-nodes FILE] [--executor local|simulated|slurm]\n"
             "               [--slurm-partition P --slurm-output-dir DIR [--slurm-bin DIR]\n"
-            "                [--slurm-jobcomp FILE] [--slurm-poll D] [--slurm-stage on|off]]\n"
+            "                [--slurm-api auto|library|tools] [--slurm-jobcomp FILE]\n"
+            "                [--slurm-poll D] [--slurm-stage on|off]]\n"
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "               [--kill-invalid-depend on|off]\n"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
             "  --slurm-output-dir DIR  slurm: a directory shared with the nodes, where\n"
             "                     tasks write their output (writable by the job accounts)\n"
             "  --slurm-bin DIR    slurm: where sbatch, squeue, scontrol, scancel are\n"
+            "  --slurm-api auto|library|tools  slurm: submit jobs through Slurm's C API\n"
+            "                     (libslurm) or sbatch; auto (default): the API when it\n"
+            "                     loads and no --slurm-bin is given\n"
             "  --slurm-jobcomp FILE  slurm: Slurm's jobcomp/filetxt file, for the ends\n"
             "                     of jobs Slurm forgot while sluiced was down\n"
             "  --slurm-poll D     slurm: how often Slurm is asked (default 1s)\n"
@@ -204,6 +208,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"slurm-partition", required_argument, NULL, 'S'},
         {"slurm-output-dir", required_argument, NULL, 'S'},
         {"slurm-bin", required_argument, NULL, 'S'},
+        {"slurm-api", required_argument, NULL, 'S'},
         {"slurm-jobcomp", required_argument, NULL, 'S'},
         {"slurm-poll", required_argument, NULL, 'S'},
         {"slurm-stage", required_argument, NULL, 'S'},
@@ -335,6 +340,7 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
         .slurm_partition = cfg->slurm_partition[0] ? cfg->slurm_partition : NULL,
         .slurm_output_dir = cfg->slurm_output_dir[0] ? cfg->slurm_output_dir : NULL,
         .slurm_bin = cfg->slurm_bin[0] ? cfg->slurm_bin : NULL,
+        .slurm_api = cfg->slurm_api[0] ? cfg->slurm_api : NULL,
         .slurm_jobcomp = cfg->slurm_jobcomp[0] ? cfg->slurm_jobcomp : NULL,
         .slurm_poll_ms = cfg->slurm_poll_ms,
         .slurm_stage = cfg->slurm_stage,

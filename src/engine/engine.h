@@ -194,6 +194,7 @@ struct sl_engine_config {
     const char *slurm_partition;      /* slurm: see sl_executor_config */
     const char *slurm_output_dir;
     const char *slurm_bin;
+    const char *slurm_api;
     const char *slurm_jobcomp;
     int64_t slurm_poll_ms;
     bool slurm_stage;             /* stage a queue's next jobs behind its

@@ -56,6 +56,7 @@ int sl_eng_executor_open(struct sl_engine *e, struct sl_error *err)
         .slurm_partition = e->cfg.slurm_partition,
         .slurm_output_dir = e->cfg.slurm_output_dir,
         .slurm_bin = e->cfg.slurm_bin,
+        .slurm_api = e->cfg.slurm_api,
         .slurm_jobcomp = e->cfg.slurm_jobcomp,
         .slurm_poll_ms = e->cfg.slurm_poll_ms,
         .slurm_stage = e->cfg.slurm_stage,

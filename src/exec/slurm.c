@@ -150,9 +150,6 @@ static void job_free(struct sjob *j)
 {
     if (!j)
         return;
-    for (char **a = j->argv; a && *a; a++)
-        free(*a);
-    free(j->argv);
     free(j->script);
     free(j->want);
     free(j->comp);
@@ -224,6 +221,13 @@ struct argv_b {
     bool failed;
 };
 
+static void argv_free(char **v)
+{
+    for (char **a = v; a && *a; a++)
+        free(*a);
+    free(v);
+}
+
 static void arg(struct argv_b *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void arg(struct argv_b *a, const char *fmt, ...)
 {
@@ -267,22 +271,19 @@ static void gres_arg(struct argv_b *a, const struct sl_slurm_place *c)
     sl_buf_fini(&g);
 }
 
-/* sbatch's arguments: the job's name, partition, account, time limit and
- * output, then one component per node (--ntasks its tasks there, --mem
- * theirs together), then the script's path. */
-static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
-                          const struct sl_exec_job *job, const struct passwd *pw, int *dep_arg,
-                          uint64_t after_sid)
+/* sbatch's arguments for job 'j': its name, partition, account, time
+ * limit and output, then one component per node (--ntasks its tasks
+ * there, --mem theirs together), then the script's path. The C API's job
+ * description (slurm_lib.c) says the same. */
+static char **sbatch_argv(const struct slurm *s, const struct sjob *j)
 {
     struct argv_b a = {0};
     char sbatch[PATH_MAX + 16];
-    const struct sl_job_spec *sp = job->spec;
-    int64_t cpus = (sp->cpu_milli + 999) / 1000, mem_mb = (sp->mem_bytes + (1 << 20) - 1) >> 20;
 
     sl_slx_tool(s, "sbatch", sbatch, sizeof(sbatch));
     arg(&a, "%s", sbatch);
     arg(&a, "--parsable");
-    arg(&a, "--job-name=sluice-%lld-%d", (long long)job->job_id, job->attempt);
+    arg(&a, "--job-name=sluice-%lld-%d", (long long)j->id, j->attempt);
     arg(&a, "--comment=sluice");
     arg(&a, "--partition=%s", s->partition);
     /* ALL, of sbatch's own environment, which is the executor's
@@ -292,36 +293,31 @@ static char **sbatch_argv(const struct slurm *s, const struct sjob *j,
     arg(&a, "--export=ALL");
     arg(&a, "--no-requeue");
     arg(&a, "--open-mode=append");
-    arg(&a, "--output=%s/%lld.0.log", s->outdir, (long long)job->job_id);
+    arg(&a, "--output=%s/%lld.0.log", s->outdir, (long long)j->id);
     arg(&a, "--chdir=/"); /* the script goes home where the node has it */
-    if (geteuid() == 0 && pw) {
-        arg(&a, "--uid=%u", (unsigned)pw->pw_uid);
-        arg(&a, "--gid=%u", (unsigned)pw->pw_gid);
+    if (j->as_uid) {
+        arg(&a, "--uid=%u", (unsigned)j->uid);
+        arg(&a, "--gid=%u", (unsigned)j->gid);
     }
-    if (dep_arg) { /* staged: Slurm starts it when that one completes (0: set later) */
-        *dep_arg = (int)a.n;
-        arg(&a, "--dependency=afterok:%llu", (unsigned long long)after_sid);
-    }
-    if (sp->max_runtime_ms > 0) /* Slurm's limit: a backstop to Sluice's */
-        arg(&a, "--time=%lld",
-            (long long)((sp->max_runtime_ms + sp->ckpt_grace_ms + 60000 + 59999) / 60000));
+    if (j->dep) /* staged: Slurm starts it when that one completes */
+        arg(&a, "--dependency=afterok:%llu", (unsigned long long)j->after_sid);
+    if (j->time_min > 0)
+        arg(&a, "--time=%lld", (long long)j->time_min);
     for (int c = 0; c < j->ncomp; c++) {
         if (c)
             arg(&a, ":");
         arg(&a, "--nodes=1");
         arg(&a, "--ntasks=%d", j->ncomp_tasks[c]);
         arg(&a, "--nodelist=%s", j->comps[c].node);
-        arg(&a, "--cpus-per-task=%lld", (long long)(cpus > 0 ? cpus : 1));
-        arg(&a, "--mem=%lldM", (long long)(mem_mb > 0 ? mem_mb : 1) * j->ncomp_tasks[c]);
+        arg(&a, "--cpus-per-task=%lld", (long long)j->cpus);
+        arg(&a, "--mem=%lldM", (long long)j->mem_mb * j->ncomp_tasks[c]);
         gres_arg(&a, &j->comps[c]);
     }
     /* the script as a file after the components: sbatch reads a
      * heterogeneous job's script from stdin wrongly (22.05) */
-    arg(&a, "%s/%lld.%d.%u.sh", s->run_dir, (long long)job->job_id, job->attempt, j->seq);
+    arg(&a, "%s/%lld.%d.%u.sh", s->run_dir, (long long)j->id, j->attempt, j->seq);
     if (a.failed) {
-        for (size_t i = 0; i < a.n; i++)
-            free(a.v[i]);
-        free(a.v);
+        argv_free(a.v);
         return NULL;
     }
     return a.v;
@@ -380,39 +376,32 @@ static bool handed_over(struct slurm *s, const struct sjob *j)
     return h;
 }
 
-/* Submit a job, pinned and ready: its script to DATA/run/<id>.<attempt>.<seq>.sh (sbatch's
+/* sbatch: the job's script to DATA/run/<id>.<attempt>.<seq>.sh (sbatch's
  * last argument), sbatch, the script removed (Slurm keeps its copy).
- * Returns its Slurm id, or 0 when it ended (refused). */
-static uint64_t do_submit(struct slurm *s, struct sjob *j)
+ * Returns its Slurm id, or 0 with why in 'say'. */
+static int64_t sbatch(struct slurm *s, struct sjob *j, char *say, size_t say_size)
 {
     struct sl_run_result res = {0};
-    char say[160] = "", path[PATH_MAX + 64], text[32];
-    int64_t id = 0, t0 = sl_now_ms();
+    char path[PATH_MAX + 64], **argv = NULL;
+    int64_t id = 0;
     int rc;
     char *semi;
 
     snprintf(path, sizeof(path), "%s/%lld.%d.%u.sh", s->run_dir, (long long)j->id, j->attempt,
              j->seq);
-    if ((rc = write_script(path, j->script)) < 0) {
-        snprintf(say, sizeof(say), "cannot write %s: %s", path, strerror(-rc));
-    } else {
-        char *plain;
-        rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
-        plain = rc != 0 && j->dep_arg > 0 && handed_over(s, j) ? strdup("--comment=sluice")
-                                                                : NULL;
-        if (plain) {
-            /* handed over before Slurm took it, and refused for its
-             * dependency (the predecessor already forgotten, say): its
-             * predecessor completed, so it goes without one */
-            sl_run_result_fini(&res);
-            free(j->argv[j->dep_arg]);
-            j->argv[j->dep_arg] = plain;
-            rc = sl_slx_call(s, j->argv, NULL, &res, say, sizeof(say));
-        }
-        unlink(path);
+    if (!(argv = sbatch_argv(s, j))) {
+        snprintf(say, say_size, "out of memory");
+        return 0;
     }
+    if ((rc = write_script(path, j->script)) < 0) {
+        snprintf(say, say_size, "cannot write %s: %s", path, strerror(-rc));
+        argv_free(argv);
+        return 0;
+    }
+    rc = sl_slx_call(s, argv, NULL, &res, say, say_size);
+    unlink(path);
+    argv_free(argv);
     semi = res.out.data ? strchr(res.out.data, ';') : NULL;
-
     if (semi)
         *semi = '\0';
     if (rc == 0 && res.out.data) {
@@ -420,12 +409,34 @@ static uint64_t do_submit(struct slurm *s, struct sjob *j)
         if (nl)
             *nl = '\0';
         if (sl_parse_int64(res.out.data, 1, INT64_MAX, &id) < 0)
-            snprintf(say, sizeof(say), "sbatch answered no job id: '%.60s'", res.out.data);
+            snprintf(say, say_size, "sbatch answered no job id: '%.60s'", res.out.data);
     }
     sl_run_result_fini(&res);
+    return id;
+}
+
+/* Submit a job, pinned and ready, through Slurm's C API when it can take
+ * it, else sbatch. A staged job refused for its dependency after it was
+ * handed over (its predecessor completed and Slurm forgot it meanwhile)
+ * goes again without one. Returns its Slurm id, or 0 when it ended
+ * (refused). */
+static uint64_t do_submit(struct slurm *s, struct sjob *j)
+{
+    char say[160] = "", path[PATH_MAX + 64], text[32];
+    int64_t id = 0, t0 = sl_now_ms();
+    bool lib = s->lib && sl_slx_lib_fits(j);
+
+    id = lib ? (int64_t)sl_slx_lib_submit(s, j, say, sizeof(say))
+             : sbatch(s, j, say, sizeof(say));
+    if (id <= 0 && j->dep && handed_over(s, j)) {
+        j->dep = false;
+        say[0] = '\0';
+        id = lib ? (int64_t)sl_slx_lib_submit(s, j, say, sizeof(say))
+                 : sbatch(s, j, say, sizeof(say));
+    }
     sl_debug("msg=\"slurm executor: submitted\" job=%lld attempt=%d slurm_job=%lld at_ms=%lld "
-             "sbatch_ms=%lld", (long long)j->id, j->attempt, (long long)id, (long long)t0,
-             (long long)(sl_now_ms() - t0));
+             "submit_ms=%lld via=%s", (long long)j->id, j->attempt, (long long)id, (long long)t0,
+             (long long)(sl_now_ms() - t0), lib ? "api" : "sbatch");
     pthread_mutex_lock(&s->mu);
     if (id > 0) {
         j->slurm_id = (uint64_t)id;
@@ -662,11 +673,7 @@ static void reap_released(struct slurm *s)
  * job is cancelled, and a signal that came meanwhile is queued. */
 void sl_slx_submitted(struct slurm *s, struct sjob *j)
 {
-    for (char **a = j->argv; a && *a; a++)
-        free(*a);
-    free(j->argv);
     free(j->script);
-    j->argv = NULL;
     j->script = NULL;
     j->submitting = false;
     if (j->cancel_after && j->slurm_id && sl_slx_queue_cmd(s, C_CANCEL, j, 0) < 0)
@@ -941,10 +948,24 @@ const char *sl_slx_job_submit(struct slurm *s, const struct sl_exec_job *job,
         why = "a gang of more than 64 tasks";
     if (!why && !(j = job_new(s, job)))
         why = "out of memory";
-    if (!why && (!(j->argv = sbatch_argv(s, j, job, pw, staged ? &j->dep_arg : NULL,
-                                         after_sid)) ||
-                 !(j->script = sl_slx_batch_script(s, j, job, pw))))
+    if (!why && !(j->script = sl_slx_batch_script(s, j, job, pw)))
         why = "out of memory";
+    if (!why) {
+        const struct sl_job_spec *sp = job->spec;
+        int64_t cpus = (sp->cpu_milli + 999) / 1000;
+        int64_t mem_mb = (sp->mem_bytes + (1 << 20) - 1) >> 20;
+        j->cpus = cpus > 0 ? cpus : 1;
+        j->mem_mb = mem_mb > 0 ? mem_mb : 1;
+        if (sp->max_runtime_ms > 0) /* Slurm's limit: a backstop to Sluice's */
+            j->time_min = (sp->max_runtime_ms + sp->ckpt_grace_ms + 60000 + 59999) / 60000;
+        if (geteuid() == 0 && pw) {
+            j->as_uid = true;
+            j->uid = pw->pw_uid;
+            j->gid = pw->pw_gid;
+        }
+        j->dep = staged;
+        j->after_sid = after_sid;
+    }
     if (!why && sl_slx_vec_grow((void **)&s->jobs, &s->jobs_cap, s->njobs, sizeof(*s->jobs)) < 0)
         why = "out of memory";
     if (!why && staged && !after_sid) {
@@ -1230,6 +1251,8 @@ static const struct sl_executor_ops slurm_ops = {
     .destroy = slurm_destroy,
 };
 
+static char umask_env[] = "SLURM_UMASK=0022";
+
 /* Settings: the partition and the shared output directory are required. */
 static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
                           struct sl_error *err)
@@ -1265,6 +1288,10 @@ static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
                                            "jobcomp/filetxt file (JobCompLoc)");
         snprintf(s->jobcomp, sizeof(s->jobcomp), "%s", cfg->slurm_jobcomp);
     }
+    if (cfg->slurm_api && strcmp(cfg->slurm_api, "auto") != 0 &&
+        strcmp(cfg->slurm_api, "library") != 0 && strcmp(cfg->slurm_api, "tools") != 0)
+        return sl_errorf(err, -EINVAL, "--slurm-api: auto, library or tools, not '%s'",
+                         cfg->slurm_api);
     s->poll_ms = cfg->slurm_poll_ms > 0 ? cfg->slurm_poll_ms : 1000;
     s->stage = cfg->slurm_stage;
     snprintf(s->env_path, sizeof(s->env_path), "PATH=%s", TASK_PATH);
@@ -1275,10 +1302,36 @@ static int slurm_settings(struct slurm *s, const struct sl_executor_config *cfg,
         snprintf(s->env_conf, sizeof(s->env_conf), "SLURM_CONF=%s", conf);
         s->tool_env[1] = s->env_conf;
     }
+    /* the local executor's umask for tasks (sbatch's own, sluiced's 077,
+     * would be the job's otherwise) */
+    s->tool_env[s->tool_env[1] ? 2 : 1] = umask_env;
     snprintf(s->run_dir, sizeof(s->run_dir), "%s/run", cfg->data_dir);
     return sl_mkdir_p(s->run_dir, 0700) < 0
                ? sl_errorf(err, -EIO, "--data-dir %s: cannot make run/", cfg->data_dir)
                : 0;
+}
+
+/* Slurm's C API for submissions (slurm_lib.c): with --slurm-api library,
+ * or auto without --slurm-bin (tools in a directory of their own may not
+ * be the Slurm the loader finds); else, or when it cannot be loaded in
+ * auto, sbatch. After the nodes were read: Slurm's tools work here. */
+static int open_api(struct slurm *s, const struct sl_executor_config *cfg, struct sl_error *err)
+{
+    const char *api = cfg->slurm_api ? cfg->slurm_api : "auto";
+    char why[256] = "";
+
+    if (strcmp(api, "tools") == 0) {
+        snprintf(why, sizeof(why), "--slurm-api tools");
+    } else if (strcmp(api, "auto") == 0 && s->bin[0]) {
+        snprintf(why, sizeof(why), "--slurm-bin names Slurm's tools");
+    } else if ((s->lib = sl_slx_lib_open(why, sizeof(why)))) {
+        sl_info("msg=\"slurm executor: jobs are submitted through Slurm's C API\"");
+        return 0;
+    } else if (strcmp(api, "library") == 0) {
+        return sl_errorf(err, -ENOENT, "--slurm-api library: %s", why);
+    }
+    sl_info("msg=\"slurm executor: jobs are submitted with sbatch\" why=\"%s\"", why);
+    return 0;
 }
 
 struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cfg,
@@ -1304,6 +1357,8 @@ struct sl_executor *sl_slurm_executor_create(const struct sl_executor_config *cf
         rc = sl_errorf(err, -ENOENT, "slurm: partition %s has no node", s->partition);
         goto fail;
     }
+    if ((rc = open_api(s, cfg, err)) < 0)
+        goto fail;
     if ((s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         rc = sl_errorf(err, -errno, "eventfd: %s", strerror(errno));
         goto fail;

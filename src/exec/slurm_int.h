@@ -53,7 +53,13 @@ struct sjob {
     int *comp;                    /* task -> its component (ntasks) */
     int *ncomp_tasks;             /* component -> its number of tasks */
     struct sl_slurm_place *comps; /* component -> what it holds there */
-    char **argv;                  /* sbatch's, until submitted (owned) */
+    /* what the submission asks of Slurm beside the components (sbatch's
+     * arguments, or the C API's job description: slurm_lib.c) */
+    bool as_uid;                  /* as root: the job's account (--uid) */
+    uid_t uid;
+    gid_t gid;
+    int64_t time_min;             /* Slurm's time limit, minutes (0 = none) */
+    int64_t cpus, mem_mb;         /* per task */
     char *script;                 /* the batch script, until submitted */
     /* Staging (sl_executor_stage): a job submitted behind a running one,
      * pinned to its resources with --dependency=afterok on its Slurm id,
@@ -70,7 +76,9 @@ struct sjob {
     bool after_pending;           /* staged behind a job still being
                                      submitted: submitted right after it,
                                      by the same submitter */
-    int dep_arg;                  /* staged: argv's --dependency slot */
+    bool dep;                     /* staged: afterok on 'after_sid' */
+    uint64_t after_sid;           /* its predecessor's Slurm id (0 = being
+                                     submitted: set by sl_slx_chained) */
     unsigned seq;                 /* this executor's count of records: the
                                      script's file is its own */
     bool cancel_after;            /* withdrawn while being submitted:
@@ -128,9 +136,11 @@ struct slurm {
     struct sl_slurm_confine confine; /* how Slurm confines a job */
     /* the environment of every Slurm tool: PATH and the daemon's
      * SLURM_CONF, nothing else (sbatch passes its own to the job) */
-    char *tool_env[3];
+    char *tool_env[4];
     char env_path[sizeof("PATH=") + sizeof(TASK_PATH)];
     char env_conf[PATH_MAX + 16];
+    struct sl_slurm_lib *lib;     /* Slurm's C API (slurm_lib.c); NULL = the
+                                     tools only */
 };
 
 
@@ -189,6 +199,22 @@ const char *sl_slx_job_submit(struct slurm *s, const struct sl_exec_job *job,
 /* After sbatch (caller holds mu): what was kept for it goes, a withdrawn
  * job is cancelled, a signal that came meanwhile is queued. */
 void sl_slx_submitted(struct slurm *s, struct sjob *j);
+
+/* ---- slurm_lib.c: Slurm's C API, loaded at run time ------------------ */
+
+struct sl_slurm_lib;
+/* Load libslurm (the ABI of the Slurm this was built against) and read
+ * Slurm's configuration, for submissions without a process per job.
+ * NULL, with why in 'why', when it cannot be used: the tools then do
+ * all. The library stays loaded for the life of the process. */
+struct sl_slurm_lib *sl_slx_lib_open(char *why, size_t why_size);
+/* Whether job 'j' can be submitted through the C API: one component (a
+ * heterogeneous job goes through sbatch, whose environment per
+ * component the API does not make). */
+bool sl_slx_lib_fits(const struct sjob *j);
+/* Submit 'j' as sbatch would with its arguments (slurm.c, sbatch_argv):
+ * its Slurm id, or 0 with Slurm's error in 'say'. */
+uint64_t sl_slx_lib_submit(struct slurm *s, const struct sjob *j, char *say, size_t say_size);
 
 /* ---- slurm_stage.c ---- */
 

@@ -260,18 +260,13 @@ void sl_slx_unstage(struct sl_executor *x, int64_t job_id, int attempt)
  * next; NULL when p was refused or b withdrawn meanwhile. */
 struct sjob *sl_slx_chained(struct slurm *s, struct sjob *b, const struct sjob *p)
 {
-    char dep[48], *arg_dep = NULL;
-
     b->after_pending = false;
-    snprintf(dep, sizeof(dep), "--dependency=afterok:%llu", (unsigned long long)p->slurm_id);
-    if (b->st == SJ_DONE || b->cancel_after || !p->slurm_id || p->st == SJ_DONE ||
-        !(arg_dep = strdup(dep))) {
+    if (b->st == SJ_DONE || b->cancel_after || !p->slurm_id || p->st == SJ_DONE) {
         if (b->st != SJ_DONE && !b->released)
             sl_slx_push_unstaged(s, b);
         sl_slx_submitted(s, b);
         return NULL;
     }
-    free(b->argv[b->dep_arg]);
-    b->argv[b->dep_arg] = arg_dep;
+    b->after_sid = p->slurm_id;
     return b;
 }

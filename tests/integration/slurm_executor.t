@@ -166,6 +166,23 @@ j=$(sluice run --name three --gpus 1 --cpus 1 --memory 64Mi -- sh -c 'exit 3')
 ok "a job that exits 3 fails" wait_state "$j" Failed 20
 is "$(sluice show "$j" -o json | json_get exit_code)" 3 "with exit code 3, from Slurm"
 
+# ---- submission through Slurm's C API ----------------------------------------
+# The lab's slurm.conf is a file sluiced can read, and no --slurm-bin is
+# given: jobs of one node go through libslurm, a gang over nodes through
+# sbatch (above). A job Slurm refuses ends with Slurm's own words.
+if [ -f /usr/include/slurm/slurm_version.h ]; then
+    ok "jobs of one node are submitted through Slurm's C API (libslurm)" \
+        grep -q "jobs are submitted through Slurm's C API" "$SLUICE_TMP/sluiced.log"
+else
+    diag "built without Slurm's headers (libslurm-dev): jobs are submitted with sbatch"
+fi
+scontrol update partitionname=main state=inactive
+j=$(sluice run --name refused --gpus 1 --cpus 1 --memory 64Mi -- true)
+ok "a job Slurm refuses (its partition inactive) fails" wait_state "$j" Failed 20
+scontrol update partitionname=main state=up
+like "$(sluice show "$j" -o json | json_get message)" "Slurm refused the job: .*[Pp]artition" \
+    "with Slurm's reason, from the API"
+
 # ---- job arrays -------------------------------------------------------------
 j=$(sluice run --name arr --array '4,6' --cpus 1 --memory 64Mi -- \
     sh -c 'echo "index=$SLUICE_ARRAY_INDEX array=$SLUICE_ARRAY_JOB_ID count=$SLUICE_ARRAY_TASK_COUNT"')

@@ -15,9 +15,13 @@
 lab_test_start sln
 
 FAKE_GPUS=none
+# sbatch for every job here (slurm_executor.t and slurm_stage.t use
+# Slurm's C API)
 start_sluiced --executor slurm --slurm-partition main --slurm-output-dir "$LAB_SHARED" \
-    --slurm-jobcomp "$LAB_JOBCOMP" --slurm-poll 250ms ||
+    --slurm-jobcomp "$LAB_JOBCOMP" --slurm-poll 250ms --slurm-api tools ||
     bail "sluiced starts with the Slurm executor"
+ok "--slurm-api tools: jobs are submitted with sbatch" \
+    grep -q "jobs are submitted with sbatch" "$SLUICE_TMP/sluiced.log"
 S=$LAB_SHARED
 
 # node NODE KEY[.KEY]: a member of node NODE in `sluice nodes -o json`

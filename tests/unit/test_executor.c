@@ -113,6 +113,11 @@ static void test_slurm_settings(void)
     cfg.slurm_output_dir = "relative/dir";
     ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "absolute"),
        "given as an absolute path");
+    cfg.slurm_output_dir = "/tmp";
+    cfg.slurm_api = "rest";
+    ok(sl_executor_create(&cfg, &err) == NULL && strstr(err.text, "--slurm-api") &&
+           strstr(err.text, "auto, library or tools") && strstr(err.text, "'rest'"),
+       "--slurm-api is auto, library or tools (%s)", err.text);
 }
 
 /* ---- simulated -------------------------------------------------------------- */

@@ -217,9 +217,9 @@ struct sl_executor_config {
                                      the job's account, read here */
     const char *slurm_bin;        /* where sbatch, squeue, scontrol and
                                      scancel are; NULL = PATH */
-    const char *slurm_api;        /* how jobs are submitted: "auto" (NULL),
-                                     "library" (Slurm's C API) or "tools"
-                                     (sbatch) */
+    const char *slurm_api;        /* how jobs are submitted and checked:
+                                     "auto" (NULL), "library" (Slurm's C
+                                     API) or "tools" (sbatch, scontrol) */
     int64_t slurm_poll_ms;        /* how often Slurm is asked; 0 = 1 s */
     bool slurm_stage;             /* offer staging (caps.stages) */
     const char *slurm_jobcomp;    /* Slurm's jobcomp/filetxt file (JobCompLoc),

@@ -215,6 +215,11 @@ bool sl_slx_lib_fits(const struct sjob *j);
 /* Submit 'j' as sbatch would with its arguments (slurm.c, sbatch_argv):
  * its Slurm id, or 0 with Slurm's error in 'say'. */
 uint64_t sl_slx_lib_submit(struct slurm *s, const struct sjob *j, char *say, size_t say_size);
+/* What `scontrol show job -d -o SID` prints, one line per component,
+ * each given to fn(arg, line); 0, -ENOENT when Slurm does not know the
+ * job, -EIO. */
+int sl_slx_lib_job_lines(struct slurm *s, uint64_t sid, void (*fn)(void *arg, char *line),
+                         void *arg);
 
 /* ---- slurm_stage.c ---- */
 

@@ -1,5 +1,6 @@
 /*
- * slurm_lib.c - submission through Slurm's C API (slurm_int.h).
+ * slurm_lib.c - submission, and the details of a started job, through
+ * Slurm's C API (slurm_int.h).
  *
  * sbatch costs a process per job: on a busy control host it spends
  * several milliseconds of CPU loading slurm.conf and its plugins before
@@ -63,6 +64,16 @@ uint64_t sl_slx_lib_submit(struct slurm *s, const struct sjob *j, char *say, siz
     return 0;
 }
 
+int sl_slx_lib_job_lines(struct slurm *s, uint64_t sid, void (*fn)(void *arg, char *line),
+                         void *arg)
+{
+    (void)s;
+    (void)sid;
+    (void)fn;
+    (void)arg;
+    return -EIO;
+}
+
 #else
 
 #include <dlfcn.h>
@@ -84,6 +95,10 @@ struct sl_slurm_lib {
     int (*submit)(job_desc_msg_t *desc, submit_response_msg_t **resp);
     void (*free_resp)(submit_response_msg_t *resp);
     char *(*strerror)(int errnum);
+    int (*load_job)(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags);
+    void (*free_job_info)(job_info_msg_t *msg);
+    char *(*sprint_job)(slurm_job_info_t *job, int one_liner);
+    void (*xfree)(void **item);
 };
 
 /* One per process: Slurm's configuration is the library's global state. */
@@ -122,8 +137,12 @@ struct sl_slurm_lib *sl_slx_lib_open(char *why, size_t why_size)
     *(void **)&L.submit = dlsym(dl, "slurm_submit_batch_job");
     *(void **)&L.free_resp = dlsym(dl, "slurm_free_submit_response_response_msg");
     *(void **)&L.strerror = dlsym(dl, "slurm_strerror");
+    *(void **)&L.load_job = dlsym(dl, "slurm_load_job");
+    *(void **)&L.free_job_info = dlsym(dl, "slurm_free_job_info_msg");
+    *(void **)&L.sprint_job = dlsym(dl, "slurm_sprint_job_info");
+    *(void **)&L.xfree = dlsym(dl, "slurm_xfree");
     if (!L.init || !L.api_version || !L.init_desc || !L.submit || !L.free_resp ||
-        !L.strerror) {
+        !L.strerror || !L.load_job || !L.free_job_info || !L.sprint_job || !L.xfree) {
         snprintf(why, why_size, "%s lacks a function of Slurm's API", LIBSLURM);
         goto no; /* a library without its API: left loaded, never called */
     }
@@ -268,6 +287,33 @@ uint64_t sl_slx_lib_submit(struct slurm *s, const struct sjob *j, char *say, siz
     for (uint32_t i = 0; i < nenv; i++)
         free(env[i]);
     return id;
+}
+
+/* scontrol show job -d -o is slurm_load_job with SHOW_DETAIL, then each
+ * record printed on one line (scontrol/info_job.c): one RPC, no process. */
+int sl_slx_lib_job_lines(struct slurm *s, uint64_t sid, void (*fn)(void *arg, char *line),
+                         void *arg)
+{
+    const struct sl_slurm_lib *L = s->lib;
+    job_info_msg_t *m = NULL;
+
+    if (sid > UINT32_MAX)
+        return -ENOENT;
+    if (L->load_job(&m, (uint32_t)sid, SHOW_DETAIL) != 0) {
+        int e = errno;
+        return e == ESLURM_INVALID_JOB_ID ? -ENOENT : -EIO;
+    }
+    for (uint32_t i = 0; m && i < m->record_count; i++) {
+        char *text = L->sprint_job(&m->job_array[i], 1);
+        if (!text)
+            continue;
+        text[strcspn(text, "\n")] = '\0';
+        fn(arg, text);
+        L->xfree((void **)&text);
+    }
+    if (m)
+        L->free_job_info(m);
+    return 0;
 }
 
 #endif

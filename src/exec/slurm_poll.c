@@ -65,8 +65,22 @@ static int jobcomp_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *o
     return *n > 0 ? 0 : -ENOENT;
 }
 
+struct details {
+    struct sl_slurm_job *out;
+    int max, n;
+};
+
+static void details_line(void *arg, char *line)
+{
+    struct details *d = arg;
+
+    if (d->n < d->max && sl_slurm_parse_job(line, &d->out[d->n]) == 0)
+        d->n++;
+}
+
 /* The details of Slurm job 'sid' (one entry per component), or -ENOENT
- * when Slurm no longer knows it, nor its jobcomp file. */
+ * when Slurm no longer knows it, nor its jobcomp file: through Slurm's C
+ * API when it is loaded, else scontrol. */
 int sl_slx_job_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *out, int max, int *n)
 {
     char scontrol[PATH_MAX + 16], id[32];
@@ -75,6 +89,13 @@ int sl_slx_job_details(struct slurm *s, uint64_t sid, struct sl_slurm_job *out, 
     int rc;
 
     *n = 0;
+    if (s->lib) {
+        struct details d = {out, max, 0};
+        if ((rc = sl_slx_lib_job_lines(s, sid, details_line, &d)) == -ENOENT)
+            return jobcomp_details(s, sid, out, max, n);
+        *n = d.n;
+        return rc == 0 && d.n > 0 ? 0 : -EIO;
+    }
     sl_slx_tool(s, "scontrol", scontrol, sizeof(scontrol));
     snprintf(id, sizeof(id), "%llu", (unsigned long long)sid);
     if ((rc = sl_slx_call(s, argv, NULL, &res, NULL, 0)) != 0) {

@@ -270,7 +270,7 @@ static int update_name(struct ctx *c, const char *key, const json_t *v, char *ds
 }
 
 /* An update's resources: only gpus, whole GPUs per task. */
-static int update_resources(struct ctx *c, const json_t *res, int *gpus)
+static int update_resources(struct ctx *c, const json_t *res, struct sl_op_update *u)
 {
     const char *key;
     json_t *v;
@@ -295,7 +295,8 @@ static int update_resources(struct ctx *c, const json_t *res, int *gpus)
                           "must be whole GPUs per task, 0 to %d", SL_MAX_GPUS_PER_TASK);
             return -1;
         }
-        *gpus = (int)json_integer_value(v);
+        u->has_gpus = true;
+        u->gpus = (int)json_integer_value(v);
     }
     return 0;
 }
@@ -311,9 +312,7 @@ static int update_body(struct ctx *c, struct sl_op_update *u)
     json_t *doc = len ? sl_jf_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL, *v;
     int rc = -1;
 
-    u->max_runtime_ms = 0;
-    u->pclass[0] = u->queue[0] = '\0';
-    u->gpus = -1;
+    memset(u, 0, sizeof(*u));
     if (!doc && len && sl_jf_oom(&jerr)) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         return -1;
@@ -341,7 +340,7 @@ static int update_body(struct ctx *c, struct sl_op_update *u)
             if (update_name(c, key, v, u->queue, sizeof(u->queue)) < 0)
                 goto out;
         } else if (!strcmp(key, "resources")) {
-            if (update_resources(c, v, &u->gpus) < 0)
+            if (update_resources(c, v, u) < 0)
                 goto out;
         } else {
             sl_api_refuse(c, 400, "invalid", key,

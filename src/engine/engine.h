@@ -92,8 +92,8 @@ struct sl_op_update {
     int64_t max_runtime_ms;           /* > 0; 0 = unchanged */
     char pclass[64];                  /* priorityClass; "" = unchanged */
     char queue[64];                   /* "" = unchanged */
-    int gpus;                         /* resources.gpus, whole GPUs per
-                                         task, 0..64; -1 = unchanged */
+    bool has_gpus;                    /* resources.gpus was given: */
+    int gpus;                         /* whole GPUs per task, 0..64 */
 };
 struct sl_op_apply {
     struct sl_manifest *manifests;

@@ -119,7 +119,7 @@ static int resolve(struct sl_engine *e, struct sl_op *op, struct update *x)
         return sl_errorf_field(&op->err, -EINVAL, "priorityClass",
                                "priority class '%s' does not exist", u->pclass);
     }
-    x->gpus = u->gpus;
+    x->gpus = u->has_gpus ? u->gpus : -1;
     x->max_runtime_ms = u->max_runtime_ms;
     return 0;
 }
@@ -356,7 +356,7 @@ static int apply(struct sl_engine *e, struct sl_op *op, struct update *x, const 
 int sl_eng_do_update(struct sl_engine *e, struct sl_op *op)
 {
     const struct sl_op_update *u = &op->u.update;
-    bool respec = u->pclass[0] || u->queue[0] || u->gpus >= 0;
+    bool respec = u->pclass[0] || u->queue[0] || u->has_gpus;
     struct update x = {.j = sl_eng_ctl_job(e, op, u->job_id, "update")};
     json_t *details = NULL;
     struct sl_buf words;

@@ -13,10 +13,11 @@ team-admin and an admin may. A requeued running job gets its checkpoint
 signal, is Pending again and runs as its next attempt with no retry used;
 with --hold it waits held. A pending job cannot be requeued, nor one
 already stopping. An update lowers a job's maxRuntime while pending or
-running (the running job's timer follows), an admin may raise it, other
-fields and bad values are refused naming the field; it outlives a
-restart. Every hold, release and requeue is in the audit log and
-the job's events; sluice hold/release/requeue/show/why say it."""
+running (the running job's timer follows), an admin may raise it, bad
+values are refused naming the field; it outlives a restart. A
+team-admin's requeue --hold of alice's job is an admin hold she may not
+release. Every hold, release and requeue is in the audit log and the
+job's events; sluice hold/release/requeue/show/why say it."""
 
 import json
 import os
@@ -247,7 +248,11 @@ tap.is_(job(q).get("state"), "Pending", "with GPUs free it does not start")
 r = ctl("requeue", q, "alice")
 tap.ok(r.status == 409 and r.error_field() == "state" and "only a running job" in
        r.body.decode(), "a pending job cannot be requeued (409, state)", r)
-tap.is_(ctl("release", q, "alice").status, 200, "released")
+tap.is_(jq.get("hold"), {"kind": "admin", "by": "tina"},
+        "tina's hold of alice's job is an admin hold")
+r = ctl("release", q, "alice")
+tap.ok(r.status == 403 and r.error_field() == "hold", "which alice may not release", r)
+tap.is_(ctl("release", q, "tina").status, 200, "tina releases it")
 tap.ok(wait_state(q, "Running"), "it runs again")
 tap.is_(d.request("DELETE", "/v1/jobs/%d" % q).status, 202, "it is cancelled")
 tap.ok(wait_state(q, "Cancelled"), "and ends")
@@ -299,10 +304,11 @@ tap.is_(max_runtime(u), "1h30m", "nothing changed")
 r = patch(u, {"maxRuntime": "3h"})
 tap.ok(r.status == 200, "an admin may raise it", r)
 tap.is_(max_runtime(u), "3h", "to 3h")
-for body_, field in (({"priorityClass": "production"}, "priorityClass"),
-                     ({"queue": "nlp"}, "queue"), ({"resources": {"gpus": 2}}, "resources"),
+# (jobupdate.t has the updates of class, queue and GPUs)
+for body_, field in (({"priorityClass": 5}, "priorityClass"),
+                     ({"queue": "nlp"}, "queue"), ({"resources": {"cpus": 2}}, "resources.cpus"),
                      ({"color": "red"}, "color"), ({"maxRuntime": "soon"}, "maxRuntime"),
-                     ({"maxRuntime": 0}, "maxRuntime"), ({}, "maxRuntime")):
+                     ({"maxRuntime": 0}, "maxRuntime"), ({}, None)):
     r = patch(u, body_, "alice")
     tap.ok(r.status == 400 and r.error_field() == field, "%s: 400 naming %s" % (
         json.dumps(body_), field), r)

@@ -620,6 +620,9 @@ struct job *sl_eng_ctl_job(struct sl_engine *e, struct sl_op *op, int64_t id,
                            const char *verb);
 /* The job's object as the operation's answer (200). */
 int sl_eng_ctl_answer(struct sl_op *op, const struct job *j);
+/* Job 'j''s message back to 'saved', a copy taken before a change that
+ * failed (NULL: it had none); frees 'saved'. */
+void sl_eng_job_msg_restore(struct sl_engine *e, struct job *j, char *saved);
 /* Hold, release a pending job (struct sl_op_jobctl): the job's user, a
  * team-admin of its team or an admin; refused (409, field "state") when
  * it is not pending (hold), is staged in the executor (hold), or is not

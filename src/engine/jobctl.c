@@ -60,6 +60,15 @@ struct job *sl_eng_ctl_job(struct sl_engine *e, struct sl_op *op, int64_t id,
     return j;
 }
 
+void sl_eng_job_msg_restore(struct sl_engine *e, struct job *j, char *saved)
+{
+    if (saved)
+        sl_eng_job_msg(e, j, "%s", saved);
+    else
+        sl_eng_job_msg(e, j, NULL);
+    free(saved);
+}
+
 int sl_eng_ctl_answer(struct sl_op *op, const struct job *j)
 {
     struct sl_job_view v;
@@ -136,11 +145,7 @@ static int hold_write(struct sl_engine *e, struct sl_op *op, struct job *j, bool
         j->held = was;
         j->hold_admin = was_admin;
         j->hold_by = was_by;
-        if (old)
-            sl_eng_job_msg(e, j, "%s", old);
-        else
-            sl_eng_job_msg(e, j, NULL);
-        free(old);
+        sl_eng_job_msg_restore(e, j, old);
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc < 0 ? rc : -ENOMEM,
                          rc < 0 ? "store: write failed" : "out of memory");

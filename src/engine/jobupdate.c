@@ -330,11 +330,7 @@ static int apply(struct sl_engine *e, struct sl_op *op, struct update *x, const 
         j->queue = queue0;
         j->pclass = pclass0;
         j->priority = priority0;
-        if (msg0)
-            sl_eng_job_msg(e, j, "%s", msg0);
-        else
-            sl_eng_job_msg(e, j, NULL);
-        free(msg0);
+        sl_eng_job_msg_restore(e, j, msg0);
         sl_eng_op_fail(op, 503, "unavailable");
         return sl_errorf(&op->err, rc, rc == -ENOMEM ? "out of memory" : "store: write failed");
     }

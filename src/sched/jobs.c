@@ -594,20 +594,28 @@ int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on)
     return 0;
 }
 
+/* *slot becomes a copy of 'text' (NULL: none). Returns 0 or -ENOMEM
+ * (unchanged). */
+static int text_set(char **slot, const char *text)
+{
+    char *t = NULL;
+
+    if (text && !(t = strdup(text)))
+        return -ENOMEM;
+    free(*slot);
+    *slot = t;
+    return 0;
+}
+
 int sl_sched_job_hold_note(struct sl_sched *s, int64_t id, const char *why)
 {
     struct job *j = sl_imap_get(&s->jobs, id);
-    char *w = NULL;
 
     if (!j)
         return -ENOENT;
     if (j->state != J_PENDING || !j->on_hold)
         return -EINVAL;
-    if (why && !(w = strdup(why)))
-        return -ENOMEM;
-    free(j->hold_note);
-    j->hold_note = w;
-    return 0;
+    return text_set(&j->hold_note, why);
 }
 
 /* ---- respec ------------------------------------------------------------- */
@@ -698,17 +706,12 @@ bool sl_sched_job_held(const struct sl_sched *s, int64_t id)
 int sl_sched_job_wait(struct sl_sched *s, int64_t id, const char *why)
 {
     struct job *j = sl_imap_get(&s->jobs, id);
-    char *w = NULL;
 
     if (!j)
         return -ENOENT;
     if (j->state != J_PENDING || j->staged_after)
         return -EINVAL;
-    if (why && !(w = strdup(why)))
-        return -ENOMEM;
-    free(j->wait);
-    j->wait = w;
-    return 0;
+    return text_set(&j->wait, why);
 }
 
 enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id)

@@ -21,27 +21,18 @@ job's events; sluice hold/release/requeue/show/why say it."""
 
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import SLUICE_BIN, Sluiced, job_doc, tap  # noqa: E402
-
-SLUICE = os.path.join(SLUICE_BIN, "sluice")
+from sltest import Sluiced, job_doc, tap  # noqa: E402
 
 d = Sluiced(fake_gpus="4xH100")
 d.start()
+cli = d.cli
 
-
-def cli(*args, token=None):
-    env = dict(os.environ, SLUICE_SERVER=d.server, SLUICE_TOKEN=token or d.token)
-    p = subprocess.run([SLUICE] + list(args), env=env, capture_output=True, text=True,
-                       timeout=120)
-    return p.returncode, p.stdout, p.stderr
-
-
-r = d.request("POST", "/v1/apply", """
+r, TOK = d.users((("alice", "default", "member"), ("bob", "default", "member"),
+                  ("tina", "default", "team-admin"), ("nick", "nlp", "member")), """
 apiVersion: sluice/v1
 kind: Team
 metadata: {name: nlp}
@@ -50,19 +41,8 @@ apiVersion: sluice/v1
 kind: Queue
 metadata: {name: nlp}
 spec: {team: nlp}
-""" + "".join("""---
-apiVersion: sluice/v1
-kind: User
-metadata: {name: %s}
-spec: {team: %s, role: %s}
-""" % u for u in (("alice", "default", "member"), ("bob", "default", "member"),
-                  ("tina", "default", "team-admin"), ("nick", "nlp", "member"))),
-              ctype="application/yaml")
+""")
 tap.ok(r.status == 200, "users alice, bob (members), tina (team-admin), nick (nlp)", r)
-TOK = {}
-for u in ("alice", "bob", "tina", "nick"):
-    st, body = d.json_req("POST", "/v1/users/%s/tokens" % u, {"label": "t"})
-    TOK[u] = body.get("token") if st == 201 else None
 tap.ok(all(TOK.values()), "a token for each")
 
 

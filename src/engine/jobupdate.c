@@ -49,8 +49,11 @@ static void fmt_gpus(const struct sl_job_spec *s, char *buf, size_t size)
         snprintf(buf, size, "%d", s->gpus);
         return;
     }
-    snprintf(buf, size, "0.%03d", s->gpu_milli);
-    for (n = strlen(buf); n > 2 && buf[n - 1] == '0'; n--)
+    snprintf(buf, size, "%d.%03d", s->gpu_milli / 1000, s->gpu_milli % 1000);
+    n = strlen(buf); /* a '.' comes before the zeros cut: "0.500" -> "0.5" */
+    while (buf[n - 1] == '0')
+        buf[--n] = '\0';
+    if (buf[n - 1] == '.')
         buf[n - 1] = '\0';
 }
 

@@ -367,6 +367,14 @@ int main(void)
     is_str(field, "priorityClass", "naming priorityClass");
     is_int(respec(e, j3, NULL, NULL, 0, "alice", "member", NULL, 0), 200,
            "it may ask for fewer GPUs");
+    h_submit(e,
+             "apiVersion: sluice/v1\nkind: Job\nmetadata: {name: half}\n"
+             "spec: {command: [train], resources: {gpuMilli: 500}}\n",
+             "alice", "default", "member", &j1, NULL);
+    is_int(respec(e, j1, NULL, NULL, 1, "alice", "member", NULL, 0), 200,
+           "a job of half a GPU may take a whole one (it is demoted already)");
+    is_str(job_str(rd, j1, "message", msg, sizeof(msg)), "resources.gpus 0.5 -> 1 by alice",
+           "its message says the fraction");
     is_int(h_apply(e,
                    "apiVersion: sluice/v1\nkind: Budget\nmetadata: {name: tiny-block}\n"
                    "spec: {team: default, period: month, gpuHours: 0.001, action: block}\n",
@@ -376,8 +384,8 @@ int main(void)
            "it may not ask for more GPUs");
     is_str(field, "resources.gpus", "naming resources.gpus");
     is_int(spec_gpus(rd, j3), 0, "still none");
-    is_int(h_audit_count(rd, "job.update", "ok"), 5, "the updates recorded ok");
-    is_int(h_audit_count(rd, "job.update", NULL), 16, "and the eleven refused ones");
+    is_int(h_audit_count(rd, "job.update", "ok"), 6, "the updates recorded ok");
+    is_int(h_audit_count(rd, "job.update", NULL), 17, "and the eleven refused ones");
 out:
     sl_store_close(rd);
     sl_engine_destroy(e);

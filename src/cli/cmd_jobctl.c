@@ -148,7 +148,6 @@ static const struct sl_cli_opt update_opts[] = {
 static int update_opt(int opt, const char *v, json_t *req)
 {
     int64_t n;
-    json_t *val;
     const char *key = opt == O_MAX_RUNTIME ? "maxRuntime" : opt == O_QUEUE ? "queue"
                                                                             : "priorityClass";
 
@@ -171,8 +170,7 @@ static int update_opt(int opt, const char *v, json_t *req)
                       opt == O_QUEUE ? "queue" : "priority-class", v);
         return SL_CLI_USAGE;
     }
-    val = json_string(v);
-    return json_object_set_new(req, key, val) ? SL_CLI_FAILED : SL_CLI_OK;
+    return json_object_set_new(req, key, json_string(v)) ? SL_CLI_FAILED : SL_CLI_OK;
 }
 
 /* "updated ID (STATE): FIELD VALUE, ..." for the fields asked, as the

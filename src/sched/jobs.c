@@ -2,7 +2,8 @@
  * jobs.c - the jobs the scheduler knows: their buckets, adding a pending
  * or running job (and the record of its queue and user, made with the
  * first such job), the lists of running jobs, and the changes the caller
- * reports (a job ended, was requeued, is terminating, backs off).
+ * reports (a job ended, was requeued, is terminating, backs off, is held,
+ * takes a new spec while pending).
  *
  * Invariants: a pending job is in exactly one bucket, in submit order; a
  * running or terminating job is in s->run at j->run_idx and, with a

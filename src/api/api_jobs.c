@@ -238,9 +238,73 @@ void sl_api_route_job_ctl(struct ctx *c)
     sl_api_op_send(c, s);
 }
 
-/* The new maxRuntime of an update's body: a duration string or integer
- * seconds, > 0. Returns 0, or refuses (answered) and returns -1. */
-static int update_body(struct ctx *c, int64_t *max_runtime_ms)
+/* An update's maxRuntime: a duration string or integer seconds, > 0.
+ * Returns 0, or refuses (answered) and returns -1. */
+static int update_max_runtime(struct ctx *c, const json_t *v, int64_t *ms)
+{
+    *ms = 0;
+    if (json_is_integer(v) && json_integer_value(v) > 0 &&
+        json_integer_value(v) <= INT64_MAX / 1000)
+        *ms = (int64_t)json_integer_value(v) * 1000;
+    else if (!json_is_string(v) || sl_parse_duration_ms(json_string_value(v), ms) < 0)
+        *ms = 0;
+    if (*ms > 0)
+        return 0;
+    sl_api_refuse(c, 400, "invalid", "maxRuntime",
+                  "must be a positive duration such as \"2h\" or seconds");
+    return -1;
+}
+
+/* An update's name field ('key': priorityClass, queue) into dst. */
+static int update_name(struct ctx *c, const char *key, const json_t *v, char *dst,
+                       size_t size)
+{
+    const char *name = json_string_value(v);
+
+    if (name && sl_name_valid(name) && strlen(name) < size) {
+        sl_strlcpy(dst, name, size);
+        return 0;
+    }
+    sl_api_refuse(c, 400, "invalid", key, "must be a name (1..63 of a-z, 0-9 and '-')");
+    return -1;
+}
+
+/* An update's resources: only gpus, whole GPUs per task. */
+static int update_resources(struct ctx *c, const json_t *res, struct sl_op_update *u)
+{
+    const char *key;
+    json_t *v;
+    char field[96];
+
+    if (!json_is_object(res) || !json_object_size(res)) {
+        sl_api_refuse(c, 400, "invalid", "resources",
+                      "must be an object of the resources to change: {\"gpus\": N}");
+        return -1;
+    }
+    json_object_foreach((json_t *)res, key, v) {
+        snprintf(field, sizeof(field), "resources.%.64s", key);
+        if (strcmp(key, "gpus") != 0) {
+            sl_api_refuse(c, 400, "invalid", field,
+                          "cannot be changed by an update: of the resources only "
+                          "resources.gpus can");
+            return -1;
+        }
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > SL_MAX_GPUS_PER_TASK) {
+            sl_api_refuse(c, 400, "invalid", field,
+                          "must be whole GPUs per task, 0 to %d", SL_MAX_GPUS_PER_TASK);
+            return -1;
+        }
+        u->has_gpus = true;
+        u->gpus = (int)json_integer_value(v);
+    }
+    return 0;
+}
+
+/* The fields of an update's body into 'u': maxRuntime, priorityClass,
+ * queue, resources.gpus; at least one. Returns 0, or refuses (answered)
+ * and returns -1. */
+static int update_body(struct ctx *c, struct sl_op_update *u)
 {
     size_t len;
     const char *body = sl_http_body(c->r, &len), *key;
@@ -248,42 +312,42 @@ static int update_body(struct ctx *c, int64_t *max_runtime_ms)
     json_t *doc = len ? sl_jf_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) : NULL, *v;
     int rc = -1;
 
-    *max_runtime_ms = 0;
+    memset(u, 0, sizeof(*u));
     if (!doc && len && sl_jf_oom(&jerr)) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         return -1;
     }
     if (!json_is_object(doc)) {
-        sl_api_refuse(c, 400, "invalid", NULL, "body must be a JSON object of the fields "
-                                               "to change, e.g. {\"maxRuntime\": \"1h\"}");
+        sl_api_refuse(c, 400, "invalid", NULL,
+                      "body must be a JSON object of the fields to change, e.g. "
+                      "{\"maxRuntime\": \"1h\"} or {\"resources\": {\"gpus\": 2}}");
+        goto out;
+    }
+    if (!json_object_size(doc)) {
+        sl_api_refuse(c, 400, "invalid", NULL,
+                      "nothing to change: give priorityClass, queue, resources.gpus or "
+                      "maxRuntime");
         goto out;
     }
     json_object_foreach(doc, key, v) {
-        if (!strcmp(key, "priorityClass") || !strcmp(key, "queue") ||
-            !strcmp(key, "resources")) {
+        if (!strcmp(key, "maxRuntime")) {
+            if (update_max_runtime(c, v, &u->max_runtime_ms) < 0)
+                goto out;
+        } else if (!strcmp(key, "priorityClass")) {
+            if (update_name(c, key, v, u->pclass, sizeof(u->pclass)) < 0)
+                goto out;
+        } else if (!strcmp(key, "queue")) {
+            if (update_name(c, key, v, u->queue, sizeof(u->queue)) < 0)
+                goto out;
+        } else if (!strcmp(key, "resources")) {
+            if (update_resources(c, v, u) < 0)
+                goto out;
+        } else {
             sl_api_refuse(c, 400, "invalid", key,
-                          "cannot be changed by an update: only maxRuntime can");
+                          "unknown field: an update changes priorityClass, queue, "
+                          "resources.gpus or maxRuntime");
             goto out;
         }
-        if (strcmp(key, "maxRuntime") != 0) {
-            sl_api_refuse(c, 400, "invalid", key, "unknown field");
-            goto out;
-        }
-        if (json_is_integer(v) && json_integer_value(v) > 0 &&
-            json_integer_value(v) <= INT64_MAX / 1000)
-            *max_runtime_ms = (int64_t)json_integer_value(v) * 1000;
-        else if (!json_is_string(v) ||
-                 sl_parse_duration_ms(json_string_value(v), max_runtime_ms) < 0)
-            *max_runtime_ms = 0;
-        if (*max_runtime_ms <= 0) {
-            sl_api_refuse(c, 400, "invalid", "maxRuntime",
-                          "must be a positive duration such as \"2h\" or seconds");
-            goto out;
-        }
-    }
-    if (*max_runtime_ms <= 0) {
-        sl_api_refuse(c, 400, "invalid", "maxRuntime", "required: the field to change");
-        goto out;
     }
     rc = 0;
 out:
@@ -293,13 +357,13 @@ out:
 
 void sl_api_route_job_update(struct ctx *c)
 {
+    struct sl_op_update u;
     struct op_state *s;
-    int64_t max_runtime_ms;
 
-    if (update_body(c, &max_runtime_ms) < 0 || !(s = sl_api_op_new(c, SL_OP_UPDATE)))
+    if (update_body(c, &u) < 0 || !(s = sl_api_op_new(c, SL_OP_UPDATE)))
         return;
-    s->op.u.update.job_id = c->id;
-    s->op.u.update.max_runtime_ms = max_runtime_ms;
+    u.job_id = c->id;
+    s->op.u.update = u;
     sl_api_op_send(c, s);
 }
 

@@ -7,11 +7,15 @@
  * held) is reported and the next job still tried. The exit code is the
  * worst seen; a transport failure stops the run. -o json prints the array
  * of job objects, -o csv rows of id, state, held.
+ * And `sluice update JOB [--priority-class C] [--queue Q] [--gpus N]
+ * [--max-runtime D]`: PATCH /v1/jobs/JOB with the fields given.
  */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "../core/spec.h"
 
 enum { O_HOLD = 1 };
 
@@ -108,7 +112,9 @@ int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
             /* it stops with its checkpoint signal, then is Pending again */
             printf("requeueing %s%s\n", id, hold ? " (then held)" : "");
         } else {
-            printf("%s %s\n", held ? "held" : "released", id);
+            const char *kind = sl_cli_jstr(json_object_get(job, "hold"), "kind");
+            printf("%s %s%s\n", held ? "held" : "released", id,
+                   held && kind && !strcmp(kind, "admin") ? " (an admin hold)" : "");
         }
         json_decref(job);
     }
@@ -124,81 +130,147 @@ out:
     return worst;
 }
 
-enum { O_MAX_RUNTIME = 1 };
+enum { O_MAX_RUNTIME = 1, O_PRIORITY_CLASS, O_QUEUE, O_GPUS };
 
 /* clang-format off */
 static const struct sl_cli_opt update_opts[] = {
     /* long name, short, takes a value, id */
     {"max-runtime", '\0', true, O_MAX_RUNTIME},
+    {"priority-class", '\0', true, O_PRIORITY_CLASS},
+    {"priority", '\0', true, O_PRIORITY_CLASS},    /* as sluice run names it */
+    {"queue", '\0', true, O_QUEUE},
+    {"gpus", '\0', true, O_GPUS},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
+
+/* An update's option 'opt' with value 'v' into the request 'req'. */
+static int update_opt(int opt, const char *v, json_t *req)
+{
+    int64_t n;
+    const char *key = opt == O_MAX_RUNTIME ? "maxRuntime" : opt == O_QUEUE ? "queue"
+                                                                            : "priorityClass";
+
+    if (opt == O_GPUS) {
+        if (sl_parse_int64(v, 0, SL_MAX_GPUS_PER_TASK, &n) < 0) {
+            sl_cli_errorf("--gpus: whole GPUs per task, 0 to %d, got '%.64s'",
+                          SL_MAX_GPUS_PER_TASK, v);
+            return SL_CLI_USAGE;
+        }
+        return json_object_set_new(req, "resources", json_pack("{s:I}", "gpus", (json_int_t)n))
+                   ? SL_CLI_FAILED
+                   : SL_CLI_OK;
+    }
+    if (opt == O_MAX_RUNTIME && (sl_parse_duration_ms(v, &n) < 0 || n <= 0)) {
+        sl_cli_errorf("--max-runtime: a positive duration such as 2h, got '%.64s'", v);
+        return SL_CLI_USAGE;
+    }
+    if (opt != O_MAX_RUNTIME && !sl_name_valid(v)) {
+        sl_cli_errorf("--%s: a name (1..63 of a-z, 0-9 and '-'), got '%.64s'",
+                      opt == O_QUEUE ? "queue" : "priority-class", v);
+        return SL_CLI_USAGE;
+    }
+    return json_object_set_new(req, key, json_string(v)) ? SL_CLI_FAILED : SL_CLI_OK;
+}
+
+/* "updated ID (STATE): FIELD VALUE, ..." for the fields asked, as the
+ * answer has them now. */
+static void update_print(int64_t id, const json_t *req, const json_t *ans)
+{
+    const json_t *spec = json_object_get(json_object_get(ans, "spec"), "spec");
+    const char *st = sl_cli_jstr(ans, "state"), *mr = sl_cli_jstr(spec, "maxRuntime");
+    char b1[64], b2[200], b3[200], gpus[32];
+    int64_t n;
+
+    if (sl_cli_jint(json_object_get(spec, "resources"), "gpus", &n))
+        snprintf(gpus, sizeof(gpus), "%lld", (long long)n);
+    else
+        snprintf(gpus, sizeof(gpus), "?");
+    printf("updated %lld (%s):", (long long)id, sl_cli_sanitize(st ? st : "?", b1, sizeof(b1)));
+    {
+        const char *parts[][2] = {
+            {"priorityClass", json_object_get(req, "priorityClass")
+                                  ? sl_cli_sanitize(sl_cli_jstr(ans, "priority_class"), b2,
+                                                    sizeof(b2))
+                                  : NULL},
+            {"queue", json_object_get(req, "queue")
+                          ? sl_cli_sanitize(sl_cli_jstr(ans, "queue"), b3, sizeof(b3))
+                          : NULL},
+            {"gpus", json_object_get(req, "resources") ? gpus : NULL},
+            {"maxRuntime", json_object_get(req, "maxRuntime") ? (mr ? mr : "none") : NULL},
+        };
+        const char *sep = " ";
+        for (size_t i = 0; i < SL_ARRAY_LEN(parts); i++)
+            if (parts[i][1]) {
+                printf("%s%s %s", sep, parts[i][0], parts[i][1]);
+                sep = ", ";
+            }
+    }
+    printf("\n");
+}
 
 int sl_cli_cmd_update(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
     struct sl_error err = {{0}, {0}};
     struct sl_cli_parser p;
-    const char *v, *job = NULL, *max_runtime = NULL, *st;
-    char path[80], what[40], b1[64], b2[200], *body = NULL;
-    json_t *req = NULL, *ans = NULL, *spec;
-    int64_t id, ms;
-    int opt, code;
+    const char *v, *job = NULL;
+    char path[80], what[40], *body = NULL;
+    json_t *req = json_object(), *ans = NULL;
+    int64_t id;
+    int opt, code = SL_CLI_OK;
 
+    if (!req) {
+        sl_cli_errorf("out of memory");
+        return SL_CLI_FAILED;
+    }
     sl_cli_parser_init(&p, argc, argv, 1, false);
     while ((opt = sl_cli_next(&p, update_opts, ctx, &v, &err)) != SL_CLI_ARG_END) {
         if ((code = sl_cli_arg_special(ctx, opt, &err)))
-            return code;
-        if (opt == SL_CLI_ARG_POS) {
-            if (job) {
-                sl_cli_errorf("update: one JOB only, got '%.64s' too (see 'sluice help "
-                              "update')",
-                              v);
-                return SL_CLI_USAGE;
-            }
+            goto out;
+        if (opt != SL_CLI_ARG_POS) {
+            if ((code = update_opt(opt, v, req)) != SL_CLI_OK)
+                goto out;
+        } else if (job) {
+            sl_cli_errorf("update: one JOB only, got '%.64s' too (see 'sluice help update')",
+                          v);
+            code = SL_CLI_USAGE;
+            goto out;
+        } else {
             job = v;
-        } else if (opt == O_MAX_RUNTIME) {
-            if (sl_parse_duration_ms(v, &ms) < 0 || ms <= 0) {
-                sl_cli_errorf("--max-runtime: a positive duration such as 2h, got '%.64s'",
-                              v);
-                return SL_CLI_USAGE;
-            }
-            max_runtime = v;
         }
     }
     if (!job) {
-        sl_cli_errorf("update: JOB is required (sluice update JOB --max-runtime D)");
-        return SL_CLI_USAGE;
+        sl_cli_errorf("update: JOB is required (sluice update JOB [--priority-class C] "
+                      "[--queue Q] [--gpus N] [--max-runtime D])");
+        code = SL_CLI_USAGE;
+        goto out;
     }
-    if (sl_cli_job_id(job, &id, &err) < 0)
-        return sl_cli_usage_error(&err);
-    if (!max_runtime) {
-        sl_cli_errorf("update: nothing to change (--max-runtime D)");
-        return SL_CLI_USAGE;
+    if (sl_cli_job_id(job, &id, &err) < 0) {
+        code = sl_cli_usage_error(&err);
+        goto out;
     }
-    if (!(req = json_pack("{s:s}", "maxRuntime", max_runtime)) ||
-        !(body = json_dumps(req, JSON_COMPACT))) {
-        json_decref(req);
+    if (!json_object_size(req)) {
+        sl_cli_errorf("update: nothing to change (--priority-class C, --queue Q, --gpus N, "
+                      "--max-runtime D)");
+        code = SL_CLI_USAGE;
+        goto out;
+    }
+    if (!(body = json_dumps(req, JSON_COMPACT))) {
         sl_cli_errorf("out of memory");
-        return SL_CLI_FAILED;
+        code = SL_CLI_FAILED;
+        goto out;
     }
     snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)id);
     snprintf(what, sizeof(what), "job %lld", (long long)id);
     code = sl_cli_call_json(ctx, "PATCH", path, "application/json", body, strlen(body), what,
                             &ans);
     if (code == SL_CLI_OK) {
-        if (ctx->output == SL_CLI_OUT_JSON) {
+        if (ctx->output == SL_CLI_OUT_JSON)
             sl_cli_print_json(ans);
-        } else {
-            spec = json_object_get(json_object_get(ans, "spec"), "spec");
-            st = sl_cli_jstr(ans, "state");
-            printf("updated %lld (%s): maxRuntime %s\n", (long long)id,
-                   sl_cli_sanitize(st ? st : "?", b1, sizeof(b1)),
-                   sl_cli_sanitize(sl_cli_jstr(spec, "maxRuntime") ? sl_cli_jstr(spec,
-                                                                               "maxRuntime")
-                                                                   : max_runtime,
-                                   b2, sizeof(b2)));
-        }
+        else
+            update_print(id, req, ans);
     }
+out:
     json_decref(ans);
     json_decref(req);
     free(body);

@@ -140,7 +140,7 @@ static int print_job(struct sl_cli_ctx *ctx, const json_t *job)
     struct kv kv = {.t = sl_cli_table_create(2, NULL)};
     char id[24] = "", exit_code[24] = "", prio[128] = "", attempt[64] = "";
     char res[512] = "", usage[512] = "", runtime[32] = "", *command = NULL;
-    char max_runtime[64] = "";
+    char max_runtime[64] = "", hold[160], kind[16], who[80];
     const char *mr;
     int64_t ms;
     const char *pc = sl_cli_jstr(job, "priority_class");
@@ -208,6 +208,14 @@ static int print_job(struct sl_cli_ctx *ctx, const json_t *job)
                                    : NULL);
     if (usage[0])
         kv_add(&kv, "Usage:", usage);
+    if (json_is_object(json_object_get(job, "hold"))) {
+        const json_t *h = json_object_get(job, "hold");
+        const char *by = sl_cli_jstr(h, "by");
+        snprintf(hold, sizeof(hold), "%s hold%s%s",
+                 sl_cli_sanitize(sl_cli_jstr(h, "kind"), kind, sizeof(kind)), by ? " by " : "",
+                 by ? sl_cli_sanitize(by, who, sizeof(who)) : "");
+        kv_add(&kv, "Hold:", hold);
+    }
     kv_add(&kv, "Reason:", sl_cli_jstr(job, "reason"));
     kv_add(&kv, "Message:", sl_cli_jstr(job, "message"));
     kv_add(&kv, "Image:", sl_cli_jstr(spec, "image"));

@@ -122,13 +122,16 @@ static const struct sl_cli_command commands[] = {
      "is not scheduled until released; sluice jobs and show say held, why\n"
      "says why. The hold outlives a restart of sluiced. Only the job's user,\n"
      "a team-admin of its team or an admin may. A running job cannot be held\n"
-     "(409). Prints one line per job; exit 2 when any was refused.\n"},
+     "(409). An admin's or team-admin's hold of another user's job is an\n"
+     "admin hold, which that user cannot release. Prints one line per job;\n"
+     "exit 2 when any was refused.\n"},
     {"release", sl_cli_cmd_jobctl, "release held jobs",
      "usage: sluice release JOB [JOB...]\n"
      "\n"
      "Release each held job: it is scheduled again from its place in line.\n"
-     "The same users as hold may. A job that is not held is refused (409).\n"
-     "Prints one line per job; exit 2 when any was refused.\n"},
+     "The same users as hold may, but an admin hold only an admin or a\n"
+     "team-admin of the job's team (403). A job that is not held is refused\n"
+     "(409). Prints one line per job; exit 2 when any was refused.\n"},
     {"requeue", sl_cli_cmd_jobctl, "send running jobs back to Pending, through the checkpoint",
      "usage: sluice requeue JOB [JOB...] [--hold]\n"
      "\n"
@@ -138,15 +141,23 @@ static const struct sl_cli_command commands[] = {
      "users as hold may. A job that is not running is refused (409).\n"
      "\n"
      "  --hold   and hold it once it is back in line (scontrol requeuehold)\n"},
-    {"update", sl_cli_cmd_update, "change a pending or running job's maxRuntime",
-     "usage: sluice update JOB --max-runtime D\n"
+    {"update", sl_cli_cmd_update, "change a job's class, queue, GPUs or maxRuntime",
+     "usage: sluice update JOB [--priority-class C] [--queue Q] [--gpus N]\n"
+     "                         [--max-runtime D]\n"
      "\n"
-     "Change the job's maxRuntime, while it is Pending or Running: lower only\n"
-     "(an admin may raise it). A running job's limit counts from its start, so\n"
-     "one already past the new limit gets its checkpoint signal at once. The\n"
-     "same users as hold may; audited with the old and new value.\n"
+     "Change a pending job's priority class, queue (of its team), GPUs per\n"
+     "task or maxRuntime, or a running job's maxRuntime. A new class, queue\n"
+     "or GPU count is refused where a submission with it would be (admission\n"
+     "policy, a spent budget, a request no node or limit can ever hold); the\n"
+     "job keeps its place in line (its submit time). maxRuntime is lower only\n"
+     "(an admin may raise it); a running job's limit counts from its start,\n"
+     "so one already past the new limit gets its checkpoint signal at once.\n"
+     "The same users as hold may; audited with each old and new value.\n"
      "\n"
-     "  --max-runtime D   the new limit, e.g. 30m, 2h\n"},
+     "  --priority-class C   the new class (also --priority C)\n"
+     "  --queue Q            the new queue, one of the job's team\n"
+     "  --gpus N             whole GPUs per task, 0 to 64\n"
+     "  --max-runtime D      the new limit, e.g. 30m, 2h\n"},
     {"nodes", sl_cli_cmd_nodes, "list nodes and their GPUs",
      "usage: sluice nodes\n"
      "\n"

@@ -60,15 +60,20 @@ struct sl_job_view {
     int gpus_enforced;            /* -1 null (not started, or no GPUs),
                                      0: visible only (CUDA_VISIBLE_DEVICES),
                                      1: no other GPU can be opened */
-    const char *intent;           /* while Running: "cancel", "preempt" or
-                                     "timeout" once the job was told to
-                                     stop; while Pending: "staged" (in the
-                                     executor) or "held" (sluice hold,
-                                     rendered as "held": true); NULL/"" =
-                                     none. Otherwise not rendered: the
-                                     events say it */
+    const char *intent;           /* while Running: "cancel", "preempt",
+                                     "timeout", "requeue", "requeue-hold" or
+                                     "requeue-hold-admin" once the job was
+                                     told to stop; while Pending: "staged"
+                                     (in the executor), "held" (sluice hold:
+                                     a user's hold) or "held-admin" (an
+                                     admin's hold), rendered as "held": true
+                                     and "hold"; NULL/"" = none. Otherwise
+                                     not rendered: the events say it */
     int64_t intent_at_ms;         /* when it was first signalled (wall) */
     int64_t intent_for;           /* preempt: the preemptor's job id */
+    const char *hold_by;          /* held, or requeued to be held: who
+                                     held it; NULL = unknown (a hold made
+                                     before this was kept) */
     int64_t array_job_id;         /* an element of a job array: the array's
                                      id (its first element's); 0 = none */
     int array_index;              /* the element's index (spec.array) */

@@ -63,6 +63,8 @@ static void buf_spec(struct sl_buf *b, const struct sl_job_view *v)
 
 int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
 {
+    bool held;
+
     sl_buf_printf(b, "{\"id\":%lld,\"name\":", (long long)v->id);
     sl_buf_json_str(b, v->name);
     sl_buf_adds(b, ",\"team\":");
@@ -93,10 +95,17 @@ int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
     sl_buf_adds(b, v->placement_json && *v->placement_json ? v->placement_json : "[]");
     sl_buf_adds(b, ",\"reason\":");
     sl_buf_json_str(b, v->state == SL_JOB_PENDING ? v->reason : NULL);
-    sl_buf_adds(b, ",\"held\":");
-    sl_buf_adds(b, v->state == SL_JOB_PENDING && v->intent && !strcmp(v->intent, "held")
-                       ? "true"
-                       : "false");
+    held = v->state == SL_JOB_PENDING && v->intent &&
+           (!strcmp(v->intent, "held") || !strcmp(v->intent, "held-admin"));
+    sl_buf_adds(b, held ? ",\"held\":true,\"hold\":{\"kind\":"
+                        : ",\"held\":false,\"hold\":null");
+    if (held) {
+        /* an admin's hold: its owner may not release it */
+        sl_buf_adds(b, strcmp(v->intent, "held") ? "\"admin\",\"by\":"
+                                                 : "\"user\",\"by\":");
+        sl_buf_json_str(b, v->hold_by && *v->hold_by ? v->hold_by : NULL);
+        sl_buf_add(b, "}", 1);
+    }
     sl_buf_adds(b, ",\"message\":");
     sl_buf_json_str(b, v->message && *v->message ? v->message : NULL);
     sl_buf_adds(b, ",\"limits_enforced\":");

@@ -241,28 +241,40 @@ static int submit_target(struct sl_engine *e, struct sl_op *op, struct submit *x
     return 0;
 }
 
+int sl_eng_admit(struct sl_engine *e, struct sl_op *op, const struct sl_job_spec *s,
+                 const char *team, const char *queue, const char *pclass,
+                 struct sl_verdict **verdict)
+{
+    struct admit_scratch scratch = {.e = e};
+    struct sl_admit_in in = {.spec = s, .team = team, .queue = queue, .pclass = pclass,
+                             .dataset = admit_dataset, .scan = admit_scan, .arg = &scratch};
+    struct sl_verdict *v = calloc(1, sizeof(*v));
+
+    if (!v || sl_admit(e->policies, (size_t)e->npolicies, &in, v) < 0) {
+        free(v);
+        sl_eng_op_fail(op, 503, "unavailable");
+        return sl_errorf(&op->err, -ENOMEM, "out of memory");
+    }
+    if (!v->allowed) {
+        sl_eng_op_fail(op, 403, "policy_denied");
+        op->audit_details = json_pack("{s:s, s:s}", "policy", v->policy, "rule", v->rule);
+        sl_errorf_field(&op->err, -EPERM, v->field, "%s", v->message);
+        free(v);
+        return -EPERM;
+    }
+    *verdict = v;
+    return 0;
+}
+
 /* The admission policies' verdict (x->verdict); a refusal changes nothing.
  * A policy's default network profile becomes the job's. */
 static int submit_admit(struct sl_engine *e, struct sl_op *op, struct submit *x)
 {
     struct sl_job_spec *s = op->u.submit.spec;
-    struct admit_scratch scratch = {.e = e};
-    struct sl_admit_in in = {.spec = s, .team = x->tm->name, .queue = x->q->name,
-                             .pclass = x->pc->name, .dataset = admit_dataset,
-                             .scan = admit_scan, .arg = &scratch};
+    int rc;
 
-    if (!(x->verdict = calloc(1, sizeof(*x->verdict))) ||
-        sl_admit(e->policies, (size_t)e->npolicies, &in, x->verdict) < 0) {
-        sl_eng_op_fail(op, 503, "unavailable");
-        return sl_errorf(&op->err, -ENOMEM, "out of memory");
-    }
-    if (!x->verdict->allowed) {
-        sl_eng_op_fail(op, 403, "policy_denied");
-        op->audit_details = json_pack("{s:s, s:s}", "policy", x->verdict->policy, "rule",
-                                      x->verdict->rule);
-        return sl_errorf_field(&op->err, -EPERM, x->verdict->field, "%s",
-                               x->verdict->message);
-    }
+    if ((rc = sl_eng_admit(e, op, s, x->tm->name, x->q->name, x->pc->name, &x->verdict)) < 0)
+        return rc;
     if ((int)s->network != x->verdict->network) {
         /* a policy's default profile: the stored spec says it */
         s->network = (enum sl_network)x->verdict->network;
@@ -294,23 +306,17 @@ static int submit_budget(struct sl_engine *e, struct sl_op *op, struct submit *x
     return 0;
 }
 
-/* A job no change in usage could ever run is refused, as sbatch refuses
- * a request no node configuration satisfies: bigger than the largest node
- * or the cluster, a GPU model no node has, a gang its topology cannot
- * hold, over its per-user limit or the most its queue may ever hold
- * (sl_sched_job_runnable). 400 "unsatisfiable" (the cluster) or
- * "quota_exceeded" (a limit), naming the field. */
-static int submit_runnable(struct sl_engine *e, struct sl_op *op, const struct submit *x)
+int sl_eng_runnable(struct sl_engine *e, struct sl_op *op, const struct sl_job_spec *js,
+                    const struct queue *q, const struct pclass *pc)
 {
-    const struct sl_job_spec *js = op->u.submit.spec;
     struct sl_sched_job_spec sj;
     struct sl_error why = {0};
     int rc;
 
     memset(&sj, 0, sizeof(sj));
-    sj.queue = x->q->sq;
+    sj.queue = q->sq;
     sj.user = -1;
-    sj.pclass = x->pc->sc;
+    sj.pclass = pc->sc;
     sj.tasks = js->tasks;
     sj.gpus = js->gpus;
     sj.gpu_milli = js->gpu_milli;
@@ -528,7 +534,8 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
     int rc, n;
 
     if ((rc = submit_target(e, op, &x)) < 0 || (rc = submit_admit(e, op, &x)) < 0 ||
-        (rc = submit_budget(e, op, &x)) < 0 || (rc = submit_runnable(e, op, &x)) < 0 ||
+        (rc = submit_budget(e, op, &x)) < 0 ||
+        (rc = sl_eng_runnable(e, op, op->u.submit.spec, x.q, x.pc)) < 0 ||
         (rc = sl_eng_depend_check(e, op, &dep)) < 0 || (!(arr = submit_array(op, &rc)) && rc < 0))
         goto out;
     if (op->u.submit.dry_run) {

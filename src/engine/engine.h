@@ -61,7 +61,8 @@ enum sl_op_kind {
     SL_OP_HOLD,                       /* a pending job is not scheduled */
     SL_OP_RELEASE,                    /* a held job is scheduled again */
     SL_OP_REQUEUE,                    /* a running job back to Pending */
-    SL_OP_UPDATE,                     /* a job's maxRuntime */
+    SL_OP_UPDATE,                     /* a job's class, queue, GPUs,
+                                         maxRuntime */
     SL_OP_AUDIT,                      /* nothing to change: only the record
                                          of a request refused before it
                                          reached the engine (status, code
@@ -85,10 +86,14 @@ struct sl_op_jobctl {
     int64_t job_id;
     bool hold;                        /* requeue: and hold it */
 };
-/* update (src/engine/jobctl.c): the fields the request gives */
+/* update (src/engine/jobupdate.c): the fields the request gives */
 struct sl_op_update {
     int64_t job_id;
-    int64_t max_runtime_ms;           /* > 0 */
+    int64_t max_runtime_ms;           /* > 0; 0 = unchanged */
+    char pclass[64];                  /* priorityClass; "" = unchanged */
+    char queue[64];                   /* "" = unchanged */
+    bool has_gpus;                    /* resources.gpus was given: */
+    int gpus;                         /* whole GPUs per task, 0..64 */
 };
 struct sl_op_apply {
     struct sl_manifest *manifests;

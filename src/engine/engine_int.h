@@ -179,6 +179,11 @@ struct job {
     bool requeuing;               /* Running, preempting: by sluice requeue
                                      (no preemptor) */
     bool requeue_hold;            /* requeuing: held once back in line */
+    bool hold_admin;              /* held, or requeue_hold: an admin's hold
+                                     (an admin or team-admin held another's
+                                     job), which its user may not release */
+    const char *hold_by;          /* interned: who held it (or asked the
+                                     requeue to); NULL = unknown */
     int64_t staged_after;         /* Pending: staged in the executor behind
                                      this Running job (placement: the
                                      resources it will take), 0 = not */
@@ -580,33 +585,84 @@ void sl_eng_policy_set(struct sl_engine *e, const struct sl_policy *p);
 
 int sl_eng_policies_load(struct sl_engine *e, struct sl_error *err);
 
+/* The admission policies' verdict on a job of spec 's' in team 'team',
+ * queue 'queue', class 'pclass' (sl_admit, with the datasets and scans
+ * the store has). Returns 0 with *verdict allowed (owned: free(); its
+ * network is the one the job gets), or a refusal with the op failed: 403
+ * "policy_denied" naming the job's field at fault (audit details: the
+ * policy and rule), 503 when out of memory. */
+int sl_eng_admit(struct sl_engine *e, struct sl_op *op, const struct sl_job_spec *s,
+                 const char *team, const char *queue, const char *pclass,
+                 struct sl_verdict **verdict);
+
+/* Whether a job of spec 'js' in queue 'q', class 'pc' could ever run, as
+ * sbatch refuses a request no node configuration satisfies: bigger than
+ * the largest node or the cluster, a GPU model no node has, a gang its
+ * topology cannot hold, over its per-user limit or the most its queue may
+ * ever hold (sl_sched_job_runnable). Returns 0, or a refusal with the op
+ * failed: 400 "unsatisfiable" (the cluster) or "quota_exceeded" (a
+ * limit), naming the field. */
+int sl_eng_runnable(struct sl_engine *e, struct sl_op *op, const struct sl_job_spec *js,
+                    const struct queue *q, const struct pclass *pc);
+
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op);
 
 int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op);
 
 /* ---- jobctl.c ---------------------------------------------------------- */
 
+/* The job an operation on 'id' names, when the caller may 'verb' it: 404
+ * when unknown or of another team (as cancel), 409 (field "state") when
+ * finished, 403 (field "user") when it is another user's and the caller
+ * is neither a team-admin of its team nor an admin. NULL with the op
+ * failed on refusal. */
+struct job *sl_eng_ctl_job(struct sl_engine *e, struct sl_op *op, int64_t id,
+                           const char *verb);
+/* The job's object as the operation's answer (200). */
+int sl_eng_ctl_answer(struct sl_op *op, const struct job *j);
+/* Job 'j''s message back to 'saved', a copy taken before a change that
+ * failed (NULL: it had none); frees 'saved'. */
+void sl_eng_job_msg_restore(struct sl_engine *e, struct job *j, char *saved);
 /* Hold, release a pending job (struct sl_op_jobctl): the job's user, a
  * team-admin of its team or an admin; refused (409, field "state") when
  * it is not pending (hold), is staged in the executor (hold), or is not
- * held (release). */
+ * held (release). A hold by an admin or a team-admin of another user's
+ * job is an admin's hold (it replaces a user's hold; never the reverse):
+ * only an admin or a team-admin of its team may release it (403, field
+ * "hold"). */
 int sl_eng_do_hold(struct sl_engine *e, struct sl_op *op);
 int sl_eng_do_release(struct sl_engine *e, struct sl_op *op);
-/* Requeue a running job (struct sl_op_jobctl, hold: and hold it): the
- * preemption's path with no preemptor (its checkpoint signal, its grace,
- * then SIGKILL; back in line with its submit time as the next attempt,
- * retries untouched). The same users as hold; refused (409, field
- * "state") when it is not Running or is already being stopped. */
+/* Held job 'j''s reason in the scheduler: who may release an admin's hold
+ * (sl_sched_job_hold_note), the default for a user's. Takes e->mu. */
+void sl_eng_hold_note(struct sl_engine *e, const struct job *j);
+/* Requeue a running job (struct sl_op_jobctl, hold: and hold it, of the
+ * kind hold would make): the preemption's path with no preemptor (its
+ * checkpoint signal, its grace, then SIGKILL; back in line with its
+ * submit time as the next attempt, retries untouched). The same users as
+ * hold; refused (409, field "state") when it is not Running or is already
+ * being stopped. */
 int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op);
-/* Update a job's maxRuntime (struct sl_op_update): Pending or Running;
- * lower only, but for an admin (409 naming "maxRuntime" otherwise); a
- * running job's timer moves with it (at once when already past). The same
- * users as hold; audited with the old and new value, an "update" event,
- * the stored spec changed. */
-int sl_eng_do_update(struct sl_engine *e, struct sl_op *op);
 /* Requeued job 'j' is back in line (sl_eng_job_finish, before its row is
  * written): held when it was asked, its requeue flags cleared. */
 void sl_eng_requeue_done(struct sl_engine *e, struct job *j);
+
+/* ---- jobupdate.c ------------------------------------------------------- */
+
+/* Update a job (struct sl_op_update), by the same users as hold: while
+ * Pending its priorityClass, queue, GPUs per task and maxRuntime; while
+ * Running its maxRuntime (409 naming the field otherwise, and "state"
+ * when finished, stopping or staged in the executor). maxRuntime: lower
+ * only, but for an admin (409 "maxRuntime"). A new class, queue or GPU
+ * count passes what a submission of it would pass: the queue is its
+ * team's (400 "queue"), the class exists (400 "priorityClass"), the
+ * admission policies (403 policy_denied), a spent budget of the team
+ * (403 budget_exceeded: no higher class or more GPUs while it blocks, no
+ * class above the one it demotes to), never-runnable (400 unsatisfiable
+ * or quota_exceeded). The scheduler takes it in place, its place in line
+ * kept (sl_sched_job_respec). Audited with each field changed, old and
+ * new; one "update" event; the stored spec, queue and class changed. A
+ * refusal changes nothing. */
+int sl_eng_do_update(struct sl_engine *e, struct sl_op *op);
 
 /* ---- govern.c ---------------------------------------------------------- */
 

@@ -117,7 +117,9 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
     v->array_index = j->array_index;
     if (j->state == SL_JOB_RUNNING) {
         v->intent = j->cancel_requested ? "cancel"
-                    : j->requeuing      ? (j->requeue_hold ? "requeue-hold" : "requeue")
+                    : j->requeuing      ? (!j->requeue_hold  ? "requeue"
+                                           : j->hold_admin ? "requeue-hold-admin"
+                                                           : "requeue-hold")
                     : j->preempting     ? "preempt"
                     : j->timed_out      ? "timeout"
                                         : NULL;
@@ -127,8 +129,10 @@ void sl_eng_job_view(const struct job *j, struct sl_job_view *v,
         v->intent = "staged";
         v->intent_for = j->staged_after;
     } else if (j->state == SL_JOB_PENDING && j->held) {
-        v->intent = "held"; /* sluice hold: outlives a restart */
+        /* sluice hold: outlives a restart */
+        v->intent = j->hold_admin ? "held-admin" : "held";
     }
+    v->hold_by = j->held || j->requeue_hold ? j->hold_by : NULL;
     v->spec_json = spec_json;
 }
 

@@ -293,13 +293,18 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
         /* Told to stop before the restart: finished below (intent_resume). */
         j->cancel_requested = strcmp(v->intent, "cancel") == 0;
         j->requeuing = strncmp(v->intent, "requeue", 7) == 0;
-        j->requeue_hold = strcmp(v->intent, "requeue-hold") == 0;
+        j->requeue_hold = strncmp(v->intent, "requeue-hold", 12) == 0;
+        j->hold_admin = strcmp(v->intent, "requeue-hold-admin") == 0;
         j->preempting = j->requeuing || strcmp(v->intent, "preempt") == 0;
         j->timed_out = strcmp(v->intent, "timeout") == 0;
         j->preempted_for = j->preempting ? v->intent_for : 0;
         j->intent_at_ms = v->intent_at_ms;
     }
     j->message = v->message && *v->message ? strdup(v->message) : NULL;
+    if (v->hold_by && *v->hold_by && !(j->hold_by = sl_eng_intern(&e->strs, v->hold_by))) {
+        sl_eng_job_free(j);
+        return -ENOMEM;
+    }
     if ((user = sl_sched_user(e->sched, j->user)) < 0) {
         sl_eng_job_free(j);
         return user;
@@ -357,10 +362,13 @@ static int ld_job(void *arg, const struct sl_job_view *v, int64_t not_before)
             return -ENOMEM;
         }
         j->staged_after = v->intent_for;
-    } else if (v->state == SL_JOB_PENDING && v->intent && strcmp(v->intent, "held") == 0) {
+    } else if (v->state == SL_JOB_PENDING && v->intent &&
+               (strcmp(v->intent, "held") == 0 || strcmp(v->intent, "held-admin") == 0)) {
         /* held (sluice hold): still held, its place in line kept */
         j->held = true;
+        j->hold_admin = strcmp(v->intent, "held-admin") == 0;
         sl_sched_job_hold(e->sched, j->id, true);
+        sl_eng_hold_note(e, j);
     }
     if ((rc = sl_imap_put(&e->jobs, j->id, j)) < 0) {
         sl_sched_job_remove(e->sched, j->id, sl_eng_now_ms(e));

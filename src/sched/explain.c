@@ -218,7 +218,8 @@ int sl_sched_reason(const struct sl_sched *s, int64_t id, int64_t now_ms, char *
     if (j->state != J_PENDING)
         return 0;
     if (j->on_hold) {
-        snprintf(buf, size, "held: not scheduled until released");
+        snprintf(buf, size, "%s", j->hold_note ? j->hold_note
+                                               : "held: not scheduled until released");
         return 0;
     }
     if (j->staged_after) {

@@ -2,7 +2,8 @@
  * jobs.c - the jobs the scheduler knows: their buckets, adding a pending
  * or running job (and the record of its queue and user, made with the
  * first such job), the lists of running jobs, and the changes the caller
- * reports (a job ended, was requeued, is terminating, backs off).
+ * reports (a job ended, was requeued, is terminating, backs off, is held,
+ * takes a new spec while pending).
  *
  * Invariants: a pending job is in exactly one bucket, in submit order; a
  * running or terminating job is in s->run at j->run_idx and, with a
@@ -19,6 +20,7 @@ void sl_sch_job_free(struct job *j)
     if (j) {
         free(j->places);
         free(j->wait);
+        free(j->hold_note);
         free(j);
     }
 }
@@ -104,18 +106,28 @@ static int qu_get(struct sl_sched *s, int queue, int user)
     return s->nqus++;
 }
 
-/* Validate and build a job from its spec. */
-static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
-                    struct job **out, struct sl_error *why)
+/* The GPU models of spec 'sp' as the scheduler's model bits (a model
+ * named for the first time gets an id). */
+static int spec_models(struct sl_sched *s, const struct sl_sched_job_spec *sp, uint32_t *bits,
+                       struct sl_error *why)
 {
-    struct job *j;
-    int qu;
+    *bits = 0;
+    for (int i = 0; sp->gpu_models && sp->gpu_models[i]; i++) {
+        int m = sl_sched_model(s, sp->gpu_models[i]);
+        if (m < 0)
+            return sl_errorf_field(why, m == -ENOSPC ? -ENOSPC : -EINVAL,
+                                   "spec.resources.gpuModels",
+                                   m == -ENOSPC ? "more than %d GPU models" : "bad GPU model",
+                                   SL_SCHED_MAX_MODELS);
+        *bits |= 1u << m;
+    }
+    return 0;
+}
 
-    if (sp->id <= 0)
-        return sl_errorf_field(why, -EINVAL, "id", "job id must be positive");
-    if (sl_imap_get(&s->jobs, sp->id))
-        return sl_errorf_field(why, -EEXIST, "id", "job %lld is already known",
-                               (long long)sp->id);
+/* Whether spec 'sp' is in range (its id and whether it is known aside). */
+static int spec_check(const struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                      struct sl_error *why)
+{
     if (sp->queue < 0 || sp->queue >= s->nqueues)
         return sl_errorf_field(why, -EINVAL, "spec.queue", "unknown queue");
     if (sp->pclass < 0 || sp->pclass >= s->nclasses)
@@ -137,6 +149,24 @@ static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
         return sl_errorf_field(why, -EINVAL, "spec.topology", "unknown topology");
     if (sp->max_runtime_ms < 0)
         return sl_errorf_field(why, -EINVAL, "spec.maxRuntime", "negative");
+    return 0;
+}
+
+/* Validate and build a job from its spec. */
+static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                    struct job **out, struct sl_error *why)
+{
+    struct job *j;
+    uint32_t models;
+    int qu, rc;
+
+    if (sp->id <= 0)
+        return sl_errorf_field(why, -EINVAL, "id", "job id must be positive");
+    if (sl_imap_get(&s->jobs, sp->id))
+        return sl_errorf_field(why, -EEXIST, "id", "job %lld is already known",
+                               (long long)sp->id);
+    if ((rc = spec_check(s, sp, why)) < 0 || (rc = spec_models(s, sp, &models, why)) < 0)
+        return rc;
     if (!(j = calloc(1, sizeof(*j))))
         return sl_errorf(why, -ENOMEM, "out of memory");
     j->id = sp->id;
@@ -149,18 +179,7 @@ static int job_make(struct sl_sched *s, const struct sl_sched_job_spec *sp,
     j->user = sp->user;
     j->topology = (uint8_t)sp->topology;
     shape_of_spec(sp, &j->shape);
-    for (int i = 0; sp->gpu_models && sp->gpu_models[i]; i++) {
-        int m = sl_sched_model(s, sp->gpu_models[i]);
-        if (m < 0) {
-            free(j);
-            return sl_errorf_field(why, m == -ENOSPC ? -ENOSPC : -EINVAL,
-                                   "spec.resources.gpuModels",
-                                   m == -ENOSPC ? "more than %d GPU models"
-                                                : "bad GPU model",
-                                   SL_SCHED_MAX_MODELS);
-        }
-        j->shape.models |= 1u << m;
-    }
+    j->shape.models |= models;
     if ((qu = qu_get(s, sp->queue, sp->user)) < 0) {
         free(j);
         return sl_errorf(why, -ENOMEM, "out of memory");
@@ -569,8 +588,81 @@ int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on)
         return -ENOMEM;
     j->on_hold = 0;
     s->nheld--;
+    free(j->hold_note);
+    j->hold_note = NULL;
     bucket_insert(b, j);
     j->blocker = B_NEW;
+    return 0;
+}
+
+/* *slot becomes a copy of 'text' (NULL: none). Returns 0 or -ENOMEM
+ * (unchanged). */
+static int text_set(char **slot, const char *text)
+{
+    char *t = NULL;
+
+    if (text && !(t = strdup(text)))
+        return -ENOMEM;
+    free(*slot);
+    *slot = t;
+    return 0;
+}
+
+int sl_sched_job_hold_note(struct sl_sched *s, int64_t id, const char *why)
+{
+    struct job *j = sl_imap_get(&s->jobs, id);
+
+    if (!j)
+        return -ENOENT;
+    if (j->state != J_PENDING || !j->on_hold)
+        return -EINVAL;
+    return text_set(&j->hold_note, why);
+}
+
+/* ---- respec ------------------------------------------------------------- */
+
+int sl_sched_job_respec(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                        struct sl_error *why)
+{
+    struct job *j = sl_imap_get(&s->jobs, sp->id);
+    struct bucket *b = NULL;
+    uint32_t models;
+    int qu, rc;
+
+    if (!j)
+        return sl_errorf_field(why, -ENOENT, "id", "job %lld is not known", (long long)sp->id);
+    if (j->state != J_PENDING || j->staged_after)
+        return sl_errorf_field(why, -EINVAL, "state", "job %lld is %s", (long long)sp->id,
+                               j->state != J_PENDING ? "not pending" : "staged");
+    if ((rc = spec_check(s, sp, why)) < 0 || (rc = spec_models(s, sp, &models, why)) < 0)
+        return rc;
+    /* everything that can fail first: an empty bucket or (queue, user)
+     * record left behind is harmless */
+    if ((qu = qu_get(s, sp->queue, sp->user)) < 0 ||
+        (!j->on_hold &&
+         (!(b = bucket_get(s, &s->queues[sp->queue], sp->queue, sp->user, sp->pclass)) ||
+          fresh_add(s, j->id) < 0)))
+        return sl_errorf(why, -ENOMEM, "out of memory");
+    /* what it claimed or was promised was for its old request */
+    hold_unclaim(s, j);
+    if (j->bucket)
+        sl_sch_bucket_remove(j);
+    s->queues[j->queue].npending--;
+    s->queues[sp->queue].npending++;
+    j->queue = (int16_t)sp->queue;
+    j->pclass = (int16_t)sp->pclass;
+    j->user = sp->user;
+    j->qu = qu;
+    j->tasks = sp->tasks;
+    j->topology = (uint8_t)sp->topology;
+    j->max_runtime_ms = sp->max_runtime_ms;
+    shape_of_spec(sp, &j->shape);
+    j->shape.models |= models;
+    j->tasks_fit = 0;
+    if (b) {
+        bucket_insert(b, j); /* by its submit time: its place in line */
+        j->blocker = B_NEW;
+    }
     return 0;
 }
 
@@ -615,17 +707,12 @@ bool sl_sched_job_held(const struct sl_sched *s, int64_t id)
 int sl_sched_job_wait(struct sl_sched *s, int64_t id, const char *why)
 {
     struct job *j = sl_imap_get(&s->jobs, id);
-    char *w = NULL;
 
     if (!j)
         return -ENOENT;
     if (j->state != J_PENDING || j->staged_after)
         return -EINVAL;
-    if (why && !(w = strdup(why)))
-        return -ENOMEM;
-    free(j->wait);
-    j->wait = w;
-    return 0;
+    return text_set(&j->wait, why);
 }
 
 enum sl_sched_job_state sl_sched_job_state(const struct sl_sched *s, int64_t id)

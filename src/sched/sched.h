@@ -243,6 +243,12 @@ int sl_sched_job_backoff(struct sl_sched *s, int64_t id, int64_t not_before_ms);
  * releasing one not held changes nothing. Returns 0, -ENOENT, -EINVAL
  * when it is not pending, or -ENOMEM (release; it stays held). */
 int sl_sched_job_hold(struct sl_sched *s, int64_t id, bool on);
+/* The words of held job 'id''s reason (and of its explanation's
+ * summary) instead of "held: not scheduled until released": who may
+ * release it (an admin's hold). NULL: the default again. Dropped when it
+ * is released. Returns 0, -ENOENT, -EINVAL when it is not held, or
+ * -ENOMEM (unchanged). */
+int sl_sched_job_hold_note(struct sl_sched *s, int64_t id, const char *why);
 /* Whether job 'id' is pending and held. */
 bool sl_sched_job_held(const struct sl_sched *s, int64_t id);
 /* Job 'id''s maxRuntime is now 'ms' (0 = unknown; sluice update): a
@@ -250,6 +256,20 @@ bool sl_sched_job_held(const struct sl_sched *s, int64_t id);
  * the next full pass). Returns 0, -ENOENT, -EINVAL (ms < 0) or -ENOMEM
  * (unchanged). */
 int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms);
+
+/* Pending job sp->id takes spec 'sp' (sluice update): its queue, user,
+ * class, tasks, resources, topology and maxRuntime. Its submit time, its
+ * backoff, its hold and what it waits for are kept (sp->submit_ms and
+ * sp->not_before_ms are not read): it keeps its place in line within its
+ * new queue and class. What it claimed as a preemptor is let go (its
+ * victims owe it nothing more) and its reservation dropped; the next pass
+ * judges it anew. Whether it could ever run is the caller's
+ * (sl_sched_job_runnable). Returns 0; -ENOENT; -EINVAL when it is not
+ * pending or is staged (field "state"), or for a spec out of range as
+ * sl_sched_job_add ('why' names the field); -ENOMEM. Nothing changes on
+ * failure. */
+int sl_sched_job_respec(struct sl_sched *s, const struct sl_sched_job_spec *sp,
+                        struct sl_error *why);
 
 enum sl_sched_job_state {
     SL_SCHED_UNKNOWN,

@@ -109,6 +109,9 @@ struct job {
     struct bucket *bucket;        /* pending */
     char *wait;                   /* pending: why it is not eligible (its
                                      dependencies), owned; NULL = eligible */
+    char *hold_note;              /* held: its reason in other words than
+                                     the default (who may release it),
+                                     owned; NULL = the default */
 };
 
 struct bucket {

@@ -164,7 +164,8 @@ int sl_sqlite_pclass_scan(struct sl_store *st,
     "id, name, team, project, user, queue, priority_class, priority, state, "  \
     "exit_code, attempt, retries, submitted_at, started_at, finished_at, "     \
     "placement, message, limits_enforced, spec, not_before, preemptions, "     \
-    "intent, intent_at, intent_for, gpus_enforced, array_job_id, array_index"
+    "intent, intent_at, intent_for, gpus_enforced, array_job_id, array_index, " \
+    "hold_by"
 /* Fill 'v' from a row of SL_SQLITE_JOB_COLS; strings point into the row.
  * Returns the row's not_before (ms). */
 int64_t sl_sqlite_job_row(sqlite3_stmt *q, struct sl_job_view *v);

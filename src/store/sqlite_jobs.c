@@ -16,14 +16,14 @@ static const char *const jobs_sql[SQ_JOBS_N] = {
                       "priority, state, exit_code, attempt, retries, submitted_at, "
                       "started_at, finished_at, placement, message, limits_enforced, "
                       "spec, id, not_before, preemptions, intent, intent_at, intent_for, "
-                      "gpus_enforced, array_job_id, array_index) VALUES(?1, ?2, ?3, ?4, "
-                      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-                      "?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+                      "gpus_enforced, array_job_id, array_index, hold_by) VALUES(?1, ?2, ?3, "
+                      "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+                      "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
     [SQ_JOB_UPDATE] = "UPDATE jobs SET state = ?2, exit_code = ?3, attempt = ?4, "
                       "started_at = ?5, finished_at = ?6, placement = ?7, "
                       "message = ?8, limits_enforced = ?9, not_before = ?10, "
                       "preemptions = ?11, intent = ?12, intent_at = ?13, intent_for = ?14, "
-                      "gpus_enforced = ?15 WHERE id = ?1",
+                      "gpus_enforced = ?15, hold_by = ?16 WHERE id = ?1",
     [SQ_JOB_GET] = "SELECT " SL_SQLITE_JOB_COLS " FROM jobs WHERE id = ?1",
     [SQ_JOB_MAX_ID] = "SELECT coalesce(max(id), 0) FROM jobs",
     [SQ_JOB_LINEAGE] = "UPDATE jobs SET lineage = ?2 WHERE id = ?1",
@@ -77,6 +77,7 @@ int64_t sl_sqlite_job_row(sqlite3_stmt *q, struct sl_job_view *v)
     v->gpus_enforced = col_tristate(q, 24);
     v->array_job_id = sqlite3_column_int64(q, 25);
     v->array_index = sqlite3_column_int(q, 26);
+    v->hold_by = sl_sqlite_col_text(q, 27);
     return sqlite3_column_int64(q, 19);
 }
 
@@ -133,6 +134,7 @@ int sl_sqlite_job_insert(struct sl_store *st, struct sl_job_view *v, int64_t not
         sqlite3_bind_int64(q, 26, v->array_job_id);
         sqlite3_bind_int(q, 27, v->array_index);
     }
+    sl_sqlite_bind_text_or_null(q, 28, v->hold_by);
     if ((rc = sl_sqlite_step_done(s, q)) == 0)
         v->id = sqlite3_last_insert_rowid(s->db);
     return rc;
@@ -176,6 +178,7 @@ int sl_sqlite_job_update(struct sl_store *st, const struct sl_job_view *v,
     bind_intent(q, 12, v);
     if (v->gpus_enforced >= 0)
         sqlite3_bind_int(q, 15, v->gpus_enforced);
+    sl_sqlite_bind_text_or_null(q, 16, v->hold_by);
     return sl_sqlite_step_done(s, q);
 }
 

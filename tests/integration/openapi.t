@@ -139,6 +139,8 @@ def validate(schema, v, path="$"):
                 errs += validate(s["items"], item, "%s[%d]" % (path, i))
     if isinstance(v, dict):
         props = s.get("properties", {})
+        if "minProperties" in s and len(v) < s["minProperties"]:
+            errs.append("%s: fewer than %d properties" % (path, s["minProperties"]))
         for k in s.get("required", []):
             if k not in v:
                 errs.append("%s: missing required %r" % (path, k))
@@ -676,6 +678,8 @@ def big_post(path, body, name):
 def test_hold(jid):
     r = call("POST", "/v1/jobs/%d/hold" % jid, want=200, name="hold a pending job")
     tap.is_((r.json or {}).get("held"), True, "the held job says held")
+    tap.is_((r.json or {}).get("hold"), {"kind": "user", "by": "admin"},
+            "the admin's hold of its own job is a user hold")
     call("POST", "/v1/jobs/%d/hold" % jid, want=200, name="hold it again")
     r = call("POST", "/v1/jobs/%d/release" % jid, want=200, name="release it")
     tap.is_((r.json or {}).get("held"), False, "the released job is not held")
@@ -686,8 +690,24 @@ def test_hold(jid):
              name="update a pending job's maxRuntime")
     tap.is_(((r.json or {}).get("spec") or {}).get("spec", {}).get("maxRuntime"), "1h",
             "the answer has the new maxRuntime")
+    # stays Pending: the hog leaves 1 GPU, the job asks for 2, then 4
+    for body in ({"priorityClass": "best-effort", "queue": "default"},
+                 {"resources": {"gpus": 4}, "priorityClass": "batch"}):
+        tap.ok(not validate(request_schema("PATCH", "/v1/jobs/{id}"), body),
+               "the request document admits %s" % json.dumps(body))
+        r = call("PATCH", "/v1/jobs/%d" % jid, body, want=200,
+                 name="update a pending job's %s" % ", ".join(sorted(body)))
+    tap.ok((r.json or {}).get("priority_class") == "batch" and
+           ((r.json or {}).get("spec") or {}).get("spec", {}).get("resources", {}).get("gpus")
+           == 4, "the answer has the new class and GPUs", r)
     call("PATCH", "/v1/jobs/%d" % jid, {"queue": "x"}, want=400, field="queue",
-         name="update a field that cannot change")
+         name="update to a queue that does not exist")
+    call("PATCH", "/v1/jobs/%d" % jid, {"resources": {"gpus": 65}}, want=400,
+         field="resources.gpus", name="update to 65 GPUs a task")
+    tap.ok(validate(request_schema("PATCH", "/v1/jobs/{id}"), {}),
+           "the request document refuses an empty update")
+    tap.ok(validate(request_schema("PATCH", "/v1/jobs/{id}"), {"resources": {"cpus": 1}}),
+           "and resources other than gpus")
     call("PATCH", "/v1/jobs/999999", {"maxRuntime": "1h"}, want=404, name="update an unknown job")
     call("POST", "/v1/jobs/%d/requeue" % jid, want=409, code="conflict", field="state",
          name="requeue a pending job")

@@ -408,6 +408,28 @@ class Sluiced:
             after = nxt
 
 
+    def cli(self, *args, token=None):
+        """Run `sluice ARGS` against this daemon (the admin's token unless
+        'token'); returns (exit status, stdout, stderr)."""
+        env = dict(os.environ, SLUICE_SERVER=self.server, SLUICE_TOKEN=token or self.token)
+        p = subprocess.run([os.path.join(SLUICE_BIN, "sluice")] + list(args), env=env,
+                           capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def users(self, users, manifests=""):
+        """Apply the YAML 'manifests' and a kind: User for each (name, team,
+        role) of 'users', then a token for each. Returns (the apply's
+        Response, {name: token or None})."""
+        r = self.request("POST", "/v1/apply", manifests + "".join(
+            "---\napiVersion: sluice/v1\nkind: User\nmetadata: {name: %s}\n"
+            "spec: {team: %s, role: %s}\n" % u for u in users), ctype="application/yaml")
+        tokens = {}
+        for u in users:
+            st, body = self.json_req("POST", "/v1/users/%s/tokens" % u[0], {"label": "t"})
+            tokens[u[0]] = body.get("token") if st == 201 else None
+        return r, tokens
+
+
 def job_doc(name, command=("true",), team="default", **spec):
     """A JSON job document; spec keys as in SPEC.md section 4."""
     s = {"command": list(command)}

@@ -14,8 +14,9 @@
 # elsewhere; preemption sends the checkpoint signal through Slurm; quotas
 # and a cohort of two teams hold as with the local executor; a requeue
 # with --hold goes through the checkpoint signal and waits held until
-# released, then runs as the next attempt; an end comes
-# from the jobcomp file's tail without waiting for a poll. Skips when
+# released, then runs as the next attempt; a pending job updated to fewer
+# GPUs runs in Slurm with them; an end comes from the jobcomp file's tail
+# without waiting for a poll. Skips when
 # not root or without Slurm and munge. About 2 minutes.
 
 . "$(dirname "$0")/../lib.sh"
@@ -520,6 +521,20 @@ touch "$S/l1.done" "$S/h2.done"
 ok "then heavy's fourth runs" wait_state "$h4" Running 30
 touch "$S/h3.done" "$S/h4.done" "$S/h5.done" "$S/h6.done"
 for x in "$h1" "$h2" "$h3" "$h4" "$h5" "$h6" "$l1"; do wait_state "$x" Succeeded 60 >/dev/null || fail "job $x succeeds"; done
+
+# ---- an update of a pending job: Slurm gets it when the job starts ---------
+for n in n1 n2 n3; do sluice cordon "$n" >/dev/null || fail "cordon $n"; done
+u=$(sluice run --name upd --gpus 4 --cpus 1 --memory 64Mi -- sh -c \
+    "printf '%s\n' \"\$CUDA_VISIBLE_DEVICES\" > '$S/upd.gpus'")
+sleep 1
+is "$(sluice show "$u" -o json | json_get state)" Pending "a job of 4 GPUs waits: every node is cordoned"
+is "$(sid "$u")" "" "Slurm has no job of it"
+is "$(sluice update "$u" --gpus 2 --priority-class best-effort)" \
+    "updated $u (Pending): priorityClass best-effort, gpus 2" "it is updated to 2 GPUs, best-effort"
+for n in n1 n2 n3; do sluice uncordon "$n" >/dev/null || fail "uncordon $n"; done
+ok "it runs and succeeds" wait_state "$u" Succeeded 30 || explain "$u"
+is "$(tr ',' '\n' <"$S/upd.gpus" | grep -c .)" 2 "its task had 2 GPUs from Slurm"
+is "$(placed "$u" | tr ',' '\n' | grep -c .)" 2 "as Sluice placed it"
 
 stop_sluiced
 is "$?" 0 "sluiced stops cleanly"

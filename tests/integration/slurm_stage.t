@@ -6,10 +6,10 @@
 # that completes hands its GPUs to its successor inside Slurm (the same
 # Slurm job runs, on the same node and GPUs); a predecessor that fails or
 # is stopped hands nothing over (its successor is placed anew and runs
-# once); a staged job cancelled never runs; another team's job revokes the
-# staging, and fair share decides as without it; sluiced killed with -9
-# while a successor starts adopts it. Skips when not root or without
-# Slurm and munge. About 2 minutes.
+# once); a staged job cannot be updated; one cancelled never runs;
+# another team's job revokes the staging, and fair share decides as
+# without it; sluiced killed with -9 while a successor starts adopts it.
+# Skips when not root or without Slurm and munge. About 2 minutes.
 
 . "$(dirname "$0")/../lib.sh"
 . "$SLUICE_REPO/tests/slurm/lab.sh"
@@ -116,6 +116,9 @@ is "$(runs s2)" 1 "having run once"
 b3=$(behind "$s3")
 name3=$(sluice show "$b3" -o json | json_get name)
 st3=$(sids "$s3")
+out=$(sluice update "$s3" --gpus 4 2>&1)
+is "$?" 2 "an update of a staged job's GPUs is refused (exit 2)"
+like "$out" "staged in the executor behind job $b3" "it says it is staged: cancel it instead"
 ok "cancel a staged job" sluice cancel "$s3"
 ok "it is Cancelled" wait_state "$s3" Cancelled 10
 i=0

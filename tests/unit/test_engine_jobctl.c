@@ -11,7 +11,12 @@
  *            its next attempt with its retries untouched; with hold it
  *            waits held;
  *   update   maxRuntime is lowered, in the stored spec and an event; only
- *            an admin raises it;
+ *            an admin raises it; a pending job's class, queue and GPUs
+ *            change when a submission of them would pass (no node big
+ *            enough, another team's queue, no such class, a policy, a
+ *            spent budget refuse), not a running job's;
+ *   hold     an admin's requeue --hold of alice's job is an admin hold she
+ *            may not release; a team-admin may;
  *   audit    every change and refusal is recorded.
  */
 #include <errno.h>
@@ -56,6 +61,63 @@ static int update(struct sl_engine *e, int64_t id, int64_t ms, const char *user,
     st = h_call_run(e, c);
     if (field)
         snprintf(field, size, "%s", c->op.err.field);
+    h_call_free(c);
+    return st;
+}
+
+/* An update of job 'id''s class, queue, GPUs per task (-1: none) by
+ * 'user' with 'role'. */
+static int respec(struct sl_engine *e, int64_t id, const char *pclass, const char *queue,
+                  int gpus, const char *user, const char *role, char *field, size_t size)
+{
+    struct h_call *c = h_call_new(SL_OP_UPDATE, user, "default", role);
+    int st;
+
+    c->op.u.update.job_id = id;
+    snprintf(c->op.u.update.pclass, sizeof(c->op.u.update.pclass), "%s", pclass ? pclass : "");
+    snprintf(c->op.u.update.queue, sizeof(c->op.u.update.queue), "%s", queue ? queue : "");
+    c->op.u.update.has_gpus = gpus >= 0;
+    c->op.u.update.gpus = gpus;
+    st = h_call_run(e, c);
+    if (field)
+        snprintf(field, size, "%s", c->op.err.field);
+    h_call_free(c);
+    return st;
+}
+
+/* String member 'key' of job 'id' as stored ("" when absent). */
+static const char *job_str(struct sl_store *rd, int64_t id, const char *key, char *buf,
+                           size_t size)
+{
+    json_t *j = h_job(rd, id);
+    const char *v = json_string_value(json_object_get(j, key));
+
+    snprintf(buf, size, "%s", v ? v : "");
+    json_decref(j);
+    return buf;
+}
+
+/* The stored spec's GPUs per task of job 'id' (-1 when absent). */
+static int64_t spec_gpus(struct sl_store *rd, int64_t id)
+{
+    json_t *j = h_job(rd, id);
+    json_t *v = json_object_get(
+        json_object_get(json_object_get(json_object_get(j, "spec"), "spec"), "resources"),
+        "gpus");
+    int64_t n = json_is_integer(v) ? json_integer_value(v) : -1;
+
+    json_decref(j);
+    return n;
+}
+
+/* An admin cordons node 'name' (no new task there). */
+static int cordon(struct sl_engine *e, const char *name, enum sl_op_kind kind)
+{
+    struct h_call *c = h_call_new(kind, "admin", "default", "admin");
+    int st;
+
+    snprintf(c->op.u.node.node, sizeof(c->op.u.node.node), "%s", name);
+    st = h_call_run(e, c);
     h_call_free(c);
     return st;
 }
@@ -225,6 +287,105 @@ int main(void)
     is_int(h_audit_count(rd, "job.requeue", "ok"), 2, "two requeues recorded ok");
     is_int(h_audit_count(rd, "job.update", "ok"), 2, "two updates recorded ok");
     is_int(h_audit_count(rd, "job.update", NULL), 4, "and the two refused ones");
+
+    /* admin hold: the requeue --hold above was an admin's of alice's job */
+    is_int(ctl(e, SL_OP_RELEASE, j2, false, "alice", "member", field, sizeof(field)), 403,
+           "alice may not release the admin's hold");
+    is_str(field, "hold", "naming hold");
+    ok(sl_sched_job_held(e->sched, j2), "it stays held");
+
+    /* update: class, queue and GPUs of a pending job, checked as a submission */
+    is_int(h_apply(e,
+                   "apiVersion: sluice/v1\nkind: Team\nmetadata: {name: nlp}\n---\n"
+                   "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: nlpq}\n"
+                   "spec: {team: nlp}\n---\n"
+                   "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: q2}\n"
+                   "spec: {team: default}\n---\n"
+                   "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: imgq}\n"
+                   "spec: {team: default}\n---\n"
+                   "apiVersion: sluice/v1\nkind: Policy\nmetadata: {name: img}\n"
+                   "spec: {queues: [imgq], images: {requireImage: true}}\n",
+                   "admin", "default", "admin", NULL),
+           200, "queues q2 and imgq (a policy wants an image there), nlpq of team nlp");
+    is_int(respec(e, j2, NULL, NULL, 2, "alice", "member", field, sizeof(field)), 400,
+           "2 GPUs per task: no node has 2");
+    is_str(field, "spec.resources.gpus", "naming spec.resources.gpus");
+    is_int(respec(e, j2, NULL, "nlpq", -1, "alice", "member", field, sizeof(field)), 400,
+           "a queue of another team");
+    is_str(field, "queue", "naming queue");
+    is_int(respec(e, j2, "gold", NULL, -1, "alice", "member", field, sizeof(field)), 400,
+           "a class that does not exist");
+    is_str(field, "priorityClass", "naming priorityClass");
+    is_int(respec(e, j2, NULL, "imgq", -1, "alice", "member", field, sizeof(field)), 403,
+           "a queue whose policy refuses the job");
+    is_str(field, "spec.image", "naming the job's field the policy refuses");
+    is_int(respec(e, j2, "production", NULL, -1, "bob", "member", field, sizeof(field)), 403,
+           "bob may not update alice's job");
+    is_int(spec_gpus(rd, j2), 1, "none of that changed its GPUs");
+    is_str(job_str(rd, j2, "queue", s, sizeof(s)), "default", "nor its queue");
+    is_str(job_str(rd, j2, "priority_class", s, sizeof(s)), "batch", "nor its class");
+    is_int(h_events(rd, j2, "update", NULL, 0), 2, "nor wrote an event");
+    is_int(respec(e, j2, "production", "q2", 0, "alice", "member", NULL, 0), 200,
+           "alice moves it to production in q2 with no GPU");
+    is_str(job_str(rd, j2, "priority_class", s, sizeof(s)), "production", "its class");
+    is_int(job_int(rd, j2, "priority"), 1000, "its priority");
+    is_str(job_str(rd, j2, "queue", s, sizeof(s)), "q2", "its queue");
+    is_int(spec_gpus(rd, j2), 0, "its GPUs per task");
+    is_int(h_events(rd, j2, "update", NULL, 0), 3, "one update event more");
+    is_str(job_str(rd, j2, "message", msg, sizeof(msg)),
+           "priorityClass batch -> production, queue default -> q2, resources.gpus 1 -> 0 "
+           "by alice",
+           "its message names each change");
+    ok(sl_sched_job_held(e->sched, j2), "still held");
+    is_int(respec(e, j2, "production", "q2", 0, "alice", "member", NULL, 0), 200,
+           "the same values again: 200");
+    is_int(h_events(rd, j2, "update", NULL, 0), 3, "and no event");
+    is_int(ctl(e, SL_OP_RELEASE, j2, false, "tina", "team-admin", NULL, 0), 200,
+           "a team-admin releases the admin hold");
+    h_sync(e);
+    h_sync(e);
+    is_str(h_job_state(rd, j2, s, sizeof(s)), "Running", "it runs, as updated");
+    is_int(respec(e, j2, NULL, NULL, 1, "alice", "member", field, sizeof(field)), 409,
+           "a running job's GPUs cannot change");
+    is_str(field, "resources.gpus", "naming resources.gpus");
+    is_int(respec(e, j2, "batch", NULL, -1, "admin", "admin", field, sizeof(field)), 409,
+           "nor its class, even by an admin");
+    is_str(field, "priorityClass", "naming priorityClass");
+
+    /* a spent budget: demoted, a pending job may not be moved above it */
+    is_int(cordon(e, "na", SL_OP_NODE_CORDON), 200, "the node is cordoned");
+    is_int(h_apply(e,
+                   "apiVersion: sluice/v1\nkind: Budget\nmetadata: {name: tiny}\n"
+                   "spec: {team: default, period: month, gpuHours: 0.001, action: demote}\n",
+                   "admin", "default", "admin", NULL),
+           200, "a budget the team has spent, which demotes");
+    j3 = submit(e, "10m", 0);
+    is_str(job_str(rd, j3, "priority_class", s, sizeof(s)), "best-effort",
+           "a new job is demoted to best-effort");
+    is_int(respec(e, j3, "batch", NULL, -1, "alice", "member", field, sizeof(field)), 403,
+           "it may not be moved back to batch");
+    is_str(field, "priorityClass", "naming priorityClass");
+    is_int(respec(e, j3, NULL, NULL, 0, "alice", "member", NULL, 0), 200,
+           "it may ask for fewer GPUs");
+    h_submit(e,
+             "apiVersion: sluice/v1\nkind: Job\nmetadata: {name: half}\n"
+             "spec: {command: [train], resources: {gpuMilli: 500}}\n",
+             "alice", "default", "member", &j1, NULL);
+    is_int(respec(e, j1, NULL, NULL, 1, "alice", "member", NULL, 0), 200,
+           "a job of half a GPU may take a whole one (it is demoted already)");
+    is_str(job_str(rd, j1, "message", msg, sizeof(msg)), "resources.gpus 0.5 -> 1 by alice",
+           "its message says the fraction");
+    is_int(h_apply(e,
+                   "apiVersion: sluice/v1\nkind: Budget\nmetadata: {name: tiny-block}\n"
+                   "spec: {team: default, period: month, gpuHours: 0.001, action: block}\n",
+                   "admin", "default", "admin", NULL),
+           200, "and a spent budget that blocks");
+    is_int(respec(e, j3, NULL, NULL, 1, "alice", "member", field, sizeof(field)), 403,
+           "it may not ask for more GPUs");
+    is_str(field, "resources.gpus", "naming resources.gpus");
+    is_int(spec_gpus(rd, j3), 0, "still none");
+    is_int(h_audit_count(rd, "job.update", "ok"), 6, "the updates recorded ok");
+    is_int(h_audit_count(rd, "job.update", NULL), 17, "and the eleven refused ones");
 out:
     sl_store_close(rd);
     sl_engine_destroy(e);

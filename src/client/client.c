@@ -34,6 +34,7 @@
 
 #include "../util/buf.h"
 #include "../util/util.h"
+#include "../util/ws.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.1.0"
@@ -624,24 +625,6 @@ struct head {
 };
 
 /* Whether the comma-separated 'list' holds 'tok' (case-insensitive). */
-static bool has_token(const char *list, const char *tok)
-{
-    size_t n = strlen(tok);
-
-    for (const char *p = list; *p;) {
-        size_t len;
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        len = strcspn(p, ", \t");
-        if (len == n && strncasecmp(p, tok, n) == 0)
-            return true;
-        p += len;
-        while (*p && *p != ',')
-            p++;
-    }
-    return false;
-}
-
 /* Parse one header line (no line end, NUL-terminated at 'len') into h and
  * the response. 0, -EIO (bad line) or -EFBIG (Content-Length too big). */
 static int header_line(char *line, size_t len, struct head *h,
@@ -690,8 +673,8 @@ static int header_line(char *line, size_t len, struct head *h,
             p += tl;
         }
     } else if (strcasecmp(line, "Connection") == 0) {
-        h->close |= has_token(v, "close");
-        h->keep_alive |= has_token(v, "keep-alive");
+        h->close |= sl_ws_token_in(v, "close");
+        h->keep_alive |= sl_ws_token_in(v, "keep-alive");
     } else if (strcasecmp(line, "X-Sluice-Log-Offset") == 0) {
         char offset[32];
         copy_line(offset, sizeof(offset), v, (size_t)(end - v));

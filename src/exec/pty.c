@@ -49,6 +49,9 @@
 #define TTY_DRAIN_MAX_MS 2000     /* ... and in any case after this long */
 #define TTY_OUT_CAP 65536         /* queued for the client: whole messages */
 #define TTY_STATUS_WAIT_MS 2000   /* the last output and the status */
+#define TTY_MISSED_MAX 4096       /* output nobody saw, shown on attach */
+_Static_assert(TTY_MISSED_MAX <= SL_ATTACH_MSG_MAX && TTY_MISSED_MAX + SL_ATTACH_HEAD <= TTY_OUT_CAP,
+               "what a client missed goes out as one message");
 
 /* ---- in the daemon, before fork ------------------------------------------ */
 
@@ -165,7 +168,28 @@ struct tty {
     bool killed;
     int64_t written;              /* log bytes */
     bool truncated;
+    uint8_t missed[TTY_MISSED_MAX]; /* the last output while nobody was
+                                     attached (a shell's prompt), for the
+                                     next client */
+    size_t nmissed;
 };
+
+/* Keep the last TTY_MISSED_MAX bytes of what nobody saw. */
+static void missed_add(struct tty *t, const uint8_t *p, size_t n)
+{
+    if (n >= TTY_MISSED_MAX) {
+        memcpy(t->missed, p + n - TTY_MISSED_MAX, TTY_MISSED_MAX);
+        t->nmissed = TTY_MISSED_MAX;
+        return;
+    }
+    if (t->nmissed + n > TTY_MISSED_MAX) {
+        size_t drop = t->nmissed + n - TTY_MISSED_MAX;
+        memmove(t->missed, t->missed + drop, t->nmissed - drop);
+        t->nmissed -= drop;
+    }
+    memcpy(t->missed + t->nmissed, p, n);
+    t->nmissed += n;
+}
 
 static void conn_drop(struct tty *t, int64_t now)
 {
@@ -264,11 +288,13 @@ static bool master_read(struct tty *t)
         sl_attach_head(t->out + t->out_len, SL_ATTACH_OUTPUT, (size_t)n);
         memcpy(t->out + t->out_len + SL_ATTACH_HEAD, buf, (size_t)n);
         t->out_len += SL_ATTACH_HEAD + (size_t)n;
+    } else {
+        missed_add(t, buf, (size_t)n);
     }
     return true;
 }
 
-static void master_write(struct tty *t)
+static void master_write(struct tty *t, int64_t now)
 {
     ssize_t n = write(SL_SHIM_MASTER_FD, t->kbd + t->kbd_off, t->kbd_len - t->kbd_off);
 
@@ -279,6 +305,10 @@ static void master_write(struct tty *t)
     } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
         t->kbd_len = t->kbd_off = 0; /* the terminal is gone: drop the input */
     }
+    /* The client's next messages may be read already: take them now,
+     * since no new byte may come to wake the loop for them. */
+    if (t->kbd_len == 0 && t->conn >= 0)
+        conn_messages(t, now);
 }
 
 static void accept_client(struct tty *t, int64_t now)
@@ -290,6 +320,13 @@ static void accept_client(struct tty *t, int64_t now)
     conn_drop(t, now); /* the newer client replaces the older one */
     t->conn = fd;
     t->alone_ms = 0;
+    /* It sees first what came while nobody was attached (its tail). */
+    if (t->nmissed) {
+        sl_attach_head(t->out, SL_ATTACH_OUTPUT, t->nmissed);
+        memcpy(t->out + SL_ATTACH_HEAD, t->missed, t->nmissed);
+        t->out_len = SL_ATTACH_HEAD + t->nmissed;
+        t->nmissed = 0;
+    }
 }
 
 /* Nobody attached for too long: hang the terminal up, as closing an ssh
@@ -364,7 +401,7 @@ int sl_proc_pump_tty(const struct plan *p, pid_t task, int *conn)
             break; /* idle after the exit: the output is drained */
         now = sl_proc_mono_ms();
         if (fds[0].fd >= 0 && (fds[0].revents & POLLOUT))
-            master_write(&t);
+            master_write(&t, now);
         if (fds[0].fd >= 0 && room && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
             master_open = master_read(&t);
         if (fds[1].fd >= 0 && (fds[1].revents & POLLIN))

@@ -7,12 +7,19 @@ backpressure (a task writing to a client that does not read stops, and
 sluiced's memory stays put), the log of the session, a session surviving
 a restart of sluiced; and `sluice run -it` under a pseudo-terminal."""
 
+import fcntl
 import os
+import pty
+import select
+import signal
+import struct
+import subprocess
 import sys
+import termios
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import tap, Sluiced, job_doc  # noqa: E402
+from sltest import SLUICE_BIN, tap, Sluiced, job_doc  # noqa: E402
 from slws import Attach  # noqa: E402
 
 d = Sluiced(fake_gpus="2xH100", args=["--interactive-detach-grace", "2s"]).start()
@@ -246,6 +253,117 @@ tap.ok(got > 100000, "reading again lets it go on (%d bytes)" % got)
 tap.ok(log_size(f) > s2, "... and the task writes again")
 ws.close()
 d.cancel_job(f)
+
+# --- sluice run -it, under a pseudo-terminal ----------------------------------
+
+SLUICE = os.path.join(SLUICE_BIN, "sluice")
+
+
+def cli_env(token):
+    return dict(os.environ, SLUICE_SERVER=d.server, SLUICE_TOKEN=token, TERM="xterm")
+
+
+def under_pty(args, steps, rows=40, cols=120, token=None, secs=40):
+    """Run sluice ARGS on a new terminal of rows x cols. steps: (wait_for,
+    send) pairs: once wait_for (bytes) was shown, send is typed (bytes, or a
+    (rows, cols) resize). Returns (exit status, output, the terminal's
+    lflag after the exit)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(SLUICE, [SLUICE] + args, cli_env(token or TOK["alice"]))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    out, steps, deadline = b"", list(steps), time.monotonic() + secs
+    status = None
+    while time.monotonic() < deadline:
+        if steps and steps[0][0] in out:
+            want, send = steps.pop(0)
+            if isinstance(send, tuple):
+                fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", send[0], send[1], 0, 0))
+                os.kill(pid, signal.SIGWINCH)
+            else:
+                os.write(fd, send)
+            continue
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            out += chunk
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(st)
+            break
+    lflag = None
+    try:
+        lflag = termios.tcgetattr(fd)[3]
+    except termios.error:
+        pass
+    if status is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    try:
+        while True:
+            r, _, _ = select.select([fd], [], [], 0.1)
+            if not r:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            out += chunk
+    except OSError:
+        pass
+    os.close(fd)
+    return status, out, lflag
+
+
+st, out, lflag = under_pty(
+    ["run", "-it", "--gpus", "1", "--cpus", "0.2", "--memory", "64Mi", "--", "sh"],
+    [(b"$ ", b"stty size; echo $TERM\r"), (b"40 120", (30, 90)),
+     (b"xterm", b"sleep 0.5; stty size\r"), (b"30 90", b"exit 7\r")])
+tap.is_(st, 7, "sluice run -it exits with the command's exit code (7)")
+tap.ok(b"40 120" in out, "the task's terminal has the size of the client's (40 x 120)", out)
+tap.ok(b"xterm" in out, "and the client's TERM", out)
+tap.ok(b"30 90" in out, "a resize of the client's terminal (SIGWINCH) reaches the task", out)
+tap.ok(lflag is not None and lflag & termios.ICANON and lflag & termios.ECHO,
+       "the client's terminal is out of raw mode again after the session")
+tap.ok(b"submitted" in out, "sluice says the job was submitted (on stderr)", out)
+
+st, out, _ = under_pty(["shell", "--cpus", "0.2", "--memory", "64Mi"],
+                       [(b"$ ", b"echo in-a-shell; exit 9\r")])
+tap.is_(st, 9, "sluice shell runs the account's shell and exits with its code")
+tap.ok(b"in-a-shell" in out, "... which ran the command typed", out)
+
+p = subprocess.run([SLUICE, "run", "-i", "--cpus", "0.2", "--memory", "64Mi", "--", "sh"],
+                   input=b"echo piped\nexit 4\n", capture_output=True,
+                   env=cli_env(TOK["alice"]), timeout=60)
+tap.is_(p.returncode, 4, "sluice run -i with a pipe for stdin exits with the command's code")
+tap.ok(b"piped" in p.stdout, "and its output on stdout", p.stdout, p.stderr)
+
+for data, how in ((b"a line\n", "after a newline"), (b"no newline", "within a line")):
+    p = subprocess.run([SLUICE, "run", "-i", "--cpus", "0.2", "--memory", "64Mi", "--", "cat"],
+                       input=data, capture_output=True, env=cli_env(TOK["alice"]), timeout=60)
+    tap.ok(p.returncode == 0 and data.strip() in p.stdout,
+           "the end of a piped stdin %s ends the task's input (cat ends)" % how,
+           p.returncode, p.stdout, p.stderr)
+
+# a job that waits: why, on stderr; Ctrl-C (SIGINT) cancels it
+hog_st, hog = submit("hog", command=("sleep", "300"), interactive=False,
+                     resources={"gpus": 2, "cpuMilli": 200, "memory": "64Mi"})
+proc = subprocess.Popen([SLUICE, "run", "-i", "--gpus", "1", "--", "sh"],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        env=cli_env(TOK["alice"]))
+time.sleep(3)
+proc.send_signal(signal.SIGINT)
+try:
+    _, err = proc.communicate(timeout=20)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    _, err = proc.communicate()
+tap.ok(b"is pending" in err, "sluice run -i says why the job waits", err)
+tap.is_(proc.returncode, 130, "Ctrl-C while it waits: exit 130")
+tap.ok(b"cancelled" in err, "... and the waiting job is cancelled", err)
+d.cancel_job(hog["id"])
 
 # --- a restart of sluiced -------------------------------------------------------
 

@@ -101,6 +101,16 @@ plain = (body or {}).get("id")
 tap.ok(st == 201 and job(plain).get("spec", {}).get("spec", {}).get("interactive") is None,
        "a job that is not interactive stores no interactive field", body)
 
+# --- executors that cannot -------------------------------------------------------
+
+sim = Sluiced(fake_gpus="2xH100", args=["--executor", "simulated"]).start()
+st, body = sim.json_req("POST", "/v1/jobs", job_doc("sim", ["sh"], interactive=True))
+tap.is_((st, (body or {}).get("error", {}).get("field")), (400, "spec.interactive"),
+        "the simulated executor refuses an interactive job, naming spec.interactive")
+tap.ok("runs no command" in (body or {}).get("error", {}).get("message", ""),
+       "... and says why", body)
+sim.stop()
+
 # --- a session ----------------------------------------------------------------
 
 gpus0 = free_gpus()

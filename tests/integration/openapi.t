@@ -697,16 +697,23 @@ def test_hold(jid):
          name="requeue with hold=maybe")
 
 
-def test_requeue():
-    r = call("POST", "/v1/jobs", job_doc("oa-rq", ["sleep", "1000"], resources={"cpus": 0.1}),
-             want=201, name="submit a job to requeue")
+def running_id(r):
+    """The id of the job a submission answered, once it runs (None when
+    there is none; it may still be Pending after 30 s)."""
     jid = (r.json or {}).get("id")
     deadline = time.monotonic() + 30
     while isinstance(jid, int) and time.monotonic() < deadline:
         if (D.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state") == "Running":
             break
         time.sleep(0.1)
-    if not isinstance(jid, int):
+    return jid if isinstance(jid, int) else None
+
+
+def test_requeue():
+    r = call("POST", "/v1/jobs", job_doc("oa-rq", ["sleep", "1000"], resources={"cpus": 0.1}),
+             want=201, name="submit a job to requeue")
+    jid = running_id(r)
+    if jid is None:
         return
     r = call("POST", "/v1/jobs/%d/requeue" % jid, want=202, name="requeue a running job")
     tap.is_((r.json or {}).get("state"), "Running", "it is Running while it stops")
@@ -726,13 +733,8 @@ def test_attach():
     r = call("POST", "/v1/jobs", job_doc("oa-it", ["sh"], interactive=True,
                                          resources={"cpus": 0.1}),
              want=201, name="submit an interactive job")
-    jid = (r.json or {}).get("id")
-    deadline = time.monotonic() + 30
-    while isinstance(jid, int) and time.monotonic() < deadline:
-        if (D.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state") == "Running":
-            break
-        time.sleep(0.1)
-    if not isinstance(jid, int):
+    jid = running_id(r)
+    if jid is None:
         return
     time.sleep(0.5)  # its task's terminal comes up
     ws = attach_call(jid, "attach to it", 101)

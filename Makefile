@@ -164,7 +164,7 @@ $(B)/tests/test_engine_depwait.t: $(B)/obj/tests/unit/test_engine_depwait.o $(EN
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.
-FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon
+FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon ws
 FUZZ_EXTRA_http_request := src/http/parse.c
 FUZZ_EXTRA_http_query := src/http/parse.c
 FUZZ_EXTRA_http_response := src/client/client.c
@@ -266,6 +266,7 @@ FUZZ_MAX_LEN_trivy := 8192
 FUZZ_MAX_LEN_config := 4096
 FUZZ_MAX_LEN_slurm := 4096
 FUZZ_MAX_LEN_carbon := 4096
+FUZZ_MAX_LEN_ws := 4096
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
 # The target binary is kept for -merge=1 (tests/fuzz/README.md).
 .PRECIOUS: build/fuzz/fuzz_%

@@ -33,6 +33,7 @@
 #include "../util/jfield.h"
 #include "api_int.h"
 #include "metrics.h"
+#include "relay.h"
 
 /* ---- error mapping ---------------------------------------------------- */
 
@@ -326,6 +327,7 @@ static const struct route {
     {"PATCH", "/v1/jobs/{id}", sl_api_route_job_update, CHANGE(SL_OP_UPDATE), "job", MT_JSON},
     {"GET", "/v1/jobs/{id}/events", sl_api_route_job_events, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/logs", sl_api_route_job_logs, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
+    {"GET", "/v1/jobs/{id}/attach", sl_api_route_job_attach, CHANGE(SL_OP_ATTACH), "job", MT_NONE},
     {"GET", "/v1/jobs/{id}/explain", sl_api_route_job_explain, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/nodes", sl_api_route_nodes, READ(SL_SC_READ), NULL, MT_NONE},
     {"POST", "/v1/nodes/{name}/drain", sl_api_route_node_state, CHANGE(SL_OP_NODE_DRAIN), "node", MT_JSON},
@@ -640,6 +642,11 @@ struct sl_api *sl_api_create(struct sl_engine *e, struct sl_error *err)
         free(a);
         return NULL;
     }
+    if (!(a->relay = sl_relay_create())) {
+        sl_errorf(err, -errno, "attach relay: %s", strerror(errno));
+        sl_api_destroy(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -647,6 +654,7 @@ void sl_api_destroy(struct sl_api *a)
 {
     if (!a)
         return;
+    sl_relay_destroy(a->relay);
     sl_store_close(a->rd);
     sl_api_metrics_destroy(a->metrics);
     free(a);

@@ -8,6 +8,7 @@
  *   api.c          the route table, routing, authentication, the token
  *                  cache, engine operations, errors; start here
  *   api_jobs.c     jobs: submit, list, get, events, cancel, logs, explain
+ *   api_attach.c   a terminal on an interactive job (with relay.c)
  *   api_catalog.c  health, whoami, nodes, teams, queues, classes, apply,
  *                  policies, datasets, scans, models (lists)
  *   api_meter.c    reports, utilisation, budgets, carbon intensity
@@ -59,6 +60,7 @@ struct sl_api {
     struct sl_store *rd;          /* reader; server thread only */
     struct token_slot cache[TOKEN_CACHE_SLOTS]; /* server thread only */
     uint64_t cache_epoch;         /* the engine's token epoch it holds */
+    struct sl_relay *relay;       /* interactive sessions (relay.h) */
 };
 
 struct ctx {
@@ -157,6 +159,9 @@ void sl_api_route_job_explain(struct ctx *c);
 void sl_api_route_job_get(struct ctx *c);
 void sl_api_route_job_list(struct ctx *c);
 void sl_api_route_job_logs(struct ctx *c);
+/* GET /v1/jobs/{id}/attach: a WebSocket to an interactive job's terminal
+ * (api_attach.c) */
+void sl_api_route_job_attach(struct ctx *c);
 void sl_api_route_job_submit(struct ctx *c);
 void sl_api_route_lineage(struct ctx *c);
 void sl_api_route_metrics(struct ctx *c);

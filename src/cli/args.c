@@ -179,6 +179,22 @@ int sl_cli_next(struct sl_cli_parser *p, const struct sl_cli_opt *opts,
         int rc;
 
         *val = NULL;
+        if (p->bundle && *p->bundle) {
+            /* "-it" is "-i -t": flags without a value, one after another */
+            char c = *p->bundle++;
+            if (!(o = find_short(opts, c)))
+                o = find_short(global_opts, c);
+            if (!o || o->has_arg)
+                return sl_errorf(err, SL_CLI_ARG_ERROR,
+                                 o ? "-%c: takes a value, so it cannot be bundled"
+                                   : "unknown option '-%c'",
+                                 c);
+            if (o->id > 0)
+                return o->id;
+            if ((rc = apply_global(o, NULL, ctx, err)) != 0)
+                return rc;
+            continue;
+        }
         if (p->i >= p->argc)
             return SL_CLI_ARG_END;
         arg = p->argv[p->i++];
@@ -232,6 +248,8 @@ int sl_cli_next(struct sl_cli_parser *p, const struct sl_cli_opt *opts,
                 return sl_errorf(err, SL_CLI_ARG_ERROR, "%s: needs a value",
                                  shown);
             }
+        } else if (inline_val && arg[1] != '-') {
+            p->bundle = inline_val; /* "-it": -t comes next */
         } else if (inline_val) {
             return sl_errorf(err, SL_CLI_ARG_ERROR, "%s: takes no value",
                              shown);

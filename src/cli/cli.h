@@ -106,6 +106,7 @@ struct sl_cli_parser {
     bool rest;        /* everything from i on is positional */
     bool stop_at_pos; /* the first positional ends option parsing */
     bool dashdash;    /* a "--" was seen */
+    const char *bundle; /* short flags left of a bundle ("-it": "t") */
 };
 
 /* Start parsing argv[first..argc). With 'stop_at_pos', the first
@@ -271,11 +272,27 @@ char *sl_cli_queue_gpus(const json_t *queue, char *buf, size_t size);
 
 /* ---- jobdoc.c: the document `sluice run` submits ---- */
 
+/* How `sluice run` stays with its job: not at all (it prints the id), or
+ * attached to an interactive job's terminal (-i: bytes as they come; -t:
+ * the local terminal in raw mode, its size sent). */
+enum sl_cli_attach { SL_CLI_ATTACH_NONE, SL_CLI_ATTACH_PIPE, SL_CLI_ATTACH_TTY };
+
 /* Parse the options of `sluice run` from argv[1..] (argv[0] = "run") and
- * build the job document. Returns 0 and *out (new reference), SL_CLI_ARG_HELP
+ * build the job document (-i or -t: spec.interactive, and the client's
+ * TERM in spec.env unless given). Returns 0 and *out (new reference) with
+ * *attach (may be NULL) the enum sl_cli_attach asked for, SL_CLI_ARG_HELP
  * or SL_CLI_ARG_VERSION when asked, or -EINVAL with err naming the flag. */
-int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
+int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out, int *attach,
                    struct sl_error *err);
+
+/* ---- attach.c: a terminal on an interactive job ---- */
+
+/* Wait for job 'id' to run (its pending reason on stderr as it changes;
+ * SIGINT, SIGTERM or SIGHUP cancel it), then carry its terminal until the
+ * session ends; 'tty': the local terminal in raw mode and its size sent.
+ * Returns the command's exit code, or an exit code of sluice's after
+ * saying why (130 when interrupted). */
+int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty);
 
 /* ---- export.c: `sluice run --export` (pure) ---- */
 
@@ -421,6 +438,7 @@ int sl_cli_finish_output(int code);
 /* ---- commands ---- */
 int sl_cli_cmd_submit(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_run(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_shell(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_show(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv);

@@ -40,6 +40,8 @@ enum {
     O_EXPORT,
     O_DEPENDENCY,
     O_ARRAY,
+    O_INTERACTIVE,
+    O_TTY,
 };
 
 /* clang-format off */
@@ -65,6 +67,8 @@ static const struct sl_cli_opt run_opts[] = {
     {"export", '\0', true, O_EXPORT},
     {"dependency", 'd', true, O_DEPENDENCY},
     {"array", 'a', true, O_ARRAY},
+    {"interactive", 'i', false, O_INTERACTIVE},
+    {"tty", 't', false, O_TTY},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -272,9 +276,10 @@ static int apply_flag(int id, const char *v, json_t *meta, json_t *spec,
     return sl_errorf(err, -EINVAL, "internal: unknown flag %d", id);
 }
 
-int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
+int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out, int *attach,
                    struct sl_error *err)
 {
+    int mode = SL_CLI_ATTACH_NONE;
     json_t *doc = json_object(), *meta = json_object(), *spec = json_object();
     json_t *res = json_object(), *models = json_array(), *env = json_object();
     json_t *cmd = json_array();
@@ -311,6 +316,11 @@ int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
             }
             continue;
         }
+        if (id == O_INTERACTIVE || id == O_TTY) {
+            if (id == O_TTY || mode == SL_CLI_ATTACH_NONE)
+                mode = id == O_TTY ? SL_CLI_ATTACH_TTY : SL_CLI_ATTACH_PIPE;
+            continue;
+        }
         if (id == O_CHDIR || id == O_EXPORT) { /* the last one counts */
             *(id == O_CHDIR ? &chdir_to : &export) = v;
             continue;
@@ -335,6 +345,19 @@ int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out,
     if ((rc = set_workdir(ctx, chdir_to, spec, err)) < 0 ||
         (rc = sl_cli_export_env(export, ctx->envp, env, err)) < 0)
         goto out;
+    if (mode != SL_CLI_ATTACH_NONE) {
+        /* The task's terminal is of the client's kind. */
+        const char *term = NULL;
+        for (char *const *e = ctx->envp; e && *e && !term; e++)
+            if (strncmp(*e, "TERM=", 5) == 0)
+                term = *e + 5;
+        if (json_object_set_new(spec, "interactive", json_true()) < 0 ||
+            (term && *term && !json_object_get(env, "TERM") &&
+             json_object_set_new(env, "TERM", json_string(term)) < 0))
+            goto nomem;
+    }
+    if (attach)
+        *attach = mode;
     if (json_array_size(models) &&
         json_object_set(res, "gpuModels", models) < 0)
         goto nomem;

@@ -66,7 +66,21 @@ static const struct sl_cli_command commands[] = {
      "                      singleton; several joined with ',' (all must hold)\n"
      "  -a, --array A       a job array (spec.array): one job per index, e.g.\n"
      "                      0-99%8 (at most 8 running), 1,3,5-7, 0-15:4; each\n"
-     "                      gets SLUICE_ARRAY_INDEX; prints the array's id\n"},
+     "                      gets SLUICE_ARRAY_INDEX; prints the array's id\n"
+     "  -i, --interactive   an interactive job (spec.interactive): wait for it\n"
+     "                      to start (why it waits on stderr; Ctrl-C cancels\n"
+     "                      it), then attach stdin and stdout to its terminal;\n"
+     "                      exits with the command's exit code\n"
+     "  -t, --tty           as -i, with this terminal in raw mode and its size\n"
+     "                      sent (-it); without a terminal, as -i\n"},
+    {"shell", sl_cli_cmd_shell, "a shell on an allocation: run -it of your login shell",
+     "usage: sluice shell [FLAGS]\n"
+     "\n"
+     "sluice run -it [FLAGS] -- the job account's login shell (SHELL; /bin/sh\n"
+     "for an account whose shell is nologin or false): an interactive job on a\n"
+     "terminal attached to this one, with the resources the flags of run give\n"
+     "(by default the server's: 1 CPU, 1 GiB, no GPU). The job ends when the\n"
+     "shell exits; sluice exits with its exit code.\n"},
     {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
      "usage: sluice jobs [--team T] [--state S] [--user U] [--queue Q]\n"
      "                   [--priority P] [--since T] [--limit N] [--watch]\n"

@@ -28,12 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "../util/buf.h"
 #include "../util/util.h"
+#include "../util/ws.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.1.0"
@@ -621,27 +623,11 @@ struct head {
     bool close;         /* Connection: close */
     bool keep_alive;    /* Connection: keep-alive */
     int64_t length;     /* Content-Length, -1 when absent */
+    char ws_accept[SL_WS_ACCEPT_LEN + 1]; /* Sec-WebSocket-Accept of a 101 */
+    char ws_protocol[64];                 /* Sec-WebSocket-Protocol */
 };
 
 /* Whether the comma-separated 'list' holds 'tok' (case-insensitive). */
-static bool has_token(const char *list, const char *tok)
-{
-    size_t n = strlen(tok);
-
-    for (const char *p = list; *p;) {
-        size_t len;
-        while (*p == ' ' || *p == '\t' || *p == ',')
-            p++;
-        len = strcspn(p, ", \t");
-        if (len == n && strncasecmp(p, tok, n) == 0)
-            return true;
-        p += len;
-        while (*p && *p != ',')
-            p++;
-    }
-    return false;
-}
-
 /* Parse one header line (no line end, NUL-terminated at 'len') into h and
  * the response. 0, -EIO (bad line) or -EFBIG (Content-Length too big). */
 static int header_line(char *line, size_t len, struct head *h,
@@ -690,14 +676,18 @@ static int header_line(char *line, size_t len, struct head *h,
             p += tl;
         }
     } else if (strcasecmp(line, "Connection") == 0) {
-        h->close |= has_token(v, "close");
-        h->keep_alive |= has_token(v, "keep-alive");
+        h->close |= sl_ws_token_in(v, "close");
+        h->keep_alive |= sl_ws_token_in(v, "keep-alive");
     } else if (strcasecmp(line, "X-Sluice-Log-Offset") == 0) {
         char offset[32];
         copy_line(offset, sizeof(offset), v, (size_t)(end - v));
         r->log_offset = sl_parse_int64(offset, 0, INT64_MAX, &n) == 0 ? n : -1;
     } else if (strcasecmp(line, "X-Sluice-Job-State") == 0) {
         copy_line(r->job_state, sizeof(r->job_state), v, (size_t)(end - v));
+    } else if (strcasecmp(line, "Sec-WebSocket-Accept") == 0) {
+        copy_line(h->ws_accept, sizeof(h->ws_accept), v, (size_t)(end - v));
+    } else if (strcasecmp(line, "Sec-WebSocket-Protocol") == 0) {
+        copy_line(h->ws_protocol, sizeof(h->ws_protocol), v, (size_t)(end - v));
     } else if (strcasecmp(line, "Content-Type") == 0) {
         copy_line(r->content_type, sizeof(r->content_type), v,
                   (size_t)(end - v));
@@ -817,7 +807,8 @@ out:
 /* Read one whole answer into r: 0, or a negated errno with *why set for
  * -EIO. *keep tells whether the connection may carry another request. */
 static int read_answer(struct reader *rd, const char *method,
-                       struct sl_response *r, bool *keep, const char **why)
+                       struct sl_response *r, bool *keep, const char **why,
+                       struct head *upgraded)
 {
     struct head h;
     size_t cap = 0;
@@ -828,6 +819,10 @@ static int read_answer(struct reader *rd, const char *method,
     do {
         if ((rc = read_head(rd, &h, r, why)) < 0)
             return rc;
+        if (r->status == 101 && upgraded) {
+            *upgraded = h; /* the connection is the new protocol's now */
+            return 0;
+        }
         if (r->status == 101) {
             *why = "an unexpected protocol switch";
             return -EIO;
@@ -1067,7 +1062,7 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
     if ((rc = request_send(c, &head, body, len, deadline_ms, resp)) < 0)
         goto out;
     rd.fd = c->fd;
-    if ((rc = read_answer(&rd, method, resp, &keep, &why)) < 0) {
+    if ((rc = read_answer(&rd, method, resp, &keep, &why, NULL)) < 0) {
         rc = answer_error(c->server, &rd, rc, why, url, resp);
         keep = false;
         goto out;
@@ -1080,6 +1075,88 @@ out:
     if (head.data)
         /* The head holds the token: do not leave it in freed memory. */
         memset(head.data, 0, head.cap);
+    sl_buf_fini(&head);
+    free(rd.buf);
+    return rc;
+}
+
+int sl_client_upgrade(struct sl_client *c, const char *path, const char *protocol, int *fd,
+                      char **early, size_t *nearly, struct sl_response *resp)
+{
+    struct sl_buf head;
+    struct reader rd = {.fd = -1};
+    struct head h;
+    char url[SL_CLIENT_MAX_URL], key[SL_WS_KEY_LEN + 1], want[SL_WS_ACCEPT_LEN + 1];
+    const char *why = NULL;
+    uint8_t nonce[16];
+    bool keep = false;
+    int64_t deadline_ms = sl_mono_ms() + SL_CLIENT_TIMEOUT_MS;
+    int rc;
+
+    *fd = -1;
+    *early = NULL;
+    *nearly = 0;
+    memset(resp, 0, sizeof(*resp));
+    resp->log_offset = -1;
+    sl_buf_init(&head);
+    if ((rc = request_check(c, "GET", path, NULL, NULL, 0, url, resp)) < 0)
+        return rc;
+    if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+        return fail(resp, -EIO, "no random bytes for the WebSocket key");
+    sl_ws_key_make(nonce, key);
+    /* A connection of its own: after the switch it is no longer HTTP. */
+    conn_close(c);
+    sl_buf_printf(&head, "GET %s%s HTTP/1.1\r\nHost: %s\r\n", c->prefix, path, c->authority);
+    sl_buf_adds(&head, "User-Agent: sluice/" SLUICE_VERSION "\r\nUpgrade: websocket\r\n"
+                       "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n");
+    sl_buf_printf(&head, "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Protocol: %s\r\n", key,
+                  protocol);
+    if (c->auth_header)
+        sl_buf_adds(&head, c->auth_header);
+    sl_buf_adds(&head, "\r\n");
+    if (head.failed || !(rd.buf = malloc(HEAD_MAX + 1))) {
+        rc = fail(resp, -ENOMEM, "out of memory");
+        goto out;
+    }
+    rd.cap = HEAD_MAX + 1;
+    rd.deadline_ms = deadline_ms;
+    if ((rc = request_send(c, &head, NULL, 0, deadline_ms, resp)) < 0)
+        goto out;
+    rd.fd = c->fd;
+    memset(&h, 0, sizeof(h));
+    if ((rc = read_answer(&rd, "GET", resp, &keep, &why, &h)) < 0) {
+        rc = answer_error(c->server, &rd, rc, why, url, resp);
+        keep = false;
+        goto out;
+    }
+    if (resp->status != 101) {
+        if (resp->status >= 400)
+            decode_error(resp);
+        goto out;
+    }
+    keep = false;
+    sl_ws_accept(key, want);
+    if (strcmp(h.ws_accept, want) != 0 || strcmp(h.ws_protocol, protocol) != 0) {
+        rc = fail(resp, -EIO, "%.300s switched protocols without the WebSocket handshake "
+                              "asked for (Sec-WebSocket-Accept, Sec-WebSocket-Protocol)",
+                  c->server);
+        goto out;
+    }
+    if (rd.end > rd.pos) {
+        if (!(*early = malloc(rd.end - rd.pos))) {
+            rc = fail(resp, -ENOMEM, "out of memory");
+            goto out;
+        }
+        memcpy(*early, rd.buf + rd.pos, rd.end - rd.pos);
+        *nearly = rd.end - rd.pos;
+    }
+    *fd = c->fd;
+    c->fd = -1;
+out:
+    if (!keep)
+        conn_close(c);
+    if (head.data)
+        memset(head.data, 0, head.cap); /* it holds the token */
     sl_buf_fini(&head);
     free(rd.buf);
     return rc;
@@ -1103,7 +1180,7 @@ int sl_client_parse_answer(const char *data, size_t len, size_t step,
         return fail(resp, -ENOMEM, "out of memory");
     rd.cap = HEAD_MAX + 1;
     rd.deadline_ms = INT64_MAX;
-    if ((rc = read_answer(&rd, method, resp, keep, &why)) < 0) {
+    if ((rc = read_answer(&rd, method, resp, keep, &why, NULL)) < 0) {
         rc = answer_error("memory", &rd, rc, why, "memory", resp);
         *keep = false;
     } else if (resp->status >= 400) {

@@ -97,6 +97,18 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
 int sl_client_json(struct sl_client *c, const char *method, const char *path,
                    const json_t *body, json_t **out, struct sl_response *resp);
 
+/* Open a WebSocket (RFC 6455) to 'path' offering subprotocol 'protocol',
+ * on a connection of its own (the kept-alive one is closed first). Returns
+ * 0 when an answer came: on 101 with the handshake as asked,
+ * *fd is the connection (the caller's to close; non-blocking) and
+ * *early and *nearly the bytes that came after the answer's head (a new
+ * buffer, the caller's to free; NULL when none); on any other status *fd
+ * is -1 and resp holds the answer as sl_client_request leaves it. A 101
+ * whose Sec-WebSocket-Accept or -Protocol is not the one asked for is
+ * -EIO; otherwise the errors of sl_client_request. */
+int sl_client_upgrade(struct sl_client *c, const char *path, const char *protocol, int *fd,
+                      char **early, size_t *nearly, struct sl_response *resp);
+
 /* Read one answer to a 'method' request from the 'len' bytes at 'data'
  * exactly as sl_client_request reads it from its connection: the bytes
  * come 'step' at a time (0: as many as the read buffer takes), and their

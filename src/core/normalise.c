@@ -82,6 +82,7 @@ json_t *sl_job_spec_to_json(const struct sl_job_spec *s)
         !put_str_opt(spec, "workdir", s->workdir) ||
         !put_str_opt(spec, "dependency", s->dependency) ||
         !put_str_opt(spec, "array", s->array) ||
+        (s->interactive && !put(spec, "interactive", json_true())) ||
         !put(spec, "tasks", json_integer(s->tasks)) ||
         !put(res, "gpus", json_integer(s->gpus)) ||
         (s->gpu_milli > 0 && !put(res, "gpuMilli", json_integer(s->gpu_milli))) ||

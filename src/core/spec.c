@@ -70,7 +70,7 @@ static const char *const job_spec_keys[] = {
     "queue",      "priorityClass", "image",   "command",
     "env",        "tasks",         "resources", "topology",
     "maxRuntime", "retries",       "checkpoint", "datasets",
-    "network",    "code",          "workdir", "dependency", "array", NULL};
+    "network",    "code",          "workdir", "dependency", "array", "interactive", NULL};
 static const char *const code_keys[] = {"repo", "commit", NULL};
 static const char *const resources_keys[] = {"gpus", "gpuMilli", "gpuModels",
                                              "cpus", "cpuMilli", "memory",
@@ -369,6 +369,23 @@ static int parse_array(const json_t *spec, struct sl_job_spec *s, struct sl_erro
     return 0;
 }
 
+/* spec.interactive: a terminal a person attaches to, so one task, once:
+ * not a gang (which terminal?) nor an array (many sessions at once). */
+static int parse_interactive(const json_t *spec, struct sl_job_spec *s, struct sl_error *err)
+{
+    int rc;
+
+    if ((rc = sl_spec_get_bool(spec, "interactive", "spec", &s->interactive, err)) < 0 ||
+        !s->interactive)
+        return rc;
+    if (s->tasks != 1)
+        return sl_spec_fail(err, "spec.interactive",
+                            "an interactive job has one task, got tasks: %d", s->tasks);
+    if (s->array)
+        return sl_spec_fail(err, "spec.interactive", "an array cannot be interactive");
+    return 0;
+}
+
 /* spec.workdir: an absolute path, kept normalised (a repeated '/', "."
  * and a trailing '/' dropped) so that one directory has one spelling.
  * ".." is refused: what it names depends on the links on the way, which
@@ -574,6 +591,8 @@ static int parse_spec(const json_t *doc, struct sl_job_spec *s,
     if ((rc = sl_spec_get_enum(spec, "network", P, sl_spec_network_names, &net, err)) < 0)
         return rc;
     s->network = (enum sl_network)net;
+    if ((rc = parse_interactive(spec, s, err)) < 0)
+        return rc;
     return parse_code(sl_spec_member(spec, "code"), s, err);
 }
 

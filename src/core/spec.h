@@ -72,6 +72,10 @@ struct sl_job_spec {
     char *dependency;              /* owned; spec.dependency in Slurm's
                                       syntax, normalised (src/core/
                                       depend.h); NULL = none */
+    bool interactive;              /* spec.interactive: its one task runs
+                                      on a pseudo-terminal a client
+                                      attaches to (GET /v1/jobs/{id}/
+                                      attach); tasks 1, not an array */
 };
 
 /* Parse a job document. 'buf' need not be NUL-terminated. The format is JSON

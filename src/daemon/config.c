@@ -24,6 +24,7 @@ enum kind {
     K_COUNT,                      /* int, 1..1000000 */
     K_LIMIT,                      /* int, 0 (none)..1000000 */
     K_TIMEOUT,                    /* int64 ms, a positive duration */
+    K_GRACE,                      /* int64 ms, 0..SL_EXEC_GRACE_MAX_MS */
 };
 
 /* Columns: config-file key, long flag (NULL = file only), kind, where the
@@ -57,6 +58,8 @@ static const struct setting {
     {"cancelGrace", NULL, K_DURATION, offsetof(struct sl_config, cancel_grace_ms), 0},
     {"killInvalidDepend", "kill-invalid-depend", K_ONOFF,
      offsetof(struct sl_config, kill_invalid_depend), 0},
+    {"interactiveDetachGrace", "interactive-detach-grace", K_GRACE,
+     offsetof(struct sl_config, detach_grace_ms), 0},
     {"logLevel", "log-level", K_LOGLEVEL, offsetof(struct sl_config, log_level), 0},
     {"jobUser", "job-user", K_ACCOUNT, offsetof(struct sl_config, job_user), 64},
     {"allowDaemonUser", "allow-daemon-user", K_ACCOUNT,
@@ -85,6 +88,7 @@ void sl_config_init(struct sl_config *cfg, bool dev)
         .log_cap_bytes = 64LL << 20,
         .retry_backoff_ms = 5000,
         .cancel_grace_ms = 10000,
+        .detach_grace_ms = 10000,
         .kill_invalid_depend = true,
         .log_level = SL_LOG_INFO,
         .job_user = "nobody",
@@ -148,6 +152,13 @@ static int set_value(struct sl_config *cfg, const struct setting *s, const char 
             return sl_errorf(err, -EINVAL,
                              "%s: must be a positive duration such as 10s, got '%.64s'", name,
                              val);
+        *(int64_t *)dst = v;
+        return 0;
+    case K_GRACE:
+        if (sl_parse_duration_ms(val, &v) < 0 || v > SL_EXEC_GRACE_MAX_MS)
+            return sl_errorf(err, -EINVAL,
+                             "%s: must be a duration from 0s to 1d such as 10s, got '%.64s'",
+                             name, val);
         *(int64_t *)dst = v;
         return 0;
     case K_EXECUTOR: {

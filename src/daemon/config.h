@@ -43,6 +43,9 @@ struct sl_config {
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;
     int64_t cancel_grace_ms;
+    int64_t detach_grace_ms;      /* an interactive job's terminal with
+                                     nobody attached is hung up after this
+                                     (default 10 s) */
     bool kill_invalid_depend;     /* end a job whose dependency can never
                                      be satisfied (default on) */
     enum sl_log_level log_level;

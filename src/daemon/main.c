@@ -73,6 +73,9 @@ static void usage(FILE *f)
             "                     on (default): a job whose dependency can never be\n"
             "                     satisfied ends Cancelled; off: it stays Pending\n"
             "                     (reason DependencyNeverSatisfied)\n"
+            "  --interactive-detach-grace D\n"
+            "                     an interactive job's terminal with nobody attached\n"
+            "                     is hung up (SIGHUP) after D (default 10s; 0s..1d)\n"
             "\n"
             "Connection limits (sluiced(8), CONNECTION LIMITS):\n"
             "  --max-connections N           at once (default 4096, fitted to\n"
@@ -216,6 +219,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"job-user", required_argument, NULL, 'S'},
         {"allow-daemon-user", required_argument, NULL, 'S'},
         {"kill-invalid-depend", required_argument, NULL, 'S'},
+        {"interactive-detach-grace", required_argument, NULL, 'S'},
         {"log-level", required_argument, NULL, 'S'},
         {"max-connections", required_argument, NULL, 'S'},
         {"max-connections-per-peer", required_argument, NULL, 'S'},
@@ -347,6 +351,7 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
         .log_cap_bytes = cfg->log_cap_bytes,
         .retry_backoff_ms = cfg->retry_backoff_ms,
         .cancel_grace_ms = cfg->cancel_grace_ms,
+        .detach_grace_ms = cfg->detach_grace_ms,
         .keep_invalid_depend = !cfg->kill_invalid_depend,
         .job_user = cfg->job_user,
         .allow_daemon_user = cfg->allow_daemon_user,

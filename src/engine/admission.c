@@ -233,6 +233,11 @@ static int submit_target(struct sl_engine *e, struct sl_op *op, struct submit *x
                                "of an unmapped user (--job-user none)",
                                op->who.user);
     }
+    if (s->interactive && !e->caps.interactive) {
+        sl_eng_op_fail(op, 400, "invalid");
+        return sl_errorf_field(&op->err, -EINVAL, "spec.interactive", "%s",
+                               e->caps.interactive_why);
+    }
     if (!(x->pc = sl_eng_pclass_find(e, s->priority_class[0] ? s->priority_class : NULL))) {
         sl_eng_op_fail(op, 400, "invalid");
         return sl_errorf_field(&op->err, -EINVAL, "spec.priorityClass",

@@ -63,6 +63,9 @@ enum sl_op_kind {
     SL_OP_REQUEUE,                    /* a running job back to Pending */
     SL_OP_UPDATE,                     /* a job's class, queue, GPUs,
                                          maxRuntime */
+    SL_OP_ATTACH,                     /* a client attaches to an interactive
+                                         job's terminal: checked and
+                                         recorded (src/engine/attach.c) */
     SL_OP_AUDIT,                      /* nothing to change: only the record
                                          of a request refused before it
                                          reached the engine (status, code
@@ -144,7 +147,8 @@ struct sl_op {
     union {                           /* by kind */
         struct sl_op_submit submit;
         struct sl_op_cancel cancel;
-        struct sl_op_jobctl jobctl;   /* SL_OP_HOLD, _RELEASE, _REQUEUE */
+        struct sl_op_jobctl jobctl;   /* SL_OP_HOLD, _RELEASE, _REQUEUE,
+                                         _ATTACH */
         struct sl_op_update update;
         struct sl_op_apply apply;
         struct sl_op_delete del;
@@ -208,6 +212,8 @@ struct sl_engine_config {
     int64_t log_cap_bytes;
     int64_t retry_backoff_ms;         /* base; doubles per attempt, cap 10 min */
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
+    int64_t detach_grace_ms;          /* interactive jobs: see
+                                         sl_executor_config */
     bool keep_invalid_depend;         /* a job whose dependency can never be
                                          satisfied stays Pending (reason
                                          DependencyNeverSatisfied) instead
@@ -281,6 +287,10 @@ int sl_engine_explain(struct sl_engine *e, int64_t id, struct sl_buf *b);
  * -ENOSPC when 'size' is too small. */
 int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
                        size_t size);
+/* The attach socket of an interactive job's task (src/exec/attach.h): 0,
+ * -ENOTSUP when the executor runs no interactive jobs, -ENOSPC. */
+int sl_engine_attach_path(struct sl_engine *e, int64_t id, int task, int attempt, char *buf,
+                          size_t size);
 const char *sl_engine_store_path(struct sl_engine *e);
 
 /* The meter, for reports on the HTTP thread: a copy of the Pricing in

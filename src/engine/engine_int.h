@@ -642,6 +642,16 @@ void sl_eng_hold_note(struct sl_engine *e, const struct job *j);
  * hold; refused (409, field "state") when it is not Running or is already
  * being stopped. */
 int sl_eng_do_requeue(struct sl_engine *e, struct sl_op *op);
+
+/* ---- attach.c ---------------------------------------------------------- */
+
+/* A client attaches to interactive job op->u.jobctl.job_id: its user or
+ * an admin (403, field "user"), a running interactive job whose task has
+ * started (409, field "spec.interactive" or "state"; 503 while it
+ * starts); 404 as cancel. Recorded (the audit, an "attach" event); the
+ * answer is {"job", "attempt", "task"}, for the attach socket's name. */
+int sl_eng_do_attach(struct sl_engine *e, struct sl_op *op);
+
 /* Requeued job 'j' is back in line (sl_eng_job_finish, before its row is
  * written): held when it was asked, its requeue flags cleared. */
 void sl_eng_requeue_done(struct sl_engine *e, struct job *j);

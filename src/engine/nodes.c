@@ -61,6 +61,7 @@ int sl_eng_executor_open(struct sl_engine *e, struct sl_error *err)
         .slurm_poll_ms = e->cfg.slurm_poll_ms,
         .slurm_stage = e->cfg.slurm_stage,
         .now_ms = e->cfg.now_ms,
+        .detach_grace_ms = e->cfg.detach_grace_ms,
     };
     int rc = 0;
 

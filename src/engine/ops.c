@@ -72,6 +72,7 @@ static const struct op_type {
     [SL_OP_RELEASE] = {SL_OP_RELEASE, SL_SC_JOBS_WRITE, "job.release", sl_eng_do_release, NULL},
     [SL_OP_REQUEUE] = {SL_OP_REQUEUE, SL_SC_JOBS_WRITE, "job.requeue", sl_eng_do_requeue, NULL},
     [SL_OP_UPDATE] = {SL_OP_UPDATE, SL_SC_JOBS_WRITE, "job.update", sl_eng_do_update, NULL},
+    [SL_OP_ATTACH] = {SL_OP_ATTACH, SL_SC_JOBS_WRITE, "job.attach", sl_eng_do_attach, NULL},
     [SL_OP_AUDIT] = {SL_OP_AUDIT, SL_SC_PUBLIC, "request", do_audit, NULL},
 };
 

@@ -190,6 +190,12 @@ int sl_engine_log_path(struct sl_engine *e, int64_t id, int task, char *buf,
     return sl_executor_log_path(e->x, id, task, buf, size);
 }
 
+int sl_engine_attach_path(struct sl_engine *e, int64_t id, int task, int attempt, char *buf,
+                          size_t size)
+{
+    return sl_executor_attach_path(e->x, id, task, attempt, buf, size);
+}
+
 const double sl_engine_pass_bounds_s[SL_ENGINE_PASS_BUCKETS] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
     0.1,    0.25,  0.5,    1,     2.5,  5,     10,

@@ -201,7 +201,29 @@ struct sl_exec_task {
                                      names that map to the same variable
                                      are refused */
     int ndatasets;                /* 0..SL_EXEC_MAX_DATASETS */
+    bool tty;                     /* interactive (spec.interactive): the
+                                     task's stdin, stdout and stderr are
+                                     the slave of a pseudo-terminal of its
+                                     own, its controlling terminal, owned
+                                     by its account (mode 0620, group tty
+                                     where there is one, else 0600); the
+                                     shim holds the master, copies what it
+                                     shows into the log and serves it on
+                                     the attach socket (attach.h) */
+    int64_t detach_grace_ms;      /* tty: how long the task may run with
+                                     nobody attached (after a detach, and
+                                     from its start, then no less than
+                                     SL_EXEC_FIRST_ATTACH_MS) before its
+                                     terminal is hung up: SIGHUP to its
+                                     process group and the terminal's
+                                     foreground group, SIGKILL
+                                     SL_EXEC_HUP_KILL_MS later if its main
+                                     process still runs. 0..1 day */
 };
+
+#define SL_EXEC_FIRST_ATTACH_MS 60000 /* an interactive task's first client */
+#define SL_EXEC_HUP_KILL_MS 10000     /* SIGHUP to SIGKILL after a hang-up */
+#define SL_EXEC_GRACE_MAX_MS 86400000 /* the longest detach grace */
 
 struct sl_exec_handle {
     pid_t shim_pid;               /* 0 when adopted (not our child) */
@@ -260,7 +282,13 @@ int sl_exec_poll(struct sl_exec *x, struct sl_exec_handle *h, int *exit_code);
 int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
                   int attempt, struct sl_exec_handle *h, int *exit_code);
 
-/* Remove the task's pid/exit files and its cgroup (after it finished). */
+/* The attach socket of an interactive task (attach.h) into buf. Returns
+ * 0 or -ENAMETOOLONG. Thread-safe: it reads only what creation set. */
+int sl_exec_attach_path(const struct sl_exec *x, int64_t job_id, int task_index,
+                        int attempt, char *buf, size_t size);
+
+/* Remove the task's pid/exit files, its attach socket and its cgroup
+ * (after it finished). */
 void sl_exec_release(struct sl_exec *x, const struct sl_exec_handle *h);
 
 /* Reap the shim children that exited (call on SIGCHLD); remembers their

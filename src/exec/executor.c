@@ -139,3 +139,11 @@ int sl_executor_log_path(const struct sl_executor *x, int64_t job_id, int task, 
 {
     return x->ops->log_path(x, job_id, task, buf, size);
 }
+
+int sl_executor_attach_path(const struct sl_executor *x, int64_t job_id, int task,
+                            int attempt, char *buf, size_t size)
+{
+    if (!x->ops->attach_path)
+        return -ENOTSUP;
+    return x->ops->attach_path(x, job_id, task, attempt, buf, size);
+}

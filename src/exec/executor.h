@@ -72,6 +72,10 @@ struct sl_exec_caps {
                                      runtime); false: the command runs on
                                      the host and the image is governed
                                      and recorded only */
+    bool interactive;             /* runs spec.interactive jobs: a task
+                                     on a pseudo-terminal that a client
+                                     attaches to (sl_executor_attach_path) */
+    char interactive_why[160];    /* why not, when not */
     bool stages;                  /* can queue a job behind a running one,
                                      on its resources, to start the moment
                                      that one completes (sl_executor_stage;
@@ -190,6 +194,8 @@ struct sl_executor_ops {
     void (*revoke)(struct sl_executor *x, int64_t job_id, int attempt);
     int (*log_path)(const struct sl_executor *x, int64_t job_id, int task, char *buf,
                     size_t size);
+    int (*attach_path)(const struct sl_executor *x, int64_t job_id, int task, int attempt,
+                       char *buf, size_t size); /* NULL: no interactive jobs */
     void (*destroy)(struct sl_executor *x);
 };
 
@@ -211,6 +217,9 @@ struct sl_executor_config {
                                      NULL = this host. Copied */
     int64_t (*now_ms)(void);      /* the wall clock; NULL = sl_now_ms. Tests
                                      inject their own */
+    int64_t detach_grace_ms;      /* an interactive task's terminal is hung
+                                     up after this long with nobody attached
+                                     (sl_exec_task.detach_grace_ms) */
     /* slurm (docs/slurm.md) */
     const char *slurm_partition;  /* the partition Sluice places in */
     const char *slurm_output_dir; /* shared: the tasks' output, written by
@@ -313,6 +322,13 @@ void sl_executor_revoke(struct sl_executor *x, int64_t job_id, int attempt);
  * keeps no log. Thread-safe: it reads only what creation set. */
 int sl_executor_log_path(const struct sl_executor *x, int64_t job_id, int task, char *buf,
                          size_t size);
+
+/* The attach socket (src/exec/attach.h) of task 'task' of attempt
+ * 'attempt' of interactive job 'job_id'. Returns 0, -ENOTSUP when the
+ * executor runs no interactive jobs (caps.interactive false), -ENOSPC.
+ * Thread-safe: it reads only what creation set. */
+int sl_executor_attach_path(const struct sl_executor *x, int64_t job_id, int task,
+                            int attempt, char *buf, size_t size);
 
 /* The implementations (executor.c's table). */
 struct sl_executor *sl_local_executor_create(const struct sl_executor_config *cfg,

@@ -58,6 +58,7 @@ struct local {
     int64_t next_poll_ms;         /* wall */
     struct sl_exec_event *queue;  /* ends found, not yet handed out */
     int nqueue, queue_cap;
+    int64_t detach_grace_ms;      /* interactive tasks (executor.h) */
 };
 
 static int g_sigchld_fd = -1;
@@ -93,6 +94,7 @@ static void local_caps(const struct sl_executor *x, struct sl_exec_caps *out)
     out->netns = sl_exec_netns_available(l->px, &why);
     sl_strlcpy(out->netns_why, why ? why : "", sizeof(out->netns_why));
     out->images = false;
+    out->interactive = true;
 }
 
 static int local_nodes(struct sl_executor *x, struct sl_inventory *out, struct sl_error *err)
@@ -113,6 +115,14 @@ static int local_log_path(const struct sl_executor *x, int64_t job_id, int task,
         size)
         return -ENOSPC;
     return 0;
+}
+
+static int local_attach_path(const struct sl_executor *x, int64_t job_id, int task,
+                             int attempt, char *buf, size_t size)
+{
+    const struct local *l = (const struct local *)x;
+
+    return sl_exec_attach_path(l->px, job_id, task, attempt, buf, size) < 0 ? -ENOSPC : 0;
 }
 
 /* A new record for 'job' (replacing one of an earlier attempt that was
@@ -211,6 +221,8 @@ static int local_start(struct sl_executor *x, const struct sl_exec_job *job,
         xt.allow_daemon_user = job->allow_daemon_user;
         xt.log_path = log_path;
         xt.log_cap_bytes = job->log_cap_bytes;
+        xt.tty = job->spec->interactive;
+        xt.detach_grace_ms = l->detach_grace_ms;
         if ((rc = sl_exec_start(l->px, &xt, &j->t[t].h, &err)) < 0) {
             out[t].status = SL_EXEC_TASK_FAILED;
             sl_strlcpy(out[t].error, err.text, sizeof(out[t].error));
@@ -416,6 +428,7 @@ static const struct sl_executor_ops local_ops = {
     .wake_fd = local_wake_fd,
     .release = local_release,
     .log_path = local_log_path,
+    .attach_path = local_attach_path,
     .destroy = local_destroy,
 };
 
@@ -435,6 +448,7 @@ struct sl_executor *sl_local_executor_create(const struct sl_executor_config *cf
     l->wake_fd = -1;
     sl_imap_init(&l->jobs);
     sl_imap_init(&l->shims);
+    l->detach_grace_ms = cfg->detach_grace_ms;
     snprintf(l->log_dir, sizeof(l->log_dir), "%s/logs", cfg->data_dir);
     snprintf(run_dir, sizeof(run_dir), "%s/run", cfg->data_dir);
     if ((rc = sl_mkdir_p(l->log_dir, 0700)) < 0 || (rc = sl_mkdir_p(run_dir, 0700)) < 0) {

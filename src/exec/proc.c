@@ -194,7 +194,7 @@ static void child_fail(const char *what, const char *arg, int err)
     }
 }
 
-static void write_all(int fd, const char *buf, size_t len)
+void sl_proc_write_all(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
@@ -207,7 +207,7 @@ static void write_all(int fd, const char *buf, size_t len)
     }
 }
 
-static int64_t mono_ms(void)
+int64_t sl_proc_mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -328,6 +328,10 @@ task_main(const struct plan *p, int out_w, int err_w, int sync_w)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGPIPE, &sa, NULL);
     setsid();
+    /* Interactive: the terminal becomes the session's controlling one,
+     * and stdin too. */
+    if (p->tty && (ioctl(out_w, TIOCSCTTY, 0) < 0 || dup2(out_w, STDIN_FILENO) < 0))
+        _exit(127);
     if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
         _exit(127);
     if (p->in_cgroup) {
@@ -406,8 +410,8 @@ task_main(const struct plan *p, int out_w, int err_w, int sync_w)
 
 /* --- the shim ----------------------------------------------------------- */
 
-static void log_append(const struct plan *p, const char *buf, size_t len,
-                       int64_t *written, bool *truncated)
+void sl_proc_log_append(const struct plan *p, const char *buf, size_t len,
+                        int64_t *written, bool *truncated)
 {
     int64_t room = p->log_cap - *written;
 
@@ -415,12 +419,12 @@ static void log_append(const struct plan *p, const char *buf, size_t len,
         return;
     if (room > 0) {
         size_t take = (int64_t)len < room ? len : (size_t)room;
-        write_all(SHIM_LOG_FD, buf, take);
+        sl_proc_write_all(SHIM_LOG_FD, buf, take);
         *written += (int64_t)take;
         if (take == len)
             return;
     }
-    write_all(SHIM_LOG_FD, p->marker, p->marker_len);
+    sl_proc_write_all(SHIM_LOG_FD, p->marker, p->marker_len);
     *truncated = true;
 }
 
@@ -441,9 +445,9 @@ static int pump(const struct plan *p, int out_r, int err_r, pid_t task)
 
         if (!exited && waitpid(task, &status, WNOHANG) == task) {
             exited = true;
-            exit_ms = mono_ms();
+            exit_ms = sl_proc_mono_ms();
         }
-        if (exited && mono_ms() - exit_ms >= DRAIN_MAX_MS)
+        if (exited && sl_proc_mono_ms() - exit_ms >= DRAIN_MAX_MS)
             break;
         n = poll(fds, 2, exited ? DRAIN_IDLE_MS : RUNNING_TICK_MS);
         if (n < 0 && errno == EINTR)
@@ -461,7 +465,7 @@ static int pump(const struct plan *p, int out_r, int err_r, pid_t task)
                 continue;
             r = read(fds[i].fd, buf, sizeof(buf));
             if (r > 0) {
-                log_append(p, buf, (size_t)r, &written, &truncated);
+                sl_proc_log_append(p, buf, (size_t)r, &written, &truncated);
             } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
                 close(fds[i].fd);
                 fds[i].fd = -1;
@@ -487,7 +491,7 @@ static void write_exit_record(const struct plan *p, int code)
     fd = open(p->exit_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         _exit(1);
-    write_all(fd, line, n);
+    sl_proc_write_all(fd, line, n);
     if (fsync(fd) < 0 || close(fd) < 0)
         _exit(1);
     if (rename(p->exit_tmp, p->exit_path) < 0)
@@ -500,7 +504,8 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
     struct sigaction sa;
     struct start_report rep = {0, 0, 0};
     sigset_t none;
-    int rfd, lfd, nullfd, out[2], err[2], sync[2], status, code;
+    int rfd, lfd, nullfd, out[2] = {-1, -1}, err[2] = {-1, -1}, sync[2], status, code;
+    int conn = -1;
     pid_t task;
     char state, b = 0;
     long sid;
@@ -524,7 +529,17 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
         dup3(rfd, SHIM_REPORT_FD, O_CLOEXEC) < 0 ||
         dup3(lfd, SHIM_LOG_FD, O_CLOEXEC) < 0)
         _exit(1);
-    close_from(SHIM_LOG_FD + 1, p->max_fd);
+    if (p->tty) {
+        /* Every source above 10 first: one may sit where another goes. */
+        int m = fcntl(p->pty_master, F_DUPFD_CLOEXEC, 10);
+        int sl = fcntl(p->pty_slave, F_DUPFD_CLOEXEC, 10);
+        int a = fcntl(p->attach_fd, F_DUPFD_CLOEXEC, 10);
+        if (m < 0 || sl < 0 || a < 0 || dup3(m, SL_SHIM_MASTER_FD, O_CLOEXEC) < 0 ||
+            dup3(sl, SL_SHIM_SLAVE_FD, O_CLOEXEC) < 0 ||
+            dup3(a, SL_SHIM_ATTACH_FD, O_CLOEXEC) < 0)
+            _exit(1);
+    }
+    close_from((p->tty ? SL_SHIM_ATTACH_FD : SHIM_LOG_FD) + 1, p->max_fd);
     if ((nullfd = open("/dev/null", O_RDWR)) < 0)
         _exit(1);
     for (int fd = 0; fd <= 2; fd++)
@@ -538,25 +553,33 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
 
-    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+    if ((!p->tty && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)) ||
         pipe2(sync, O_CLOEXEC) < 0) {
         rep.pid = -errno;
-        write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+        sl_proc_write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
         _exit(1);
     }
     if ((task = fork()) == 0) {
+        close(sync[0]);
+        if (p->tty)
+            task_main(p, SL_SHIM_SLAVE_FD, SL_SHIM_SLAVE_FD, sync[1]);
         close(out[0]);
         close(err[0]);
-        close(sync[0]);
         task_main(p, out[1], err[1], sync[1]);
     }
     if (task < 0) {
         rep.pid = -errno;
-        write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+        sl_proc_write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
         _exit(1);
     }
-    close(out[1]);
-    close(err[1]);
+    /* The shim keeps no slave: the master reads EIO once the task's side
+     * is all closed. */
+    if (p->tty)
+        close(SL_SHIM_SLAVE_FD);
+    else {
+        close(out[1]);
+        close(err[1]);
+    }
     close(sync[1]);
     while (read(sync[0], &b, 1) < 0 && errno == EINTR)
         ;
@@ -569,7 +592,7 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
             ;
         rep.pid = -(e > 0 ? e : EIO);
         rep.pad = REPORT_WORKDIR;
-        write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+        sl_proc_write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
         _exit(1);
     }
     close(sync[0]);
@@ -578,10 +601,10 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
     rep.pid = (int32_t)task;
     if (proc_stat(task, &state, &sid, &rep.start_time) < 0)
         rep.start_time = 0;
-    write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
+    sl_proc_write_all(SHIM_REPORT_FD, (const char *)&rep, sizeof(rep));
     close(SHIM_REPORT_FD);
 
-    status = pump(p, out[0], err[0], task);
+    status = p->tty ? sl_proc_pump_tty(p, task, &conn) : pump(p, out[0], err[0], task);
     /* Whatever the main process left behind goes with it. */
     kill(-task, SIGKILL);
     if (p->in_cgroup)
@@ -593,6 +616,8 @@ static void __attribute__((noreturn)) shim_main(const struct plan *p,
     else
         code = 255;
     write_exit_record(p, code);
+    if (conn >= 0)
+        sl_proc_tty_status(conn, code);
     _exit(0);
 }
 
@@ -606,6 +631,12 @@ static int file_path(const struct sl_exec *x, int64_t job_id, int task_index,
                          suffix) >= size)
         return -ENAMETOOLONG;
     return 0;
+}
+
+int sl_exec_attach_path(const struct sl_exec *x, int64_t job_id, int task_index,
+                        int attempt, char *buf, size_t size)
+{
+    return file_path(x, job_id, task_index, attempt, "sock", buf, size);
 }
 
 /* Read the exit record. Returns 0 with *code, or -errno (-ENOENT: none). */
@@ -781,7 +812,7 @@ static void probe_netns(struct sl_exec *x)
         int step;
         res[1] = netns_enter(&step);
         res[0] = step;
-        write_all(fds[1], (const char *)res, sizeof(res));
+        sl_proc_write_all(fds[1], (const char *)res, sizeof(res));
         _exit(0);
     }
     e = pid < 0 ? errno : 0;
@@ -1026,6 +1057,14 @@ static int plan_files(const struct sl_exec *x, const struct sl_exec_task *t, str
         (rc = file_path(x, t->job_id, t->task_index, t->attempt, "exit.tmp", p->exit_tmp,
                         sizeof(p->exit_tmp))) < 0)
         return sl_errorf(err, rc, "run_dir: file name too long");
+    if (t->tty) {
+        if ((rc = file_path(x, t->job_id, t->task_index, t->attempt, "sock", p->attach_path,
+                            sizeof(p->attach_path))) < 0)
+            return sl_errorf(err, rc, "run_dir: file name too long");
+        p->detach_grace_ms = t->detach_grace_ms;
+        if ((rc = sl_proc_plan_tty(p, err)) < 0)
+            return rc;
+    }
     unlink(p->exit_path);
     unlink(pid_path);
     p->max_fd = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (1 << 20)
@@ -1073,7 +1112,7 @@ int sl_exec_start(struct sl_exec *x, const struct sl_exec_task *t,
 
     memset(&p, 0, sizeof(p));
     memset(&nh, 0, sizeof(nh));
-    p.log_fd = -1;
+    p.log_fd = p.pty_master = p.pty_slave = p.attach_fd = -1;
     if (!x || !t || !h)
         return sl_errorf(err, -EINVAL, "exec: missing argument");
     if ((rc = sl_proc_check_task(t, err)) < 0)
@@ -1155,6 +1194,8 @@ out:
         unlink(p.exit_path);
         unlink(p.exit_tmp);
     }
+    if (rc < 0 && p.tty)
+        unlink(p.attach_path);
     if (rc < 0 && cgroup_made) {
         for (int i = 0; i < 50 && sl_cgroup_task_remove(&x->cg, nh.cgroup) ==
                                       -EBUSY; i++) {
@@ -1333,8 +1374,7 @@ int sl_exec_adopt(struct sl_exec *x, int64_t job_id, int task_index,
 void sl_exec_release(struct sl_exec *x, const struct sl_exec_handle *h)
 {
     char path[PATH_MAX];
-    static const char *const suffixes[] = {"pid", "pid.tmp", "exit",
-                                           "exit.tmp"};
+    static const char *const suffixes[] = {"pid", "pid.tmp", "exit", "exit.tmp", "sock"};
     int saved = errno;
 
     if (!x || !h)

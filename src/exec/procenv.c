@@ -52,6 +52,12 @@ void sl_proc_plan_fini(struct plan *p)
     free(p->groups);
     if (p->log_fd >= 0)
         close(p->log_fd);
+    if (p->tty) {
+        int *fds[] = {&p->pty_master, &p->pty_slave, &p->attach_fd};
+        for (size_t i = 0; i < SL_ARRAY_LEN(fds); i++)
+            if (*fds[i] >= 0)
+                close(*fds[i]);
+    }
 }
 
 static size_t env_key_len(const char *kv)
@@ -490,6 +496,9 @@ int sl_proc_check_task(const struct sl_exec_task *t, struct sl_error *err)
         return sl_errorf(err, -EINVAL, "log_path: empty");
     if (t->log_cap_bytes <= 0)
         return sl_errorf(err, -EINVAL, "log_cap_bytes: must be > 0");
+    if (t->tty && (t->detach_grace_ms < 0 || t->detach_grace_ms > SL_EXEC_GRACE_MAX_MS))
+        return sl_errorf(err, -EINVAL, "detach_grace_ms: %lld out of 0..%d",
+                         (long long)t->detach_grace_ms, SL_EXEC_GRACE_MAX_MS);
     if (t->network < SL_EXEC_NET_EGRESS || t->network > SL_EXEC_NET_ISOLATED)
         return sl_errorf(err, -EINVAL, "network: profile %d out of 0..%d",
                          t->network, SL_EXEC_NET_ISOLATED);

@@ -62,6 +62,8 @@ static void sim_caps(const struct sl_executor *x, struct sl_exec_caps *out)
     snprintf(out->devices_why, sizeof(out->devices_why), "nothing runs");
     snprintf(out->devices_mech, sizeof(out->devices_mech), "none");
     snprintf(out->netns_why, sizeof(out->netns_why), "nothing runs");
+    snprintf(out->interactive_why, sizeof(out->interactive_why),
+             "the simulated executor runs no command, so there is no terminal to attach to");
 }
 
 static int sim_nodes(struct sl_executor *x, struct sl_inventory *out, struct sl_error *err)

@@ -840,6 +840,10 @@ static void slurm_caps(const struct sl_executor *x, struct sl_exec_caps *out)
     snprintf(out->netns_why, sizeof(out->netns_why), "the Slurm executor does not isolate "
                                                      "networks");
     out->images = false;
+    out->interactive = false;
+    snprintf(out->interactive_why, sizeof(out->interactive_why),
+             "the slurm executor runs no interactive job (docs/slurm.md): run one on the "
+             "local executor, or use srun --pty in a Slurm allocation");
     out->stages = ((const struct slurm *)x)->stage;
 }
 

@@ -98,6 +98,9 @@ struct sl_http_req {
     int nx;
     void *state;
     void (*state_free)(void *);
+    sl_http_takeover takeover;    /* a 101: who gets the connection */
+    void *takeover_arg;
+    char upgrade[32];             /* its Upgrade header */
     struct sl_http_req *next;     /* resumed queue */
 };
 
@@ -122,6 +125,9 @@ struct conn {
     bool served;                  /* has had an answer: no longer new */
     bool dead;                    /* closed; freed after this batch */
     bool in_lru;                  /* on the idle list */
+    sl_http_takeover takeover;    /* a 101 is being sent: hand over once
+                                     it is, read nothing more as HTTP */
+    void *takeover_arg;
     bool counted;                 /* counted in s->peers under peer_key */
     bool peer_v6;
     uint64_t peer_key;            /* see peer_key() */
@@ -272,6 +278,20 @@ void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
     sl_http_reply_json(r, status, err ? json_pack("{s:o}", "error", err) : NULL);
 }
 
+void sl_http_upgrade(struct sl_http_req *r, const char *protocol, sl_http_takeover fn,
+                     void *arg)
+{
+    free(r->resp);
+    r->resp = NULL;
+    r->resp_len = 0;
+    r->status = 101;
+    r->ctype = NULL;
+    sl_strlcpy(r->upgrade, protocol, sizeof(r->upgrade));
+    r->takeover = fn;
+    r->takeover_arg = arg;
+    r->phase = PH_ANSWERED;
+}
+
 void sl_http_suspend(struct sl_http_req *r)
 {
     r->phase = PH_SUSPENDED;
@@ -304,6 +324,8 @@ static void req_free(struct sl_http_req *r)
 {
     if (!r)
         return;
+    if (r->takeover)
+        r->takeover(-1, NULL, 0, r->takeover_arg); /* its 101 never went out */
     if (r->state_free)
         r->state_free(r->state);
     free(r->head);
@@ -446,6 +468,11 @@ static void conn_close(struct sl_http *s, struct conn *c)
         close(c->fd);
         c->fd = -1;
     }
+    if (c->takeover) {
+        /* The 101 never went out: the taker's state is its own again. */
+        c->takeover(-1, NULL, 0, c->takeover_arg);
+        c->takeover = NULL;
+    }
     peer_release(s, c);
     req_free(c->rx);
     c->rx = NULL;
@@ -510,6 +537,17 @@ static bool conn_flush(struct sl_http *s, struct conn *c)
     free(c->out);
     c->out = NULL;
     c->out_len = c->out_off = 0;
+    if (c->takeover) {
+        /* The 101 is out: the connection is the taker's from here. */
+        sl_http_takeover fn = c->takeover;
+        int fd = c->fd;
+        epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+        c->fd = -1;
+        c->takeover = NULL;
+        fn(fd, c->in, c->in_len, c->takeover_arg);
+        conn_close(s, c);
+        return false;
+    }
     if (c->close_after && c->lingering) {
         /* Let the peer finish sending and read our answer before the
          * close, rather than meet a reset; LINGER_MS from the refusal at
@@ -541,7 +579,7 @@ static const char *reason_phrase(int status)
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
         {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
-        {414, "URI Too Long"}, {415, "Unsupported Media Type"}, {429, "Too Many Requests"},
+        {414, "URI Too Long"}, {415, "Unsupported Media Type"}, {426, "Upgrade Required"}, {429, "Too Many Requests"},
         {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
         {501, "Not Implemented"}, {503, "Service Unavailable"},
         {505, "HTTP Version Not Supported"},
@@ -561,11 +599,24 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
 
     if (!r->keep_alive)
         c->close_after = true;
-    n = (size_t)snprintf(head, sizeof(head),
-                         "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s",
-                         r->status, reason_phrase(r->status),
-                         r->ctype ? r->ctype : "application/json", r->resp_len,
-                         c->close_after ? "Connection: close\r\n" : "");
+    if (r->takeover) {
+        /* A 101 has no body and no length (RFC 9110 8.6); the connection
+         * is no longer HTTP after it, so nothing closes it here. */
+        n = (size_t)snprintf(head, sizeof(head),
+                             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\n"
+                             "Connection: Upgrade\r\n",
+                             r->upgrade);
+        c->close_after = false;
+        c->takeover = r->takeover;
+        c->takeover_arg = r->takeover_arg;
+        r->takeover = NULL;
+    } else {
+        n = (size_t)snprintf(head, sizeof(head),
+                             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s",
+                             r->status, reason_phrase(r->status),
+                             r->ctype ? r->ctype : "application/json", r->resp_len,
+                             c->close_after ? "Connection: close\r\n" : "");
+    }
     for (int i = 0; i < r->nx && n < sizeof(head); i++)
         n += (size_t)snprintf(head + n, sizeof(head) - n, "%s: %s\r\n", r->xname[i],
                               r->xval[i]);
@@ -671,7 +722,7 @@ static bool conn_process(struct sl_http *s, struct conn *c)
     _Static_assert(SL_HTTP_MAX_METHOD < sizeof(((struct sl_http_req *)0)->method) &&
                        SL_HTTP_MAX_TARGET < sizeof(((struct sl_http_req *)0)->path),
                    "a parsed method and target fit the request's buffers");
-    while (!c->req && c->in_len > 0) {
+    while (!c->req && !c->takeover && c->in_len > 0) {
         struct sl_http_req *r;
         size_t clen;
 

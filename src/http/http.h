@@ -102,6 +102,22 @@ void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
                          const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* Called once, on the server thread, for a request answered with
+ * sl_http_upgrade: when its 101 has gone out, with the connection's
+ * descriptor (non-blocking, close-on-exec; from then on the callee's and
+ * no longer the server's: its limits and deadlines are the callee's) and
+ * the bytes the peer sent after the request, already read ('early',
+ * 'nearly': the new protocol's first bytes, valid during the call); or
+ * with fd -1 when the connection closed before the 101 went out. Either
+ * way 'arg' is the callee's again. */
+typedef void (*sl_http_takeover)(int fd, const char *early, size_t nearly, void *arg);
+
+/* Answer 101 Switching Protocols with "Upgrade: <protocol>" (at most 31
+ * characters), "Connection: Upgrade" and the headers added before; once it
+ * is sent the connection is handed to 'fn' with 'arg'. */
+void sl_http_upgrade(struct sl_http_req *r, const char *protocol, sl_http_takeover fn,
+                     void *arg);
+
 /* Park the request; another thread must later reply and then resume it. */
 void sl_http_suspend(struct sl_http_req *r);
 void sl_http_resume(struct sl_http_req *r);

@@ -7,7 +7,8 @@
 # the trace loaders of the simulator (trace), the audit log's readers and
 # writer (audit), imported image scans (trivy), sluiced's config file
 # (config), the Slurm executor's readers of Slurm's answers (slurm) and
-# the carbon intensity upload (carbon).
+# the carbon intensity upload (carbon) and the WebSocket frames of an
+# attach (ws).
 # Each target's replay driver prints one TAP line per
 # input; this file numbers them as one stream. A crash (or a sanitizer
 # report, on stderr) ends that driver's run and is one more failure here.
@@ -16,7 +17,7 @@ bin=${SLUICE_BIN:-$root/build/asan}
 n=0
 failed=0
 
-for t in spec http_request http_query http_response trace audit trivy config slurm carbon; do
+for t in spec http_request http_query http_response trace audit trivy config slurm carbon ws; do
     replay="$bin/tests/fuzz_${t}_replay"
     if [ ! -x "$replay" ]; then
         n=$((n + 1))

@@ -23,7 +23,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import REPO, Sluiced, job_doc, tap  # noqa: E402
+from sltest import REPO, Response, Sluiced, job_doc, tap  # noqa: E402
+from slws import Attach  # noqa: E402
 
 try:
     import yaml
@@ -345,7 +346,8 @@ def check_document():
 
     problems = []
     for (m, tpl), op in OPS.items():
-        if not any(s.startswith("2") for s in op.get("responses", {})):
+        # a success: a 2xx, or a 101 where the connection switches protocols
+        if not any(s.startswith("2") or s == "101" for s in op.get("responses", {})):
             problems.append("%s %s declares no 2xx answer" % (m, tpl))
         if "operationId" not in op:
             problems.append("%s %s has no operationId" % (m, tpl))
@@ -715,20 +717,56 @@ def test_hold(jid):
          name="requeue with hold=maybe")
 
 
-def test_requeue():
-    r = call("POST", "/v1/jobs", job_doc("oa-rq", ["sleep", "1000"], resources={"cpus": 0.1}),
-             want=201, name="submit a job to requeue")
+def running_id(r):
+    """The id of the job a submission answered, once it runs (None when
+    there is none; it may still be Pending after 30 s)."""
     jid = (r.json or {}).get("id")
     deadline = time.monotonic() + 30
     while isinstance(jid, int) and time.monotonic() < deadline:
         if (D.request("GET", "/v1/jobs/%d" % jid).json or {}).get("state") == "Running":
             break
         time.sleep(0.1)
-    if not isinstance(jid, int):
+    return jid if isinstance(jid, int) else None
+
+
+def test_requeue():
+    r = call("POST", "/v1/jobs", job_doc("oa-rq", ["sleep", "1000"], resources={"cpus": 0.1}),
+             want=201, name="submit a job to requeue")
+    jid = running_id(r)
+    if jid is None:
         return
     r = call("POST", "/v1/jobs/%d/requeue" % jid, want=202, name="requeue a running job")
     tap.is_((r.json or {}).get("state"), "Running", "it is Running while it stops")
     call("DELETE", "/v1/jobs/%d" % jid, want=202, name="cancel the requeued job")
+
+
+def attach_call(jid, name, want, **kw):
+    """An attach handshake (slws.py) checked against the document."""
+    ws = Attach.open(D.port, jid, kw.pop("token", D.token), **kw)
+    r = Response(ws.status, ws.headers, ws.body)
+    tap.ok(r.status == want, "%s -> %d" % (name, want), "got %r" % r)
+    check_answer("GET", "/v1/jobs/%d/attach" % jid, r, name)
+    return ws
+
+
+def test_attach():
+    r = call("POST", "/v1/jobs", job_doc("oa-it", ["sh"], interactive=True,
+                                         resources={"cpus": 0.1}),
+             want=201, name="submit an interactive job")
+    jid = running_id(r)
+    if jid is None:
+        return
+    time.sleep(0.5)  # its task's terminal comes up
+    ws = attach_call(jid, "attach to it", 101)
+    attach_call(jid, "attach a second client", 409)
+    attach_call(jid, "attach without the subprotocol", 400, protocol=None)
+    attach_call(jid, "attach with version 8", 426, version="8")
+    attach_call(jid, "attach without a token", 401, token=None)
+    attach_call(1 << 40, "attach to an unknown job", 404)
+    call("GET", "/v1/jobs/%d/attach" % jid, want=426, name="a plain GET of attach")
+    if ws.sock:
+        ws.send_stdin(b"exit 0\n")
+        tap.is_(ws.read_until_status()[1], {"exit_code": 0}, "the session ends with exit 0")
 
 
 def test_cancel(jid):
@@ -1215,8 +1253,9 @@ def test_coverage():
     missing = sorted(k for k in OPS if k not in CALLED)
     tap.ok(not missing, "every operation in the document was called",
            *["never called: %s %s" % k for k in missing])
-    no_ok = sorted(k for k, st in CALLED.items() if not any(200 <= s < 300 for s in st))
-    tap.ok(not no_ok, "every operation answered 2xx at least once",
+    no_ok = sorted(k for k, st in CALLED.items()
+                   if not any(200 <= s < 300 or s == 101 for s in st))
+    tap.ok(not no_ok, "every operation answered 2xx (or switched protocols) at least once",
            *["%s %s: %s" % (k[0], k[1], sorted(CALLED[k])) for k in no_ok])
     no_err = sorted(k for k, st in CALLED.items()
                     if k[1].startswith("/v1/") and not any(s >= 400 for s in st))
@@ -1239,6 +1278,7 @@ def main():
         test_hold(jid)
         test_cancel(jid)
     test_requeue()
+    test_attach()
     test_run_to_completion()
     test_unknown_ids()
     test_apply()

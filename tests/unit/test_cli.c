@@ -427,7 +427,7 @@ static int run_doc(struct sl_cli_ctx *ctx, char **argv, json_t **doc,
     while (argv[argc])
         argc++;
     *doc = NULL;
-    return sl_cli_run_doc(ctx, argc, argv, doc, err);
+    return sl_cli_run_doc(ctx, argc, argv, doc, NULL, err);
 }
 
 /* The spec.env and spec.workdir of `run ARGS` in the context 'ctx'; the
@@ -569,6 +569,52 @@ static void test_run_where_and_env(void)
     ok(sl_cli_export_skipped("GIT_AUTHOR_NAME") && !sl_cli_export_skipped("PYTHONPATH") &&
            sl_cli_export_skipped("SSH_CONNECTION") && sl_cli_export_skipped("Sluice_x") == false,
        "the rule: AUTH anywhere is skipped, SSH_* too; other names pass");
+}
+
+/* -i, -t and the bundle -it: an interactive job, how it attaches. */
+static void test_run_interactive(void)
+{
+    static char *const envp[] = {"TERM=xterm-256color", NULL};
+    struct sl_cli_ctx ctx = {.envp = envp};
+    struct sl_error err = {{0}, {0}};
+    json_t *doc = NULL, *spec;
+    int attach = -1;
+
+    {
+        char *argv[] = {"run", "-it", "--export", "NONE", "--", "bash", NULL};
+        is_int(sl_cli_run_doc(&ctx, 6, argv, &doc, &attach, &err), 0, "run -it is accepted");
+        if (!doc)
+            diag("%s", err.text);
+        spec = json_object_get(doc, "spec");
+        ok(json_is_true(json_object_get(spec, "interactive")), "-it makes the job interactive");
+        is_str(json_string_value(json_object_get(json_object_get(spec, "env"), "TERM")),
+               "xterm-256color", "and sends the client's TERM");
+        is_int(attach, SL_CLI_ATTACH_TTY, "-it attaches with a terminal");
+        json_decref(doc);
+    }
+    {
+        char *argv[] = {"run", "-i", "-e", "TERM=dumb", "--", "sh", NULL};
+        is_int(sl_cli_run_doc(&ctx, 6, argv, &doc, &attach, &err), 0, "run -i is accepted");
+        is_str(json_string_value(json_object_get(
+                   json_object_get(json_object_get(doc, "spec"), "env"), "TERM")),
+               "dumb", "a TERM given with -e wins");
+        is_int(attach, SL_CLI_ATTACH_PIPE, "-i alone attaches without a terminal");
+        json_decref(doc);
+    }
+    {
+        char *argv[] = {"run", "--", "true", NULL};
+        is_int(sl_cli_run_doc(&ctx, 3, argv, &doc, &attach, &err), 0, "run without -i");
+        ok(!json_object_get(json_object_get(doc, "spec"), "interactive"),
+           "is not interactive");
+        is_int(attach, SL_CLI_ATTACH_NONE, "and does not attach");
+        json_decref(doc);
+    }
+    {
+        char *argv[] = {"run", "-ia", "0-3", "--", "true", NULL};
+        ok(sl_cli_run_doc(&ctx, 5, argv, &doc, &attach, &err) < 0 &&
+               strstr(err.text, "-a: takes a value"),
+           "a flag that takes a value cannot be bundled (%s)", err.text);
+    }
 }
 
 static void test_run_doc(void)
@@ -1270,6 +1316,7 @@ int main(void)
     test_table();
     test_shell_join();
     test_run_doc();
+    test_run_interactive();
     test_run_where_and_env();
     test_amounts();
     test_why_words();

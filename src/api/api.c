@@ -321,6 +321,7 @@ static const struct route {
     {"GET", "/v1/jobs", sl_api_route_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}", sl_api_route_job_get, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"DELETE", "/v1/jobs/{id}", sl_api_route_job_cancel, CHANGE(SL_OP_CANCEL), "job", MT_NONE},
+    {"DELETE", "/v1/arrays/{id}", sl_api_route_array_cancel, CHANGE(SL_OP_ARRAY_CANCEL), "array", MT_NONE},
     {"POST", "/v1/jobs/{id}/hold", sl_api_route_job_ctl, CHANGE(SL_OP_HOLD), "job", MT_NONE},
     {"POST", "/v1/jobs/{id}/release", sl_api_route_job_ctl, CHANGE(SL_OP_RELEASE), "job", MT_NONE},
     {"POST", "/v1/jobs/{id}/requeue", sl_api_route_job_ctl, CHANGE(SL_OP_REQUEUE), "job", MT_NONE},

@@ -149,6 +149,7 @@ void sl_api_route_carbon(struct ctx *c);
 void sl_api_route_datasets(struct ctx *c);
 void sl_api_route_healthz(struct ctx *c);
 void sl_api_route_job_cancel(struct ctx *c);
+void sl_api_route_array_cancel(struct ctx *c);
 /* hold, release, requeue[?hold=true]: the route's operation on job {id}
  * (no body) */
 void sl_api_route_job_ctl(struct ctx *c);

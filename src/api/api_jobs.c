@@ -1,6 +1,6 @@
 /*
- * api_jobs.c - the job routes: submit, list, get, events, cancel, hold,
- * release, requeue, update, logs, explain.
+ * api_jobs.c - the job routes: submit, list, get, events, cancel (of a
+ * job, of an array), hold, release, requeue, update, logs, explain.
  * See api_int.h for what the API files share.
  */
 #include "api_int.h"
@@ -214,14 +214,20 @@ void sl_api_route_job_events(struct ctx *c)
     sl_http_reply_json(c->r, 200, json_pack("{s:o}", "events", ev));
 }
 
-void sl_api_route_job_cancel(struct ctx *c)
+/* DELETE /v1/jobs/{id} (one job) and DELETE /v1/arrays/{id} (every live
+ * element of an array, one operation). */
+static void cancel(struct ctx *c, enum sl_op_kind kind)
 {
-    struct op_state *s = sl_api_op_new(c, SL_OP_CANCEL);
+    struct op_state *s = sl_api_op_new(c, kind);
     if (!s)
         return;
     s->op.u.cancel.job_id = c->id;
     sl_api_op_send(c, s);
 }
+
+void sl_api_route_job_cancel(struct ctx *c) { cancel(c, SL_OP_CANCEL); }
+
+void sl_api_route_array_cancel(struct ctx *c) { cancel(c, SL_OP_ARRAY_CANCEL); }
 
 void sl_api_route_job_ctl(struct ctx *c)
 {

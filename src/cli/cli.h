@@ -140,12 +140,17 @@ int sl_cli_job_id(const char *v, int64_t *out, struct sl_error *err);
  * Pending:8"), or with 'expand' each element with "display_id" ID_INDEX.
  * Returns 0 or -ENOMEM. */
 int sl_cli_jobs_group(json_t *all, bool expand);
-/* The job ids that `cancel ARG` means, appended to *ids (realloc'd, *n
- * counts): ID_INDEX the pending or running element INDEX of array ID; the
- * id of an array, its pending and running elements (itself when none);
- * any other id, itself. Returns 0, or -EINVAL/-ENOENT/-ENOMEM with 'err'. */
-int sl_cli_array_ids(struct sl_cli_ctx *ctx, const char *arg, int64_t **ids, size_t *n,
-                     struct sl_error *err);
+/* What `cancel ARG` names, appended to *t (realloc'd, *n counts): ID_INDEX
+ * the pending or running element INDEX of array ID (its own job id); the
+ * id of an array, the array (cancelled whole by DELETE /v1/arrays/ID);
+ * any other id, that job. Returns 0, or -EINVAL/-ENOENT/-ENOMEM with
+ * 'err'. */
+struct sl_cli_target {
+    int64_t id;
+    bool array;                   /* the array whose id this is */
+};
+int sl_cli_cancel_targets(struct sl_cli_ctx *ctx, const char *arg, struct sl_cli_target **t,
+                          size_t *n, struct sl_error *err);
 
 /* Parse the value of `jobs --state`: a state name (any case), a comma list
  * of them, or "all". Writes the canonical form to 'out' ("Pending,Running"

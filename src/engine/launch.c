@@ -355,6 +355,8 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
         j->ckpt_at_ms = sl_eng_mono_ms(e) + j->spec->max_runtime_ms;
     sl_eng_job_timer(e, j);
     sl_eng_ledger_running(e, j);
+    if (e->ndepwait)
+        e->dep_dirty = true; /* the words of the jobs waiting for it ("is Running") */
     atomic_fetch_add_explicit(&e->counters.placements, 1, memory_order_relaxed);
     job_token(e, j);
     {

@@ -779,6 +779,22 @@ def test_cancel(jid):
     tap.is_((r.json or {}).get("reason"), None, "and no pending reason")
 
 
+def test_array_cancel():
+    body = job_doc("oa-arr", ["sleep", "1000"], resources=dict(WAITS), array="0-2")
+    valid_job_request(body, "an array")
+    r = call("POST", "/v1/jobs", body, want=201, name="submit an array of pending jobs")
+    arr = (r.json or {}).get("id")
+    if not isinstance(arr, int):
+        return
+    call("DELETE", "/v1/arrays/%d" % (arr + 1), want=404, code="not_found",
+         name="cancel an element's own id as an array")
+    r = call("DELETE", "/v1/arrays/%d" % arr, want=202, name="cancel the array")
+    tap.is_((r.json or {}).get("cancelled"), [arr, arr + 1, arr + 2],
+            "every pending element is cancelled, in one request")
+    call("DELETE", "/v1/arrays/%d" % arr, want=409, code="conflict", name="cancel it again")
+    call("DELETE", "/v1/arrays/999999999", want=404, name="cancel an unknown array")
+
+
 def test_run_to_completion():
     body = job_doc("oa-echo", ["sh", "-c", "echo hello-sluice; echo to-stderr >&2; "
                                "sleep 1"],
@@ -1279,6 +1295,7 @@ def main():
         test_cancel(jid)
     test_requeue()
     test_attach()
+    test_array_cancel()
     test_run_to_completion()
     test_unknown_ids()
     test_apply()

@@ -329,6 +329,7 @@ static const struct route {
     {"GET", "/v1/jobs/{id}/events", sl_api_route_job_events, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/logs", sl_api_route_job_logs, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/attach", sl_api_route_job_attach, CHANGE(SL_OP_ATTACH), "job", MT_NONE},
+    {"GET", "/v1/jobs/{id}/attempts", sl_api_route_job_attempts, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}/explain", sl_api_route_job_explain, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/nodes", sl_api_route_nodes, READ(SL_SC_READ), NULL, MT_NONE},
     {"POST", "/v1/nodes/{name}/drain", sl_api_route_node_state, CHANGE(SL_OP_NODE_DRAIN), "node", MT_JSON},

@@ -163,6 +163,7 @@ void sl_api_route_job_logs(struct ctx *c);
 /* GET /v1/jobs/{id}/attach: a WebSocket to an interactive job's terminal
  * (api_attach.c) */
 void sl_api_route_job_attach(struct ctx *c);
+void sl_api_route_job_attempts(struct ctx *c);
 void sl_api_route_job_submit(struct ctx *c);
 void sl_api_route_lineage(struct ctx *c);
 void sl_api_route_metrics(struct ctx *c);

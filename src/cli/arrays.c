@@ -110,22 +110,6 @@ int sl_cli_jobs_group(json_t *all, bool expand)
     return 0;
 }
 
-/* GET 'path' quietly: the decoded answer, or NULL. */
-static json_t *get_quiet(struct sl_cli_ctx *ctx, const char *path)
-{
-    struct sl_client *c;
-    struct sl_response r;
-    json_t *out = NULL;
-
-    if (sl_cli_client(ctx, &c) != SL_CLI_OK)
-        return NULL;
-    memset(&r, 0, sizeof(r));
-    if (sl_client_request(c, "GET", path, NULL, NULL, 0, &r) == 0 && r.status == 200 && r.body)
-        out = json_loadb(r.body, r.len, 0, NULL);
-    sl_response_fini(&r);
-    return out;
-}
-
 /* The pending or running element 'idx' of array 'arr': its job id, 0 when
  * none, following the list's pages. */
 static int64_t active_element(struct sl_cli_ctx *ctx, int64_t arr, int64_t idx)
@@ -139,7 +123,7 @@ static int64_t active_element(struct sl_cli_ctx *ctx, int64_t arr, int64_t idx)
 
         snprintf(path, sizeof(path), "/v1/jobs?state=Pending,Running&limit=1000&after=%lld",
                  (long long)after);
-        if (!(page = get_quiet(ctx, path)))
+        if (!(page = sl_cli_get_quiet(ctx, path)))
             break;
         json_array_foreach (json_object_get(page, "jobs"), i, job)
             if (element(job, &a, &x) && a == arr && x == idx && sl_cli_jint(job, "id", &id))
@@ -195,7 +179,7 @@ int sl_cli_cancel_targets(struct sl_cli_ctx *ctx, const char *arg, struct sl_cli
         return -EINVAL;
     /* the id of an array (its first element's): the whole array */
     snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)arr);
-    job = get_quiet(ctx, path);
+    job = sl_cli_get_quiet(ctx, path);
     array = job && sl_cli_jint(job, "array_job_id", &a) && a == arr;
     json_decref(job);
     return target_add(t, n, arr, array, err);

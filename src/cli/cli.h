@@ -412,6 +412,10 @@ int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
  * server is unreachable, the connection broke) or the answer is a 5xx,
  * nothing is printed: why goes to why[0..size) and SL_CLI_FAILED is
  * returned with *transient set (a caller may try again). */
+/* GET 'path' and decode a 200 answer; NULL on any failure, saying nothing
+ * (for what the command can do without). New reference. */
+json_t *sl_cli_get_quiet(struct sl_cli_ctx *ctx, const char *path);
+
 int sl_cli_get_transient(struct sl_cli_ctx *ctx, const char *path, const char *what,
                          struct sl_response *resp, bool *transient, char *why,
                          size_t size);

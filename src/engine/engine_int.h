@@ -504,6 +504,12 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost);
 
 void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig);
 
+/* Record that Running job 'j' starts its attempt (j->attempt, at
+ * j->started_ms) and where its output begins in each task's log: the log's
+ * size now (0 when there is none), before any of its tasks runs. In the
+ * transaction that marks it Running. Returns 0 or a negated errno. */
+int sl_eng_attempt_start(struct sl_engine *e, struct job *j);
+
 /* ---- depwait.c --------------------------------------------------------- */
 
 /* The submission's spec.dependency (op->u.submit.spec), checked: every job

@@ -64,23 +64,8 @@ is "$(field "$((b + 4))" array_index)" 7 "1,3,5-7: the fifth element is index 7"
 ok "and its second" wait_state "$((b + 1))" Running 20
 
 # ... but not by a member of another team: 404, all or nothing.
-cat >"$SLUICE_TMP/other.yaml" <<YAML
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: other}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: other}
-spec: {team: other}
----
-apiVersion: sluice/v1
-kind: User
-metadata: {name: eve}
-spec: {team: other, role: member}
-YAML
-ok "apply team other and its member eve" sluice apply -f "$SLUICE_TMP/other.yaml"
-etok=$(sluice token create --user eve)
+etok=$(other_team_member eve)
+ok "team other and its member eve" test -n "$etok"
 del() { # TOKEN PATH: the status of a DELETE, its body in $SLUICE_TMP/del.json
     curl -s -o "$SLUICE_TMP/del.json" -w '%{http_code}' -H "Authorization: Bearer $1" \
         -X DELETE "$SLUICE_SERVER$2"

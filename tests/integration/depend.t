@@ -77,23 +77,8 @@ n1=$(sluice jobs --state all -o json | python3 -c 'import json,sys; print(len(js
 is "$n1" "$n0" "refused submissions add no job"
 
 # A job of another team is not visible: as if it did not exist.
-cat >"$SLUICE_TMP/other.yaml" <<YAML
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: other}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: other}
-spec: {team: other}
----
-apiVersion: sluice/v1
-kind: User
-metadata: {name: eve}
-spec: {team: other, role: member}
-YAML
-ok "apply team other and its member eve" sluice apply -f "$SLUICE_TMP/other.yaml"
-etok=$(sluice token create --user eve)
+etok=$(other_team_member eve)
+ok "team other and its member eve" test -n "$etok"
 out=$(SLUICE_TOKEN=$etok sluice run $R -d "afterany:$a" -- true 2>&1)
 like "$out" "spec.dependency.*job $a does not exist" "eve may not depend on a job of team default"
 

@@ -341,6 +341,17 @@ wait_state() {
     done
 }
 
+# other_team_member USER: apply team "other" (queue "other") with USER a
+# member of it, and print a token of USER's: someone who sees none of
+# team default's jobs.
+other_team_member() {
+    printf '%s\n' 'apiVersion: sluice/v1' 'kind: Team' 'metadata: {name: other}' '---' \
+        'apiVersion: sluice/v1' 'kind: Queue' 'metadata: {name: other}' 'spec: {team: other}' \
+        '---' 'apiVersion: sluice/v1' 'kind: User' "metadata: {name: $1}" \
+        'spec: {team: other, role: member}' | sluice apply -f - >/dev/null &&
+        sluice token create --user "$1"
+}
+
 _sl_cleanup() {
     _cl_rc=$?
     if [ -n "${SLUICED_PID:-}" ]; then

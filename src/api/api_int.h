@@ -149,6 +149,7 @@ void sl_api_route_carbon(struct ctx *c);
 void sl_api_route_datasets(struct ctx *c);
 void sl_api_route_healthz(struct ctx *c);
 void sl_api_route_job_cancel(struct ctx *c);
+void sl_api_route_array_cancel(struct ctx *c);
 /* hold, release, requeue[?hold=true]: the route's operation on job {id}
  * (no body) */
 void sl_api_route_job_ctl(struct ctx *c);
@@ -162,6 +163,7 @@ void sl_api_route_job_logs(struct ctx *c);
 /* GET /v1/jobs/{id}/attach: a WebSocket to an interactive job's terminal
  * (api_attach.c) */
 void sl_api_route_job_attach(struct ctx *c);
+void sl_api_route_job_attempts(struct ctx *c);
 void sl_api_route_job_submit(struct ctx *c);
 void sl_api_route_lineage(struct ctx *c);
 void sl_api_route_metrics(struct ctx *c);

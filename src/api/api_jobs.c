@@ -1,6 +1,6 @@
 /*
- * api_jobs.c - the job routes: submit, list, get, events, cancel, hold,
- * release, requeue, update, logs, explain.
+ * api_jobs.c - the job routes: submit, list, get, events, cancel (of a
+ * job, of an array), hold, release, requeue, update, logs, explain.
  * See api_int.h for what the API files share.
  */
 #include "api_int.h"
@@ -214,14 +214,20 @@ void sl_api_route_job_events(struct ctx *c)
     sl_http_reply_json(c->r, 200, json_pack("{s:o}", "events", ev));
 }
 
-void sl_api_route_job_cancel(struct ctx *c)
+/* DELETE /v1/jobs/{id} (one job) and DELETE /v1/arrays/{id} (every live
+ * element of an array, one operation). */
+static void cancel(struct ctx *c, enum sl_op_kind kind)
 {
-    struct op_state *s = sl_api_op_new(c, SL_OP_CANCEL);
+    struct op_state *s = sl_api_op_new(c, kind);
     if (!s)
         return;
     s->op.u.cancel.job_id = c->id;
     sl_api_op_send(c, s);
 }
+
+void sl_api_route_job_cancel(struct ctx *c) { cancel(c, SL_OP_CANCEL); }
+
+void sl_api_route_array_cancel(struct ctx *c) { cancel(c, SL_OP_ARRAY_CANCEL); }
 
 void sl_api_route_job_ctl(struct ctx *c)
 {
@@ -367,18 +373,61 @@ void sl_api_route_job_update(struct ctx *c)
     sl_api_op_send(c, s);
 }
 
+void sl_api_route_job_attempts(struct ctx *c)
+{
+    json_t *job = visible_job(c), *at;
+    int rc;
+
+    if (!job)
+        return;
+    json_decref(job);
+    if (!(at = sl_store_attempts(c->a->rd, c->id, &rc))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        return;
+    }
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "attempts", at));
+}
+
+/* Where attempt i (of 'at', sl_store_attempts) begins in task 'task''s
+ * log: its recorded offset, 0 when it has none. */
+static int64_t attempt_start(const json_t *at, size_t i, int64_t task)
+{
+    json_t *o = json_array_get(json_object_get(json_array_get(at, i), "log_offsets"),
+                               (size_t)task);
+    return json_is_integer(o) ? json_integer_value(o) : 0;
+}
+
+/* The bytes [*offset, end) of task 'task''s log that are attempt 'want''s
+ * output (*offset raised to where it begins): returns the end (INT64_MAX:
+ * the end of the log, the attempt is the last), or -1 when 'want' has not
+ * started. */
+static int64_t attempt_range(const json_t *at, int64_t task, int64_t want, int64_t *offset)
+{
+    size_t n = json_array_size(at);
+
+    for (size_t i = 0; i < n; i++) {
+        if (json_integer_value(json_object_get(json_array_get(at, i), "attempt")) != want)
+            continue;
+        if (*offset < attempt_start(at, i, task))
+            *offset = attempt_start(at, i, task);
+        return i + 1 < n ? attempt_start(at, i + 1, task) : INT64_MAX;
+    }
+    return -1;
+}
+
 void sl_api_route_job_logs(struct ctx *c)
 {
     const char *task_s = sl_http_query(c->r, "task");
     const char *off_s = sl_http_query(c->r, "offset");
     const char *lim_s = sl_http_query(c->r, "limit");
-    int64_t task = 0, offset = 0, limit = LOG_READ_MAX, tasks;
-    json_t *job = visible_job(c);
+    const char *att_s = sl_http_query(c->r, "attempt");
+    int64_t task = 0, offset = 0, limit = LOG_READ_MAX, tasks, want = -1, end = INT64_MAX;
+    json_t *job = visible_job(c), *at = NULL;
     char path[1200], num[32];
     char *buf = NULL;
     ssize_t n = 0;
     struct stat sb;
-    int fd;
+    int fd, rc;
 
     if (!job)
         return;
@@ -403,24 +452,54 @@ void sl_api_route_job_logs(struct ctx *c)
                             LOG_READ_MAX, lim_s);
         goto out;
     }
+    if (att_s && sl_parse_int64(att_s, 0, INT32_MAX, &want) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", "attempt",
+                            "must be an attempt number (0, 1, ...), got '%s'", att_s);
+        goto out;
+    }
+    if (!(at = sl_store_attempts(c->a->rd, c->id, &rc))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+        goto out;
+    }
+    if (want >= 0 && (end = attempt_range(at, task, want, &offset)) < 0) {
+        size_t na = json_array_size(at);
+        if (na == 0)
+            sl_http_reply_error(c->r, 400, "invalid", "attempt",
+                                "job %lld has not started yet: no attempt %lld",
+                                (long long)c->id, (long long)want);
+        else
+            sl_http_reply_error(
+                c->r, 400, "invalid", "attempt",
+                "job %lld has no attempt %lld (attempts %lld to %lld)", (long long)c->id,
+                (long long)want,
+                (long long)json_integer_value(json_object_get(json_array_get(at, 0), "attempt")),
+                (long long)json_integer_value(
+                    json_object_get(json_array_get(at, na - 1), "attempt")));
+        goto out;
+    }
+    if (end - offset < limit)
+        limit = end > offset ? end - offset : 0;
     /* An executor that keeps no log (nothing runs) has an empty one. */
     fd = sl_engine_log_path(c->a->e, c->id, (int)task, path, sizeof(path)) == 0
              ? open(path, O_RDONLY | O_CLOEXEC)
              : -1;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && offset < sb.st_size) {
-        size_t want = (size_t)(sb.st_size - offset < limit ? sb.st_size - offset : limit);
-        if ((buf = malloc(want)) && (n = pread(fd, buf, want, offset)) < 0)
+    if (fd >= 0 && limit > 0 && fstat(fd, &sb) == 0 && offset < sb.st_size) {
+        size_t want_n = (size_t)(sb.st_size - offset < limit ? sb.st_size - offset : limit);
+        if ((buf = malloc(want_n)) && (n = pread(fd, buf, want_n, offset)) < 0)
             n = 0;
     }
     if (fd >= 0)
         close(fd);
     snprintf(num, sizeof(num), "%lld", (long long)(offset + n));
     sl_http_add_header(c->r, "X-Sluice-Log-Offset", num);
+    snprintf(num, sizeof(num), "%zu", json_array_size(at));
+    sl_http_add_header(c->r, "X-Sluice-Log-Attempts", num);
     sl_http_add_header(c->r, "X-Sluice-Job-State",
                        json_string_value(json_object_get(job, "state")));
     sl_http_reply(c->r, 200, "text/plain; charset=utf-8", buf ? buf : "", (size_t)n);
 out:
     free(buf);
+    json_decref(at);
     json_decref(job);
 }
 

@@ -2,7 +2,8 @@
  * arrays.c - job arrays in the CLI: `jobs` shows an array as one line
  * (ID_[ARRAY], its elements counted by state) unless --expand, where each
  * element is ID_INDEX; `cancel ID` of an array's id cancels every element
- * still pending or running, `cancel ID_INDEX` one element.
+ * still pending or running (one request, DELETE /v1/arrays/ID), `cancel
+ * ID_INDEX` one element.
  */
 #include "cli.h"
 
@@ -109,73 +110,56 @@ int sl_cli_jobs_group(json_t *all, bool expand)
     return 0;
 }
 
-/* GET 'path' quietly: the decoded answer, or NULL. */
-static json_t *get_quiet(struct sl_cli_ctx *ctx, const char *path)
+/* The pending or running element 'idx' of array 'arr': its job id, 0 when
+ * none, following the list's pages. */
+static int64_t active_element(struct sl_cli_ctx *ctx, int64_t arr, int64_t idx)
 {
-    struct sl_client *c;
-    struct sl_response r;
-    json_t *out = NULL;
+    int64_t after = arr - 1, a, x, id, next, found = 0;
 
-    if (sl_cli_client(ctx, &c) != SL_CLI_OK)
-        return NULL;
-    memset(&r, 0, sizeof(r));
-    if (sl_client_request(c, "GET", path, NULL, NULL, 0, &r) == 0 && r.status == 200 && r.body)
-        out = json_loadb(r.body, r.len, 0, NULL);
-    sl_response_fini(&r);
-    return out;
-}
-
-/* The pending and running elements of array 'arr' (index 'idx', or all
- * when idx < 0) appended to ids, following the list's pages; returns how
- * many, or -ENOMEM. */
-static int active_elements(struct sl_cli_ctx *ctx, int64_t arr, int64_t idx, int64_t **ids,
-                           size_t *n)
-{
-    int64_t after = 0, a, x, id, next;
-    int found = 0;
-
-    for (int pages = 0; pages < 100000; pages++) {
+    for (int pages = 0; pages < 100000 && !found; pages++) {
         char path[128];
         json_t *page, *job;
         size_t i;
 
         snprintf(path, sizeof(path), "/v1/jobs?state=Pending,Running&limit=1000&after=%lld",
-                 (long long)(after > arr - 1 ? after : arr - 1));
-        if (!(page = get_quiet(ctx, path)))
+                 (long long)after);
+        if (!(page = sl_cli_get_quiet(ctx, path)))
             break;
-        json_array_foreach (json_object_get(page, "jobs"), i, job) {
-            int64_t *grown;
-            if (!element(job, &a, &x) || a != arr || (idx >= 0 && x != idx) ||
-                !sl_cli_jint(job, "id", &id))
-                continue;
-            if (!(grown = realloc(*ids, (*n + 1) * sizeof(**ids)))) {
-                json_decref(page);
-                return -ENOMEM;
-            }
-            *ids = grown;
-            (*ids)[(*n)++] = id;
-            found++;
-        }
+        json_array_foreach (json_object_get(page, "jobs"), i, job)
+            if (element(job, &a, &x) && a == arr && x == idx && sl_cli_jint(job, "id", &id))
+                found = id;
         next = 0;
-        if (!sl_cli_jint(page, "next", &next) || next <= after) {
-            json_decref(page);
-            break;
-        }
-        after = next;
+        if (!sl_cli_jint(page, "next", &next) || next <= after)
+            next = 0;
         json_decref(page);
+        if (!next)
+            break;
+        after = next;
     }
     return found;
 }
 
-int sl_cli_array_ids(struct sl_cli_ctx *ctx, const char *arg, int64_t **ids, size_t *n,
-                     struct sl_error *err)
+static int target_add(struct sl_cli_target **t, size_t *n, int64_t id, bool array,
+                      struct sl_error *err)
+{
+    struct sl_cli_target *grown = realloc(*t, (*n + 1) * sizeof(**t));
+
+    if (!grown)
+        return sl_errorf(err, -ENOMEM, "out of memory");
+    *t = grown;
+    (*t)[*n].id = id;
+    (*t)[(*n)++].array = array;
+    return 0;
+}
+
+int sl_cli_cancel_targets(struct sl_cli_ctx *ctx, const char *arg, struct sl_cli_target **t,
+                          size_t *n, struct sl_error *err)
 {
     const char *us = strchr(arg, '_');
-    char head[32];
-    int64_t arr, idx = -1;
-    int64_t *grown;
+    char head[32], path[64];
+    int64_t arr, idx = -1, id, a = 0;
     json_t *job;
-    int rc;
+    bool array;
 
     if (us) {
         if ((size_t)(us - arg) >= sizeof(head))
@@ -185,35 +169,18 @@ int sl_cli_array_ids(struct sl_cli_ctx *ctx, const char *arg, int64_t **ids, siz
         if (sl_cli_job_id(head, &arr, err) < 0 || sl_parse_int64(us + 1, 0, 999999, &idx) < 0)
             return sl_errorf(err, -EINVAL,
                              "job '%.64s': an array element is ID_INDEX (12_5)", arg);
-        if ((rc = active_elements(ctx, arr, idx, ids, n)) < 0)
-            return sl_errorf(err, rc, "out of memory");
-        if (rc == 0)
+        if (!(id = active_element(ctx, arr, idx)))
             return sl_errorf(err, -ENOENT,
                              "job %s: no pending or running element %lld of array %lld", arg,
                              (long long)idx, (long long)arr);
-        return 0;
+        return target_add(t, n, id, false, err);
     }
     if (sl_cli_job_id(arg, &arr, err) < 0)
         return -EINVAL;
-    /* the id of an array (its first element's): every element */
-    {
-        char path[64];
-        int64_t a = 0;
-        snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)arr);
-        job = get_quiet(ctx, path);
-        if (job && sl_cli_jint(job, "array_job_id", &a) && a == arr) {
-            json_decref(job);
-            if ((rc = active_elements(ctx, arr, -1, ids, n)) < 0)
-                return sl_errorf(err, rc, "out of memory");
-            if (rc > 0)
-                return 0;
-        } else {
-            json_decref(job);
-        }
-    }
-    if (!(grown = realloc(*ids, (*n + 1) * sizeof(**ids))))
-        return sl_errorf(err, -ENOMEM, "out of memory");
-    *ids = grown;
-    (*ids)[(*n)++] = arr;
-    return 0;
+    /* the id of an array (its first element's): the whole array */
+    snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)arr);
+    job = sl_cli_get_quiet(ctx, path);
+    array = job && sl_cli_jint(job, "array_job_id", &a) && a == arr;
+    json_decref(job);
+    return target_add(t, n, arr, array, err);
 }

@@ -440,3 +440,19 @@ int sl_cli_print_created(struct sl_cli_ctx *ctx, const json_t *job)
     printf("%lld\n", (long long)id);
     return SL_CLI_OK;
 }
+
+/* GET 'path' quietly: the decoded answer, or NULL. */
+json_t *sl_cli_get_quiet(struct sl_cli_ctx *ctx, const char *path)
+{
+    struct sl_client *c;
+    struct sl_response r;
+    json_t *out = NULL;
+
+    if (sl_cli_client(ctx, &c) != SL_CLI_OK)
+        return NULL;
+    memset(&r, 0, sizeof(r));
+    if (sl_client_request(c, "GET", path, NULL, NULL, 0, &r) == 0 && r.status == 200 && r.body)
+        out = json_loadb(r.body, r.len, 0, NULL);
+    sl_response_fini(&r);
+    return out;
+}

@@ -140,12 +140,17 @@ int sl_cli_job_id(const char *v, int64_t *out, struct sl_error *err);
  * Pending:8"), or with 'expand' each element with "display_id" ID_INDEX.
  * Returns 0 or -ENOMEM. */
 int sl_cli_jobs_group(json_t *all, bool expand);
-/* The job ids that `cancel ARG` means, appended to *ids (realloc'd, *n
- * counts): ID_INDEX the pending or running element INDEX of array ID; the
- * id of an array, its pending and running elements (itself when none);
- * any other id, itself. Returns 0, or -EINVAL/-ENOENT/-ENOMEM with 'err'. */
-int sl_cli_array_ids(struct sl_cli_ctx *ctx, const char *arg, int64_t **ids, size_t *n,
-                     struct sl_error *err);
+/* What `cancel ARG` names, appended to *t (realloc'd, *n counts): ID_INDEX
+ * the pending or running element INDEX of array ID (its own job id); the
+ * id of an array, the array (cancelled whole by DELETE /v1/arrays/ID);
+ * any other id, that job. Returns 0, or -EINVAL/-ENOENT/-ENOMEM with
+ * 'err'. */
+struct sl_cli_target {
+    int64_t id;
+    bool array;                   /* the array whose id this is */
+};
+int sl_cli_cancel_targets(struct sl_cli_ctx *ctx, const char *arg, struct sl_cli_target **t,
+                          size_t *n, struct sl_error *err);
 
 /* Parse the value of `jobs --state`: a state name (any case), a comma list
  * of them, or "all". Writes the canonical form to 'out' ("Pending,Running"
@@ -407,6 +412,10 @@ int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
  * server is unreachable, the connection broke) or the answer is a 5xx,
  * nothing is printed: why goes to why[0..size) and SL_CLI_FAILED is
  * returned with *transient set (a caller may try again). */
+/* GET 'path' and decode a 200 answer; NULL on any failure, saying nothing
+ * (for what the command can do without). New reference. */
+json_t *sl_cli_get_quiet(struct sl_cli_ctx *ctx, const char *path);
+
 int sl_cli_get_transient(struct sl_cli_ctx *ctx, const char *path, const char *what,
                          struct sl_response *resp, bool *transient, char *why,
                          size_t size);

@@ -111,24 +111,27 @@ static const struct sl_cli_command commands[] = {
      "command, then its events. -o json prints the job object as the server\n"
      "returns it; -o csv the row `jobs -o csv` prints.\n"},
     {"logs", sl_cli_cmd_logs, "print a job's output",
-     "usage: sluice logs JOB [-f] [--task N]\n"
+     "usage: sluice logs JOB [-f] [--task N] [--attempt N]\n"
      "\n"
-     "Print the output of one task of the job, byte for byte.\n"
+     "Print the output of one task of the job, byte for byte. A job of more\n"
+     "than one attempt (requeued, preempted, retried) gets a line before each\n"
+     "attempt's output: ==> attempt 1 (started ..., after preemption) <==\n"
      "\n"
      "A pending job without output gets a line on stderr: not started yet.\n"
      "\n"
      "  -f, --follow   keep printing new output until the job has finished;\n"
      "                 across a restart of the server (reconnects for up to\n"
      "                 2 minutes, from the byte it had reached)\n"
-     "  --task N       the task (default 0)\n"},
+     "  --task N       the task (default 0)\n"
+     "  --attempt N    that attempt's output alone (0 = the first)\n"},
     {"cancel", sl_cli_cmd_cancel, "cancel jobs",
      "usage: sluice cancel JOB [JOB...]\n"
      "\n"
      "Cancel each job: a pending job at once, a running one with SIGTERM,\n"
      "a grace period, then SIGKILL. Prints one line per job. Exit 2 when the\n"
      "server refused any of them (e.g. already finished). The id of a job\n"
-     "array cancels its pending and running elements; ID_INDEX (12_5) one\n"
-     "element.\n"},
+     "array cancels its pending and running elements (one request, all or\n"
+     "none); ID_INDEX (12_5) one element.\n"},
     {"hold", sl_cli_cmd_jobctl, "hold pending jobs: kept in line, not scheduled",
      "usage: sluice hold JOB [JOB...]\n"
      "\n"

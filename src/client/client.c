@@ -145,6 +145,7 @@ static int fail(struct sl_response *r, int rc, const char *fmt, ...)
     r->len = 0;
     r->status = 0;
     r->log_offset = -1;
+    r->log_attempts = -1;
     r->job_state[0] = '\0';
     r->content_type[0] = '\0';
     return rc;
@@ -308,6 +309,7 @@ void sl_response_fini(struct sl_response *resp)
     free(resp->body);
     memset(resp, 0, sizeof(*resp));
     resp->log_offset = -1;
+    resp->log_attempts = -1;
 }
 
 
@@ -682,6 +684,10 @@ static int header_line(char *line, size_t len, struct head *h,
         char offset[32];
         copy_line(offset, sizeof(offset), v, (size_t)(end - v));
         r->log_offset = sl_parse_int64(offset, 0, INT64_MAX, &n) == 0 ? n : -1;
+    } else if (strcasecmp(line, "X-Sluice-Log-Attempts") == 0) {
+        char num[32];
+        copy_line(num, sizeof(num), v, (size_t)(end - v));
+        r->log_attempts = sl_parse_int64(num, 0, INT_MAX, &n) == 0 ? (int)n : -1;
     } else if (strcasecmp(line, "X-Sluice-Job-State") == 0) {
         copy_line(r->job_state, sizeof(r->job_state), v, (size_t)(end - v));
     } else if (strcasecmp(line, "Sec-WebSocket-Accept") == 0) {
@@ -707,6 +713,7 @@ static int read_head(struct reader *rd, struct head *h, struct sl_response *r,
     memset(h, 0, sizeof(*h));
     h->length = -1;
     r->log_offset = -1;
+    r->log_attempts = -1;
     r->job_state[0] = '\0';
     r->content_type[0] = '\0';
     if ((rc = rd_line(rd, HEAD_MAX, &line, &len)) < 0)
@@ -1050,6 +1057,7 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
     sl_buf_init(&head);
     memset(resp, 0, sizeof(*resp));
     resp->log_offset = -1;
+    resp->log_attempts = -1;
     if ((rc = request_check(c, method, path, content_type, body, len, url, resp)) < 0)
         return rc;
     request_head(&head, c, method, path, content_type, len);
@@ -1171,6 +1179,7 @@ int sl_client_parse_answer(const char *data, size_t len, size_t step,
 
     memset(resp, 0, sizeof(*resp));
     resp->log_offset = -1;
+    resp->log_attempts = -1;
     *keep = false;
     if (!method || !method_valid(method) || (len && !data)) {
         sl_strlcpy(resp->error.message, "bad arguments", sizeof(resp->error.message));
@@ -1201,6 +1210,7 @@ int sl_client_json(struct sl_client *c, const char *method, const char *path,
     if (body && !(text = json_dumps(body, JSON_COMPACT))) {
         memset(resp, 0, sizeof(*resp));
         resp->log_offset = -1;
+        resp->log_attempts = -1;
         sl_strlcpy(resp->error.message, "out of memory",
                    sizeof(resp->error.message));
         return -ENOMEM;

@@ -45,6 +45,7 @@ struct sl_response {
     char *body;                /* owned; len bytes plus a NUL; NULL if none */
     size_t len;                /* bytes in body (logs may hold NULs) */
     int64_t log_offset;        /* X-Sluice-Log-Offset, -1 when absent */
+    int log_attempts;          /* X-Sluice-Log-Attempts, -1 when absent */
     char job_state[32];        /* X-Sluice-Job-State, "" when absent */
     char content_type[128];    /* Content-Type, "" when absent */
     struct sl_api_error error; /* set when status >= 400 or on -errno */

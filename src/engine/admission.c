@@ -512,12 +512,6 @@ static struct sl_array *submit_array(struct sl_op *op, int *rc)
     *rc = 0;
     if (!s->array)
         return NULL;
-    if (s->dependency) {
-        sl_eng_op_fail(op, 400, "invalid");
-        *rc = sl_errorf_field(&op->err, -EINVAL, "spec.array",
-                              "an array cannot have a spec.dependency (not supported)");
-        return NULL;
-    }
     if (!(a = malloc(sizeof(*a))) || (*rc = sl_array_parse(s->array, a, &op->err)) < 0) {
         sl_eng_op_fail(op, a ? 400 : 503, a ? "invalid" : "unavailable");
         if (!a)
@@ -528,15 +522,40 @@ static struct sl_array *submit_array(struct sl_op *op, int *rc)
     return a;
 }
 
+static void dep_copies_free(struct sl_depend **c, int n)
+{
+    for (int k = 0; c && k < n; k++)
+        free(c[k]);
+    free(c);
+}
+
+/* Copies of 'dep' for the 'n' elements after an array's first, which takes
+ * 'dep' itself: every element carries the dependency. Made before any job
+ * is, so that running out of memory refuses the submission whole. NULL on
+ * -ENOMEM. */
+static struct sl_depend **dep_copies(const struct sl_depend *dep, int n)
+{
+    struct sl_depend **c = calloc((size_t)n, sizeof(*c));
+
+    for (int k = 0; c && k < n; k++) {
+        if (!(c[k] = malloc(sizeof(*dep)))) {
+            dep_copies_free(c, k);
+            return NULL;
+        }
+        *c[k] = *dep;
+    }
+    return c;
+}
+
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
 {
     struct submit x = {0};
-    struct sl_depend *dep = NULL;
+    struct sl_depend *dep = NULL, **copies = NULL;
     struct sl_array *arr = NULL;
     json_t *doc = NULL;
     char *spec_json = NULL, *text = NULL;
     int64_t first = e->next_id;
-    int rc, n;
+    int rc, n = 1;
 
     if ((rc = submit_target(e, op, &x)) < 0 || (rc = submit_admit(e, op, &x)) < 0 ||
         (rc = submit_budget(e, op, &x)) < 0 ||
@@ -558,6 +577,11 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
         goto out;
     }
     n = arr ? arr->n : 1;
+    if (dep && n > 1 && !(copies = dep_copies(dep, n - 1))) {
+        sl_eng_op_fail(op, 503, "unavailable");
+        rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+        goto out;
+    }
     for (int k = 0; k < n; k++) {
         /* each element owns its spec: the next one's is read back from
          * the normalised text */
@@ -581,9 +605,14 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
         spec_json = text;
         text = NULL;
     }
-    if (sl_eng_depend_attach(e, sl_imap_get(&e->jobs, first), dep) < 0)
-        sl_error("msg=\"out of memory judging a job's dependencies\" job=%lld",
-                 (long long)first);
+    for (int k = 0; dep && k < n; k++) {
+        struct sl_depend *dk = k ? copies[k - 1] : dep;
+        if (k)
+            copies[k - 1] = NULL;
+        if (sl_eng_depend_attach(e, sl_imap_get(&e->jobs, first + k), dk) < 0)
+            sl_error("msg=\"out of memory judging a job's dependencies\" job=%lld",
+                     (long long)(first + k));
+    }
     dep = NULL;
     {
         struct job *j = sl_imap_get(&e->jobs, first);
@@ -599,6 +628,7 @@ int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op)
 out:
     free(x.verdict);
     free(dep);
+    dep_copies_free(copies, n - 1);
     free(arr);
     free(text);
     json_decref(doc);
@@ -685,4 +715,111 @@ int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op)
         return rc;
     op->status = 202;
     return 0;
+}
+
+void sl_eng_array_store_fresh(struct sl_engine *e, int64_t id)
+{
+    for (int k = 0; k < SL_ARRAY_MAX; k++) {
+        struct job *j = sl_imap_get(&e->jobs, id + k);
+        if (j && j->array_id == id && j->fresh)
+            sl_eng_job_store_fresh(e, j->id);
+    }
+}
+
+/* The array whose first element is job 'id', as the caller may see it:
+ * its number of elements, or 0 when there is none (not visible, not an
+ * array's id). */
+static int array_of(struct sl_engine *e, const struct sl_op *op, int64_t id)
+{
+    struct job *h = sl_imap_get(&e->jobs, id);
+    struct sl_array *a = NULL;
+    struct sl_error err;
+    json_t *row = NULL;
+    const char *team, *text;
+    int n = 0;
+
+    if (h) {
+        if (h->array_id == id && (sl_eng_is_admin(&op->who) || !strcmp(h->team, op->who.team)))
+            n = h->array_count;
+        return n;
+    }
+    sl_store_job_read(e->st, id, sl_job_view_json_fn, &row);
+    team = json_string_value(json_object_get(row, "team"));
+    text = json_string_value(
+        json_object_get(json_object_get(json_object_get(row, "spec"), "spec"), "array"));
+    if (row && text && json_integer_value(json_object_get(row, "array_job_id")) == id &&
+        (sl_eng_is_admin(&op->who) || (team && !strcmp(team, op->who.team))) &&
+        (a = malloc(sizeof(*a))) && sl_array_parse(text, a, &err) == 0)
+        n = a->n;
+    free(a);
+    json_decref(row);
+    return n;
+}
+
+int sl_eng_do_array_cancel(struct sl_engine *e, struct sl_op *op)
+{
+    int64_t arr = op->u.cancel.job_id;
+    json_t *cancelled = json_array(), *stopping = json_array();
+    int64_t *live = NULL;
+    size_t nlive = 0, cap = 0;
+    int n = array_of(e, op, arr), rc = 0;
+
+    if (!cancelled || !stopping)
+        goto oom;
+    if (n == 0) {
+        sl_eng_op_fail(op, 404, "not_found");
+        rc = sl_errorf(&op->err, -ENOENT, "array %lld not found (no array has that id)",
+                       (long long)arr);
+        goto out;
+    }
+    for (int k = 0; k < n; k++) {
+        struct job *j = sl_imap_get(&e->jobs, arr + k);
+        if (j && j->array_id == arr &&
+            sl_eng_vec_push((void **)&live, &nlive, &cap, sizeof(j->id), &j->id) < 0)
+            goto oom;
+    }
+    if (nlive == 0) {
+        sl_eng_op_fail(op, 409, "conflict");
+        rc = sl_errorf(&op->err, -EALREADY, "array %lld has already finished", (long long)arr);
+        goto out;
+    }
+    for (size_t i = 0; i < nlive; i++) {
+        struct sl_op c = {.kind = SL_OP_CANCEL, .who = op->who};
+        struct job *j;
+
+        c.u.cancel.job_id = live[i];
+        snprintf(c.object, sizeof(c.object), "job:%lld", (long long)live[i]);
+        c.audit_details = json_pack("{s:s}", "for", op->object);
+        rc = sl_eng_do_cancel(e, &c);
+        sl_eng_audit_op(e, &c, rc);
+        sl_op_fini(&c);
+        if (rc < 0) {
+            /* the same team's live elements: only a failed write refuses
+             * one, and the whole group fails with it */
+            e->write_failed = true;
+            sl_eng_op_fail(op, 503, "unavailable");
+            rc = sl_errorf(&op->err, rc, "cancelling job %lld failed", (long long)live[i]);
+            goto out;
+        }
+        j = sl_imap_get(&e->jobs, live[i]);
+        json_array_append_new(j && j->state == SL_JOB_RUNNING ? stopping : cancelled,
+                              json_integer(live[i]));
+    }
+    op->result = json_pack("{s:I, s:O, s:O}", "array_job_id", (json_int_t)arr, "cancelled",
+                           cancelled, "stopping", stopping);
+    op->audit_details = json_pack("{s:O, s:O}", "cancelled", cancelled, "stopping", stopping);
+    if (!op->result) {
+        e->write_failed = true; /* the cancels are in memory: fail them all */
+        goto oom;
+    }
+    op->status = 202;
+    goto out;
+oom:
+    sl_eng_op_fail(op, 503, "unavailable");
+    rc = sl_errorf(&op->err, -ENOMEM, "out of memory");
+out:
+    free(live);
+    json_decref(cancelled);
+    json_decref(stopping);
+    return rc;
 }

@@ -59,6 +59,8 @@ static void apply_op(struct sl_engine *e, struct sl_op *op)
      * savepoint that a refusal would undo. */
     if (op->kind == SL_OP_CANCEL)
         sl_eng_job_store_fresh(e, op->u.cancel.job_id);
+    else if (op->kind == SL_OP_ARRAY_CANCEL)
+        sl_eng_array_store_fresh(e, op->u.cancel.job_id);
     else if (op->kind == SL_OP_HOLD || op->kind == SL_OP_RELEASE || op->kind == SL_OP_REQUEUE)
         sl_eng_job_store_fresh(e, op->u.jobctl.job_id);
     else if (op->kind == SL_OP_UPDATE)

@@ -46,6 +46,7 @@ struct sl_principal {
 enum sl_op_kind {
     SL_OP_SUBMIT,                     /* a job */
     SL_OP_CANCEL,                     /* a job */
+    SL_OP_ARRAY_CANCEL,               /* every live element of a job array */
     SL_OP_APPLY,                      /* manifests */
     SL_OP_TOKEN,                      /* create a token */
     SL_OP_REVOKE,                     /* a token */
@@ -83,7 +84,7 @@ struct sl_op_submit {
                                          need not; NULL = the engine does */
     bool dry_run;                     /* the verdict, nothing kept */
 };
-struct sl_op_cancel { int64_t job_id; };
+struct sl_op_cancel { int64_t job_id; }; /* SL_OP_ARRAY_CANCEL: the array's id */
 /* hold, release, requeue (src/engine/jobctl.c) */
 struct sl_op_jobctl {
     int64_t job_id;
@@ -146,7 +147,7 @@ struct sl_op {
     struct sl_principal who;
     union {                           /* by kind */
         struct sl_op_submit submit;
-        struct sl_op_cancel cancel;
+        struct sl_op_cancel cancel;   /* SL_OP_CANCEL, _ARRAY_CANCEL */
         struct sl_op_jobctl jobctl;   /* SL_OP_HOLD, _RELEASE, _REQUEUE,
                                          _ATTACH */
         struct sl_op_update update;

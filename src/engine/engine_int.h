@@ -197,6 +197,9 @@ struct job {
     struct sl_depend *dep;        /* owned: Pending and waiting for its
                                      dependencies (depwait.c); NULL = none
                                      or met */
+    bool dep_never;               /* dep can never be met, and the job
+                                     waits anyway (keep_invalid_depend):
+                                     not judged again */
 };
 
 /* An admin's state of a node (docs/nodes.md), by name: kept in the store
@@ -501,6 +504,12 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost);
 
 void sl_eng_job_signal_all(struct sl_engine *e, struct job *j, int sig);
 
+/* Record that Running job 'j' starts its attempt (j->attempt, at
+ * j->started_ms) and where its output begins in each task's log: the log's
+ * size now (0 when there is none), before any of its tasks runs. In the
+ * transaction that marks it Running. Returns 0 or a negated errno. */
+int sl_eng_attempt_start(struct sl_engine *e, struct job *j);
+
 /* ---- depwait.c --------------------------------------------------------- */
 
 /* The submission's spec.dependency (op->u.submit.spec), checked: every job
@@ -517,7 +526,8 @@ int sl_eng_depend_attach(struct sl_engine *e, struct job *j, struct sl_depend *d
 
 /* Array element 'j' (Pending, in the scheduler) waits for a place under
  * its array's limit (spec.array's %N): not eligible until fewer of its
- * array's elements are eligible or running. */
+ * array's elements are eligible or running (and its dependency, if any,
+ * is met). */
 void sl_eng_array_hold(struct sl_engine *e, struct job *j);
 
 /* Judge every waiting job again when a job ended (e->dep_dirty): one whose
@@ -608,6 +618,19 @@ int sl_eng_runnable(struct sl_engine *e, struct sl_op *op, const struct sl_job_s
 int sl_eng_do_submit(struct sl_engine *e, struct sl_op *op);
 
 int sl_eng_do_cancel(struct sl_engine *e, struct sl_op *op);
+
+/* Cancel every pending and running element of array op->u.cancel.job_id
+ * (its first element's id) in one operation: the caller may cancel them
+ * all (cancel's rule, judged before any is touched) or none; each goes
+ * through the cancel path, audited job.cancel with "for" "array:ID".
+ * 202 {"array_job_id", "cancelled": [ids ended now], "stopping": [ids
+ * told to stop]}; 404 when it is not an array's id the caller may see; 409
+ * when no element is left to cancel. */
+int sl_eng_do_array_cancel(struct sl_engine *e, struct sl_op *op);
+
+/* Store the fresh elements of array 'id' (sl_eng_job_store_fresh), before
+ * an operation on the array takes its savepoint. */
+void sl_eng_array_store_fresh(struct sl_engine *e, int64_t id);
 
 /* ---- jobctl.c ---------------------------------------------------------- */
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../audit/audit.h"
@@ -62,7 +63,7 @@ char *sl_eng_placement_text(struct sl_engine *e, const struct job *j)
     struct sl_buf b;
 
     sl_buf_init(&b);
-    sl_buf_add(&b, "[", 1);
+    sl_buf_adds(&b, "[");
     pthread_mutex_lock(&e->mu); /* node names live in the scheduler */
     for (int t = 0; j->tasks && t < j->spec->tasks; t++) {
         const struct task *tk = &j->tasks[t];
@@ -396,6 +397,37 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
     sl_eng_requeue_done(e, j);
     if (rc == 0)
         rc = sl_eng_job_persist(e, j, out.event, out.from, -1, 0);
+    if (rc == 0) /* what its next attempt comes after, for its logs */
+        rc = sl_store_attempt_put(e->st, j->id, j->attempt, 0,
+                                  in.requeued     ? SL_ATTEMPT_AFTER_REQUEUE
+                                  : in.preempting ? SL_ATTEMPT_AFTER_PREEMPTION
+                                  : in.lost       ? SL_ATTEMPT_AFTER_LOSS
+                                                  : SL_ATTEMPT_AFTER_FAILURE,
+                                  NULL);
+    return rc;
+}
+
+int sl_eng_attempt_start(struct sl_engine *e, struct job *j)
+{
+    struct sl_buf b;
+    int rc;
+
+    sl_buf_init(&b);
+    sl_buf_adds(&b, "[");
+    for (int t = 0; t < j->spec->tasks; t++) {
+        char path[1200];
+        struct stat sb;
+        /* no log yet, or an executor that keeps none: it begins at 0 */
+        long long size = sl_executor_log_path(e->x, j->id, t, path, sizeof(path)) == 0 &&
+                                 stat(path, &sb) == 0
+                             ? (long long)sb.st_size
+                             : 0;
+        sl_buf_printf(&b, "%s%lld", t ? "," : "", size);
+    }
+    sl_buf_adds(&b, "]");
+    rc = b.failed ? -ENOMEM
+                  : sl_store_attempt_put(e->st, j->id, j->attempt, j->started_ms, NULL, b.data);
+    sl_buf_fini(&b);
     return rc;
 }
 

@@ -258,8 +258,8 @@ int sl_eng_job_start_tasks(struct sl_engine *e, struct job *j)
 }
 
 /* The writes of a placement, in a savepoint of their own so that a failed
- * one leaves the row as it was: the row Running with its placement and the
- * event Pending -> Running. */
+ * one leaves the row as it was: the row Running with its placement, the
+ * attempt's start and the event Pending -> Running. */
 static int job_place_write(struct sl_engine *e, struct job *j)
 {
     bool fresh = j->fresh;
@@ -268,7 +268,8 @@ static int job_place_write(struct sl_engine *e, struct job *j)
 
     if ((rc = sl_store_savepoint(e->st)) < 0)
         return rc;
-    if ((rc = sl_eng_job_row(e, j, -1, 0)) == 0 && (rc = sl_eng_ledger_open(e, j)) == 0)
+    if ((rc = sl_eng_job_row(e, j, -1, 0)) == 0 && (rc = sl_eng_ledger_open(e, j)) == 0 &&
+        (rc = sl_eng_attempt_start(e, j)) == 0)
         rc = sl_store_event_add(e->st, j->id, now, "state", "Pending", "Running", j->message);
     if (rc < 0) {
         sl_store_rollback_to(e->st);
@@ -355,6 +356,8 @@ static int job_place(struct sl_engine *e, struct job *j, const struct sl_sched_s
         j->ckpt_at_ms = sl_eng_mono_ms(e) + j->spec->max_runtime_ms;
     sl_eng_job_timer(e, j);
     sl_eng_ledger_running(e, j);
+    if (e->ndepwait)
+        e->dep_dirty = true; /* the words of the jobs waiting for it ("is Running") */
     atomic_fetch_add_explicit(&e->counters.placements, 1, memory_order_relaxed);
     job_token(e, j);
     {

@@ -56,6 +56,8 @@ static const struct op_type {
     [SL_OP_SUBMIT] = {SL_OP_SUBMIT, SL_SC_JOBS_WRITE, "job.submit", sl_eng_do_submit,
                       fini_submit},
     [SL_OP_CANCEL] = {SL_OP_CANCEL, SL_SC_JOBS_WRITE, "job.cancel", sl_eng_do_cancel, NULL},
+    [SL_OP_ARRAY_CANCEL] = {SL_OP_ARRAY_CANCEL, SL_SC_JOBS_WRITE, "array.cancel",
+                            sl_eng_do_array_cancel, NULL},
     [SL_OP_APPLY] = {SL_OP_APPLY, SL_SC_MANAGE, "apply", sl_eng_do_apply, fini_apply},
     [SL_OP_TOKEN] = {SL_OP_TOKEN, SL_SC_TOKENS, "token.create", sl_eng_do_token, NULL},
     [SL_OP_REVOKE] = {SL_OP_REVOKE, SL_SC_TOKENS, "token.revoke", sl_eng_do_revoke, NULL},

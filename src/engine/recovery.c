@@ -420,7 +420,10 @@ static int restage_run(struct sl_engine *e, struct job *j, const struct sl_sched
         return rc;
     j->state = SL_JOB_RUNNING;
     sl_eng_job_msg(e, j, "started behind job %lld while sluiced was down", (long long)after);
+    /* its output may have begun already: the attempt then starts where
+     * the log is now, late */
     if (sl_eng_job_row(e, j, -1, 0) < 0 || sl_eng_ledger_open(e, j) < 0 ||
+        sl_eng_attempt_start(e, j) < 0 ||
         sl_store_event_add(e->st, j->id, sl_eng_now_ms(e), "state", "Pending", "Running",
                            j->message) < 0)
         e->write_failed = true;

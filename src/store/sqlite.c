@@ -341,6 +341,8 @@ static const struct sl_store_ops sqlite_ops = {
     .job_lineage_get = sl_sqlite_job_lineage_get,
     .event_add = sl_sqlite_event_add,
     .event_scan = sl_sqlite_event_scan,
+    .attempt_put = sl_sqlite_attempt_put,
+    .attempt_scan = sl_sqlite_attempt_scan,
 
     .usage_open = sl_sqlite_usage_open,
     .usage_close = sl_sqlite_usage_close,

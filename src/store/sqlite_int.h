@@ -42,7 +42,8 @@ enum sq_catalog_stmt {
 };
 enum sq_jobs_stmt {
     SQ_JOB_INSERT, SQ_JOB_UPDATE, SQ_JOB_GET, SQ_JOB_MAX_ID, SQ_JOB_LINEAGE,
-    SQ_JOB_LINEAGE_GET, SQ_EVENT_ADD, SQ_EVENTS, SQ_JOB_RESPEC, SQ_JOBS_N
+    SQ_JOB_LINEAGE_GET, SQ_EVENT_ADD, SQ_EVENTS, SQ_JOB_RESPEC, SQ_ATTEMPT_PUT, SQ_ATTEMPTS,
+    SQ_JOBS_N
 };
 enum sq_gov_stmt {
     SQ_TOKEN_PUT, SQ_TOKEN_GET, SQ_TOKEN_REVOKE, SQ_TOKEN_REVOKE_JOB, SQ_TOKEN_INFO, SQ_OBJ_PUT, SQ_OBJ_GET,
@@ -185,6 +186,11 @@ int sl_sqlite_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms, cons
                         const char *from, const char *to, const char *message);
 int sl_sqlite_event_scan(struct sl_store *st, int64_t job_id,
                          int (*fn)(void *arg, const struct sl_store_event_row *r), void *arg);
+int sl_sqlite_attempt_put(struct sl_store *st, int64_t job_id, int attempt, int64_t started_ms,
+                          const char *after, const char *log_offsets);
+int sl_sqlite_attempt_scan(struct sl_store *st, int64_t job_id,
+                           int (*fn)(void *arg, const struct sl_store_attempt_row *r),
+                           void *arg);
 
 /* ---- sqlite_gov.c ---- */
 

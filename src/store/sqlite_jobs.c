@@ -34,6 +34,13 @@ static const char *const jobs_sql[SQ_JOBS_N] = {
                      "message) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [SQ_EVENTS] = "SELECT at, type, from_state, to_state, message FROM job_events "
                   "WHERE job_id = ?1 ORDER BY id",
+    [SQ_ATTEMPT_PUT] = "INSERT INTO job_attempts(job_id, attempt, started_at, after, "
+                       "log_offsets) VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(job_id, attempt) "
+                       "DO UPDATE SET started_at = coalesce(excluded.started_at, started_at), "
+                       "after = coalesce(excluded.after, after), "
+                       "log_offsets = coalesce(excluded.log_offsets, log_offsets)",
+    [SQ_ATTEMPTS] = "SELECT attempt, started_at, after, log_offsets FROM job_attempts "
+                    "WHERE job_id = ?1 AND started_at IS NOT NULL ORDER BY attempt",
 };
 
 static sqlite3_stmt *prep(struct sl_sqlite *s, enum sq_jobs_stmt i)
@@ -296,6 +303,53 @@ int sl_sqlite_event_scan(struct sl_store *st, int64_t job_id,
             .from = sl_sqlite_col_text(q, 2),
             .to = sl_sqlite_col_text(q, 3),
             .message = sl_sqlite_col_text(q, 4),
+        };
+        if ((rc = fn(arg, &r)) != 0)
+            break;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -EIO;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc;
+}
+
+int sl_sqlite_attempt_put(struct sl_store *st, int64_t job_id, int attempt, int64_t started_ms,
+                          const char *after, const char *log_offsets)
+{
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    sqlite3_stmt *q = prep(s, SQ_ATTEMPT_PUT);
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, job_id);
+    sqlite3_bind_int(q, 2, attempt);
+    if (started_ms)
+        sqlite3_bind_int64(q, 3, started_ms);
+    else
+        sqlite3_bind_null(q, 3);
+    sl_sqlite_bind_text_or_null(q, 4, after);
+    sl_sqlite_bind_text_or_null(q, 5, log_offsets);
+    return sl_sqlite_step_done(s, q);
+}
+
+int sl_sqlite_attempt_scan(struct sl_store *st, int64_t job_id,
+                           int (*fn)(void *arg, const struct sl_store_attempt_row *r),
+                           void *arg)
+{
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    sqlite3_stmt *q = prep(s, SQ_ATTEMPTS);
+    int rc = 0, step;
+
+    if (!q)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, job_id);
+    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+        struct sl_store_attempt_row r = {
+            .attempt = sqlite3_column_int(q, 0),
+            .started_ms = sqlite3_column_int64(q, 1),
+            .after = sl_sqlite_col_text(q, 2),
+            .log_offsets = sl_sqlite_col_text(q, 3),
         };
         if ((rc = fn(arg, &r)) != 0)
             break;

@@ -190,6 +190,12 @@ int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,
     return st->ops->event_add(st, job_id, at_ms, type, from, to, message);
 }
 
+int sl_store_attempt_put(struct sl_store *st, int64_t job_id, int attempt,
+                         int64_t started_ms, const char *after, const char *log_offsets)
+{
+    return st->ops->attempt_put(st, job_id, attempt, started_ms, after, log_offsets);
+}
+
 int sl_store_job_lineage(struct sl_store *st, int64_t id, const char *lineage)
 {
     return st->ops->job_lineage(st, id, lineage);
@@ -341,6 +347,31 @@ static int event_json(void *arg, const struct sl_store_event_row *r)
                                          str_or_null(r->from), "to", str_or_null(r->to),
                                          "message", str_or_null(r->message)));
     return 0;
+}
+
+static int attempt_json(void *arg, const struct sl_store_attempt_row *r)
+{
+    json_t *offs = r->log_offsets ? json_loads(r->log_offsets, 0, NULL) : NULL;
+
+    if (!json_is_array(offs)) { /* an attempt that recorded none */
+        json_decref(offs);
+        offs = json_array();
+    }
+    json_array_append_new(arg, json_pack("{s:i, s:o, s:o, s:o}", "attempt", r->attempt,
+                                         "started_at", time_or_null(r->started_ms), "after",
+                                         str_or_null(r->after), "log_offsets", offs));
+    return 0;
+}
+
+json_t *sl_store_attempts(struct sl_store *st, int64_t job_id, int *rc)
+{
+    json_t *arr = json_array();
+
+    if (!arr) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    return array_result(arr, st->ops->attempt_scan(st, job_id, attempt_json, arr), rc);
 }
 
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc)

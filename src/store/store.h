@@ -100,6 +100,17 @@ struct sl_store_event_row {
     const char *from, *to, *message;
 };
 
+/* One started attempt of a job. Strings valid during the callback; NULL =
+ * none. */
+struct sl_store_attempt_row {
+    int attempt;                   /* 0, 1, ... as the job's "attempt" */
+    int64_t started_ms;
+    const char *after;             /* what ended the attempt before it
+                                      (SL_ATTEMPT_AFTER_*); NULL for the first */
+    const char *log_offsets;       /* JSON array: where its output begins in
+                                      each task's log, bytes by task index */
+};
+
 /* One budget threshold event. 'budget' valid during the callback. */
 struct sl_store_budget_event_row {
     const char *budget;
@@ -211,6 +222,11 @@ struct sl_store_ops {
     /* the events of 'job_id' in the order added (sl_store_events) */
     int (*event_scan)(struct sl_store *st, int64_t job_id,
                       int (*fn)(void *arg, const struct sl_store_event_row *r), void *arg);
+    int (*attempt_put)(struct sl_store *st, int64_t job_id, int attempt, int64_t started_ms,
+                       const char *after, const char *log_offsets);
+    /* the started attempts of 'job_id', in order (sl_store_attempts) */
+    int (*attempt_scan)(struct sl_store *st, int64_t job_id,
+                        int (*fn)(void *arg, const struct sl_store_attempt_row *r), void *arg);
 
     int (*usage_open)(struct sl_store *st, const struct sl_usage_row *r);
     int (*usage_close)(struct sl_store *st, const struct sl_usage_row *r);
@@ -424,6 +440,24 @@ int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,
 /* The events of 'job_id' as [{at, type, from, to, message}]. New
  * reference, or NULL with *rc. */
 json_t *sl_store_events(struct sl_store *st, int64_t job_id, int *rc);
+
+/* What ended a job's previous attempt, as the next one records it. */
+#define SL_ATTEMPT_AFTER_PREEMPTION "preemption"
+#define SL_ATTEMPT_AFTER_REQUEUE "requeue"
+#define SL_ATTEMPT_AFTER_FAILURE "failure"
+#define SL_ATTEMPT_AFTER_LOSS "loss"
+
+/* Attempt 'attempt' of job 'job_id' (writer): set what is given and keep
+ * the rest: 'started_ms' (0 = keep), 'after' (what ended the attempt before
+ * it, set as the job goes back in line; NULL = keep), 'log_offsets' (a JSON
+ * array of byte offsets by task, set as it starts; NULL = keep). Only an
+ * attempt with a start is read back. */
+int sl_store_attempt_put(struct sl_store *st, int64_t job_id, int attempt,
+                         int64_t started_ms, const char *after, const char *log_offsets);
+/* The started attempts of 'job_id' as [{attempt, started_at, after,
+ * log_offsets: [bytes by task]}], in order. New reference, or NULL with
+ * *rc. */
+json_t *sl_store_attempts(struct sl_store *st, int64_t job_id, int *rc);
 
 /* A job's lineage (JSON text: image, code, datasets), set at submission;
  * NULL or "" clears it. get returns a copy the caller frees ("" when the

@@ -4,7 +4,9 @@
 # reason and `why` of a waiting job; refusals at submission; a dependency
 # that can never be satisfied ends the job Cancelled with the reason (or,
 # with --kill-invalid-depend off, keeps it Pending); a restart keeps a
-# waiting job, which still starts when its dependency succeeds.
+# waiting job, which still starts when its dependency succeeds. An array's
+# id names every element (Slurm's meaning: judged once all have ended),
+# ID_INDEX one element.
 . "$(dirname "$0")/../lib.sh"
 
 start_sluiced || bail "sluiced starts"
@@ -75,23 +77,8 @@ n1=$(sluice jobs --state all -o json | python3 -c 'import json,sys; print(len(js
 is "$n1" "$n0" "refused submissions add no job"
 
 # A job of another team is not visible: as if it did not exist.
-cat >"$SLUICE_TMP/other.yaml" <<YAML
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: other}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: other}
-spec: {team: other}
----
-apiVersion: sluice/v1
-kind: User
-metadata: {name: eve}
-spec: {team: other, role: member}
-YAML
-ok "apply team other and its member eve" sluice apply -f "$SLUICE_TMP/other.yaml"
-etok=$(sluice token create --user eve)
+etok=$(other_team_member eve)
+ok "team other and its member eve" test -n "$etok"
 out=$(SLUICE_TOKEN=$etok sluice run $R -d "afterany:$a" -- true 2>&1)
 like "$out" "spec.dependency.*job $a does not exist" "eve may not depend on a job of team default"
 
@@ -107,6 +94,50 @@ is "$(field "$s2" reason)" "waiting for dependency singleton (job $s1 is Running
 open_gate s1
 ok "the first solo ends" wait_state "$s1" Succeeded 20
 ok "then the second runs" wait_state "$s2" Succeeded 20
+
+# An array's id: every element, judged once all have ended (Slurm's
+# meaning); ID_INDEX: one element. Each element waits for its own gate and
+# exits with the code written in it.
+A=$(sluice run $R --name sweep --array 0-2 -- \
+    sh -c "while [ ! -e $G/A_\$SLUICE_ARRAY_INDEX ]; do sleep 0.2; done; exit \$(cat $G/A_\$SLUICE_ARRAY_INDEX)")
+ok "the array's three elements run" wait_state "$((A + 2))" Running 20
+d_ok=$(sluice run $R -d "afterok:$A" -- true)
+d_any=$(sluice run $R -d "afterany:$A" -- true)
+d_not=$(sluice run $R -d "afternotok:$A" -- true)
+d_el=$(sluice run $R -d "afterok:${A}_0" -- true)
+is "$(field "$d_el" spec.spec.dependency)" "afterok:${A}_0" "ID_INDEX is kept in the stored spec"
+is "$(field "$d_el" reason)" "waiting for dependency afterok:${A}_0 (job $A is Running)" \
+    "afterok:ID_INDEX waits for that element, naming its job"
+out=$(sluice run $R -d "afterok:${A}_7" -- true 2>&1)
+like "$out" "spec.dependency.*job ${A}_7 does not exist" "an index the array does not have is refused"
+echo 0 >"$G/A_0"
+ok "element 0 succeeds" wait_state "$A" Succeeded 20
+ok "afterok:ID_0 runs once element 0 succeeded" wait_state "$d_el" Succeeded 20
+is "$(field "$d_ok" reason)" \
+    "waiting for dependency afterok:$A (array $A: 1 of 3 elements ended; job $((A + 1)) is Running)" \
+    "afterok:ARRAY waits for every element, saying how many ended"
+echo 3 >"$G/A_1"
+ok "element 1 fails" wait_state "$((A + 1))" Failed 20
+sleep 0.5
+is "$(field "$d_ok" state)" Pending "one element failed, one still runs: afterok:ARRAY still waits (as Slurm)"
+like "$(field "$d_not" reason)" "afternotok:$A \\(array $A: 2 of 3 elements ended" \
+    "so does afternotok"
+echo 0 >"$G/A_2"
+ok "element 2 succeeds" wait_state "$((A + 2))" Succeeded 20
+ok "afterok:ARRAY with a failed element ends Cancelled" wait_state "$d_ok" Cancelled 20
+is "$(field "$d_ok" message)" \
+    "dependency afterok:$A can never be satisfied: job $((A + 1)) (${A}_1) ended Failed" \
+    "naming the element that failed"
+ok "afterany:ARRAY runs once every element ended" wait_state "$d_any" Succeeded 20
+ok "afternotok:ARRAY runs: an element failed" wait_state "$d_not" Succeeded 20
+B=$(sluice run $R --name sweep-ok --array 0-1 -- true)
+ok "array B succeeds whole" wait_state "$((B + 1))" Succeeded 20
+ok "and its first element" wait_state "$B" Succeeded 20
+out=$(sluice run $R -d "afternotok:$B" -- true 2>&1)
+like "$out" "spec.dependency.*every element of array $B ended Succeeded" \
+    "afternotok on an array that succeeded whole is refused at submission"
+b_ok=$(sluice run $R -d "afterok:$B:${B}_1" -- true)
+ok "afterok on it runs" wait_state "$b_ok" Succeeded 20
 
 # A restart keeps a waiting job; it starts when its dependency succeeds.
 p=$(sluice run $R -- sh -c "$(gate p)")

@@ -779,6 +779,22 @@ def test_cancel(jid):
     tap.is_((r.json or {}).get("reason"), None, "and no pending reason")
 
 
+def test_array_cancel():
+    body = job_doc("oa-arr", ["sleep", "1000"], resources=dict(WAITS), array="0-2")
+    valid_job_request(body, "an array")
+    r = call("POST", "/v1/jobs", body, want=201, name="submit an array of pending jobs")
+    arr = (r.json or {}).get("id")
+    if not isinstance(arr, int):
+        return
+    call("DELETE", "/v1/arrays/%d" % (arr + 1), want=404, code="not_found",
+         name="cancel an element's own id as an array")
+    r = call("DELETE", "/v1/arrays/%d" % arr, want=202, name="cancel the array")
+    tap.is_((r.json or {}).get("cancelled"), [arr, arr + 1, arr + 2],
+            "every pending element is cancelled, in one request")
+    call("DELETE", "/v1/arrays/%d" % arr, want=409, code="conflict", name="cancel it again")
+    call("DELETE", "/v1/arrays/999999999", want=404, name="cancel an unknown array")
+
+
 def test_run_to_completion():
     body = job_doc("oa-echo", ["sh", "-c", "echo hello-sluice; echo to-stderr >&2; "
                                "sleep 1"],
@@ -827,6 +843,17 @@ def test_run_to_completion():
                  name="logs limit=5")
         tap.is_(r.body, b"hello", "limit=5 gives 5 bytes")
         tap.is_(r.headers.get("x-sluice-log-offset"), "5", "offset after them is 5")
+    r = call("GET", "/v1/jobs/%d/attempts" % jid, want=200, name="attempts of the finished job")
+    at = (r.json or {}).get("attempts") or []
+    tap.ok(len(at) == 1 and at[0].get("attempt") == 0 and at[0].get("after") is None and
+           at[0].get("log_offsets") == [0], "one attempt, from byte 0 of its log", "%r" % at)
+    r = call("GET", "/v1/jobs/%d/logs?attempt=0" % jid, want=200, name="logs attempt=0")
+    tap.ok(b"hello-sluice" in r.body, "attempt 0's output is the log")
+    tap.is_(r.headers.get("x-sluice-log-attempts"), "1", "X-Sluice-Log-Attempts is 1")
+    call("GET", "/v1/jobs/%d/logs?attempt=1" % jid, want=400, field="attempt",
+         name="logs of an attempt that never started")
+    call("GET", "/v1/jobs/%d/logs?attempt=x" % jid, want=400, field="attempt",
+         name="logs attempt=x")
     call("GET", "/v1/jobs/%d/logs?task=abc" % jid, want=400, name="logs task=abc")
     call("GET", "/v1/jobs/%d/logs?offset=-1" % jid, want=400, name="logs offset=-1")
     r = call("GET", "/v1/jobs/%d/explain" % jid, want=200, name="explain a finished job")
@@ -845,6 +872,7 @@ def test_unknown_ids():
     call("GET", "/v1/jobs/%d" % big, want=404, code="not_found", name="get an unknown job")
     call("GET", "/v1/jobs/%d/events" % big, want=404, name="events of an unknown job")
     call("GET", "/v1/jobs/%d/logs" % big, want=404, name="logs of an unknown job")
+    call("GET", "/v1/jobs/%d/attempts" % big, want=404, name="attempts of an unknown job")
     call("GET", "/v1/jobs/%d/explain" % big, want=404, name="explain an unknown job")
     call("DELETE", "/v1/jobs/%d" % big, want=404, name="cancel an unknown job")
     call("GET", "/v1/jobs/abc", want=(400, 404), name="get job abc")
@@ -1279,6 +1307,7 @@ def main():
         test_cancel(jid)
     test_requeue()
     test_attach()
+    test_array_cancel()
     test_run_to_completion()
     test_unknown_ids()
     test_apply()

@@ -4,7 +4,8 @@
 # victim receives its checkpoint signal (SIGUSR1, trapped by the job, which
 # writes a marker) and is killed only after its grace; it goes back to
 # Pending with its submit time; the preemptor runs; the victim runs again
-# when the preemptor is done. Then two queues of a cohort: one borrows the
+# when the preemptor is done (its log shows the second attempt under a
+# header "after preemption"). Then two queues of a cohort: one borrows the
 # other's idle quota and gives it back when the lender's job arrives
 # (reclaim), the youngest borrowed job first; and a minimum run time
 # protects a job that has just started.
@@ -85,6 +86,8 @@ ok "the preemptor succeeds" wait_state "$prod" Succeeded 20
 ok "then the victim runs again" wait_state "$victim" Running 20
 sleep 0.5
 is "$(sluice show "$victim" -o json | json_get attempt)" 1 "as its second attempt"
+like "$(sluice logs "$victim" | grep '^==> attempt 1')" \
+    '^==> attempt 1 \(started .* UTC, after preemption\) <==$' "its log shows the second attempt after a preemption"
 ok "cancel the victim" sluice cancel "$victim"
 ok "which ends Cancelled" wait_state "$victim" Cancelled 20
 

@@ -14,9 +14,10 @@
 # elsewhere; preemption sends the checkpoint signal through Slurm; quotas
 # and a cohort of two teams hold as with the local executor; a requeue
 # with --hold goes through the checkpoint signal and waits held until
-# released, then runs as the next attempt; a pending job updated to fewer
-# GPUs runs in Slurm with them; an end comes from the jobcomp file's tail
-# without waiting for a poll. Skips when
+# released, then runs as the next attempt, its output in the log under a
+# header of its own (sluice logs, --attempt); a pending job updated to
+# fewer GPUs runs in Slurm with them; an end comes from the jobcomp file's
+# tail without waiting for a poll. Skips when
 # not root or without Slurm and munge. About 2 minutes.
 
 . "$(dirname "$0")/../lib.sh"
@@ -408,7 +409,7 @@ apiVersion: sluice/v1
 kind: Job
 metadata: {name: rq}
 spec:
-  command: [sh, -c, 'trap "echo ckpt > $S/rqckpt.\$SLUICE_ATTEMPT; exit 0" USR1; echo up > $S/rqup.\$SLUICE_ATTEMPT; while :; do sleep 0.1; done']
+  command: [sh, -c, 'exec 2>/dev/null; trap "echo ckpt > $S/rqckpt.\$SLUICE_ATTEMPT; exit 0" USR1; echo run-\$SLUICE_ATTEMPT; echo up > $S/rqup.\$SLUICE_ATTEMPT; while :; do sleep 0.1; done']
   resources: {gpus: 1, cpus: 1, memory: 64Mi}
   checkpoint: {signal: SIGUSR1, grace: 10s}
 YAML
@@ -425,6 +426,13 @@ ok "released" sluice release "$rq"
 ok "it runs again" wait_state "$rq" Running 30
 ok "as attempt 1" wait_file "$S/rqup.1" 30
 is "$(sluice show "$rq" -o json | json_get attempt)" 1 "its attempt counter says so"
+# both attempts append to OUTDIR/<id>.0.log: each has its own part of it
+# (the job's stderr is /dev/null: sh says "User defined signal 1" of its sleep)
+is "$(sluice logs --attempt 1 "$rq")" run-1 "logs --attempt 1: the second attempt's output alone"
+is "$(sluice logs --attempt 0 "$rq")" run-0 "logs --attempt 0: the first's"
+is "$(sluice logs "$rq" | sed 's/started [^,)]*/started T/')" "$(printf '%s\n' \
+    '==> attempt 0 (started T) <==' run-0 '==> attempt 1 (started T, after requeue) <==' run-1)" \
+    "logs: each attempt under its header, the second after the requeue"
 sluice cancel "$rq" >/dev/null
 wait_state "$rq" Cancelled 20 >/dev/null
 

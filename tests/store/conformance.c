@@ -704,6 +704,42 @@ out:
     sl_store_close(w);
 }
 
+static void t_attempts(void)
+{
+    struct sl_store *w = fresh();
+    json_t *j = NULL;
+    char *s = NULL;
+    int rc = 0;
+
+    if (!w || sl_store_begin(w) < 0)
+        goto out;
+    ok(sl_store_attempt_put(w, 1, 0, 1000, NULL, "[0,0]") == 0 &&
+           sl_store_attempt_put(w, 1, 1, 0, SL_ATTEMPT_AFTER_PREEMPTION, NULL) == 0 && commit(w),
+       "an attempt starts; the next one is noted as the job goes back in line");
+    j = sl_store_attempts(w, 1, &rc);
+    ok(rc == 0 && json_array_size(j) == 1, "only the started attempt is listed");
+    json_decref(j);
+    ok(sl_store_begin(w) == 0 && sl_store_attempt_put(w, 1, 1, 5000, NULL, "[12,3]") == 0 &&
+           commit(w),
+       "then it starts");
+    j = sl_store_attempts(w, 1, &rc);
+    s = dump(j);
+    ok(rc == 0 && json_array_size(j) == 2 && s &&
+           strstr(s, "{\"after\":\"preemption\",\"attempt\":1,\"log_offsets\":[12,3],"
+                     "\"started_at\":\"1970-01-01T00:00:05"),
+       "with what ended the one before and its offsets kept together (%s)", s ? s : "");
+    ok(json_is_null(json_object_get(json_array_get(j, 0), "after")),
+       "the first attempt comes after nothing");
+    free(s);
+    json_decref(j);
+    j = sl_store_attempts(w, 99, &rc);
+    ok(rc == 0 && json_is_array(j) && json_array_size(j) == 0,
+       "a job that never started has no attempt");
+out:
+    json_decref(j);
+    sl_store_close(w);
+}
+
 static void t_events_lineage(void)
 {
     struct sl_store *w = fresh();
@@ -1286,7 +1322,7 @@ int sl_store_conformance(const struct sl_store_conformance *backend)
     static void (*const groups[])(void) = {
         t_transactions, t_sync_thread, t_reopen, t_upserts, t_load,
         t_tokens, t_token_list, t_job_insert, t_job_columns, t_job_scan,
-        t_events_lineage, t_usage, t_budgets, t_carbon, t_audit,
+        t_events_lineage, t_attempts, t_usage, t_budgets, t_carbon, t_audit,
         t_objects, t_rollback_to_everything, t_catalog_del,
     };
 

@@ -37,6 +37,7 @@ static void test_bodies(void)
     int rc;
 
     rc = parse2(S(H "Content-Length: 7\r\nX-Sluice-Log-Offset: 42\r\n"
+                  "X-Sluice-Log-Attempts: 3\r\n"
                   "X-Sluice-Job-State: Running\r\n\r\n{\"a\":1}"), "GET", &r, &keep);
     ok(rc == 0 && r.status == 200 && r.len == 7 && memcmp(r.body, "{\"a\":1}", 7) == 0,
        "a Content-Length body is read, whole or a byte at a time");
@@ -44,6 +45,10 @@ static void test_bodies(void)
     ok(r.log_offset == 42 && strcmp(r.job_state, "Running") == 0 &&
            strcmp(r.content_type, "application/json") == 0,
        "the log offset, job state and content type headers are read");
+    is_int(r.log_attempts, 3, "and how many attempts have started");
+    sl_response_fini(&r);
+    rc = parse2(S(H "Content-Length: 0\r\nX-Sluice-Log-Attempts: x\r\n\r\n"), "GET", &r, &keep);
+    ok(rc == 0 && r.log_attempts == -1, "a count that is not one reads as absent (-1)");
     sl_response_fini(&r);
 
     rc = parse2(S(H "Transfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\n"

@@ -1,7 +1,8 @@
 /*
  * test_depend.c - job dependencies (src/core/depend.h): Slurm's syntax
  * parsed and refused with the field named, the normalised text and its
- * round trip, and the verdict for every type against every job state.
+ * round trip, and the verdict for every type against every job state, on
+ * single jobs, whole arrays and arrays' elements (ID_INDEX).
  */
 #include <errno.h>
 #include <string.h>
@@ -9,28 +10,65 @@
 #include "../../src/core/depend.h"
 #include "../tap.h"
 
-/* A table of job states: id -> state; ids not listed do not exist. */
+/* A table of job states: id -> state; ids not listed do not exist. An
+ * array is its first element's id 'arr' and its elements, ids arr, arr+1,
+ * ... with indices idx[]. */
 struct world {
     int64_t id[8];
     enum sl_job_state st[8];
     int n;
+    int64_t arr;
+    int32_t idx[4];
+    enum sl_job_state ast[4];
+    int na;
 };
 
-static int lookup(void *arg, int64_t id, struct sl_dep_state *st)
+/* As the engine's lookup does: an element by index, the whole array by its
+ * id, else one job. */
+static int lookup(void *arg, const struct sl_dep_item *it, struct sl_dep_state *st)
 {
     const struct world *w = arg;
-    st->known = false;
-    for (int i = 0; i < w->n; i++)
-        if (w->id[i] == id) {
+
+    if (w->na && it->id == w->arr) {
+        for (int k = 0; k < w->na; k++) {
+            if (it->index >= 0) {
+                if (w->idx[k] == it->index) {
+                    st->known = true;
+                    st->id = w->arr + k;
+                    st->state = w->ast[k];
+                }
+                continue;
+            }
             st->known = true;
+            st->elements = w->na;
+            if (sl_job_state_final(w->ast[k])) {
+                st->ended++;
+                if (w->ast[k] != SL_JOB_SUCCEEDED && !st->failed_id) {
+                    st->failed_id = w->arr + k;
+                    st->failed_index = w->idx[k];
+                    st->failed_state = w->ast[k];
+                }
+            } else if (!st->waiting_id) {
+                st->waiting_id = w->arr + k;
+                st->waiting_state = w->ast[k];
+            }
+        }
+        return 0;
+    }
+    if (it->index >= 0)
+        return 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->id[i] == it->id) {
+            st->known = true;
+            st->id = it->id;
             st->state = w->st[i];
         }
     return 0;
 }
 
-static int failing_lookup(void *arg, int64_t id, struct sl_dep_state *st)
+static int failing_lookup(void *arg, const struct sl_dep_item *it, struct sl_dep_state *st)
 {
-    (void)arg, (void)id, (void)st;
+    (void)arg, (void)it, (void)st;
     return -EIO;
 }
 
@@ -62,7 +100,7 @@ static void test_parse(void)
 {
     struct sl_depend d;
     struct sl_error err = {0};
-    char big[2048], buf[SL_DEP_TEXT_MAX];
+    char big[4096], buf[SL_DEP_TEXT_MAX];
     size_t len;
 
     ok(sl_depend_parse("afterok:12:13,afterany:14,singleton", &d, &err) == 0 && d.n == 4,
@@ -75,6 +113,18 @@ static void test_parse(void)
     normal("afterok:1,afterany:2,afterok:3", "afterok:1:3,afterany:2");
     normal("singleton,afternotok:7", "singleton,afternotok:7");
     normal("afterany:9007199254740992", "afterany:9007199254740992");
+    normal("afterok:12_0:12_999999,afterany:12", "afterok:12_0:12_999999,afterany:12");
+    normal("afterok:12_3,afterok:12", "afterok:12_3:12");
+    ok(sl_depend_parse("afterok:12_3:13", &d, &err) == 0 && d.n == 2 && d.item[0].id == 12 &&
+           d.item[0].index == 3 && d.item[1].id == 13 && d.item[1].index == -1,
+       "ID_INDEX names an element, a plain ID has index -1");
+    refused("afterok:12_", "nor ID_INDEX");
+    refused("afterok:_3", "nor ID_INDEX");
+    refused("afterok:12_03", "nor ID_INDEX");
+    refused("afterok:12_1000000", "nor ID_INDEX");
+    refused("afterok:12_*", "unexpected character");
+    refused("afterok:12_3_4", "nor ID_INDEX");
+    refused("afterok:12_3:12_3", "afterok:12_3 is given twice");
     refused("", "must not be empty");
     refused("after:12", "'after'");
     refused("afterok:12?afterany:13", "'?'");
@@ -104,6 +154,14 @@ static void test_parse(void)
         len += (size_t)snprintf(big + len, sizeof(big) - len, ":%d", 100000 + i);
     ok(sl_depend_parse(big, &d, &err) == 0 && d.n == SL_DEP_MAX, "%d ids accepted", SL_DEP_MAX);
     ok(sl_depend_format(&d, buf, sizeof(buf)) > 0, "64 ids fit SL_DEP_TEXT_MAX");
+    len = 0;
+    for (int i = 1; i <= SL_DEP_MAX; i++)
+        len += (size_t)snprintf(big + len, sizeof(big) - len, "%s%lld_%d",
+                                i > 1 ? ":" : "afternotok:", (long long)9007199254740992 - i,
+                                999999);
+    ok(sl_depend_parse(big, &d, &err) == 0 && d.n == SL_DEP_MAX &&
+           sl_depend_format(&d, buf, sizeof(buf)) > 0,
+       "64 of the longest ID_INDEX fit SL_DEP_TEXT_MAX");
     snprintf(big + len, sizeof(big) - len, ":1");
     refused(big, "at most 64 job ids");
     ok(sl_depend_format(&d, buf, 10) == -ENOSPC, "a short buffer: -ENOSPC");
@@ -165,9 +223,55 @@ static void test_eval(void)
     is_str(sl_dep_type_name(SL_DEP_AFTERNOTOK), "afternotok", "type names");
 }
 
+/* Slurm's meaning of an array's id: every element, judged once all ended. */
+static void test_arrays(void)
+{
+    struct world w = {
+        .id = {3}, .st = {SL_JOB_SUCCEEDED}, .n = 1,
+        .arr = 20, .idx = {0, 2, 4}, .na = 3,
+        .ast = {SL_JOB_SUCCEEDED, SL_JOB_RUNNING, SL_JOB_PENDING},
+    };
+
+    verdict(&w, "afterok:20", SL_DEP_WAIT,
+            "waiting for dependency afterok:20 (array 20: 1 of 3 elements ended; job 21 is "
+            "Running)");
+    verdict(&w, "afterany:20", SL_DEP_WAIT, "1 of 3 elements ended");
+    verdict(&w, "afternotok:20", SL_DEP_WAIT, "afternotok:20 (array 20");
+    verdict(&w, "afterok:20_0", SL_DEP_MET, "");
+    verdict(&w, "afterok:20_2", SL_DEP_WAIT,
+            "waiting for dependency afterok:20_2 (job 21 is Running)");
+    verdict(&w, "afterok:20_1", SL_DEP_NEVER,
+            "dependency afterok:20_1 can never be satisfied: job 20_1 does not exist");
+    verdict(&w, "afterok:3_0", SL_DEP_NEVER, "job 3_0 does not exist");
+    /* one element failed while another still runs: Slurm waits for all */
+    w.ast[1] = SL_JOB_FAILED;
+    verdict(&w, "afterok:20", SL_DEP_WAIT, "2 of 3 elements ended; job 22 is Pending");
+    verdict(&w, "afterok:20_2", SL_DEP_NEVER,
+            "dependency afterok:20_2 can never be satisfied: job 21 ended Failed");
+    verdict(&w, "afternotok:20_2", SL_DEP_MET, "");
+    /* every element ended, one of them Failed */
+    w.ast[2] = SL_JOB_SUCCEEDED;
+    verdict(&w, "afterok:20", SL_DEP_NEVER,
+            "dependency afterok:20 can never be satisfied: job 21 (20_2) ended Failed");
+    verdict(&w, "afternotok:20", SL_DEP_MET, "");
+    verdict(&w, "afterany:20", SL_DEP_MET, "");
+    verdict(&w, "afterany:20,afterok:3", SL_DEP_MET, "");
+    /* every element Succeeded */
+    w.ast[1] = SL_JOB_SUCCEEDED;
+    verdict(&w, "afterok:20", SL_DEP_MET, "");
+    verdict(&w, "afternotok:20", SL_DEP_NEVER,
+            "dependency afternotok:20 can never be satisfied: every element of array 20 ended "
+            "Succeeded");
+    /* a Cancelled element counts as not ok, as Slurm's does */
+    w.ast[0] = SL_JOB_CANCELLED;
+    verdict(&w, "afternotok:20", SL_DEP_MET, "");
+    verdict(&w, "afterok:20", SL_DEP_NEVER, "job 20 (20_0) ended Cancelled");
+}
+
 int main(void)
 {
     test_parse();
     test_eval();
+    test_arrays();
     return done_testing();
 }

@@ -30,7 +30,9 @@
 # limited by Slurm's whole seconds. Run as root from the repository root
 # with the binaries built (make); prints figures, never fails on speed;
 # exit 1 when something is wrong, 0 with a SKIP line when this host cannot
-# run a Slurm lab. About 13 minutes.
+# run a Slurm lab. About 13 minutes, and 5 more per extra round of part 1
+# (BENCH_E2E_ROUNDS=3: its four sides three times over, alternated, with
+# each round's ratios and the medians in the summary).
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -42,6 +44,7 @@ LAT_N=${BENCH_LAT_N:-100}
 PIN_N=${BENCH_PIN_N:-50}
 POLL_JOBS=${BENCH_POLL_JOBS:-10000}
 POLL=${BENCH_SLURM_POLL:-1s}
+ROUNDS=${BENCH_E2E_ROUNDS:-1}
 
 say() { printf '%s\n' "$*"; }
 
@@ -109,24 +112,36 @@ stop_sluiced() {
 
 py() { python3 "$REPO/bench/slurm_e2e.py" "$@" | tee -a "$OUT" || { say "slurm_e2e: $1 failed"; exit 1; }; }
 
-say "-- 1. $N jobs, $CLIENTS clients: sbatch"
-py plain "$N" "$CLIENTS"
-lab_wait_idle 60 >/dev/null
-say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp --slurm-api tools)"
-start_sluiced --slurm-jobcomp "$LAB_JOBCOMP" --slurm-api tools
-py sluice "$N" "$CLIENTS" "$URL" sluice_tools o
-stop_sluiced
-lab_wait_idle 60 >/dev/null
-say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp)"
-start_sluiced --slurm-jobcomp "$LAB_JOBCOMP"
-py sluice "$N" "$CLIENTS" "$URL"
-stop_sluiced
-lab_wait_idle 60 >/dev/null
-say "-- 1. $N jobs, $CLIENTS clients: Sluice (--slurm-poll $POLL --slurm-jobcomp --slurm-stage on)"
-start_sluiced --slurm-jobcomp "$LAB_JOBCOMP" --slurm-stage on
-py sluice "$N" "$CLIENTS" "$URL" sluice_stage t
-stop_sluiced
-lab_wait_idle 60 >/dev/null
+# Part 1 in BENCH_E2E_ROUNDS rounds (default 1) of its four sides, each
+# round's figures in a file of its own; the summary gives the first
+# round's details and, with more rounds, each round's ratios and the
+# medians (this host's load drifts between sides: more rounds say more).
+ALL_OUT=$OUT
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    OUT=$WORK/e2e.round$r.out
+    say "-- 1. round $r of $ROUNDS: $N jobs, $CLIENTS clients: sbatch"
+    py plain "$N" "$CLIENTS"
+    lab_wait_idle 60 >/dev/null
+    say "-- 1. round $r: Sluice (--slurm-poll $POLL --slurm-jobcomp --slurm-api tools)"
+    start_sluiced --slurm-jobcomp "$LAB_JOBCOMP" --slurm-api tools
+    py sluice "$N" "$CLIENTS" "$URL" sluice_tools o
+    stop_sluiced
+    lab_wait_idle 60 >/dev/null
+    say "-- 1. round $r: Sluice (--slurm-poll $POLL --slurm-jobcomp)"
+    start_sluiced --slurm-jobcomp "$LAB_JOBCOMP"
+    py sluice "$N" "$CLIENTS" "$URL"
+    stop_sluiced
+    lab_wait_idle 60 >/dev/null
+    say "-- 1. round $r: Sluice (--slurm-poll $POLL --slurm-jobcomp --slurm-stage on)"
+    start_sluiced --slurm-jobcomp "$LAB_JOBCOMP" --slurm-stage on
+    py sluice "$N" "$CLIENTS" "$URL" sluice_stage t
+    stop_sluiced
+    lab_wait_idle 60 >/dev/null
+    r=$((r + 1))
+done
+OUT=$ALL_OUT
+cat "$WORK/e2e.round1.out" >>"$OUT"
 start_sluiced --slurm-jobcomp "$LAB_JOBCOMP"
 say "-- 2. decision to running, $LAT_N jobs one at a time"
 py latency "$LAT_N" "$URL"
@@ -150,6 +165,31 @@ say "e2e $N x 1-GPU 'true', $CLIENTS clients   Sluice      : $(get sluice total_
 say "e2e, the same, Sluice submitting with sbatch   : $(get sluice_tools total_s) s ($(get sluice_tools jobs_per_s) jobs/s; $(get sluice_tools succeeded) succeeded)"
 say "e2e, the same, staged successors (--slurm-stage): $(get sluice_stage total_s) s ($(get sluice_stage jobs_per_s) jobs/s; $(get sluice_stage succeeded) succeeded)"
 say "ratio Slurm alone / Sluice (time)                : $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice total_s)))") (with sbatch: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_tools total_s)))"); staged: $(python3 -c "print('%.2fx' % ($(get plain total_s) / $(get sluice_stage total_s)))"))"
+if [ "$ROUNDS" -gt 1 ]; then
+    python3 - "$WORK" "$ROUNDS" <<'PY'
+import statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+sides = ["plain", "sluice", "sluice_tools", "sluice_stage"]
+t = {k: [] for k in sides}
+for r in range(1, rounds + 1):
+    for line in open("%s/e2e.round%d.out" % (work, r)):
+        w = line.split()
+        if len(w) > 1 and w[0] == "E2E" and w[1] in t:
+            t[w[1]].append(float(dict(x.split("=", 1) for x in w[2:])["total_s"]))
+for r in range(rounds):
+    p = t["plain"][r]
+    print("round %d: sbatch %.2f s, Sluice %.2f s (%.2fx), with sbatch %.2f s (%.2fx), "
+          "staged %.2f s (%.2fx)" % (r + 1, p, t["sluice"][r], p / t["sluice"][r],
+                                     t["sluice_tools"][r], p / t["sluice_tools"][r],
+                                     t["sluice_stage"][r], p / t["sluice_stage"][r]))
+m = {k: statistics.median(v) for k, v in t.items()}
+print("median of %d rounds: sbatch %.2f s, Sluice %.2f s (%.2fx), with sbatch %.2f s "
+      "(%.2fx), staged %.2f s (%.2fx)" % (rounds, m["plain"], m["sluice"],
+                                          m["plain"] / m["sluice"], m["sluice_tools"],
+                                          m["plain"] / m["sluice_tools"], m["sluice_stage"],
+                                          m["plain"] / m["sluice_stage"]))
+PY
+fi
 say "Sluice: mean wait in Sluice's queue              : $(get sluice wait_in_sluice_mean_ms) ms"
 say "Sluice: decision to first command p50 / p99      : $(get sluice decision_to_running_p50_ms) / $(get sluice decision_to_running_p99_ms) ms (under load)"
 say "Sluice: first command to end seen, mean          : $(get sluice running_to_end_seen_mean_ms) ms (run, Slurm's teardown, the poll)"

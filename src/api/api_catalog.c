@@ -5,6 +5,8 @@
  */
 #include "api_int.h"
 
+#include "relay.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -35,7 +37,7 @@ void sl_api_route_metrics(struct ctx *c)
     struct sl_buf b;
 
     sl_buf_init(&b);
-    if (sl_api_metrics_render(c->a->metrics, c->a->e, &b) < 0)
+    if (sl_api_metrics_render(c->a->metrics, c->a->e, sl_relay_claims(c->a->relay), &b) < 0)
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
     else
         sl_http_reply(c->r, 200, SL_METRICS_CTYPE, b.data, b.len);

@@ -23,6 +23,7 @@
 #include "../store/store.h"
 #include "../util/buf.h"
 #include "../util/jfield.h"
+#include "relay.h"
 
 /* Fetch a job the caller may see; answers 404 itself when not. */
 static json_t *visible_job(struct ctx *c)
@@ -44,7 +45,8 @@ static json_t *visible_job(struct ctx *c)
 
 /* Rendering job rows from the store (sl_store_job_read, _scan) as the
  * API's job objects into 'b', with what the store does not keep: a
- * pending job's reason, which the scheduler has in memory. */
+ * pending job's reason, which the scheduler has in memory, and a running
+ * one's idle state (the engine's) and client (the relay's). */
 struct job_render {
     struct ctx *c;
     struct sl_buf *b;
@@ -57,6 +59,7 @@ static int render_job(void *arg, const struct sl_job_view *row)
 {
     struct job_render *jr = arg;
     struct sl_job_view v = *row; /* the row's strings stay the store's */
+    struct sl_job_live live;
     char reason[200];
 
     if (jr->check_team && !sl_api_can_see_team(jr->c, v.team)) {
@@ -66,6 +69,10 @@ static int render_job(void *arg, const struct sl_job_view *row)
     if (v.state == SL_JOB_PENDING &&
         sl_engine_reason(jr->c->a->e, v.id, reason, sizeof(reason)) == 0)
         v.reason = reason;
+    if (v.state == SL_JOB_RUNNING && sl_engine_job_live(jr->c->a->e, v.id, &live) == 0) {
+        live.attached = live.interactive && sl_relay_claimed(jr->c->a->relay, v.id);
+        v.live = &live;
+    }
     if (jr->n++)
         sl_buf_add(jr->b, ",", 1);
     return sl_job_view_render(&v, jr->b);

@@ -249,6 +249,21 @@ static void render_cluster(const struct sl_engine_metrics *em, struct sl_buf *b)
     }
 }
 
+/* Interactive sessions (docs/metering.md, "Idle but allocated"). */
+static void render_sessions(const struct sl_engine_metrics *em, int attached, struct sl_buf *b)
+{
+    const char *kv[] = {"state", "active"};
+
+    sl_prom_family(b, "sluice_interactive_sessions", "gauge",
+                   "Running interactive jobs, by whether their GPUs are idle-but-allocated.");
+    sample_i64(b, "sluice_interactive_sessions", 1, kv, em->sessions_active);
+    kv[1] = "idle";
+    sample_i64(b, "sluice_interactive_sessions", 1, kv, em->sessions_idle);
+    sl_prom_family(b, "sluice_interactive_sessions_attached", "gauge",
+                   "Interactive sessions with a client attached to their terminal.");
+    sample_i64(b, "sluice_interactive_sessions_attached", 0, NULL, attached);
+}
+
 static void render_nodes(const struct sl_engine_metrics *em, struct sl_buf *b)
 {
     static const struct {
@@ -530,7 +545,7 @@ static void render_http(struct sl_api_metrics *m, struct sl_buf *b)
     free(hist);
 }
 
-int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e,
+int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e, int attached,
                           struct sl_buf *b)
 {
     struct sl_engine_metrics em;
@@ -539,6 +554,7 @@ int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e,
     if (rc == 0) {
         render_process(m, b);
         render_cluster(&em, b);
+        render_sessions(&em, attached, b);
         render_nodes(&em, b);
         render_gpus(&em, b);
         render_queues(&em, b);

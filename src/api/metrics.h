@@ -34,9 +34,11 @@ void sl_api_metrics_destroy(struct sl_api_metrics *m); /* NULL-safe */
 void sl_api_metrics_count(struct sl_api_metrics *m, int row, const char *method,
                           int status, int64_t ns);
 
-/* Append the whole exposition to 'b'. Returns 0, or -ENOMEM (the engine's
- * snapshot or 'b' ran out of memory; 'b' is then incomplete). */
-int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e,
+/* Append the whole exposition to 'b', with 'attached' interactive
+ * sessions that have a client (the relay's count). Returns 0, or -ENOMEM
+ * (the engine's snapshot or 'b' ran out of memory; 'b' is then
+ * incomplete). */
+int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e, int attached,
                           struct sl_buf *b);
 
 #endif

@@ -130,6 +130,26 @@ int sl_relay_reserve(struct sl_relay *rl, int64_t job_id)
     return rc;
 }
 
+bool sl_relay_claimed(struct sl_relay *rl, int64_t job_id)
+{
+    bool held;
+
+    pthread_mutex_lock(&rl->mu);
+    held = sl_imap_get(&rl->claims, job_id) != NULL;
+    pthread_mutex_unlock(&rl->mu);
+    return held;
+}
+
+int sl_relay_claims(struct sl_relay *rl)
+{
+    int n;
+
+    pthread_mutex_lock(&rl->mu);
+    n = rl->nclaims;
+    pthread_mutex_unlock(&rl->mu);
+    return n;
+}
+
 void sl_relay_unreserve(struct sl_relay *rl, int64_t job_id)
 {
     pthread_mutex_lock(&rl->mu);

@@ -19,6 +19,7 @@
 #ifndef SL_RELAY_H
 #define SL_RELAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,10 @@ void sl_relay_destroy(struct sl_relay *rl);
 /* Claim job 'job_id' for a client. Returns 0, -EBUSY when a client holds
  * it (attached, or being attached), -EAGAIN when the relay is full. */
 int sl_relay_reserve(struct sl_relay *rl, int64_t job_id);
+/* Whether a client holds job 'job_id' (attached, or being attached). */
+bool sl_relay_claimed(struct sl_relay *rl, int64_t job_id);
+/* How many jobs clients hold. */
+int sl_relay_claims(struct sl_relay *rl);
 /* Give a claim up that did not become a session. */
 void sl_relay_unreserve(struct sl_relay *rl, int64_t job_id);
 

@@ -221,6 +221,15 @@ char *sl_cli_job_gpus(const json_t *job, char *buf, size_t size);
 char *sl_cli_job_time(const json_t *job, int64_t now_ms, char *buf,
                       size_t size);
 
+/* A job's STATE cell: its state, "Running (idle)" while its GPUs are
+ * idle-but-allocated, "Running (idle session)" for an interactive job so
+ * (the job object's "idle"). Returns buf. */
+char *sl_cli_job_state_cell(const json_t *job, char *buf, size_t size);
+/* A Running job's "idle" in words ("idle interactive session: GPUs idle
+ * for 12m (since T); the idle timeout ends it at T2"), or NULL when it is
+ * not idle. */
+const char *sl_cli_job_idle_text(const json_t *job, int64_t now_ms, char *buf, size_t size);
+
 /* A table of strings, printed aligned (table mode) or as CSV. Cells hold
  * copies; a NULL cell prints "-" in a table and empty in CSV. */
 struct sl_cli_table;

@@ -4,7 +4,9 @@
  * server's pages ("next") until the end; --user, --queue, --priority,
  * --since and --limit filter here, on the client, in every format. With
  * -o wide the table has the user, priority class, submission time and
- * nodes too.
+ * nodes too. A job idle-but-allocated is marked in STATE ("Running
+ * (idle)", "(idle session)" when interactive) and says since when in
+ * REASON.
  *
  * Pages must move forward (each "next" greater than the last), so a
  * misbehaving server cannot keep us looping.
@@ -198,7 +200,8 @@ static void job_nodes(const json_t *job, char *buf, size_t size)
 
 static int wide_add(struct sl_cli_table *t, const json_t *job, int64_t now_ms)
 {
-    char id[64] = "-", exit_code[24] = "", gpus[32], time_s[32], nodes[256];
+    char id[64] = "-", exit_code[24] = "", gpus[32], time_s[32], nodes[256], state[48],
+        idle[256];
     const char *reason = sl_cli_jstr(job, "reason");
     int64_t v;
 
@@ -210,6 +213,8 @@ static int wide_add(struct sl_cli_table *t, const json_t *job, int64_t now_ms)
         snprintf(exit_code, sizeof(exit_code), "%lld", (long long)v);
     if (!reason && sl_cli_state_finished(sl_cli_jstr(job, "state")))
         reason = sl_cli_jstr(job, "message");
+    if (!reason)
+        reason = sl_cli_job_idle_text(job, now_ms, idle, sizeof(idle));
     sl_cli_job_gpus(job, gpus, sizeof(gpus));
     sl_cli_job_time(job, now_ms, time_s, sizeof(time_s));
     job_nodes(job, nodes, sizeof(nodes));
@@ -220,7 +225,7 @@ static int wide_add(struct sl_cli_table *t, const json_t *job, int64_t now_ms)
                                sl_cli_jstr(job, "user"),
                                sl_cli_jstr(job, "queue"),
                                sl_cli_jstr(job, "priority_class"),
-                               sl_cli_jstr(job, "state"),
+                               sl_cli_job_state_cell(job, state, sizeof(state)),
                                gpus,
                                sl_cli_jstr(job, "submitted_at"),
                                time_s,

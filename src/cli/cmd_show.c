@@ -140,7 +140,8 @@ static int print_job(struct sl_cli_ctx *ctx, const json_t *job)
     struct kv kv = {.t = sl_cli_table_create(2, NULL)};
     char id[24] = "", exit_code[24] = "", prio[128] = "", attempt[64] = "";
     char res[512] = "", usage[512] = "", runtime[32] = "", *command = NULL;
-    char max_runtime[64] = "", hold[160], kind[16], who[80];
+    char max_runtime[64] = "", hold[160], kind[16], who[80], state[48], idle[256];
+    const json_t *attached = json_object_get(job, "attached");
     const char *mr;
     int64_t ms;
     const char *pc = sl_cli_jstr(job, "priority_class");
@@ -192,7 +193,7 @@ static int print_job(struct sl_cli_ctx *ctx, const json_t *job)
     kv_add(&kv, "User:", sl_cli_jstr(job, "user"));
     kv_add(&kv, "Queue:", sl_cli_jstr(job, "queue"));
     kv_add(&kv, "Priority class:", prio[0] ? prio : NULL);
-    kv_add(&kv, "State:", sl_cli_jstr(job, "state"));
+    kv_add(&kv, "State:", sl_cli_job_state_cell(job, state, sizeof(state)));
     kv_add(&kv, "Exit code:", exit_code[0] ? exit_code : NULL);
     kv_add(&kv, "Attempt:", attempt[0] ? attempt : NULL);
     kv_add(&kv, "Submitted:", sl_cli_jstr(job, "submitted_at"));
@@ -217,6 +218,10 @@ static int print_job(struct sl_cli_ctx *ctx, const json_t *job)
         kv_add(&kv, "Hold:", hold);
     }
     kv_add(&kv, "Reason:", sl_cli_jstr(job, "reason"));
+    if (sl_cli_job_idle_text(job, sl_now_ms(), idle, sizeof(idle)))
+        kv_add(&kv, "Idle:", idle);
+    if (json_is_boolean(attached)) /* a running interactive job */
+        kv_add(&kv, "Terminal:", json_is_true(attached) ? "attached" : "detached");
     kv_add(&kv, "Message:", sl_cli_jstr(job, "message"));
     kv_add(&kv, "Image:", sl_cli_jstr(spec, "image"));
     kv_add(&kv, "Command:", command && *command ? command : NULL);

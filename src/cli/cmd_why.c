@@ -141,12 +141,14 @@ static void print_pending(const json_t *ex, int64_t id, int64_t now_ms)
     }
 }
 
-/* A job that is not pending: one line. */
-static void print_other(const json_t *ex, int64_t id, const char *state,
-                       int64_t now_ms)
+/* A job that is not pending: one line; a running one idle-but-allocated
+ * (its job object, 'job', says so), a second. */
+static void print_other(const json_t *ex, const json_t *job, int64_t id, const char *state,
+                        int64_t now_ms)
 {
     const char *started = sl_cli_jstr(ex, "started_at");
     const char *summary = sl_cli_jstr(ex, "summary");
+    char idle[256];
     int64_t at, for_job;
 
     if (strcmp(state, "Running") == 0) {
@@ -158,6 +160,8 @@ static void print_other(const json_t *ex, int64_t id, const char *state,
         } else {
             say("job %lld is Running: nothing blocks it", (long long)id);
         }
+        if (sl_cli_job_idle_text(job, now_ms, idle, sizeof(idle)))
+            say("%s", idle);
         return;
     }
     if (strcmp(state, "Terminating") == 0) {
@@ -234,7 +238,7 @@ int sl_cli_cmd_why(struct sl_cli_ctx *ctx, int argc, char **argv)
     struct sl_error err = {{0}, {0}};
     const char *pos[1], *state;
     char path[64], what[40];
-    json_t *ex = NULL;
+    json_t *ex = NULL, *job = NULL;
     int64_t id, shown;
     int n, code;
 
@@ -274,13 +278,21 @@ int sl_cli_cmd_why(struct sl_cli_ctx *ctx, int argc, char **argv)
         }
         break;
     case SL_CLI_OUT_TABLE:
-        if (strcmp(state, "Pending") == 0)
+        if (strcmp(state, "Pending") == 0) {
             print_pending(ex, shown, sl_now_ms());
-        else
-            print_other(ex, shown, state, sl_now_ms());
+            break;
+        }
+        /* whether a running job sits idle is the job object's */
+        snprintf(path, sizeof(path), "/v1/jobs/%lld", (long long)id);
+        if (strcmp(state, "Running") == 0 &&
+            (code = sl_cli_call_json(ctx, "GET", path, NULL, NULL, 0, what, &job)) !=
+                SL_CLI_OK)
+            break;
+        print_other(ex, job, shown, state, sl_now_ms());
         break;
     }
 out:
     json_decref(ex);
+    json_decref(job);
     return code;
 }

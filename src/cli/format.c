@@ -193,6 +193,37 @@ char *sl_cli_job_time(const json_t *job, int64_t now_ms, char *buf, size_t size)
     return buf;
 }
 
+char *sl_cli_job_state_cell(const json_t *job, char *buf, size_t size)
+{
+    const json_t *idle = json_object_get(job, "idle");
+    const char *state = sl_cli_jstr(job, "state");
+
+    snprintf(buf, size, "%s%s", state ? state : "-",
+             !json_is_object(idle)                              ? ""
+             : json_is_true(json_object_get(idle, "interactive")) ? " (idle session)"
+                                                                : " (idle)");
+    return buf;
+}
+
+const char *sl_cli_job_idle_text(const json_t *job, int64_t now_ms, char *buf, size_t size)
+{
+    const json_t *idle = json_object_get(job, "idle");
+    const char *since = sl_cli_jstr(idle, "since"), *ends = sl_cli_jstr(idle, "ends_at");
+    char d[32], at[48] = "";
+    int64_t t;
+
+    if (!json_is_object(idle))
+        return NULL;
+    if (since && sl_cli_parse_time(since, &t) == 0)
+        snprintf(at, sizeof(at), " for %s", sl_cli_fmt_duration(now_ms - t, d, sizeof(d)));
+    snprintf(buf, size, "%s: GPUs idle%s (since %s)%s%s",
+             json_is_true(json_object_get(idle, "interactive")) ? "idle interactive session"
+                                                                : "idle but allocated",
+             at, since ? since : "?", ends ? "; the idle timeout ends it at " : "",
+             ends ? ends : "");
+    return buf;
+}
+
 char *sl_cli_sanitize(const char *s, char *buf, size_t size)
 {
     size_t o = 0;
@@ -501,7 +532,7 @@ struct sl_cli_table *sl_cli_jobs_table(enum sl_cli_output fmt)
 int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
                           const json_t *job, int64_t now_ms)
 {
-    char id[64] = "-", exit_code[24] = "", gpus[32], time_s[32];
+    char id[64] = "-", exit_code[24] = "", gpus[32], time_s[32], state[48], idle[256];
     const char *reason = sl_cli_jstr(job, "reason");
     int64_t v;
 
@@ -533,9 +564,11 @@ int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
         return sl_cli_table_add(t, cells);
     }
     /* A finished job has no pending reason; its last message says why it
-     * ended (e.g. "exceeded maxRuntime 2s"). */
+     * ended (e.g. "exceeded maxRuntime 2s"); an idle one, since when. */
     if (!reason && sl_cli_state_finished(sl_cli_jstr(job, "state")))
         reason = sl_cli_jstr(job, "message");
+    if (!reason)
+        reason = sl_cli_job_idle_text(job, now_ms, idle, sizeof(idle));
     sl_cli_job_time(job, now_ms, time_s, sizeof(time_s));
     {
         const char *cells[] = {
@@ -543,7 +576,7 @@ int sl_cli_jobs_table_add(struct sl_cli_table *t, enum sl_cli_output fmt,
             sl_cli_jstr(job, "name"),
             sl_cli_jstr(job, "team"),
             sl_cli_jstr(job, "queue"),
-            sl_cli_jstr(job, "state"),
+            sl_cli_job_state_cell(job, state, sizeof(state)),
             gpus,
             time_s,
             exit_code[0] ? exit_code : NULL,

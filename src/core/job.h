@@ -40,6 +40,22 @@ int sl_job_state_parse(const char *name);
  * again. */
 bool sl_job_state_final(enum sl_job_state s);
 
+/* What the engine knows of a Running job beyond its row, from memory:
+ * never stored (docs/metering.md, "Idle but allocated"). */
+struct sl_job_live {
+    bool interactive;             /* spec.interactive: a session */
+    bool idle;                    /* idle-but-allocated now: its GPUs have
+                                     sat under the Pricing's idle threshold
+                                     for at least idle.after, and still do */
+    int64_t idle_since_ms;        /* idle: when they went under it (wall) */
+    int64_t idle_ms;              /* idle: this attempt's time flagged so */
+    int64_t idle_ends_ms;         /* an idle session: when
+                                     --interactive-idle-timeout ends it
+                                     (wall); 0 = never */
+    bool attached;                /* a session: a client is attached (the
+                                     API's relay knows, not the engine) */
+};
+
 /* One job as stored and as shown (the API's job object). Strings are
  * borrowed from whoever filled the view; json fields are borrowed refs. */
 struct sl_job_view {
@@ -77,6 +93,9 @@ struct sl_job_view {
     int64_t array_job_id;         /* an element of a job array: the array's
                                      id (its first element's); 0 = none */
     int array_index;              /* the element's index (spec.array) */
+    const struct sl_job_live *live; /* Running: what the engine knows now
+                                     (rendered as "idle" and "attached");
+                                     NULL = none */
     const char *spec_json;        /* normalised job document text */
     json_t *spec_doc;             /* the same document decoded, when the
                                      caller has it (borrowed); else NULL */

@@ -44,6 +44,26 @@ static void buf_time(struct sl_buf *b, int64_t ms)
         sl_buf_add(b, "null", 4);
 }
 
+/* "idle" (null unless a Running job is idle-but-allocated now) and
+ * "attached" (null unless a Running interactive job). */
+static void buf_live(struct sl_buf *b, const struct sl_job_view *v)
+{
+    const struct sl_job_live *l = v->state == SL_JOB_RUNNING ? v->live : NULL;
+
+    if (l && l->idle) {
+        sl_buf_adds(b, ",\"idle\":{\"since\":");
+        buf_time(b, l->idle_since_ms);
+        sl_buf_printf(b, ",\"idle_ms\":%lld,\"interactive\":%s,\"ends_at\":",
+                      (long long)l->idle_ms, l->interactive ? "true" : "false");
+        buf_time(b, l->idle_ends_ms);
+        sl_buf_add(b, "}", 1);
+    } else {
+        sl_buf_adds(b, ",\"idle\":null");
+    }
+    sl_buf_adds(b, ",\"attached\":");
+    sl_buf_adds(b, !l || !l->interactive ? "null" : l->attached ? "true" : "false");
+}
+
 /* The spec: the stored text, else the caller's decoded document, else {}. */
 static void buf_spec(struct sl_buf *b, const struct sl_job_view *v)
 {
@@ -117,6 +137,7 @@ int sl_job_view_render(const struct sl_job_view *v, struct sl_buf *b)
                       (long long)v->array_job_id, v->array_index);
     else
         sl_buf_adds(b, ",\"array_job_id\":null,\"array_index\":null");
+    buf_live(b, v);
     sl_buf_adds(b, ",\"spec\":");
     buf_spec(b, v);
     sl_buf_add(b, "}", 1);

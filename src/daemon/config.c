@@ -25,6 +25,7 @@ enum kind {
     K_LIMIT,                      /* int, 0 (none)..1000000 */
     K_TIMEOUT,                    /* int64 ms, a positive duration */
     K_GRACE,                      /* int64 ms, 0..SL_EXEC_GRACE_MAX_MS */
+    K_OFF_DURATION,               /* int64 ms: off (0) or 1s..30d */
 };
 
 /* Columns: config-file key, long flag (NULL = file only), kind, where the
@@ -60,6 +61,8 @@ static const struct setting {
      offsetof(struct sl_config, kill_invalid_depend), 0},
     {"interactiveDetachGrace", "interactive-detach-grace", K_GRACE,
      offsetof(struct sl_config, detach_grace_ms), 0},
+    {"interactiveIdleTimeout", "interactive-idle-timeout", K_OFF_DURATION,
+     offsetof(struct sl_config, interactive_idle_timeout_ms), 0},
     {"logLevel", "log-level", K_LOGLEVEL, offsetof(struct sl_config, log_level), 0},
     {"jobUser", "job-user", K_ACCOUNT, offsetof(struct sl_config, job_user), 64},
     {"allowDaemonUser", "allow-daemon-user", K_ACCOUNT,
@@ -159,6 +162,16 @@ static int set_value(struct sl_config *cfg, const struct setting *s, const char 
             return sl_errorf(err, -EINVAL,
                              "%s: must be a duration from 0s to 1d such as 10s, got '%.64s'",
                              name, val);
+        *(int64_t *)dst = v;
+        return 0;
+    case K_OFF_DURATION:
+        if (strcmp(val, "off") == 0) {
+            v = 0;
+        } else if (sl_parse_duration_ms(val, &v) < 0 || v < 1000 || v > 30 * 86400000LL) {
+            return sl_errorf(err, -EINVAL,
+                             "%s: must be off or a duration from 1s to 30d such as 2h, got "
+                             "'%.64s'", name, val);
+        }
         *(int64_t *)dst = v;
         return 0;
     case K_EXECUTOR: {

@@ -46,6 +46,8 @@ struct sl_config {
     int64_t detach_grace_ms;      /* an interactive job's terminal with
                                      nobody attached is hung up after this
                                      (default 10 s) */
+    int64_t interactive_idle_timeout_ms; /* an interactive job idle this
+                                     long is ended (engine.h); 0 = off */
     bool kill_invalid_depend;     /* end a job whose dependency can never
                                      be satisfied (default on) */
     enum sl_log_level log_level;

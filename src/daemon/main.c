@@ -76,6 +76,9 @@ static void usage(FILE *f)
             "  --interactive-detach-grace D\n"
             "                     an interactive job's terminal with nobody attached\n"
             "                     is hung up (SIGHUP) after D (default 10s; 0s..1d)\n"
+            "  --interactive-idle-timeout D\n"
+            "                     an interactive job whose GPUs have been idle for D\n"
+            "                     is ended (default off; 1s..30d)\n"
             "\n"
             "Connection limits (sluiced(8), CONNECTION LIMITS):\n"
             "  --max-connections N           at once (default 4096, fitted to\n"
@@ -220,6 +223,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"allow-daemon-user", required_argument, NULL, 'S'},
         {"kill-invalid-depend", required_argument, NULL, 'S'},
         {"interactive-detach-grace", required_argument, NULL, 'S'},
+        {"interactive-idle-timeout", required_argument, NULL, 'S'},
         {"log-level", required_argument, NULL, 'S'},
         {"max-connections", required_argument, NULL, 'S'},
         {"max-connections-per-peer", required_argument, NULL, 'S'},
@@ -352,6 +356,7 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
         .retry_backoff_ms = cfg->retry_backoff_ms,
         .cancel_grace_ms = cfg->cancel_grace_ms,
         .detach_grace_ms = cfg->detach_grace_ms,
+        .interactive_idle_timeout_ms = cfg->interactive_idle_timeout_ms,
         .keep_invalid_depend = !cfg->kill_invalid_depend,
         .job_user = cfg->job_user,
         .allow_daemon_user = cfg->allow_daemon_user,

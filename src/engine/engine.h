@@ -215,6 +215,9 @@ struct sl_engine_config {
     int64_t cancel_grace_ms;          /* SIGTERM to SIGKILL on cancel */
     int64_t detach_grace_ms;          /* interactive jobs: see
                                          sl_executor_config */
+    int64_t interactive_idle_timeout_ms; /* an interactive job whose GPUs
+                                         have been idle this long (meter.c)
+                                         is ended; 0 = never */
     bool keep_invalid_depend;         /* a job whose dependency can never be
                                          satisfied stays Pending (reason
                                          DependencyNeverSatisfied) instead
@@ -278,6 +281,10 @@ json_t *sl_engine_queues_json(struct sl_engine *e);
  * 'rd' failed. */
 json_t *sl_engine_objects_json(struct sl_engine *e, struct sl_store *rd, int kind,
                                const char *key);
+/* What the engine knows now of Running job 'id' beyond its row (idle,
+ * interactive) into 'out' (its 'attached' false: the relay knows that).
+ * Returns 0, or -ENOENT when the job does not run. */
+int sl_engine_job_live(struct sl_engine *e, int64_t id, struct sl_job_live *out);
 /* Copy the pending reason of job 'id' into buf; returns 0 or -ENOENT. */
 int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size);
 /* Append the scheduler's explanation of job 'id' (JSON object) to 'b'.
@@ -384,6 +391,8 @@ struct sl_engine_metrics {
     struct sl_metrics_queue *queues;  /* owned, nqueues */
     int nqueues;
     int64_t jobs_pending, jobs_running;
+    int64_t sessions_idle, sessions_active; /* Running interactive jobs,
+                                               idle-but-allocated or not */
     uint64_t finished[SL_JOB_NSTATES];
     uint64_t placements, preemptions;
     uint64_t pass[SL_ENGINE_PASS_BUCKETS + 1];

@@ -170,9 +170,13 @@ struct job {
     /* Idle-but-allocated (metered GPUs only): the stretch under the
      * Pricing's idle threshold that began at idle_since_ms (0 = none), the
      * tick it was last seen, and the time of this interval in stretches at
-     * least idle.after long. */
+     * least idle.after long; idle_counting: in such a stretch now. Guarded
+     * by e->mu for readers (sl_engine_job_live). */
     int64_t idle_since_ms, idle_last_ms, idle_ms;
     bool idle_counting, idle_flagged;
+    bool idle_ended;              /* cancel_requested: by
+                                     --interactive-idle-timeout (its end's
+                                     message says so) */
     bool revoking;                /* staged: asked back (sl_executor_revoke) */
     bool held;                    /* Pending: held (sluice hold), not
                                      scheduled until released */

@@ -366,6 +366,11 @@ int sl_eng_job_finish(struct sl_engine *e, struct job *j, bool lost)
     for (int t = 0; t < j->spec->tasks && in.exit_code == 0; t++)
         in.exit_code = j->tasks[t].exit_code;
     sl_attempt_outcome(&in, &out);
+    if (out.state == SL_JOB_CANCELLED && j->idle_ended) {
+        char d[48];
+        snprintf(out.message, sizeof(out.message), "interactive session idle for %s: ended",
+                 sl_fmt_duration(e->cfg.interactive_idle_timeout_ms, d, sizeof(d)));
+    }
     if (out.state != SL_JOB_NSTATES) {
         j->state = out.state;
         if (!out.keep_message)

@@ -160,8 +160,10 @@ int sl_eng_ledger_open(struct sl_engine *e, struct job *j)
 {
     int rc = 0;
 
+    pthread_mutex_lock(&e->mu);
     j->idle_since_ms = j->idle_last_ms = j->idle_ms = 0;
     j->idle_counting = j->idle_flagged = false;
+    pthread_mutex_unlock(&e->mu);
     for (int t = 0; t < j->spec->tasks && rc == 0; t++) {
         struct sl_usage_row r;
         struct task *tk = &j->tasks[t];
@@ -346,67 +348,130 @@ void sl_eng_meter_recount(struct sl_engine *e)
         budget_recount(e, &e->budgets[i], now);
 }
 
+/* Flag Running job 'j' idle-but-allocated at 'now': an "idle" event, or
+ * for an interactive job an "idle_session" event (once per attempt).
+ * Returns 0, or a negated errno when the event could not be written. */
+static int idle_flag(struct sl_engine *e, struct job *j, int64_t now)
+{
+    char msg[256], dur[48];
+    int rc;
+
+    snprintf(msg, sizeof(msg),
+             "%s: its GPUs have been under %.0f %% utilisation for %s",
+             j->spec->interactive ? "idle interactive session" : "idle but allocated",
+             e->pricing.idle_util * 100,
+             sl_fmt_duration((now - j->idle_since_ms) / 1000 * 1000, dur, sizeof(dur)));
+    if ((rc = sl_store_event_add(e->st, j->id, now,
+                                 j->spec->interactive ? "idle_session" : "idle", NULL, NULL,
+                                 msg)) < 0)
+        return rc;
+    j->idle_flagged = true;
+    sl_info("msg=\"job idle but allocated\" job=%lld team=%s interactive=%d idle_ms=%lld",
+            (long long)j->id, j->team, j->spec->interactive,
+            (long long)(now - j->idle_since_ms));
+    return 0;
+}
+
+/* An idle interactive session whose GPUs have been under the threshold
+ * for --interactive-idle-timeout is ended as a cancel is: recorded
+ * (intent, event, audit), its terminal hung up (SIGHUP, as sshd does),
+ * SIGKILL after the cancel grace. */
+static void session_idle_end(struct sl_engine *e, struct job *j, int64_t now)
+{
+    int64_t limit = e->cfg.interactive_idle_timeout_ms;
+    char dur[48], since[40], obj[32];
+
+    if (!j->spec->interactive || limit <= 0 || now - j->idle_since_ms < limit ||
+        j->cancel_requested || j->preempting || j->timed_out)
+        return;
+    sl_fmt_duration(limit, dur, sizeof(dur));
+    j->cancel_requested = j->idle_ended = true;
+    j->intent_at_ms = now;
+    sl_eng_job_msg(e, j,
+                   "interactive session idle for %s: ended (SIGHUP, then SIGKILL after %llds)",
+                   dur, (long long)(e->cfg.cancel_grace_ms / 1000));
+    if (sl_eng_job_intent_write(e, j, "cancel") < 0) {
+        sl_error("msg=\"cannot record the end of an idle session; the group fails\" job=%lld",
+                 (long long)j->id);
+        e->write_failed = true;
+        return;
+    }
+    snprintf(obj, sizeof(obj), "job:%lld", (long long)j->id);
+    sl_eng_audit_add(e, "meter", "job.cancel", obj, true,
+                     json_pack("{s:s, s:s, s:s, s:s, s:s}", "team", j->team, "user", j->user,
+                               "reason", "interactive-idle-timeout", "timeout", dur,
+                               "idle_since",
+                               sl_time_rfc3339(j->idle_since_ms, since, sizeof(since))));
+    sl_warn("msg=\"idle interactive session ended\" job=%lld team=%s user=%s timeout=%s",
+            (long long)j->id, j->team, j->user, dur);
+    sl_eng_job_signal_all(e, j, SIGHUP);
+    j->kill_at_ms = sl_eng_mono_ms(e) + e->cfg.cancel_grace_ms;
+    sl_eng_job_timer(e, j);
+}
+
+/* Whether every metered GPU of Running job 'j' sampled under the idle
+ * threshold last; *any: whether it has a metered GPU at all. */
+static bool gpus_idle(struct sl_engine *e, const struct job *j, bool *any)
+{
+    *any = false;
+    for (int t = 0; t < j->spec->tasks; t++) {
+        const struct task *tk = &j->tasks[t];
+        const struct sl_node_info *node = &e->nodes.nodes[tk->node];
+        for (int g = 0; tk->metered && g < tk->ngpus; g++) {
+            struct sl_gpu_sample smp;
+            int idx = tk->gpus[g];
+            *any = true;
+            if (idx < 0 || idx >= node->ngpus ||
+                !sl_gpumon_last(e->mon, node->gpus[idx].index, &smp) || !smp.has_util ||
+                smp.util >= e->pricing.idle_util)
+                return false;
+        }
+    }
+    return *any;
+}
+
 /* Idle-but-allocated: a Running job all of whose metered GPUs have sampled
  * under the Pricing's idle threshold for its idle.after is flagged (its
- * intervals, and an "idle" event once per attempt); the time under the
- * threshold in such stretches is its idle_ms. In the open transaction. */
+ * intervals, and an event once per attempt); the time under the threshold
+ * in such stretches is its idle_ms. An interactive job so is an idle
+ * session, which --interactive-idle-timeout ends. The fields readers see
+ * (sl_engine_job_live) change under e->mu. In the open transaction. */
 static void meter_idle(struct sl_engine *e, int64_t now)
 {
     for (size_t i = 0; e->mon && i < e->nrun; i++) {
         struct job *j = e->run[i];
-        bool any = false, idle = true;
-        char msg[256], dur[48];
+        bool any, idle = gpus_idle(e, j, &any);
 
-        for (int t = 0; t < j->spec->tasks && idle; t++) {
-            const struct task *tk = &j->tasks[t];
-            const struct sl_node_info *node = &e->nodes.nodes[tk->node];
-            for (int g = 0; tk->metered && g < tk->ngpus && idle; g++) {
-                struct sl_gpu_sample smp;
-                int idx = tk->gpus[g];
-                any = true;
-                if (idx < 0 || idx >= node->ngpus ||
-                    !sl_gpumon_last(e->mon, node->gpus[idx].index, &smp) ||
-                    !smp.has_util || smp.util >= e->pricing.idle_util)
-                    idle = false;
-            }
-        }
         if (!any)
             continue;
+        pthread_mutex_lock(&e->mu);
         if (!idle) {
             j->idle_since_ms = 0;
             j->idle_counting = false;
-            continue;
-        }
-        if (!j->idle_since_ms || now < j->idle_since_ms)
+        } else if (!j->idle_since_ms || now < j->idle_since_ms) {
             j->idle_since_ms = j->idle_last_ms = now;
-        if (now - j->idle_since_ms < e->pricing.idle_after_ms) {
-            j->idle_last_ms = now;
-            continue;
         }
-        {
+        if (idle && now - j->idle_since_ms < e->pricing.idle_after_ms) {
+            j->idle_last_ms = now;
+            idle = false;
+        } else if (idle) {
             int64_t from = j->idle_counting ? j->idle_last_ms : j->idle_since_ms;
             j->idle_ms += now > from ? now - from : 0;
+            j->idle_counting = true;
+            j->idle_last_ms = now;
         }
-        j->idle_counting = true;
-        j->idle_last_ms = now;
+        pthread_mutex_unlock(&e->mu);
+        if (!idle)
+            continue;
         if (sl_store_usage_mark_idle(e->st, j->id, j->idle_ms) < 0) {
             e->write_failed = true;
             return;
         }
-        if (j->idle_flagged)
-            continue;
-        snprintf(msg, sizeof(msg),
-                 "idle but allocated: its GPUs have been under %.0f %% utilisation for "
-                 "%s",
-                 e->pricing.idle_util * 100,
-                 sl_fmt_duration((now - j->idle_since_ms) / 1000 * 1000, dur, sizeof(dur)));
-        if (sl_store_event_add(e->st, j->id, now, "idle", NULL, NULL, msg) < 0) {
+        if (!j->idle_flagged && idle_flag(e, j, now) < 0) {
             e->write_failed = true;
             return;
         }
-        j->idle_flagged = true;
-        sl_info("msg=\"job idle but allocated\" job=%lld team=%s idle_ms=%lld",
-                (long long)j->id, j->team, (long long)(now - j->idle_since_ms));
+        session_idle_end(e, j, now);
     }
 }
 

@@ -162,6 +162,32 @@ json_t *sl_engine_queues_json(struct sl_engine *e)
     return arr;
 }
 
+int sl_engine_job_live(struct sl_engine *e, int64_t id, struct sl_job_live *out)
+{
+    int64_t limit = e->cfg.interactive_idle_timeout_ms;
+    const struct job *j;
+    int rc = -ENOENT;
+
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&e->mu);
+    /* on the run list, which changes under e->mu (its state does not) */
+    if ((j = sl_imap_get(&e->jobs, id)) && j->run_idx < e->nrun && e->run[j->run_idx] == j) {
+        out->interactive = j->spec->interactive;
+        if ((out->idle = j->idle_counting)) {
+            out->idle_since_ms = j->idle_since_ms;
+            out->idle_ms = j->idle_ms;
+            /* the first tick at once idle.after and the timeout long */
+            if (out->interactive && limit > 0)
+                out->idle_ends_ms = j->idle_since_ms + (limit > e->pricing.idle_after_ms
+                                                            ? limit
+                                                            : e->pricing.idle_after_ms);
+        }
+        rc = 0;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
 int sl_engine_reason(struct sl_engine *e, int64_t id, char *buf, size_t size)
 {
     int rc;
@@ -366,6 +392,13 @@ int sl_engine_metrics(struct sl_engine *e, struct sl_engine_metrics *m)
     if (rc == 0)
         rc = metrics_meter(e, m, now);
     m->jobs_running = (int64_t)e->nrun;
+    for (size_t i = 0; i < e->nrun; i++)
+        if (e->run[i]->spec->interactive) {
+            if (e->run[i]->idle_counting)
+                m->sessions_idle++;
+            else
+                m->sessions_active++;
+        }
     m->jobs_pending = (int64_t)e->jobs.len - (int64_t)e->nrun;
     pthread_mutex_unlock(&e->mu);
     if (rc < 0) {

@@ -17,7 +17,9 @@
 # released, then runs as the next attempt, its output in the log under a
 # header of its own (sluice logs, --attempt); a pending job updated to
 # fewer GPUs runs in Slurm with them; an end comes from the jobcomp file's
-# tail without waiting for a poll. Skips when
+# tail without waiting for a poll; an interactive job is refused at
+# submission, naming spec.interactive; jobs of one node go through
+# Slurm's C API, and one Slurm refuses fails with its words. Skips when
 # not root or without Slurm and munge. About 2 minutes.
 
 . "$(dirname "$0")/../lib.sh"
@@ -167,6 +169,14 @@ like "$(sluice logs "$j" --task 1)" "task=1 node=${p1%%:*} " "task 1 ran on ${p1
 j=$(sluice run --name three --gpus 1 --cpus 1 --memory 64Mi -- sh -c 'exit 3')
 ok "a job that exits 3 fails" wait_state "$j" Failed 20
 is "$(sluice show "$j" -o json | json_get exit_code)" 3 "with exit code 3, from Slurm"
+
+# ---- interactive jobs: the local executor's alone (docs/slurm.md) -------------
+out=$(sluice run -i --name shell --cpus 1 --memory 64Mi -- sh </dev/null 2>&1)
+is "$?" 2 "an interactive job (sluice run -i) is refused on the Slurm executor (400)"
+like "$out" "spec.interactive: the slurm executor runs no interactive job" \
+    "naming spec.interactive and saying why"
+is "$(sluice jobs --state all -o json | python3 -c 'import json, sys
+print(sum(j["name"] == "shell" for j in json.load(sys.stdin)))')" 0 "and no job was created"
 
 # ---- submission through Slurm's C API ----------------------------------------
 # The lab's slurm.conf is a file sluiced can read, and no --slurm-bin is

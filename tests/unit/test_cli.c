@@ -352,6 +352,37 @@ static void test_jobs(void)
     json_decref(fin);
 }
 
+static void test_job_idle(void)
+{
+    json_t *busy = load("{\"state\":\"Running\",\"idle\":null,\"attached\":true}");
+    json_t *batch = load("{\"state\":\"Running\",\"idle\":{\"since\":"
+                         "\"2026-12-02T11:00:00.000Z\",\"idle_ms\":0,\"interactive\":false,"
+                         "\"ends_at\":null}}");
+    json_t *sess = load("{\"state\":\"Running\",\"idle\":{\"since\":"
+                        "\"2026-12-02T11:00:00.000Z\",\"idle_ms\":0,\"interactive\":true,"
+                        "\"ends_at\":\"2026-12-02T12:00:00.000Z\"}}");
+    int64_t now = 1796209200000LL + 600000; /* 11:10 */
+    char buf[256];
+
+    is_str(sl_cli_job_state_cell(busy, buf, sizeof(buf)), "Running",
+           "a job that is not idle shows its state");
+    ok(!sl_cli_job_idle_text(busy, now, buf, sizeof(buf)), "and no idle text");
+    is_str(sl_cli_job_state_cell(batch, buf, sizeof(buf)), "Running (idle)",
+           "an idle-but-allocated job is marked idle");
+    is_str(sl_cli_job_idle_text(batch, now, buf, sizeof(buf)),
+           "idle but allocated: GPUs idle for 10m (since 2026-12-02T11:00:00.000Z)",
+           "saying for how long");
+    is_str(sl_cli_job_state_cell(sess, buf, sizeof(buf)), "Running (idle session)",
+           "an idle interactive job is an idle session");
+    is_str(sl_cli_job_idle_text(sess, now, buf, sizeof(buf)),
+           "idle interactive session: GPUs idle for 10m (since 2026-12-02T11:00:00.000Z); "
+           "the idle timeout ends it at 2026-12-02T12:00:00.000Z",
+           "saying when the idle timeout ends it");
+    json_decref(busy);
+    json_decref(batch);
+    json_decref(sess);
+}
+
 /* Print 't' in 'fmt' into a new string (caller frees). */
 static char *render(struct sl_cli_table *t, enum sl_cli_output fmt)
 {
@@ -1313,6 +1344,7 @@ int main(void)
     test_read_input();
     test_units();
     test_jobs();
+    test_job_idle();
     test_table();
     test_shell_join();
     test_run_doc();

@@ -72,6 +72,8 @@ static void refusals(void)
         {"executor: docker\n", "--config f.yaml: executor: must be one of local, simulated"},
         {"listen: ''\n", "--config f.yaml: listen: must be 1 to 127 characters"},
         {"slurmStage: maybe\n", "--config f.yaml: slurmStage: must be on or off, got 'maybe'"},
+        {"interactiveIdleTimeout: 31d\n",
+         "--config f.yaml: interactiveIdleTimeout: must be off or a duration from 1s to 30d"},
         {"a: [\n", "--config f.yaml: "},
     };
     struct sl_config c, before;
@@ -113,6 +115,21 @@ static void flags(void)
            "--kill-invalid-depend off");
     ok(!c.kill_invalid_depend, "keeps such jobs pending");
     ok(c.log_level == SL_LOG_DEBUG, "sets the log level");
+    is_int(c.interactive_idle_timeout_ms, 0, "idle interactive sessions are never ended by "
+                                             "default");
+    is_int(sl_config_set_flag(&c, "interactive-idle-timeout", "2h", &err), 0,
+           "--interactive-idle-timeout 2h");
+    is_int(c.interactive_idle_timeout_ms, 7200000, "ends them after 2 hours");
+    is_int(sl_config_set_flag(&c, "interactive-idle-timeout", "0s", &err), -EINVAL,
+           "--interactive-idle-timeout 0s");
+    is_str(err.text,
+           "--interactive-idle-timeout: must be off or a duration from 1s to 30d such as 2h, "
+           "got '0s'",
+           "is refused, saying what it takes");
+    is_int(c.interactive_idle_timeout_ms, 7200000, "and changes nothing");
+    is_int(sl_config_set_flag(&c, "interactive-idle-timeout", "off", &err), 0,
+           "--interactive-idle-timeout off");
+    is_int(c.interactive_idle_timeout_ms, 0, "switches it off");
     is_int(sl_config_set_flag(&c, "max-connections", "0", &err), -EINVAL,
            "--max-connections 0 is refused");
     is_str(err.text, "--max-connections: must be a whole number from 1 to 1000000, got '0'",

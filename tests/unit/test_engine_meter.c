@@ -6,8 +6,10 @@
  * events once per period, blocks (or demotes) the team's new jobs at
  * 100 % and starts again with the next period; a job whose GPUs sit under
  * the Pricing's idle threshold for idle.after is flagged idle-but-
- * allocated, once, with the time it spent so; its interval's energy is
- * measured where this host's meters see its GPUs.
+ * allocated, once, with the time it spent so; an interactive job so is
+ * an idle session, flagged apart and ended after the interactive idle
+ * timeout; its interval's energy is measured where this host's meters see
+ * its GPUs.
  *
  * The engine runs the simulated executor on 8 fake H100s, on the
  * harness's clock (engine_harness.h): a job "runs" until the test moves
@@ -57,9 +59,9 @@ static void at(int64_t ms)
     put(nvml_clock, t);
 }
 
-/* The stand-in's 8 GPUs, all at 90 % and 300 W but 'idle' (-1 = none),
- * which is at 0 %. */
-static void gpus_busy_but(int idle)
+/* The stand-in's 8 GPUs, all at 90 % and 300 W but those of bit mask
+ * 'idle', which are at 0 %. */
+static void gpus_idle_mask(unsigned idle)
 {
     char text[1024];
     size_t o = 0;
@@ -67,8 +69,14 @@ static void gpus_busy_but(int idle)
     for (int g = 0; g < 8; g++)
         o += (size_t)snprintf(text + o, sizeof(text) - o,
                               "%d 1000 81559 300000 50 energy NVIDIA H100 80GB HBM3\n",
-                              g == idle ? 0 : 90);
+                              idle & (1u << g) ? 0 : 90);
     put(nvml_state, text);
+}
+
+/* All busy but GPU 'idle' (-1 = none). */
+static void gpus_busy_but(int idle)
+{
+    gpus_idle_mask(idle < 0 ? 0 : 1u << idle);
 }
 
 static int64_t monitor_now(void *arg)
@@ -444,11 +452,122 @@ static void idle(struct sl_engine *e, struct sl_store *rd, struct sl_gpumon *mon
        "and its utilisation (%.3f: 0 %% for 12 of 180 minutes, else 90 %%)", rs.r[0].util);
 }
 
+/* Move the clock to 'ms', sample the GPUs there and let the engine tick. */
+static void tick_at(struct sl_engine *e, struct sl_gpumon *mon, int64_t ms)
+{
+    at(ms);
+    sl_gpumon_round(mon);
+    h_sync(e);
+}
+
+static int submit_kind(struct sl_engine *e, bool interactive, int64_t *id)
+{
+    char yaml[512];
+
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: sluice/v1\nkind: Job\nmetadata: {name: s, team: lab, labels: "
+             "{sim-duration: 3h}}\nspec: {command: [bash], interactive: %s, resources: "
+             "{gpus: 1, cpuMilli: 100}}\n",
+             interactive ? "true" : "false");
+    return h_submit(e, yaml, "admin", "default", "admin", id, NULL);
+}
+
+/* Idle interactive sessions: flagged apart, counted, and ended after
+ * --interactive-idle-timeout (30 minutes here, idle.after 10). */
+static void idle_sessions(struct sl_engine *e, struct sl_store *rd, struct sl_gpumon *mon)
+{
+    const int64_t tb = T_APR1 + 240 * H_MIN;
+    int64_t i = 0, k = 0, b = 0;
+    int gi, gk, gb;
+    char msg[256], state[32];
+    struct sl_job_live live;
+    struct sl_engine_metrics m;
+    json_t *job;
+
+    is_int(h_apply(e,
+                   "apiVersion: sluice/v1\nkind: Team\nmetadata: {name: lab}\n---\n"
+                   "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: lab}\n"
+                   "spec: {team: lab, nominal: {gpus: 4}}\n",
+                   "admin", "default", "admin", NULL),
+           200, "a team for sessions");
+    at(tb);
+    gpus_busy_but(-1);
+    sl_gpumon_round(mon);
+    is_int(submit_kind(e, true, &i), 201, "an interactive job that will sit idle");
+    is_int(submit_kind(e, true, &k), 201, "an interactive job kept busy");
+    is_int(submit_kind(e, false, &b), 201, "a batch job that will sit idle");
+    h_sync(e);
+    gi = job_gpu(rd, i);
+    gk = job_gpu(rd, k);
+    gb = job_gpu(rd, b);
+    ok(gi >= 0 && gk >= 0 && gb >= 0 && gi != gk && gi != gb && gk != gb,
+       "each holds a GPU of its own (%d, %d, %d)", gi, gk, gb);
+    if (gi < 0 || gb < 0)
+        return;
+    gpus_idle_mask(1u << gi | 1u << gb);
+    tick_at(e, mon, tb + 1 * H_MIN);
+    ok(sl_engine_job_live(e, i, &live) == 0 && live.interactive && !live.idle,
+       "an interactive job under the threshold for less than idle.after is not idle yet");
+    ok(sl_engine_job_live(e, b, &live) == 0 && !live.interactive,
+       "a batch job is not interactive");
+
+    tick_at(e, mon, tb + 11 * H_MIN);
+    is_int(h_events(rd, i, "idle_session", msg, sizeof(msg)), 1,
+           "10 minutes under it: the interactive job is flagged an idle session");
+    ok(strstr(msg, "idle interactive session") && strstr(msg, "for 10m"), "saying so (%s)",
+       msg);
+    is_int(h_events(rd, i, "idle", NULL, 0), 0, "with no plain idle event");
+    is_int(h_events(rd, b, "idle", NULL, 0), 1, "the batch job gets the plain idle event");
+    ok(sl_engine_job_live(e, i, &live) == 0 && live.idle && live.interactive &&
+           live.idle_since_ms == tb + 1 * H_MIN && live.idle_ms == 10 * H_MIN &&
+           live.idle_ends_ms == tb + 31 * H_MIN,
+       "the engine shows it idle since its GPUs went under, to be ended 30 minutes after");
+    ok(sl_engine_job_live(e, b, &live) == 0 && live.idle && live.idle_ends_ms == 0,
+       "the idle batch job has no end");
+    ok(sl_engine_job_live(e, k, &live) == 0 && !live.idle, "the busy session is not idle");
+    is_int(sl_engine_metrics(e, &m), 0, "the metrics");
+    ok(m.sessions_idle == 1 && m.sessions_active == 1,
+       "count one idle session and one active (%lld, %lld)", (long long)m.sessions_idle,
+       (long long)m.sessions_active);
+    sl_engine_metrics_fini(&m);
+
+    tick_at(e, mon, tb + 30 * H_MIN);
+    is_str(h_job_state(rd, i, state, sizeof(state)), "Running",
+           "29 minutes under the threshold: the session goes on");
+    is_int(h_audit_count(rd, "job.cancel", NULL), 0, "nothing is ended");
+
+    tick_at(e, mon, tb + 31 * H_MIN);
+    h_sync(e); /* the simulated task ends on its signal */
+    is_str(h_job_state(rd, i, state, sizeof(state)), "Cancelled",
+           "30 minutes: the idle session is ended");
+    job = h_job(rd, i);
+    is_str(json_string_value(json_object_get(job, "message")),
+           "interactive session idle for 30m: ended", "saying why");
+    json_decref(job);
+    is_int(h_events(rd, i, "cancel", msg, sizeof(msg)), 1, "with a cancel event");
+    ok(strstr(msg, "interactive session idle for 30m: ended (SIGHUP"), "that says so (%s)",
+       msg);
+    is_int(h_audit_count(rd, "job.cancel", "ok"), 1, "audited as a cancel");
+    is_str(h_job_state(rd, b, state, sizeof(state)), "Running",
+           "an idle batch job is never ended by the timeout");
+    is_str(h_job_state(rd, k, state, sizeof(state)), "Running", "nor a busy session");
+    ok(sl_engine_job_live(e, i, &live) == -ENOENT, "an ended job has nothing live");
+    ok(sl_engine_metrics(e, &m) == 0 && m.sessions_idle == 0 && m.sessions_active == 1,
+       "the metrics count the busy session only");
+    sl_engine_metrics_fini(&m);
+
+    gpus_busy_but(-1);
+    tick_at(e, mon, tb + 240 * H_MIN);
+    h_sync(e);
+    is_str(h_job_state(rd, k, state, sizeof(state)), "Succeeded", "the others end");
+}
+
 int main(int argc, char **argv)
 {
     struct sl_engine_config cfg = {
         .executor = "simulated",
         .fake_gpus = "8xH100",
+        .interactive_idle_timeout_ms = 30 * H_MIN,
     };
     char self[PATH_MAX], lib[PATH_MAX + 32], *slash;
     struct sl_store *rd = NULL;
@@ -486,6 +605,9 @@ int main(int argc, char **argv)
          * node's devices are here, as the fake GPUs are). */
         e->mon = mon;
         e->caps.runs_commands = true;
+        /* the simulated executor runs sessions as any job: their terminal
+         * is not what these tests look at */
+        e->caps.interactive = true;
     }
     ok(sl_engine_start(e) == 0, "starts");
     rd = h_reader(tmpdir);
@@ -495,10 +617,12 @@ int main(int argc, char **argv)
     ledger_and_blocking_budget(e, rd);
     demoting_budget(e, rd);
     next_period(e, rd);
-    if (mon)
+    if (mon) {
         idle(e, rd, mon);
-    else
-        skip(16, "no stand-in NVML next to this binary (make unit builds it)");
+        idle_sessions(e, rd, mon);
+    } else {
+        skip(44, "no stand-in NVML next to this binary (make unit builds it)");
+    }
 
     sl_engine_destroy(e); /* stops the monitor too */
     sl_store_close(rd);

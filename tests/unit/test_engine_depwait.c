@@ -94,10 +94,10 @@ static void dependencies(struct sl_engine *e, struct sl_store *rd)
 
 static void arrays(struct sl_engine *e, struct sl_store *rd)
 {
-    char b1[64];
+    char b1[64], extra[96];
     struct sl_error err = {"", ""};
     int st, running = 0, pending = 0;
-    int64_t a;
+    int64_t a, d, f;
 
     h_clock_set(H_T0 + 20 * H_MIN);
     a = submit(e, "5m", "  array: \"0-5%2\"\n", &st, &err);
@@ -120,9 +120,39 @@ static void arrays(struct sl_engine *e, struct sl_store *rd)
     is_str(h_job_state(rd, a + 2, b1, sizeof(b1)), "Running", "as two end, element 2 runs");
     is_str(h_job_state(rd, a + 3, b1, sizeof(b1)), "Running", "and element 3");
     is_str(h_job_state(rd, a + 4, b1, sizeof(b1)), "Pending", "element 4 still waits");
-    submit(e, "1m", "  array: \"0-3\"\n  dependency: singleton\n", &st, &err);
-    is_int(st, 400, "an array with a dependency is refused");
-    is_str(err.field, "spec.array", "naming spec.array");
+    /* an array may have a dependency, which each element carries: one on
+     * element 5 runs once it succeeded, one that it fails is cancelled */
+    snprintf(extra, sizeof(extra), "  array: \"0-1\"\n  dependency: afterok:%lld\n",
+             (long long)(a + 5));
+    d = submit(e, "1m", extra, &st, &err);
+    is_int(st, 201, "an array with a dependency (afterok on element 5) is submitted");
+    snprintf(extra, sizeof(extra), "  array: \"0-1\"\n  dependency: afternotok:%lld\n",
+             (long long)(a + 5));
+    f = submit(e, "1m", extra, &st, &err);
+    is_int(st, 201, "and one afternotok on it");
+    for (int k = 0; k < 2; k++) {
+        json_t *j = h_job(rd, d + k), *sp = json_object_get(json_object_get(j, "spec"), "spec");
+        snprintf(extra, sizeof(extra), "afterok:%lld", (long long)(a + 5));
+        is_str(json_string_value(json_object_get(sp, "dependency")), extra,
+               "element %d carries the dependency", k);
+        json_decref(j);
+    }
+    /* elements 2 and 3 end at 30m and 4 and 5 start (the host's two
+     * CPUs); they end at 35m */
+    h_clock_set(H_T0 + 30 * H_MIN + 2);
+    h_sync(e);
+    h_sync(e);
+    is_str(h_job_state(rd, a + 5, b1, sizeof(b1)), "Running", "element 5 runs");
+    h_clock_set(H_T0 + 35 * H_MIN + 3);
+    h_sync(e);
+    h_sync(e);
+    is_str(h_job_state(rd, a + 5, b1, sizeof(b1)), "Succeeded", "element 5 succeeds");
+    is_str(h_job_state(rd, d, b1, sizeof(b1)), "Running",
+           "then the dependent array's element 0 runs");
+    is_str(h_job_state(rd, d + 1, b1, sizeof(b1)), "Running", "and its element 1");
+    is_str(h_job_state(rd, f, b1, sizeof(b1)), "Cancelled",
+           "the afternotok array's element 0 can never run: Cancelled");
+    is_str(h_job_state(rd, f + 1, b1, sizeof(b1)), "Cancelled", "and its element 1");
 }
 
 int main(void)

@@ -19,6 +19,7 @@
 #include "../core/spec.h"
 #include "../http/http.h"
 #include "../engine/engine.h"
+#include "../exec/slurm.h"
 #include "config.h"
 
 #define SLUICE_VERSION "0.1.0"
@@ -394,6 +395,13 @@ int main(int argc, char **argv)
      * store, token or key). Until the engine is ready every request is
      * answered 503. */
     raise_nofile();
+    /* Slurm's C API (src/exec/slurm_lib.c) sets SLURM_CONF as it reads its
+     * configuration, after threads have started. Set here, before any, to
+     * the file Slurm's tools read anyway, its setenv only replaces it, and
+     * no getenv of another thread meets an environment being grown. */
+    if (strcmp(cfg.executor, "slurm") == 0 && !getenv("SLURM_CONF") &&
+        access(SL_SLURM_DEFAULT_CONF, R_OK) == 0)
+        setenv("SLURM_CONF", SL_SLURM_DEFAULT_CONF, 0);
     if (!(http = sl_http_start(cfg.listen, &cfg.http, gate_handle, &gate, why,
                                sizeof(why)))) {
         fprintf(stderr, "sluiced: %s\n", why);

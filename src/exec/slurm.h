@@ -24,6 +24,9 @@
 #include "inventory.h"
 
 #define SL_SLURM_SHARDS 1000          /* shards per GPU: a fraction is exact */
+/* Where Slurm's tools and library read slurm.conf without SLURM_CONF
+ * (Debian's build; configless when it is missing) */
+#define SL_SLURM_DEFAULT_CONF "/etc/slurm/slurm.conf"
 #define SL_SLURM_FEATURE_MODEL "gpu_"
 #define SL_SLURM_FEATURE_DOMAIN "domain_"
 

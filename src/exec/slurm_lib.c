@@ -119,7 +119,7 @@ struct sl_slurm_lib *sl_slx_lib_open(char *why, size_t why_size)
         return &lib_one;
     }
     if (!conf || !conf[0])
-        conf = "/etc/slurm/slurm.conf";
+        conf = SL_SLURM_DEFAULT_CONF;
     if (access(conf, R_OK) < 0) {
         snprintf(why, why_size, "Slurm's configuration %s cannot be read here (%s); a "
                  "configless site uses the tools", conf, strerror(errno));

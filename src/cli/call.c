@@ -216,6 +216,14 @@ static void report(const struct sl_cli_ctx *ctx, int rc,
                            : "");
 }
 
+/* An empty answer in 'resp' and the context's client in *c. */
+static int request_begin(struct sl_cli_ctx *ctx, struct sl_response *resp, struct sl_client **c)
+{
+    memset(resp, 0, sizeof(*resp));
+    resp->log_offset = -1;
+    return sl_cli_client(ctx, c);
+}
+
 int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
                    const char *content_type, const char *body, size_t len,
                    const char *what, struct sl_response *resp)
@@ -223,9 +231,7 @@ int sl_cli_request(struct sl_cli_ctx *ctx, const char *method, const char *path,
     struct sl_client *c;
     int code, rc;
 
-    memset(resp, 0, sizeof(*resp));
-    resp->log_offset = -1;
-    if ((code = sl_cli_client(ctx, &c)) != SL_CLI_OK)
+    if ((code = request_begin(ctx, resp, &c)) != SL_CLI_OK)
         return code;
     rc = sl_client_request(c, method, path, content_type, body, len, resp);
     code = sl_cli_exit_code(rc, resp->status);
@@ -247,10 +253,8 @@ int sl_cli_get_transient(struct sl_cli_ctx *ctx, const char *path, const char *w
     struct sl_client *c;
     int code, rc;
 
-    memset(resp, 0, sizeof(*resp));
-    resp->log_offset = -1;
     *transient = false;
-    if ((code = sl_cli_client(ctx, &c)) != SL_CLI_OK)
+    if ((code = request_begin(ctx, resp, &c)) != SL_CLI_OK)
         return code;
     rc = sl_client_request(c, "GET", path, NULL, NULL, 0, resp);
     if (rc < 0 || resp->status >= 500) {
@@ -311,6 +315,15 @@ int sl_cli_print_json(const json_t *v)
         fputc('\n', stdout) == EOF)
         return -EIO;
     return 0;
+}
+
+void sl_cli_print_collected(const struct sl_cli_ctx *ctx, const json_t *all,
+                            struct sl_cli_table *t)
+{
+    if (ctx->output == SL_CLI_OUT_JSON && json_array_size(all))
+        sl_cli_print_json(all);
+    else if (ctx->output == SL_CLI_OUT_CSV && sl_cli_table_rows(t))
+        sl_cli_table_print(t, stdout, SL_CLI_OUT_CSV, 0);
 }
 
 int sl_cli_finish_output(int code)

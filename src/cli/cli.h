@@ -450,6 +450,13 @@ int sl_cli_print_yaml(const json_t *v);
  * after sl_cli_set_yaml(true). */
 int sl_cli_print_json(const json_t *v);
 
+/* What a command over several jobs collected, once all are done: 'all'
+ * (a JSON array) with -o json or yaml, table 't' with -o csv; nothing
+ * when either is empty or for other formats (each line was printed as it
+ * came). */
+void sl_cli_print_collected(const struct sl_cli_ctx *ctx, const json_t *all,
+                            struct sl_cli_table *t);
+
 /* Flush stdout; on a write error say so and return SL_CLI_FAILED. */
 int sl_cli_finish_output(int code);
 

@@ -108,10 +108,7 @@ int sl_cli_cmd_cancel(struct sl_cli_ctx *ctx, int argc, char **argv)
         if (code == SL_CLI_FAILED)
             break; /* the server is gone or failing: do not hammer it */
     }
-    if (ctx->output == SL_CLI_OUT_JSON && json_array_size(all))
-        sl_cli_print_json(all);
-    else if (ctx->output == SL_CLI_OUT_CSV && sl_cli_table_rows(t))
-        sl_cli_table_print(t, stdout, SL_CLI_OUT_CSV, 0);
+    sl_cli_print_collected(ctx, all, t);
 out:
     sl_cli_table_destroy(t);
     json_decref(all);

@@ -118,10 +118,7 @@ int sl_cli_cmd_jobctl(struct sl_cli_ctx *ctx, int argc, char **argv)
         }
         json_decref(job);
     }
-    if (ctx->output == SL_CLI_OUT_JSON && json_array_size(all))
-        sl_cli_print_json(all);
-    else if (ctx->output == SL_CLI_OUT_CSV && sl_cli_table_rows(t))
-        sl_cli_table_print(t, stdout, SL_CLI_OUT_CSV, 0);
+    sl_cli_print_collected(ctx, all, t);
 out:
     sl_cli_table_destroy(t);
     json_decref(all);

@@ -259,24 +259,42 @@ static int byend_pos(const struct sl_sched *s, const struct job *j)
     return lo;
 }
 
-/* 'j' runs from 'start_ms' (its start_ms is set here). */
-int sl_sch_run_add(struct sl_sched *s, struct job *j, int64_t start_ms)
+/* Running job 'j' into s->byend when it has a maxRuntime (room for one
+ * more is the caller's). */
+static void byend_insert(struct sl_sched *s, struct job *j)
 {
     int pos;
 
+    if (j->max_runtime_ms <= 0)
+        return;
+    pos = byend_pos(s, j);
+    memmove(&s->byend[pos + 1], &s->byend[pos], sizeof(*s->byend) * (size_t)(s->nbyend - pos));
+    s->byend[pos] = j;
+    s->nbyend++;
+}
+
+/* Running job 'j' out of s->byend, where its maxRuntime put it. */
+static void byend_remove(struct sl_sched *s, struct job *j)
+{
+    int pos;
+
+    if (j->max_runtime_ms <= 0 || (pos = byend_pos(s, j)) >= s->nbyend || s->byend[pos] != j)
+        return;
+    memmove(&s->byend[pos], &s->byend[pos + 1],
+            sizeof(*s->byend) * (size_t)(s->nbyend - pos - 1));
+    s->nbyend--;
+}
+
+/* 'j' runs from 'start_ms' (its start_ms is set here). */
+int sl_sch_run_add(struct sl_sched *s, struct job *j, int64_t start_ms)
+{
     if (sl_grow((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof(*s->run)) < 0 ||
         sl_grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
         return -ENOMEM;
     j->start_ms = start_ms;
     j->run_idx = s->nrun;
     s->run[s->nrun++] = j;
-    if (j->max_runtime_ms > 0) {
-        pos = byend_pos(s, j);
-        memmove(&s->byend[pos + 1], &s->byend[pos],
-                sizeof(*s->byend) * (size_t)(s->nbyend - pos));
-        s->byend[pos] = j;
-        s->nbyend++;
-    }
+    byend_insert(s, j);
     return 0;
 }
 
@@ -289,14 +307,7 @@ static void run_del(struct sl_sched *s, struct job *j)
     s->run[i] = s->run[--s->nrun];
     s->run[i]->run_idx = i;
     j->run_idx = -1;
-    if (j->max_runtime_ms > 0) {
-        int pos = byend_pos(s, j);
-        if (pos < s->nbyend && s->byend[pos] == j) {
-            memmove(&s->byend[pos], &s->byend[pos + 1],
-                    sizeof(*s->byend) * (size_t)(s->nbyend - pos - 1));
-            s->nbyend--;
-        }
-    }
+    byend_remove(s, j);
 }
 
 int sl_sched_job_add_running(struct sl_sched *s, const struct sl_sched_job_spec *sp,
@@ -669,7 +680,6 @@ int sl_sched_job_respec(struct sl_sched *s, const struct sl_sched_job_spec *sp,
 int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms)
 {
     struct job *j = sl_imap_get(&s->jobs, id);
-    int pos;
 
     if (!j)
         return -ENOENT;
@@ -681,19 +691,9 @@ int sl_sched_job_max_runtime(struct sl_sched *s, int64_t id, int64_t ms)
     }
     if (sl_grow((void **)&s->byend, &s->byend_cap, s->nbyend + 1, sizeof(*s->byend)) < 0)
         return -ENOMEM;
-    if (j->max_runtime_ms > 0 && (pos = byend_pos(s, j)) < s->nbyend && s->byend[pos] == j) {
-        memmove(&s->byend[pos], &s->byend[pos + 1],
-                sizeof(*s->byend) * (size_t)(s->nbyend - pos - 1));
-        s->nbyend--;
-    }
+    byend_remove(s, j);
     j->max_runtime_ms = ms;
-    if (ms > 0) {
-        pos = byend_pos(s, j);
-        memmove(&s->byend[pos + 1], &s->byend[pos],
-                sizeof(*s->byend) * (size_t)(s->nbyend - pos));
-        s->byend[pos] = j;
-        s->nbyend++;
-    }
+    byend_insert(s, j);
     return 0;
 }
 

@@ -196,14 +196,22 @@ static inline json_t *h_job(struct sl_store *rd, int64_t id)
     return j;
 }
 
+/* String member 'key' of job 'id' as stored ("" when absent). */
+static inline const char *h_job_str(struct sl_store *rd, int64_t id, const char *key, char *buf,
+                                    size_t size)
+{
+    json_t *j = h_job(rd, id);
+    const char *v = json_string_value(json_object_get(j, key));
+
+    snprintf(buf, size, "%s", v ? v : "");
+    json_decref(j);
+    return buf;
+}
+
 /* Its state's name ("" when it has no row). */
 static inline const char *h_job_state(struct sl_store *rd, int64_t id, char *buf, size_t size)
 {
-    json_t *j = h_job(rd, id);
-
-    snprintf(buf, size, "%s", j ? json_string_value(json_object_get(j, "state")) : "");
-    json_decref(j);
-    return buf;
+    return h_job_str(rd, id, "state", buf, size);
 }
 
 /* How many of job 'id''s events have type 'type'; the first one's message

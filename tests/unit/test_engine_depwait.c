@@ -33,17 +33,6 @@ static int64_t submit(struct sl_engine *e, const char *dur, const char *extra, i
     return id;
 }
 
-static const char *field(struct sl_store *rd, int64_t id, const char *key, char *buf,
-                         size_t size)
-{
-    json_t *j = h_job(rd, id);
-    const char *s = json_string_value(json_object_get(j, key));
-
-    snprintf(buf, size, "%s", s ? s : "");
-    json_decref(j);
-    return buf;
-}
-
 static void dependencies(struct sl_engine *e, struct sl_store *rd)
 {
     char extra[128], b1[256];
@@ -75,7 +64,7 @@ static void dependencies(struct sl_engine *e, struct sl_store *rd)
     snprintf(extra, sizeof(extra),
              "dependency afternotok:%lld can never be satisfied: job %lld ended Succeeded",
              (long long)a, (long long)a);
-    is_str(field(rd, c, "message", b1, sizeof(b1)), extra, "its message says why");
+    is_str(h_job_str(rd, c, "message", b1, sizeof(b1)), extra, "its message says why");
     is_str(h_job_state(rd, d, b1, sizeof(b1)), "Pending", "d still waits for b");
     h_clock_set(H_T0 + 11 * H_MIN + 2);
     h_sync(e);

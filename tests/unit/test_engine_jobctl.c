@@ -32,21 +32,28 @@
 static char tmpdir[64];
 static char nodes_csv[128];
 
+/* Run call 'c' and free it: its status, the error's field into 'field'
+ * (may be NULL). */
+static int run(struct sl_engine *e, struct h_call *c, char *field, size_t size)
+{
+    int st = h_call_run(e, c);
+
+    if (field)
+        snprintf(field, size, "%s", c->op.err.field);
+    h_call_free(c);
+    return st;
+}
+
 /* Operation 'kind' on job 'id' by 'user' with 'role' of team default;
  * returns the status, the error's field into 'field' (may be NULL). */
 static int ctl(struct sl_engine *e, enum sl_op_kind kind, int64_t id, bool hold,
                const char *user, const char *role, char *field, size_t size)
 {
     struct h_call *c = h_call_new(kind, user, "default", role);
-    int st;
 
     c->op.u.jobctl.job_id = id;
     c->op.u.jobctl.hold = hold;
-    st = h_call_run(e, c);
-    if (field)
-        snprintf(field, size, "%s", c->op.err.field);
-    h_call_free(c);
-    return st;
+    return run(e, c, field, size);
 }
 
 /* An update of job 'id''s maxRuntime to 'ms' by 'user' with 'role'. */
@@ -54,15 +61,10 @@ static int update(struct sl_engine *e, int64_t id, int64_t ms, const char *user,
                   const char *role, char *field, size_t size)
 {
     struct h_call *c = h_call_new(SL_OP_UPDATE, user, "default", role);
-    int st;
 
     c->op.u.update.job_id = id;
     c->op.u.update.max_runtime_ms = ms;
-    st = h_call_run(e, c);
-    if (field)
-        snprintf(field, size, "%s", c->op.err.field);
-    h_call_free(c);
-    return st;
+    return run(e, c, field, size);
 }
 
 /* An update of job 'id''s class, queue, GPUs per task (-1: none) by
@@ -71,30 +73,13 @@ static int respec(struct sl_engine *e, int64_t id, const char *pclass, const cha
                   int gpus, const char *user, const char *role, char *field, size_t size)
 {
     struct h_call *c = h_call_new(SL_OP_UPDATE, user, "default", role);
-    int st;
 
     c->op.u.update.job_id = id;
     snprintf(c->op.u.update.pclass, sizeof(c->op.u.update.pclass), "%s", pclass ? pclass : "");
     snprintf(c->op.u.update.queue, sizeof(c->op.u.update.queue), "%s", queue ? queue : "");
     c->op.u.update.has_gpus = gpus >= 0;
     c->op.u.update.gpus = gpus;
-    st = h_call_run(e, c);
-    if (field)
-        snprintf(field, size, "%s", c->op.err.field);
-    h_call_free(c);
-    return st;
-}
-
-/* String member 'key' of job 'id' as stored ("" when absent). */
-static const char *job_str(struct sl_store *rd, int64_t id, const char *key, char *buf,
-                           size_t size)
-{
-    json_t *j = h_job(rd, id);
-    const char *v = json_string_value(json_object_get(j, key));
-
-    snprintf(buf, size, "%s", v ? v : "");
-    json_decref(j);
-    return buf;
+    return run(e, c, field, size);
 }
 
 /* The stored spec's GPUs per task of job 'id' (-1 when absent). */
@@ -114,12 +99,9 @@ static int64_t spec_gpus(struct sl_store *rd, int64_t id)
 static int cordon(struct sl_engine *e, const char *name, enum sl_op_kind kind)
 {
     struct h_call *c = h_call_new(kind, "admin", "default", "admin");
-    int st;
 
     snprintf(c->op.u.node.node, sizeof(c->op.u.node.node), "%s", name);
-    st = h_call_run(e, c);
-    h_call_free(c);
-    return st;
+    return run(e, c, NULL, 0);
 }
 
 /* The stored spec's maxRuntime of job 'id' ("" when none). */
@@ -322,17 +304,17 @@ int main(void)
     is_int(respec(e, j2, "production", NULL, -1, "bob", "member", field, sizeof(field)), 403,
            "bob may not update alice's job");
     is_int(spec_gpus(rd, j2), 1, "none of that changed its GPUs");
-    is_str(job_str(rd, j2, "queue", s, sizeof(s)), "default", "nor its queue");
-    is_str(job_str(rd, j2, "priority_class", s, sizeof(s)), "batch", "nor its class");
+    is_str(h_job_str(rd, j2, "queue", s, sizeof(s)), "default", "nor its queue");
+    is_str(h_job_str(rd, j2, "priority_class", s, sizeof(s)), "batch", "nor its class");
     is_int(h_events(rd, j2, "update", NULL, 0), 2, "nor wrote an event");
     is_int(respec(e, j2, "production", "q2", 0, "alice", "member", NULL, 0), 200,
            "alice moves it to production in q2 with no GPU");
-    is_str(job_str(rd, j2, "priority_class", s, sizeof(s)), "production", "its class");
+    is_str(h_job_str(rd, j2, "priority_class", s, sizeof(s)), "production", "its class");
     is_int(job_int(rd, j2, "priority"), 1000, "its priority");
-    is_str(job_str(rd, j2, "queue", s, sizeof(s)), "q2", "its queue");
+    is_str(h_job_str(rd, j2, "queue", s, sizeof(s)), "q2", "its queue");
     is_int(spec_gpus(rd, j2), 0, "its GPUs per task");
     is_int(h_events(rd, j2, "update", NULL, 0), 3, "one update event more");
-    is_str(job_str(rd, j2, "message", msg, sizeof(msg)),
+    is_str(h_job_str(rd, j2, "message", msg, sizeof(msg)),
            "priorityClass batch -> production, queue default -> q2, resources.gpus 1 -> 0 "
            "by alice",
            "its message names each change");
@@ -360,7 +342,7 @@ int main(void)
                    "admin", "default", "admin", NULL),
            200, "a budget the team has spent, which demotes");
     j3 = submit(e, "10m", 0);
-    is_str(job_str(rd, j3, "priority_class", s, sizeof(s)), "best-effort",
+    is_str(h_job_str(rd, j3, "priority_class", s, sizeof(s)), "best-effort",
            "a new job is demoted to best-effort");
     is_int(respec(e, j3, "batch", NULL, -1, "alice", "member", field, sizeof(field)), 403,
            "it may not be moved back to batch");
@@ -373,7 +355,7 @@ int main(void)
              "alice", "default", "member", &j1, NULL);
     is_int(respec(e, j1, NULL, NULL, 1, "alice", "member", NULL, 0), 200,
            "a job of half a GPU may take a whole one (it is demoted already)");
-    is_str(job_str(rd, j1, "message", msg, sizeof(msg)), "resources.gpus 0.5 -> 1 by alice",
+    is_str(h_job_str(rd, j1, "message", msg, sizeof(msg)), "resources.gpus 0.5 -> 1 by alice",
            "its message says the fraction");
     is_int(h_apply(e,
                    "apiVersion: sluice/v1\nkind: Budget\nmetadata: {name: tiny-block}\n"

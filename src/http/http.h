@@ -92,6 +92,12 @@ void sl_http_set_state(struct sl_http_req *r, void *state,
  * sl_http_add_header before the reply. */
 void sl_http_add_header(struct sl_http_req *r, const char *name,
                         const char *value);
+/* Header lines sent as they are after those, each "Name: value\r\n"; for
+ * long fixed ones (a Content-Security-Policy). Not copied: 'lines' must
+ * outlive the request (a string literal). The answer's head, every header
+ * included, must fit 1 KiB, else the connection is closed instead. */
+void sl_http_add_header_lines(struct sl_http_req *r, const char *lines);
+/* A 304 goes without its body, Content-Type and Content-Length. */
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
                    const void *body, size_t len);
 /* The status of the answer set so far; 0 = none yet. */

@@ -129,8 +129,10 @@ if not built:
     tap.skip(12, "uPlot is not installed in web/node_modules (npm ci in web/, or make ui)")
     assets = {}
 else:
-    # the references of the page shell, and what they answer
-    refs = re.findall(rb"""(?:src|href)\s*=\s*["'](/ui/[^"']*)["']""", page.body)
+    # the asset references of the page shell (names with a dot: links to
+    # the dashboard's own pages, such as the brand's /ui/, are not assets),
+    # and what they answer
+    refs = re.findall(rb"""(?:src|href)\s*=\s*["'](/ui/[^"']*\.[^"'/]*)["']""", page.body)
     names = {p.decode() for p in refs}
     want = {"js": None, "css": None, "svg": None}
     for p in names:

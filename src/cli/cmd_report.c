@@ -69,7 +69,7 @@ static const char *num_cell(const json_t *o, const char *key, int dec, char *buf
     if (!json_is_number(v))
         return NULL;
     if (dec < 0)
-        sl_cli_format_json_number(v, buf, size);
+        sl_csv_number(v, buf, size);
     else
         snprintf(buf, size, "%.*f", dec, json_number_value(v));
     return buf;
@@ -120,7 +120,7 @@ static struct sl_cli_table *usage_csv_table(const json_t *rows, int *rc)
                          (long long)json_integer_value(v));
                 row[c] = cells[c];
             } else if (json_is_number(v)) {
-                sl_cli_format_json_number(v, cells[c], sizeof(cells[c]));
+                sl_csv_number(v, cells[c], sizeof(cells[c]));
                 row[c] = cells[c];
             } else if (json_is_boolean(v)) {
                 row[c] = json_is_true(v) ? "true" : "false";

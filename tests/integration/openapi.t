@@ -314,13 +314,10 @@ def raw_request(head, body, read_timeout=30):
 
 def raw_response(status, data):
     """A Response object from raw bytes, for check_answer."""
-    from sltest import Response
-    hdr, _, body = data.partition(b"\r\n\r\n")
-    headers = {}
-    for line in hdr.split(b"\r\n")[1:]:
-        k, _, v = line.decode("latin-1").partition(":")
-        headers[k.strip().lower()] = v.strip()
-    return Response(status, headers, body)
+    from sltest import response_of
+    r = response_of(data)
+    r.status = status
+    return r
 
 
 # --- 1. the document itself ----------------------------------------------------

@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import SLUICE_BIN, Sluiced, job_doc, tap  # noqa: E402
+from sltest import SLUICE_BIN, Sluiced, job_doc, response_of, tap  # noqa: E402
 
 SETUP = """
 apiVersion: sluice/v1
@@ -38,15 +38,8 @@ spec:
   # digits the JSON answer carries, so the CSV must be made from the JSON
   # as sent, not from the figures before it is written
   cpu: {pricePerCoreHour: 1e12}
----
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: vision}
----
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: nlp}
-"""
+""" + "".join("---\napiVersion: sluice/v1\nkind: Team\nmetadata: {name: %s}\n" % t
+              for t in ("vision", "nlp"))
 
 
 def cli_csv(d, args, token=None):
@@ -62,14 +55,8 @@ def curl(d, path, token=None):
     p = subprocess.run(["curl", "-s", "-D", "-", "--max-time", "60", "-H",
                         "Authorization: Bearer " + (token or d.token), d.server + path],
                        capture_output=True, timeout=90)
-    head, _, body = p.stdout.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1]) if lines and len(lines[0].split()) > 1 else 0
-    hdrs = {}
-    for line in lines[1:]:
-        k, _, v = line.partition(":")
-        hdrs[k.strip().lower()] = v.strip()
-    return status, hdrs, body
+    r = response_of(p.stdout)
+    return r.status, r.headers, r.body
 
 
 def stamp(ms):

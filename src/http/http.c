@@ -62,6 +62,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../util/jfield.h"
 #include "../util/util.h"
 
 #define MAX_EXTRA_HEADERS 4
@@ -246,10 +247,24 @@ int sl_http_status(const struct sl_http_req *r)
     return r->phase == PH_ANSWERED ? r->status : 0;
 }
 
+/* How every JSON answer is written: reals in 15 significant digits
+ * (0.2625, not 0.26250000000000001). */
+#define JSON_ANSWER_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
+json_t *sl_http_json_as_sent(const json_t *json)
+{
+    char *text = json_dumps(json, JSON_ANSWER_FLAGS);
+    json_t *v = text ? sl_jf_loadb(text, strlen(text), 0, NULL) : NULL;
+
+    free(text);
+    if (!v)
+        errno = ENOMEM;
+    return v;
+}
+
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json)
 {
-    /* reals in 15 significant digits: 0.2625, not 0.26250000000000001 */
-    char *text = json ? json_dumps(json, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    char *text = json ? json_dumps(json, JSON_ANSWER_FLAGS) : NULL;
     size_t len;
 
     json_decref(json);

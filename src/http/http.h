@@ -104,6 +104,11 @@ void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
 int sl_http_status(const struct sl_http_req *r);
 /* Serialise and steal 'json'. */
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json);
+/* 'json' as a client reads it back from sl_http_reply_json's answer (its
+ * reals cut to the answer's 15 significant digits): for another form of
+ * an answer that must say what the JSON one says, to the byte (GET
+ * /v1/report?format=csv). New reference, or NULL with errno ENOMEM. */
+json_t *sl_http_json_as_sent(const json_t *json);
 void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
                          const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -15,9 +15,9 @@
  *
  * Environment:
  *   SLUICE_BIN            the build to test (default build/asan)
- *   SLUICE_UI_SERVER      sluiced: the dashboard sluiced serves at /ui/;
- *                         dev (default until sluiced embeds the dashboard):
- *                         web/dev/serve.py in front of sluiced
+ *   SLUICE_UI_SERVER      sluiced (default): the dashboard sluiced serves at
+ *                         /ui/; dev: web/dev/serve.py in front of sluiced,
+ *                         serving web/ from disk
  *   SLUICE_BROWSER_OUT    where screenshots go (default tests/browser/out)
  *   SLUICE_BROWSER_ONLY   a regular expression: only the scenario files
  *                         whose names match
@@ -36,7 +36,7 @@ const H = require('./harness.js');
 const OUT = path.resolve(process.env.SLUICE_BROWSER_OUT || path.join(__dirname, 'out'));
 const SCENARIOS = path.join(__dirname, 'scenarios');
 const SCENARIO_TIMEOUT = 1000 * Number(process.env.SLUICE_BROWSER_TIMEOUT || 180);
-const UI_SERVER = process.env.SLUICE_UI_SERVER || 'dev';
+const UI_SERVER = process.env.SLUICE_UI_SERVER || 'sluiced';
 
 /* --- TAP ------------------------------------------------------------------ */
 

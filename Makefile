@@ -7,6 +7,8 @@
 #   make bench      benchmarks (print figures; never fail on speed)
 #   make bench-slurm  Sluice against Slurm on the three-node Slurm lab (root,
 #                   about 20 minutes)
+#   make bench-ui   the web UI with 1,000 nodes and 100,000 jobs in headless
+#                   Chromium, and the charting libraries (10-15 minutes)
 #   make fuzz       libFuzzer targets (clang), run for FUZZ_SECONDS each
 #   make ui         the same build with the web UI required: npm installs
 #                   uPlot in web/node_modules, or this fails (make alone
@@ -97,7 +99,7 @@ UI_INPUT    = web/index.html web/favicon.svg $(wildcard web/js/*.js web/css/*.cs
 UI_STAMP   := web/node_modules/.package-lock.json
 UI_OBJ     := $(B)/obj/gen/ui_assets.o
 
-.PHONY: all deps run test tsan unit ui ui-npm bench bench-slurm fuzz install clean distclean \
+.PHONY: all deps run test tsan unit ui ui-npm bench bench-slurm bench-ui fuzz install clean distclean \
 	check-banned check-clang FORCE
 all: $(B)/sluiced $(B)/sluice
 
@@ -304,6 +306,14 @@ bench-slurm: deps all
 	bench/slurm_e2e.sh
 	bench/slurm_rest.sh
 	bench/slurm_replay.sh
+
+# The web UI at scale: the jobs page, its filters, the overview and the
+# nodes page timed in headless Chromium against 1,000 fake nodes and
+# 100,000 jobs; uPlot against Chart.js (bench/README.md). UI_REQUIRE: a
+# sluiced without its UI has nothing to measure.
+bench-ui: deps
+	$(MAKE) UI_REQUIRE=1 all
+	bench/ui_scale.sh
 
 # Each target: its source, what it links beside FUZZ_SRC, its -max_len, its
 # corpus under tests/fuzz/corpus/. New inputs land in build/fuzz/corpus/NAME;

@@ -402,6 +402,21 @@ if (typeof App !== 'undefined') {
                 pending += q.pending || 0;
                 running += q.running || 0;
             });
+            var top = nodes.length > TOP_N ? Cluster.topNodes(b.nodes, TOP_N) : b.nodes;
+            /* built again only when what it shows changed: focus and
+             * selection stay, and a refresh of 1,000 unchanged nodes costs
+             * no DOM work */
+            var nodeByName = Object.create(null);
+            nodes.forEach(function (n) {
+                nodeByName[n.name] = n;
+            });
+            var sig = JSON.stringify([t, b.models, b.statuses, top, pending, running, nodes.length, truncated,
+                top.map(function (r) {
+                    return [nodeByName[r.name].state, nodeByName[r.name].admin];
+                })]);
+            if (box.sluiceSig === sig)
+                return;
+            box.sluiceSig = sig;
             var gpuNodes = b.nodes.filter(function (r) {
                 return r.gpus > 0;
             }).length;
@@ -447,11 +462,6 @@ if (typeof App !== 'undefined') {
                 {key: 'util', label: 'Measured', render: measuredText}
             ], b.models, {empty: 'No GPUs.'});
 
-            var top = nodes.length > TOP_N ? Cluster.topNodes(b.nodes, TOP_N) : b.nodes;
-            var nodeByName = Object.create(null);
-            nodes.forEach(function (n) {
-                nodeByName[n.name] = n;
-            });
             var nodeTable = Dom.table([
                 {key: 'name', label: 'Node', render: function (r) {
                     return Dom.link('/ui/nodes?q=' + encodeURIComponent(r.name), r.name);

@@ -213,9 +213,15 @@ if (typeof App !== 'undefined') {
         }
 
         /* After a row is built again: focus its button of the same key,
-         * else its first button (cordon became uncordon), else its name. */
+         * else the one that undoes it (cordon became uncordon), else its
+         * first button, else its name. */
+        var COUNTERPART = {cordon: 'uncordon', drain: 'uncordon', uncordon: 'cordon'};
+
         function refocus(el, key) {
-            var again = (key && el.querySelector('[data-key="' + key + '"]')) || el.querySelector('.node-actions button');
+            var name = el.getAttribute('data-node'), action = key ? key.slice(name.length + 1) : '';
+            var again = (key && el.querySelector('[data-key="' + CSS.escape(key) + '"]')) ||
+                (COUNTERPART[action] && el.querySelector('[data-key="' + CSS.escape(name + '/' + COUNTERPART[action]) + '"]')) ||
+                el.querySelector('.node-actions button');
             if (!again) {
                 again = el.querySelector('h2');
                 again.setAttribute('tabindex', '-1');
@@ -242,7 +248,7 @@ if (typeof App !== 'undefined') {
                 var nodeSel = Dom.field({label: 'Node state', name: 'node', options: NodesView.NODE_STATES, value: f.node});
                 var search = Dom.field({label: 'Node name', name: 'q', type: 'search', value: f.q,
                     placeholder: 'gpu-01', attrs: {autocomplete: 'off', spellcheck: 'false'}});
-                var form = h('form', {class: 'filters', role: 'search', 'aria-label': 'Filter nodes'},
+                var form = h('form', {class: 'filters node-filters', role: 'search', 'aria-label': 'Filter nodes'},
                     modelSel, stateSel, nodeSel, search);
                 form.addEventListener('submit', function (ev) {
                     ev.preventDefault();

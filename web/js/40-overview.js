@@ -225,7 +225,7 @@ var Viz = (function () {
 var Overview = (function () {
     var RANGES = ['hour', 'day', 'week', 'month'];
     var RANGE_LABEL = {hour: 'Last hour', day: 'Last day', week: 'Last week', month: 'Last month'};
-    var TOP_NODES = 12;
+    var TOP_NODES = 10;
     var NOW_MS = 10000;
     var HISTORY_MS = 60000;
 
@@ -278,6 +278,15 @@ var Overview = (function () {
         return Fmt.num(v, 1);
     }
 
+    /* The y axis of a chart of counts: from 0 to at least 5, so that a
+     * range of zeros or ones has whole ticks. */
+    function countAxis(maxes) {
+        var m = 0;
+        for (var i = 0; i < maxes.length; i++)
+            m = Math.max(m, maxes[i] || 0);
+        return m < 5 ? {yfmt: count, ymax: 5} : {yfmt: count};
+    }
+
     /* The charts of a GET /v1/history answer: [{key, title, data: {t,
      * series}, opts: {yfmt, ymax}, summary: text}], each with a summary in
      * words of what it draws (the chart's text equivalent). */
@@ -326,7 +335,7 @@ var Overview = (function () {
             data: {t: t, series: [
                 {label: 'Pending', values: s.pending || [], fmt: count},
                 {label: 'Started', values: s.started || [], fmt: count}]},
-            opts: {yfmt: count},
+            opts: countAxis([pend.max, started.max]),
             summary: pend.n ? 'Pending: ' + Fmt.int(pend.last) + ' now, peak ' + Fmt.int(pend.max) +
                 '; ' + Fmt.int(started.sum || 0) + ' starts in the range.' : 'No jobs in this range.'
         });
@@ -346,7 +355,7 @@ var Overview = (function () {
         out.push({
             key: 'preemptions', title: 'Preemptions',
             data: {t: t, series: [{label: 'Preemptions', values: s.preemptions || [], fmt: count}]},
-            opts: {yfmt: count},
+            opts: countAxis([pre.max]),
             summary: pre.n ? Fmt.int(pre.sum) + ' preemptions in the range, at most ' + Fmt.int(pre.max) +
                 ' in one step.' : 'No preemptions in this range.'
         });
@@ -493,7 +502,7 @@ if (typeof App !== 'undefined') {
                     null,
                 empty: 'No nodes.'
             });
-            frag.appendChild(h('div', {class: 'panels'},
+            frag.appendChild(h('div', {class: 'panels now-panels'},
                 h('div', {class: 'panel'}, h('h3', null, 'By GPU model'), models),
                 h('div', {class: 'panel'}, h('h3', null, 'By node'), nodeTable,
                     h('p', null, Dom.link('/ui/nodes', nodes.length > TOP_N ?

@@ -169,3 +169,14 @@ test('history charts say so when nothing was measured or started', () => {
     assert.match(cs[1].summary, /^Not measured/);
     assert.match(cs[3].summary, /^No job started/);
 });
+
+test('charts of counts have whole ticks: at least 0..5', () => {
+    const zeros = {capacity_gpus: 8, series: {t: [0, 1], gpus_allocated: [0, 0], gpus_idle: [0, 0], utilisation: [null, null],
+        pending: [0, 1], started: [0, 0], wait_p50_s: [null, null], wait_p90_s: [null, null], wait_p99_s: [null, null],
+        preemptions: [0, 0]}};
+    const cs = Overview.historyCharts(zeros);
+    assert.strictEqual(cs[2].opts.ymax, 5);
+    assert.strictEqual(cs[4].opts.ymax, 5);
+    zeros.series.preemptions = [0, 40];
+    assert.strictEqual(Overview.historyCharts(zeros)[4].opts.ymax, undefined);
+});

@@ -230,14 +230,22 @@ int sl_sqlite_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                            int (*event)(void *arg, const struct sl_history_event *ev),
                            void *arg)
 {
+    /* closed intervals by their end (usage_end: the start would reach back
+     * over the whole ledger), then the open ones */
     static const char usage_sql[] =
-        "SELECT start_ms, coalesce(end_ms, 0), ngpus, gpu_milli, util, idle_ms FROM usage "
-        "WHERE start_ms < ?2 AND (end_ms IS NULL OR end_ms > ?1) AND ngpus > 0 "
-        "AND (?3 IS NULL OR team = ?3)";
+        "SELECT start_ms, end_ms, ngpus, gpu_milli, util, idle_ms FROM usage "
+        "WHERE end_ms > ?1 AND +start_ms < ?2 AND ngpus > 0 AND (?3 IS NULL OR team = ?3) "
+        "UNION ALL "
+        "SELECT start_ms, 0, ngpus, gpu_milli, util, idle_ms FROM usage "
+        "WHERE end_ms IS NULL AND start_ms < ?2 AND ngpus > 0 AND (?3 IS NULL OR team = ?3)";
     /* One statement, so one snapshot: the count of now and every
      * transition since from. Kinds: 0 the count, 1 into Pending, 2 out of
      * it, 3 out of it to run (with when the job last went into it), 4 a
-     * preemption. */
+     * preemption. The transitions' filter is the partial index
+     * job_events_history's, word for word (0010_history.sql), so that the
+     * window is read from that index alone; the entry before a start
+     * from job_events_enter. A team's jobs are looked up per transition,
+     * so that a short window costs little however many jobs it has had. */
     static const char event_sql[] =
         "SELECT 0, count(*), NULL FROM jobs WHERE state = 0 AND (?2 IS NULL OR team = ?2) "
         "UNION ALL "
@@ -250,7 +258,8 @@ int sl_sqlite_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
         "FROM job_events e WHERE e.at >= ?1 "
         "AND (e.type = 'preempt' OR (e.to_state = 'Pending' AND e.from_state IS NOT 'Pending') "
         "OR (e.from_state = 'Pending' AND e.to_state <> 'Pending')) "
-        "AND (?2 IS NULL OR e.job_id IN (SELECT id FROM jobs WHERE team = ?2))";
+        "AND (?2 IS NULL OR "
+        "EXISTS (SELECT 1 FROM jobs j WHERE j.id = e.job_id AND j.team = ?2))";
     struct sl_sqlite *s = sl_sqlite_of(st);
     struct history_scan hs = {usage, event, arg};
     sqlite3_stmt *q = NULL;

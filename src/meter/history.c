@@ -68,48 +68,38 @@ const struct sl_history_range *sl_history_range_find(const char *name)
 
 int sl_history_window(const char *range, bool has_from, int64_t from_ms, bool has_to,
                       int64_t to_ms, int64_t step_ms, int64_t now_ms,
-                      struct sl_history_window *w, const char **bad)
+                      struct sl_history_window *w, struct sl_error *err)
 {
     const struct sl_history_range *r = sl_history_range_find(range ? range : "day");
     int64_t span, step, from, to, n;
 
-    if (!r) {
-        *bad = "range";
-        return -EINVAL;
-    }
-    if ((has_from && (from_ms < 0 || from_ms >= SL_HISTORY_MAX_MS)) ||
-        (has_to && (to_ms < 0 || to_ms >= SL_HISTORY_MAX_MS))) {
-        *bad = has_from && (from_ms < 0 || from_ms >= SL_HISTORY_MAX_MS) ? "from" : "to";
-        return -EINVAL;
-    }
+    if (!r)
+        return sl_errorf_field(err, -EINVAL, "range",
+                               "must be hour, day, week or month, got '%.20s'", range);
+    if (has_from && (from_ms < 0 || from_ms >= SL_HISTORY_MAX_MS))
+        return sl_errorf_field(err, -EINVAL, "from", "must be from 1970 to 9999");
+    if (has_to && (to_ms < 0 || to_ms >= SL_HISTORY_MAX_MS))
+        return sl_errorf_field(err, -EINVAL, "to", "must be from 1970 to 9999");
     span = r->step_ms * r->n;
     step = step_ms ? step_ms : r->step_ms;
-    if (step < SL_HISTORY_MIN_STEP_MS || step > SL_HISTORY_MAX_STEP_MS) {
-        *bad = "step";
-        return -EINVAL;
-    }
+    if (step < SL_HISTORY_MIN_STEP_MS || step > SL_HISTORY_MAX_STEP_MS)
+        return sl_errorf_field(err, -EINVAL, "step", "must be 1s to 366d");
     if (!has_from && !has_to) {
         n = ceil_div(span, step);
-        if (n > SL_HISTORY_MAX_BUCKETS) {
-            *bad = "step";
-            return -EINVAL;
-        }
         to = ceil_div(max64(now_ms, 0), step) * step;
         from = to - n * step;
     } else {
         to = has_to ? to_ms : now_ms;
         from = has_from ? from_ms : to - span;
-        if (to <= from) {
-            *bad = "to";
-            return -EINVAL;
-        }
+        if (to <= from)
+            return sl_errorf_field(err, -EINVAL, "to", "must be after from");
         n = ceil_div(to - from, step);
-        if (n > SL_HISTORY_MAX_BUCKETS) {
-            *bad = "step";
-            return -EINVAL;
-        }
         to = from + n * step;
     }
+    if (n > SL_HISTORY_MAX_BUCKETS)
+        return sl_errorf_field(err, -EINVAL, "step",
+                               "makes %lld buckets of the window; at most %d",
+                               (long long)n, SL_HISTORY_MAX_BUCKETS);
     w->from_ms = from;
     w->to_ms = to;
     w->step_ms = step;

@@ -61,15 +61,15 @@ struct sl_history_window {
  * buckets of the step as it takes, rounded up). With either, to defaults
  * to now and from to to - span; the buckets start at from, and the last
  * one ends at or after to (to is rounded up to a whole number of steps
- * from from). Returns 0 with *w filled, or -EINVAL with *bad naming the
- * parameter at fault: "range" (no such range), "from" or "to" (before
- * 1970 or from the year 10000 on), "step" (outside
- * SL_HISTORY_MIN_STEP_MS..SL_HISTORY_MAX_STEP_MS, or more than
- * SL_HISTORY_MAX_BUCKETS buckets),
- * "to" (not after from); *w is then unchanged. */
+ * from from). Returns 0 with *w filled, or -EINVAL with err's field naming
+ * the parameter at fault and its text saying why: "range" (no such
+ * range), "from" or "to" (before 1970 or from the year 10000 on), "step"
+ * (outside SL_HISTORY_MIN_STEP_MS..SL_HISTORY_MAX_STEP_MS, or more than
+ * SL_HISTORY_MAX_BUCKETS buckets), "to" (not after from); *w is then
+ * unchanged. */
 int sl_history_window(const char *range, bool has_from, int64_t from_ms, bool has_to,
                       int64_t to_ms, int64_t step_ms, int64_t now_ms,
-                      struct sl_history_window *w, const char **bad);
+                      struct sl_history_window *w, struct sl_error *err);
 
 /* What changed in the job-state record (the store's history scan). */
 enum sl_history_kind {

@@ -67,7 +67,7 @@ static struct sl_usage_row usage(int64_t start, int64_t end, int ngpus, int mill
 static void windows(void)
 {
     struct sl_history_window w;
-    const char *bad = NULL;
+    struct sl_error err;
     /* 2026-12-02T10:07:30Z */
     int64_t now = 1796206050000LL;
 
@@ -75,65 +75,59 @@ static void windows(void)
            sl_history_range_find("week") && sl_history_range_find("month") &&
            !sl_history_range_find("year") && !sl_history_range_find("Hour"),
        "the ranges are hour, day, week and month, by exact name");
-    is_int(sl_history_window("hour", false, 0, false, 0, 0, now, &w, &bad), 0,
+    is_int(sl_history_window("hour", false, 0, false, 0, 0, now, &w, &err), 0,
            "range=hour is a window");
     ok(w.step_ms == MIN && w.n == 60 && w.to_ms == now + 30000 &&
            w.from_ms == w.to_ms - 60 * MIN,
        "hour: 60 buckets of a minute, the last one holding now, ending on the minute");
     is_int(w.to_ms % MIN, 0, "hour: the buckets are aligned on minutes");
-    sl_history_window("day", false, 0, false, 0, 0, now, &w, &bad);
+    sl_history_window("day", false, 0, false, 0, 0, now, &w, &err);
     ok(w.step_ms == 15 * MIN && w.n == 96 && w.to_ms == 1796206500000LL &&
            w.to_ms - w.from_ms == 24 * 60 * MIN,
        "day: 96 buckets of 15 minutes up to 10:15");
-    sl_history_window("week", false, 0, false, 0, 0, now, &w, &bad);
+    sl_history_window("week", false, 0, false, 0, 0, now, &w, &err);
     ok(w.step_ms == 60 * MIN && w.n == 168 && w.to_ms == 1796209200000LL,
        "week: 168 hours up to 11:00");
-    sl_history_window("month", false, 0, false, 0, 0, now, &w, &bad);
+    sl_history_window("month", false, 0, false, 0, 0, now, &w, &err);
     ok(w.step_ms == 360 * MIN && w.n == 120 && w.to_ms == 1796212800000LL &&
            w.to_ms - w.from_ms == 30 * 24 * 60 * MIN,
        "month: 120 buckets of 6 hours (30 days) up to 12:00 UTC");
-    sl_history_window(NULL, false, 0, false, 0, 0, now, &w, &bad);
+    sl_history_window(NULL, false, 0, false, 0, 0, now, &w, &err);
     is_int(w.n, 96, "no range is a day");
-    sl_history_window("hour", false, 0, false, 0, 0, 1796205600000LL, &w, &bad);
+    sl_history_window("hour", false, 0, false, 0, 0, 1796205600000LL, &w, &err);
     is_int(w.to_ms, 1796205600000LL, "now on a bucket's edge: the last bucket ends at now");
-    sl_history_window("day", false, 0, false, 0, 5 * MIN, now, &w, &bad);
+    sl_history_window("day", false, 0, false, 0, 5 * MIN, now, &w, &err);
     ok(w.step_ms == 5 * MIN && w.n == 288 && w.to_ms == 1796206200000LL,
        "range=day&step=5m: 288 buckets of 5 minutes");
 
-    sl_history_window("hour", true, 1000, true, 1000 + 90 * MIN + 1, 10 * MIN, now, &w, &bad);
+    sl_history_window("hour", true, 1000, true, 1000 + 90 * MIN + 1, 10 * MIN, now, &w, &err);
     ok(w.from_ms == 1000 && w.n == 10 && w.to_ms == 1000 + 100 * MIN,
        "from/to: the buckets start at from; to is rounded up to whole steps");
-    sl_history_window("hour", true, 1000, false, 0, 0, 1000 + 30 * MIN, &w, &bad);
+    sl_history_window("hour", true, 1000, false, 0, 0, 1000 + 30 * MIN, &w, &err);
     ok(w.from_ms == 1000 && w.n == 30 && w.to_ms == 1000 + 30 * MIN,
        "from alone: up to now");
-    sl_history_window("hour", false, 0, true, 100 * MIN, 0, now, &w, &bad);
+    sl_history_window("hour", false, 0, true, 100 * MIN, 0, now, &w, &err);
     ok(w.from_ms == 40 * MIN && w.n == 60, "to alone: the range's span before it");
 
     w.n = -1;
-    bad = NULL;
-    is_int(sl_history_window("year", false, 0, false, 0, 0, now, &w, &bad), -EINVAL,
+    is_int(sl_history_window("year", false, 0, false, 0, 0, now, &w, &err), -EINVAL,
            "an unknown range is refused");
-    ok(bad && strcmp(bad, "range") == 0 && w.n == -1, "naming range, the window unchanged");
-    sl_history_window("hour", false, 0, false, 0, 999, now, &w, &bad);
-    is_str(bad, "step", "a step under a second is refused, naming step");
-    bad = NULL;
-    sl_history_window("month", false, 0, false, 0, 1000, now, &w, &bad);
-    is_str(bad, "step", "more than 2000 buckets are refused, naming step");
-    bad = NULL;
-    sl_history_window("hour", true, 0, true, 1000000000000LL, 1000, now, &w, &bad);
-    is_str(bad, "step", "from/to with more than 2000 buckets too");
-    bad = NULL;
-    sl_history_window("hour", false, 0, false, 0, 400LL * 86400000, now, &w, &bad);
-    is_str(bad, "step", "a step over 366 days is refused");
-    bad = NULL;
-    sl_history_window("hour", true, 5000, true, 5000, 0, now, &w, &bad);
-    is_str(bad, "to", "to not after from is refused, naming to");
-    bad = NULL;
-    sl_history_window("hour", true, SL_HISTORY_MAX_MS, false, 0, 0, now, &w, &bad);
-    is_str(bad, "from", "from in the year 10000 is refused, naming from");
-    bad = NULL;
-    sl_history_window("hour", false, 0, true, INT64_MAX, 0, now, &w, &bad);
-    is_str(bad, "to", "to at the end of int64 is refused, naming to");
+    ok(strcmp(err.field, "range") == 0 && w.n == -1, "naming range, the window unchanged");
+    ok(strstr(err.text, "hour, day, week or month") != NULL, "saying which there are");
+    sl_history_window("hour", false, 0, false, 0, 999, now, &w, &err);
+    is_str(err.field, "step", "a step under a second is refused, naming step");
+    sl_history_window("month", false, 0, false, 0, 1000, now, &w, &err);
+    is_str(err.field, "step", "more than 2000 buckets are refused, naming step");
+    sl_history_window("hour", true, 0, true, 1000000000000LL, 1000, now, &w, &err);
+    is_str(err.field, "step", "from/to with more than 2000 buckets too");
+    sl_history_window("hour", false, 0, false, 0, 400LL * 86400000, now, &w, &err);
+    is_str(err.field, "step", "a step over 366 days is refused");
+    sl_history_window("hour", true, 5000, true, 5000, 0, now, &w, &err);
+    is_str(err.field, "to", "to not after from is refused, naming to");
+    sl_history_window("hour", true, SL_HISTORY_MAX_MS, false, 0, 0, now, &w, &err);
+    is_str(err.field, "from", "from in the year 10000 is refused, naming from");
+    sl_history_window("hour", false, 0, true, INT64_MAX, 0, now, &w, &err);
+    is_str(err.field, "to", "to at the end of int64 is refused, naming to");
 
     w = (struct sl_history_window){0, 0, MIN, 0};
     errno = 0;

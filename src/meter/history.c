@@ -48,8 +48,8 @@ struct sl_history {
     struct bucket *b;             /* w.n */
     int64_t pending_now;
     int64_t pending_after;        /* net change at or after w.to_ms */
-    struct wait *waits;
-    size_t nwaits, cap;
+    struct wait *waits;           /* nwaits, room for cap (sl_grow) */
+    int nwaits, cap;
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -216,14 +216,8 @@ int sl_history_add_event(struct sl_history *h, const struct sl_history_event *ev
         break;
     case SL_HIST_START:
         if (inside && ev->since_ms > 0) {
-            if (h->nwaits == h->cap) {
-                size_t cap = h->cap ? h->cap * 2 : 256;
-                struct wait *v = realloc(h->waits, cap * sizeof(*v));
-                if (!v)
-                    return -ENOMEM;
-                h->waits = v;
-                h->cap = cap;
-            }
+            if (sl_grow((void **)&h->waits, &h->cap, h->nwaits + 1, sizeof(*h->waits)) < 0)
+                return -ENOMEM;
             h->waits[h->nwaits++] = (struct wait){
                 bucket_of(h, ev->at_ms), max64(0, ev->at_ms - ev->since_ms)};
         }
@@ -278,11 +272,11 @@ json_t *sl_history_series(struct sl_history *h)
 {
     json_t *arr[S_N] = {0}, *out = NULL;
     int64_t *pending_end = NULL, *sorted = NULL;
-    size_t wi = 0;
+    int wi = 0;
     int rc = 0;
 
     if (!(pending_end = malloc((size_t)h->w.n * sizeof(*pending_end))) ||
-        (h->nwaits && !(sorted = malloc(h->nwaits * sizeof(*sorted)))))
+        (h->nwaits && !(sorted = malloc((size_t)h->nwaits * sizeof(*sorted)))))
         goto out;
     /* walked back from now: the count at a bucket's end is the one after
      * it less what changed from there on */
@@ -290,7 +284,7 @@ json_t *sl_history_series(struct sl_history *h)
     for (int i = h->w.n - 1; i > 0; i--)
         pending_end[i - 1] = pending_end[i] - h->b[i].pending_delta;
     if (h->nwaits)
-        qsort(h->waits, h->nwaits, sizeof(*h->waits), wait_cmp);
+        qsort(h->waits, (size_t)h->nwaits, sizeof(*h->waits), wait_cmp);
     for (int k = 0; k < S_N; k++)
         if (!(arr[k] = json_array()))
             goto out;

@@ -16,11 +16,6 @@
 
 #define MIN 60000LL
 
-static bool near(double a, double b)
-{
-    return fabs(a - b) <= 1e-9 * (fabs(b) > 1 ? fabs(b) : 1);
-}
-
 /* Value i of series 'name'. */
 static json_t *at(json_t *s, const char *name, int i)
 {
@@ -38,13 +33,6 @@ static bool null_at(json_t *s, const char *name, int i)
     return json_is_null(at(s, name, i));
 }
 
-#define is_num(got, want, ...)                                                 \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!ok(near(g_, w_), __VA_ARGS__))                                    \
-            diag("  got %.12g, want %.12g", g_, w_);                           \
-    } while (0)
-
 /* A history of n one-minute buckets from 0, seen at now_ms. */
 static struct sl_history *minutes(int n, int64_t now_ms)
 {
@@ -54,14 +42,8 @@ static struct sl_history *minutes(int n, int64_t now_ms)
 
 static struct sl_usage_row usage(int64_t start, int64_t end, int ngpus, int milli)
 {
-    struct sl_usage_row r;
-
-    memset(&r, 0, sizeof(r));
-    r.start_ms = start;
-    r.end_ms = end;
-    r.ngpus = ngpus;
-    r.gpu_milli = milli;
-    return r;
+    return (struct sl_usage_row){
+        .start_ms = start, .end_ms = end, .ngpus = ngpus, .gpu_milli = milli};
 }
 
 static void windows(void)
@@ -363,7 +345,7 @@ static void pending(void)
             diag("bucket %d: pending %lld, counted %lld", i,
                  (long long)json_integer_value(at(s, "pending", i)), (long long)count);
         }
-        if (!near(num(s, "pending_mean", i), area / (double)(cut - bs))) {
+        if (!tap_near(num(s, "pending_mean", i), area / (double)(cut - bs))) {
             means_ok = false;
             diag("bucket %d: pending_mean %.9g, counted %.9g", i, num(s, "pending_mean", i),
                  area / (double)(cut - bs));

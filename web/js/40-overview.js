@@ -219,7 +219,24 @@ var Viz = (function () {
         ];
     }
 
-    return {stack: stack, legend: legend, gpuSegs: gpuSegs};
+    /* Run `rebuild` (which replaces what `box` holds) keeping the focus:
+     * a link or button focused in `box` before is focused again after,
+     * found by its href or its data-key. */
+    function keepFocus(box, rebuild) {
+        var ae = document.activeElement, sel = null;
+        if (ae && ae !== box && box.contains(ae)) {
+            if (ae.hasAttribute('data-key'))
+                sel = '[data-key="' + CSS.escape(ae.getAttribute('data-key')) + '"]';
+            else if (ae.tagName === 'A' && ae.hasAttribute('href'))
+                sel = 'a[href="' + CSS.escape(ae.getAttribute('href')) + '"]';
+        }
+        rebuild();
+        var again = sel ? box.querySelector(sel) : null;
+        if (again)
+            again.focus({preventScroll: true});
+    }
+
+    return {stack: stack, legend: legend, gpuSegs: gpuSegs, keepFocus: keepFocus};
 })();
 
 var Overview = (function () {
@@ -507,8 +524,10 @@ if (typeof App !== 'undefined') {
                 h('div', {class: 'panel'}, h('h3', null, 'By node'), nodeTable,
                     h('p', null, Dom.link('/ui/nodes', nodes.length > TOP_N ?
                         'All ' + Fmt.int(nodes.length) + ' nodes and their GPUs' : 'Every GPU on the Nodes page')))));
-            Dom.clear(box);
-            box.appendChild(frag);
+            Viz.keepFocus(box, function () {
+                Dom.clear(box);
+                box.appendChild(frag);
+            });
         }
 
         var TOP_N = Overview.TOP_NODES;
@@ -519,7 +538,7 @@ if (typeof App !== 'undefined') {
                 var range = Overview.rangeOf(ctx.query);
                 var nowBox = h('div', {class: 'now-box', 'aria-live': 'off'}, h('p', {class: 'muted'}, 'Loading\u2026'));
                 var stamp = h('span', {class: 'muted stamp'});
-                var histBox = h('div', {class: 'history-box'});
+                var histBox = h('div', {class: 'history-box'}, h('p', {class: 'muted'}, 'Loading\u2026'));
                 var histNote = h('p', {class: 'muted'});
                 var charts = [];
                 var etags = {nodes: null, jobs: null, queues: null};

@@ -469,8 +469,11 @@ if (typeof App !== 'undefined') {
                     d.notes.forEach(function (n) {
                         frag.appendChild(n);
                     });
-                    Dom.clear(body);
-                    body.appendChild(frag);
+                    /* the shares change at every refresh: the focus stays */
+                    Viz.keepFocus(body, function () {
+                        Dom.clear(body);
+                        body.appendChild(frag);
+                    });
                 }
 
                 function load() {

@@ -236,7 +236,12 @@ var Viz = (function () {
             again.focus({preventScroll: true});
     }
 
-    return {stack: stack, legend: legend, gpuSegs: gpuSegs, keepFocus: keepFocus};
+    /* "1 node", "2 nodes", "1,000 GPUs" */
+    function count(n, one, many) {
+        return Fmt.int(n) + ' ' + (n === 1 ? one : many || one + 's');
+    }
+
+    return {stack: stack, legend: legend, gpuSegs: gpuSegs, keepFocus: keepFocus, count: count};
 })();
 
 var Overview = (function () {
@@ -402,11 +407,12 @@ if (typeof App !== 'undefined') {
             return out;
         }
 
-        function gpuCells(acc) {
-            return {
-                busy: Fmt.milli(acc.busy), idle: Fmt.milli(acc.idle), free: Fmt.milli(acc.free)
-            };
-        }
+        /* The in use / idle / free columns of the model and node tables. */
+        var GPU_COLS = [['busy', 'In use'], ['idle', 'Idle'], ['free', 'Free']].map(function (c) {
+            return {key: c[0], label: c[1], num: true, render: function (r) {
+                return Fmt.milli(r[c[0]]);
+            }};
+        });
 
         function measuredText(acc) {
             if (!acc.utilN && !acc.powerN)
@@ -452,7 +458,7 @@ if (typeof App !== 'undefined') {
             var frag = document.createDocumentFragment();
             var all = t.busy + t.idle + t.free;
             frag.appendChild(h('div', {class: 'cards'},
-                card('GPUs', Fmt.int(t.gpus), 'on ' + Fmt.int(gpuNodes) + ' of ' + Fmt.int(nodes.length) + ' nodes'),
+                card('GPUs', Fmt.int(t.gpus), 'on ' + Fmt.int(gpuNodes) + ' of ' + Viz.count(nodes.length, 'node')),
                 card('Allocated, in use', Fmt.milli(t.busy), all ? Fmt.pct(t.busy / all, 0) + ' of the GPUs' : null),
                 card('Idle but allocated', Fmt.milli(t.idle), all ? Fmt.pct(t.idle / all, 0) + ' of the GPUs' : null),
                 card('Free', Fmt.milli(t.free), all ? Fmt.pct(t.free / all, 0) + ' of the GPUs' : null),
@@ -472,21 +478,13 @@ if (typeof App !== 'undefined') {
                 {key: 'model', label: 'GPU model'},
                 {key: 'gpus', label: 'GPUs', num: true, render: function (r) {
                     return Fmt.int(r.gpus);
-                }},
-                {key: 'busy', label: 'In use', num: true, render: function (r) {
-                    return gpuCells(r).busy;
-                }},
-                {key: 'idle', label: 'Idle', num: true, render: function (r) {
-                    return gpuCells(r).idle;
-                }},
-                {key: 'free', label: 'Free', num: true, render: function (r) {
-                    return gpuCells(r).free;
-                }},
+                }}
+            ].concat(GPU_COLS, [
                 {key: 'bar', label: 'Share', render: function (r) {
                     return Viz.stack(Viz.gpuSegs(r), r.gpus * 1000, {legend: false});
                 }},
                 {key: 'util', label: 'Measured', render: measuredText}
-            ], b.models, {empty: 'No GPUs.'});
+            ]), b.models, {empty: 'No GPUs.'});
 
             var nodeTable = Dom.table([
                 {key: 'name', label: 'Node', render: function (r) {
@@ -497,23 +495,15 @@ if (typeof App !== 'undefined') {
                 }},
                 {key: 'models', label: 'GPUs', render: function (r) {
                     return r.gpus ? Fmt.int(r.gpus) + '\u00d7 ' + r.models.join(', ') : 'none';
-                }},
-                {key: 'busy', label: 'In use', num: true, render: function (r) {
-                    return gpuCells(r).busy;
-                }},
-                {key: 'idle', label: 'Idle', num: true, render: function (r) {
-                    return gpuCells(r).idle;
-                }},
-                {key: 'free', label: 'Free', num: true, render: function (r) {
-                    return gpuCells(r).free;
-                }},
+                }}
+            ].concat(GPU_COLS, [
                 {key: 'cpu', label: 'CPUs', num: true, render: function (r) {
                     return Fmt.num(r.cpuAlloc / 1000, 1) + ' / ' + Fmt.num(r.cpu / 1000, 1);
                 }},
                 {key: 'mem', label: 'Memory', num: true, render: function (r) {
                     return Fmt.bytes(r.memAlloc) + ' / ' + Fmt.bytes(r.mem);
                 }}
-            ], top, {
+            ]), top, {
                 caption: nodes.length > TOP_N ?
                     'The ' + TOP_N + ' of ' + Fmt.int(nodes.length) + ' nodes with the most idle-but-allocated, then allocated, GPUs' :
                     null,

@@ -298,14 +298,14 @@ if (typeof App !== 'undefined') {
                             r.dimmed = gpuFilter;
                         }
                     }
-                    countEl.textContent = 'Showing ' + Fmt.int(shown) + ' of ' + Fmt.int(order.length) + ' nodes' +
+                    countEl.textContent = 'Showing ' + Fmt.int(shown) + ' of ' + Viz.count(order.length, 'node') +
                         (f.model || f.state ? ' with a matching GPU (the others dimmed)' : '') + '.';
                 }
 
                 function renderSummary(b) {
                     Dom.clear(summary);
                     var t = b.total, all = t.busy + t.idle + t.free;
-                    summary.appendChild(h('p', null, Fmt.int(data.nodes.length) + ' nodes, ' + Fmt.int(t.gpus) + ' GPUs. ' +
+                    summary.appendChild(h('p', null, Viz.count(data.nodes.length, 'node') + ', ' + Viz.count(t.gpus, 'GPU') + '. ' +
                         Object.keys(b.statuses).sort().map(function (k) {
                             return Fmt.int(b.statuses[k]) + ' ' + k;
                         }).join(', ') + '.' + (data.truncated ? ' Holders\u2019 teams and idle flags are from the first 10,000 running jobs.' : '')));

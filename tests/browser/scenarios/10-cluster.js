@@ -44,6 +44,20 @@ async function card(page, label) {
     }, label);
 }
 
+/* The page at `path` as the admin sees it in dark and 390 px wide, once
+ * `ready` (a function run in the page) holds: screenshots NAME-dark and
+ * NAME-narrow, and no sideways scroll when narrow. */
+async function darkAndNarrow(t, env, path, ready, name) {
+    const dark = await env.newPage(env.tokens.admin, {path, colorScheme: 'dark'});
+    await dark.waitForFunction(ready);
+    await t.screenshot(dark, name + '-dark');
+    const narrow = await env.newPage(env.tokens.admin, {path, viewport: {width: 390, height: 844}});
+    await narrow.waitForFunction(ready);
+    t.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+        name + ': no sideways scroll at 390 px');
+    await t.screenshot(narrow, name + '-narrow');
+}
+
 async function pressed(page) {
     return page.$$eval('button[data-range]', (bs) => bs.filter((b) => b.getAttribute('aria-pressed') === 'true')
         .map((b) => b.getAttribute('data-range')));
@@ -120,18 +134,9 @@ async function overview(t, env) {
             t.like(await mine.textContent('section[aria-labelledby="ov-hist"] > p'), /team vision only/, 'a member sees its team\'s history');
         }
 
-        const dark = await env.newPage(tokens.admin, {colorScheme: 'dark'});
-        await dark.waitForSelector('.now-box .cards');
-        if (hasHistory)
-            await dark.waitForFunction(() => document.querySelectorAll('.chart-panel .uplot').length === 5);
-        await t.screenshot(dark, '10-overview-dark');
-
-        const narrow = await env.newPage(tokens.admin, {viewport: {width: 390, height: 844}});
-        await narrow.waitForSelector('.now-box .cards');
-        if (hasHistory)
-            await narrow.waitForFunction(() => document.querySelectorAll('.chart-panel .uplot').length === 5);
-        t.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scroll at 390 px');
-        await t.screenshot(narrow, '10-overview-narrow');
+        await darkAndNarrow(t, env, '', hasHistory ?
+            () => !!document.querySelector('.now-box .cards') && document.querySelectorAll('.chart-panel .uplot').length === 5 :
+            () => !!document.querySelector('.now-box .cards') && !!document.querySelector('.history-box .msg'), '10-overview');
     } finally {
         if (id)
             await env.sluice('cancel', id);
@@ -214,13 +219,7 @@ async function nodesPage(t, env) {
         await viewer.waitForSelector('article.node .tile');
         t.is(await viewer.locator('.node-actions button').count(), 0, 'a viewer has no cordon or drain buttons');
 
-        const dark = await env.newPage(tokens.admin, {path: 'nodes', colorScheme: 'dark'});
-        await dark.waitForSelector('article.node .tile');
-        await t.screenshot(dark, '10-nodes-dark');
-        const narrow = await env.newPage(tokens.admin, {path: 'nodes', viewport: {width: 390, height: 844}});
-        await narrow.waitForSelector('article.node .tile');
-        t.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scroll at 390 px');
-        await t.screenshot(narrow, '10-nodes-narrow');
+        await darkAndNarrow(t, env, 'nodes', () => !!document.querySelector('article.node .tile'), '10-nodes');
     } finally {
         if (id)
             await env.sluice('cancel', id);
@@ -259,13 +258,7 @@ async function queuesPage(t, env) {
         await page.waitForFunction(() => location.search === '' && !!document.querySelector('button[data-res="gpus"][aria-pressed="true"]'));
         t.pass('back: GPUs again');
 
-        const dark = await env.newPage(tokens.admin, {path: 'queues', colorScheme: 'dark'});
-        await dark.waitForSelector('section.cohort');
-        await t.screenshot(dark, '10-queues-dark');
-        const narrow = await env.newPage(tokens.admin, {path: 'queues', viewport: {width: 390, height: 844}});
-        await narrow.waitForSelector('section.cohort');
-        t.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scroll at 390 px');
-        await t.screenshot(narrow, '10-queues-narrow');
+        await darkAndNarrow(t, env, 'queues', () => !!document.querySelector('section.cohort'), '10-queues');
     } finally {
         if (id)
             await env.sluice('cancel', id);

@@ -350,11 +350,8 @@ if (typeof App !== 'undefined') {
                     return Dom.link('/ui/jobs?queue=' + encodeURIComponent(m.q.name) + '&state=Running', Fmt.int(m.q.running || 0),
                         {'aria-label': Fmt.int(m.q.running || 0) + ' running jobs of queue ' + m.q.name});
                 }},
-                {key: 'share', label: 'Share', num: true, render: function (m) {
-                    return Fmt.num(m.q.share, 2);
-                }},
-                {key: 'weight', label: 'Weight', num: true, render: function (m) {
-                    return m.spec.weight === undefined ? '\u2014' : Fmt.num(m.spec.weight, 2);
+                {key: 'share', label: 'Share / weight', num: true, render: function (m) {
+                    return Fmt.num(m.q.share, 2) + ' / ' + (m.spec.weight === undefined ? '\u2014' : Fmt.num(m.spec.weight, 2));
                 }}
             ];
             return Dom.table(cols.filter(function (c) {

@@ -663,9 +663,9 @@ if (typeof App !== 'undefined') {
                 art.appendChild(el);
                 charts.push(function () {
                     return Dom.chart(el, {t: burn.t, series: [
-                        {label: 'Used (cumulative)', values: burn.used, fmt: unit.fmt},
-                        {label: '100 % (' + b.action + ')', values: burn.limit, fmt: unit.fmt},
-                        {label: '80 % (warning)', values: burn.warn, fmt: unit.fmt}
+                        {label: 'Used (cumulative)', values: burn.used, fmt: unit.fmt, colour: '--c1', dash: null},
+                        {label: '100 % (' + b.action + ')', values: burn.limit, fmt: unit.fmt, colour: '--bad', dash: [8, 4]},
+                        {label: '80 % (warning)', values: burn.warn, fmt: unit.fmt, colour: '--warn', dash: [2, 4]}
                     ]}, {height: 180, yfmt: function (v) {
                         return Fmt.num(v, 2);
                     }});

@@ -213,7 +213,7 @@ var ModelLineage = (function () {
             n.h = H;
             var chars = Math.floor((n.w - 20) / CHAR_W);
             n.text = [fit(n.title, chars)].concat(n.lines.map(function (l) {
-                return fit(l, chars + 2);
+                return fit(l, chars);
             }));
         });
         var edges = g.edges.map(function (e) {

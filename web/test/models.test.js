@@ -82,7 +82,7 @@ function checkLayout(lay, width) {
         assert.ok(n.y + n.h <= lay.height + 0.001, n.id + ' within the height');
         lay.nodes.slice(i + 1).forEach((m) => assert.ok(!overlaps(n, m), n.id + ' and ' + m.id + ' overlap'));
         const chars = Math.floor((n.w - 20) / 7.2);
-        assert.ok(n.text[0].length <= chars, n.id + "'s title fits");
+        n.text.forEach((t) => assert.ok(t.length <= chars, n.id + "'s text fits: " + t));
     });
     if (width)
         assert.ok(lay.width <= width, 'no wider than its box');

@@ -174,10 +174,11 @@ var Dom = (function () {
     var PALETTE = ['--c1', '--c2', '--c3', '--c4', '--c5', '--c6'];
 
     /* A time-series chart (uPlot) in `el`. data: {t: [ms...], series:
-     * [{label, values: [...], unit, fmt(v), colour, dash}]}: `colour` a
-     * CSS variable ("--warn") for a series whose colour means something
-     * (else the palette's next), `dash` an array ([6, 3]) or null for
-     * solid (else every second series dashed). Resizes with its box; the
+     * [{label, values: [...], unit, fmt(v), colour, dash, points}]}:
+     * `colour` a CSS variable ("--warn") for a series whose colour means
+     * something (else the palette's next), `dash` an array ([6, 3]) or
+     * null for solid (else every second series dashed), `points` false
+     * for a line without its points (a limit). Resizes with its box; the
      * returned object has destroy(). Without uPlot (never expected in a
      * built UI) it says so. */
     function chart(el, data, opts) {
@@ -195,6 +196,7 @@ var Dom = (function () {
                 label: s.label, stroke: colour, width: 2,
                 fill: opts.fill ? colour + '22' : undefined,
                 dash: s.dash !== undefined ? s.dash || undefined : i % 2 ? [6, 3] : undefined, /* not colour alone */
+                points: s.points === false ? {show: false} : undefined,
                 value: function (u, v) {
                     return v === null || v === undefined ? '\u2014' : (s.fmt ? s.fmt(v) : Fmt.num(v));
                 },

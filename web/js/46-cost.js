@@ -151,6 +151,17 @@ var CostReport = (function () {
         return a.map(shellWord).join(' ');
     }
 
+    /* The `sluice report --utilisation` command of the same window. */
+    function utilCommand(st) {
+        var a = ['sluice', 'report', '--utilisation'];
+        if (st.from)
+            a.push('--from', st.from);
+        if (st.to)
+            a.push('--to', st.to);
+        a.push('-o', 'csv');
+        return a.map(shellWord).join(' ');
+    }
+
     /* The sums of a report's rows. Jobs are summed only without periods:
      * a job that runs over several periods is in each (null then).
      * energy_measured: true when every row's is, false when none, null
@@ -410,7 +421,8 @@ var CostReport = (function () {
 
     return {
         BYS: BYS, PERIODS: PERIODS, METRICS: METRICS, metric: metric, parse: parse,
-        toQuery: toQuery, apiParams: apiParams, command: command, shellWord: shellWord,
+        toQuery: toQuery, apiParams: apiParams, command: command, utilCommand: utilCommand,
+        shellWord: shellWord,
         totals: totals, byKey: byKey, periodSeries: periodSeries, periodLabel: periodLabel,
         sortRows: sortRows, budgetUnit: budgetUnit, actionWords: actionWords,
         actionShort: actionShort, burnSeries: burnSeries, earliestStart: earliestStart,
@@ -549,6 +561,11 @@ if (typeof App !== 'undefined') {
             var t = u.total;
             var cur = u.currency;
             var wrap = h('div');
+            if (Fmt.ms(u.from) >= Fmt.ms(u.to)) {
+                wrap.appendChild(h('p', null, 'The meter started at ' + Fmt.time(Fmt.ms(u.from), true) +
+                    ' UTC, after this range ends: there is no utilisation to show for it.'));
+                return wrap;
+            }
             wrap.appendChild(h('p', {class: 'muted'}, 'From ' + Fmt.time(Fmt.ms(u.from), true) + ' to ' +
                 Fmt.time(Fmt.ms(u.to), true) + ' UTC (clipped to when the meter started).'));
             wrap.appendChild(h('div', {class: 'cards'},
@@ -664,8 +681,8 @@ if (typeof App !== 'undefined') {
                 charts.push(function () {
                     return Dom.chart(el, {t: burn.t, series: [
                         {label: 'Used (cumulative)', values: burn.used, fmt: unit.fmt, colour: '--c1', dash: null},
-                        {label: '100 % (' + b.action + ')', values: burn.limit, fmt: unit.fmt, colour: '--bad', dash: [8, 4]},
-                        {label: '80 % (warning)', values: burn.warn, fmt: unit.fmt, colour: '--warn', dash: [2, 4]}
+                        {label: '100 % (' + b.action + ')', values: burn.limit, fmt: unit.fmt, colour: '--bad', dash: [8, 4], points: false},
+                        {label: '80 % (warning)', values: burn.warn, fmt: unit.fmt, colour: '--warn', dash: [2, 4], points: false}
                     ]}, {height: 180, yfmt: function (v) {
                         return Fmt.num(v, 2);
                     }});
@@ -876,8 +893,10 @@ if (typeof App !== 'undefined') {
                     }
                     var grid = h('div', {class: 'cost-chart-grid'});
                     chartBox.appendChild(grid);
-                    if (st.period !== 'none') {
-                        var data = R.periodSeries(rep.rows, m.key, 6);
+                    var data = st.period !== 'none' ? R.periodSeries(rep.rows, m.key, 6) : null;
+                    if (data && data.t.length < 2) {
+                        grid.appendChild(h('p', {class: 'muted'}, 'One ' + st.period + ' in this range: its figures are the shares beside and the table below.'));
+                    } else if (data) {
                         data.series.forEach(function (s) {
                             s.fmt = function (v) {
                                 return m.fmt(v, cur);
@@ -1009,6 +1028,7 @@ if (typeof App !== 'undefined') {
                                 b.disabled = false;
                             });
                         }}, 'Download CSV')));
+                    utilBox.appendChild(h('p', {class: 'muted'}, 'Its CSV: ', h('code', null, R.utilCommand(st))));
                     var body = h('div', null, h('p', {class: 'muted'}, 'Loading\u2026'));
                     utilBox.appendChild(body);
                     return Api.get('/v1/report/utilisation', {from: st.from, to: st.to}).then(function (u) {

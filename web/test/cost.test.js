@@ -54,6 +54,7 @@ test('command: the sluice report line of the same parameters', () => {
     assert.strictEqual(R.command(R.parse({by: 'gpu-model', period: 'none', from: '2026-11-01', to: '2026-12-01T10:00:00Z',
         team: 'nlp', share_idle: 'true'})),
     'sluice report --by gpu-model --from 2026-11-01 --to 2026-12-01T10:00:00Z --team nlp --chargeback -o csv');
+    assert.strictEqual(R.utilCommand(R.parse({from: '2026-11-01'})), 'sluice report --utilisation --from 2026-11-01 -o csv');
     assert.strictEqual(R.shellWord("it's"), "'it'\\''s'");
     assert.strictEqual(R.shellWord('a b'), "'a b'");
     assert.strictEqual(R.shellWord('$(x)'), "'$(x)'");

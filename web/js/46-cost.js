@@ -31,13 +31,13 @@ var CostReport = (function () {
      * label, and how to write a value (currency for money). */
     var METRICS = [
         {key: 'gpu_hours', label: 'GPU-hours', short: 'GPU-h', fmt: function (v) {
-            return F.num(v, 3);
+            return figure(v, 3);
         }},
         {key: 'cu', label: 'Compute units', short: 'CU', fmt: function (v) {
-            return F.num(v, 2);
+            return figure(v, 2);
         }},
         {key: 'energy_kwh', label: 'Energy', short: 'kWh', fmt: function (v) {
-            return F.kwh(v);
+            return kwh(v);
         }},
         {key: 'cost', label: 'Cost', short: 'Cost', money: true, fmt: function (v, cur) {
             return F.money(v, cur);
@@ -49,6 +49,18 @@ var CostReport = (function () {
     var SUMMED = ['jobs', 'gpu_hours', 'unused_gpu_hours', 'idle_jobs', 'cu', 'core_hours',
         'gib_hours', 'energy_kwh', 'energy_measured_kwh', 'cost', 'idle_cost_share', 'chargeback',
         'co2_kg'];
+
+    /* A figure with `digits` decimals, but one that would round to 0
+     * while it is not keeps two significant digits: 0.00083, not 0. */
+    function figure(v, digits) {
+        if (typeof v === 'number' && isFinite(v) && v !== 0 && Math.abs(v) < 0.5 * Math.pow(10, -digits))
+            return F.num(Number(v.toPrecision(2)), 20);
+        return F.num(v, digits);
+    }
+
+    function kwh(v) {
+        return v === null || v === undefined ? F.kwh(v) : figure(v, 3) + '\u00a0kWh';
+    }
 
     function metric(key) {
         for (var i = 0; i < METRICS.length; i++) {
@@ -308,10 +320,10 @@ var CostReport = (function () {
             }};
         if (unit === 'cu')
             return {field: 'cu', label: 'CU', fmt: function (v) {
-                return F.num(v, 2) + '\u00a0CU';
+                return figure(v, 2) + '\u00a0CU';
             }};
         return {field: 'gpu_hours', label: 'GPU-hours', fmt: function (v) {
-            return F.num(v, 2) + '\u00a0GPU-h';
+            return figure(v, 2) + '\u00a0GPU-h';
         }};
     }
 
@@ -420,7 +432,7 @@ var CostReport = (function () {
     }
 
     return {
-        BYS: BYS, PERIODS: PERIODS, METRICS: METRICS, metric: metric, parse: parse,
+        BYS: BYS, PERIODS: PERIODS, METRICS: METRICS, figure: figure, kwh: kwh, metric: metric, parse: parse,
         toQuery: toQuery, apiParams: apiParams, command: command, utilCommand: utilCommand,
         shellWord: shellWord,
         totals: totals, byKey: byKey, periodSeries: periodSeries, periodLabel: periodLabel,
@@ -437,6 +449,9 @@ if (typeof App !== 'undefined') {
         var ROWS_PER_PAGE = 100;
         var BY_LABEL = {team: 'Team', project: 'Project', user: 'User', queue: 'Queue',
             'gpu-model': 'GPU model', node: 'Node'};
+        /* the same in a sentence */
+        var BY_WORD = {team: 'team', project: 'project', user: 'user', queue: 'queue',
+            'gpu-model': 'GPU model', node: 'node'};
         var PERIOD_LABEL = {day: 'Day', week: 'Week', month: 'Month', none: 'Whole range'};
 
         /* A date field: a date picker for a plain date (or nothing), a text
@@ -474,21 +489,21 @@ if (typeof App !== 'undefined') {
             }
             n('jobs', 'Jobs', Fmt.int);
             n('gpu_hours', 'GPU-h', function (v) {
-                return Fmt.num(v, 3);
+                return R.figure(v, 3);
             });
             n('unused_gpu_hours', 'Unused GPU-h', function (v) {
-                return Fmt.num(v, 3);
+                return R.figure(v, 3);
             });
             n('cu', 'CU', function (v) {
-                return Fmt.num(v, 2);
+                return R.figure(v, 2);
             });
             n('core_hours', 'Core-h', function (v) {
-                return Fmt.num(v, 2);
+                return R.figure(v, 2);
             });
             n('gib_hours', 'GiB-h', function (v) {
-                return Fmt.num(v, 2);
+                return R.figure(v, 2);
             });
-            n('energy_kwh', 'Energy', Fmt.kwh);
+            n('energy_kwh', 'Energy', R.kwh);
             cols.push({key: 'energy_measured', label: 'Energy is', render: function (r) {
                 return measuredBadge(r.energy_measured);
             }});
@@ -515,12 +530,12 @@ if (typeof App !== 'undefined') {
         function summary(report, t, st) {
             var cur = report.currency;
             return h('div', {class: 'cards', role: 'group', 'aria-label': 'Totals of the report'},
-                card('GPU-hours', Fmt.num(t.gpu_hours || 0, 2),
-                    t.unused_gpu_hours ? Fmt.num(t.unused_gpu_hours, 2) + ' unused (idle but allocated)' : null),
-                card('Compute units', Fmt.num(t.cu || 0, 2)),
-                card('Energy', Fmt.kwh(t.energy_kwh || 0),
+                card('GPU-hours', R.figure(t.gpu_hours || 0, 2),
+                    t.unused_gpu_hours ? R.figure(t.unused_gpu_hours, 2) + ' unused (idle but allocated)' : null),
+                card('Compute units', R.figure(t.cu || 0, 2)),
+                card('Energy', R.kwh(t.energy_kwh || 0),
                     t.energy_measured === true ? 'measured' : t.energy_measured === false ? 'estimated' :
-                        Fmt.kwh(t.energy_measured_kwh || 0) + ' measured'),
+                        R.kwh(t.energy_measured_kwh || 0) + ' measured'),
                 card(report.chargeback ? 'Chargeback' : 'Cost',
                     Fmt.money((report.chargeback ? t.chargeback : t.cost) || 0, cur),
                     report.chargeback ? 'incl. ' + Fmt.money(t.idle_cost_share || 0, cur) + ' idle share' : 'showback'),
@@ -536,7 +551,7 @@ if (typeof App !== 'undefined') {
                 return s + x.value;
             }, 0);
             var top = list.slice(0, 12);
-            var ul = h('ul', {class: 'cost-shares', 'aria-label': m.label + ' by ' + (BY_LABEL[by] || by).toLowerCase()});
+            var ul = h('ul', {class: 'cost-shares', 'aria-label': m.label + ' by ' + BY_WORD[by]});
             top.forEach(function (x) {
                 var text = m.fmt(x.value, cur) + (total > 0 ? ' (' + Fmt.pct(x.value / total) + ')' : '');
                 ul.appendChild(h('li', null, h('span', {class: 'cost-share-key'}, keyText(x.key)),
@@ -570,32 +585,32 @@ if (typeof App !== 'undefined') {
                 Fmt.time(Fmt.ms(u.to), true) + ' UTC (clipped to when the meter started).'));
             wrap.appendChild(h('div', {class: 'cards'},
                 card('Utilisation', Fmt.pct(t.utilisation), 'allocated of capacity'),
-                card('Allocated', Fmt.num(t.allocated_gpu_hours, 2) + ' GPU-h',
-                    'of ' + Fmt.num(t.capacity_gpu_hours, 2) + ' GPU-h capacity'),
-                card('Idle (unallocated)', Fmt.num(t.idle_gpu_hours, 2) + ' GPU-h', Fmt.money(t.idle_cost, cur)),
-                card('Allocated but unused', Fmt.num(t.allocated_unused_gpu_hours, 2) + ' GPU-h',
+                card('Allocated', R.figure(t.allocated_gpu_hours, 2) + ' GPU-h',
+                    'of ' + R.figure(t.capacity_gpu_hours, 2) + ' GPU-h capacity'),
+                card('Idle (unallocated)', R.figure(t.idle_gpu_hours, 2) + ' GPU-h', Fmt.money(t.idle_cost, cur)),
+                card('Allocated but unused', R.figure(t.allocated_unused_gpu_hours, 2) + ' GPU-h',
                     Fmt.money(t.allocated_unused_cost, cur)),
                 card('Conserved', t.conserved ? Dom.badge('yes', 'ok') : Dom.badge('no', 'bad'),
                     t.conserved ? 'allocated + idle = capacity' :
-                        Fmt.num(t.overcommitted_gpu_hours, 3) + ' GPU-h given out beyond capacity')));
+                        R.figure(t.overcommitted_gpu_hours, 3) + ' GPU-h given out beyond capacity')));
             wrap.appendChild(Dom.meter(t.utilisation || 0, 1, Fmt.pct(t.utilisation) + ' allocated',
                 {label: 'Cluster utilisation'}));
             var ucols = function (first) {
                 return first.concat([
                     {key: 'capacity_gpu_hours', label: 'Capacity GPU-h', num: true, render: function (r) {
-                        return Fmt.num(r.capacity_gpu_hours, 3);
+                        return R.figure(r.capacity_gpu_hours, 3);
                     }},
                     {key: 'allocated_gpu_hours', label: 'Allocated GPU-h', num: true, render: function (r) {
-                        return Fmt.num(r.allocated_gpu_hours, 3);
+                        return R.figure(r.allocated_gpu_hours, 3);
                     }},
                     {key: 'idle_gpu_hours', label: 'Idle GPU-h', num: true, render: function (r) {
-                        return Fmt.num(r.idle_gpu_hours, 3);
+                        return R.figure(r.idle_gpu_hours, 3);
                     }},
                     {key: 'utilisation', label: 'Utilisation', num: true, render: function (r) {
                         return Fmt.pct(r.utilisation);
                     }},
                     {key: 'allocated_unused_gpu_hours', label: 'Unused GPU-h', num: true, render: function (r) {
-                        return Fmt.num(r.allocated_unused_gpu_hours, 3);
+                        return R.figure(r.allocated_unused_gpu_hours, 3);
                     }},
                     {key: 'idle_cost', label: 'Idle cost', num: true, render: function (r) {
                         return Fmt.money(r.idle_cost, cur);
@@ -684,7 +699,7 @@ if (typeof App !== 'undefined') {
                         {label: '100 % (' + b.action + ')', values: burn.limit, fmt: unit.fmt, colour: '--bad', dash: [8, 4], points: false},
                         {label: '80 % (warning)', values: burn.warn, fmt: unit.fmt, colour: '--warn', dash: [2, 4], points: false}
                     ]}, {height: 180, yfmt: function (v) {
-                        return Fmt.num(v, 2);
+                        return R.figure(v, 2);
                     }});
                 });
             }
@@ -836,7 +851,7 @@ if (typeof App !== 'undefined') {
                     var rows = R.sortRows(rep.rows, st.sort);
                     var total = Object.assign({_total: true, key: 'Total', period: ''}, last.totals);
                     var page = rows.slice(rowsOffset, rowsOffset + ROWS_PER_PAGE);
-                    tableBox.appendChild(h('h2', {id: 'cost-table-h'}, 'By ' + (BY_LABEL[st.by] || st.by).toLowerCase() +
+                    tableBox.appendChild(h('h2', {id: 'cost-table-h'}, 'By ' + BY_WORD[st.by] +
                         (st.period !== 'none' ? ' and ' + st.period : '')));
                     var tbl = Dom.table(columns(st, rep), rows.length ? page.concat([total]) : [], {
                         sort: st.sort,
@@ -849,7 +864,7 @@ if (typeof App !== 'undefined') {
                             if (b)
                                 b.focus();
                         },
-                        caption: Fmt.int(rows.length) + ' rows; ' + (rep.chargeback ? 'chargeback' : 'showback') +
+                        caption: Fmt.int(rows.length) + (rows.length === 1 ? ' row; ' : ' rows; ') + (rep.chargeback ? 'chargeback' : 'showback') +
                             ' in ' + rep.currency + '; ' + Fmt.time(Fmt.ms(rep.from), true) + ' to ' +
                             Fmt.time(Fmt.ms(rep.to), true) + ' UTC' + (st.period !== 'none' ?
                             '; the total of jobs is left out: a job that runs over several periods is in each' : ''),
@@ -877,7 +892,7 @@ if (typeof App !== 'undefined') {
                     var cur = rep.currency;
                     chartBox.appendChild(h('div', {class: 'toolbar'},
                         h('h2', {id: 'cost-chart-h'}, m.label + (st.period !== 'none' ? ' per ' + st.period : '') +
-                            ' by ' + (BY_LABEL[st.by] || st.by).toLowerCase()),
+                            ' by ' + BY_WORD[st.by]),
                         h('span', {class: 'spacer'}),
                         metricPicker(st, function (k) {
                             st.metric = k;
@@ -903,11 +918,11 @@ if (typeof App !== 'undefined') {
                             };
                         });
                         var el = h('div', {class: 'chart', role: 'img', 'aria-label': m.label + ' per ' + st.period +
-                            ' of the ' + data.series.length + ' largest ' + (BY_LABEL[st.by] || st.by).toLowerCase() +
+                            ' of the ' + data.series.length + ' largest ' + BY_WORD[st.by] +
                             's; the same figures are in the table below'});
                         grid.appendChild(el);
                         var c = Dom.chart(el, data, {height: 240, yfmt: function (v) {
-                            return Fmt.num(v, 2);
+                            return R.figure(v, 2);
                         }});
                         c._of = 'report';
                         charts.push(c);

@@ -170,3 +170,16 @@ test('earliestStart and quickRanges', () => {
     assert.strictEqual(by['30d'].from, '2025-12-17');
     assert.strictEqual(by.year.from, '2026-01-01');
 });
+
+test('figure keeps a small figure from reading 0', () => {
+    assert.strictEqual(R.figure(1234.5678, 2), '1,234.57');
+    assert.strictEqual(R.figure(0, 2), '0');
+    assert.strictEqual(R.figure(0.000834, 2), '0.00083');
+    assert.strictEqual(R.figure(-0.000334, 3), '-0.00033');
+    assert.strictEqual(R.figure(-0.000834, 3), '-0.001');
+    assert.strictEqual(R.figure(0.004, 2), '0.004');
+    assert.strictEqual(R.figure(0.006, 2), '0.01', 'rounds to a figure that is not 0');
+    assert.strictEqual(R.figure(null, 2), '\u2014');
+    assert.strictEqual(R.kwh(0.0000123), '0.000012\u00a0kWh');
+    assert.strictEqual(R.kwh(null), '\u2014');
+});

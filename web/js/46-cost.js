@@ -408,6 +408,13 @@ var CostReport = (function () {
         return s;
     }
 
+    /* The budgets to show: those of `team` when one is picked. */
+    function budgetsOf(budgets, team) {
+        return (budgets || []).filter(function (b) {
+            return !team || b.team === team;
+        });
+    }
+
     /* A budget's state in words: exceeded, past 80 %, or within. */
     function budgetState(b) {
         if (b.exceeded || b.percent >= 100)
@@ -437,7 +444,7 @@ var CostReport = (function () {
         shellWord: shellWord,
         totals: totals, byKey: byKey, periodSeries: periodSeries, periodLabel: periodLabel,
         sortRows: sortRows, budgetUnit: budgetUnit, actionWords: actionWords,
-        actionShort: actionShort, burnSeries: burnSeries, earliestStart: earliestStart,
+        actionShort: actionShort, burnSeries: burnSeries, earliestStart: earliestStart, budgetsOf: budgetsOf,
         budgetState: budgetState, quickRanges: quickRanges
     };
 })();
@@ -494,6 +501,7 @@ if (typeof App !== 'undefined') {
             n('unused_gpu_hours', 'Unused GPU-h', function (v) {
                 return R.figure(v, 3);
             });
+            n('idle_jobs', 'Idle jobs', Fmt.int);
             n('cu', 'CU', function (v) {
                 return R.figure(v, 2);
             });
@@ -967,14 +975,18 @@ if (typeof App !== 'undefined') {
                     });
                 }
 
+                var budgetReq = 0, budgetTeam = null;
                 function loadBudgets() {
+                    var my = ++budgetReq;
+                    var team = budgetTeam = st.team;
                     destroyChartsOf('budget');
                     Dom.clear(budgetBox);
-                    budgetBox.appendChild(h('h2', {id: 'cost-budgets-h'}, 'Budgets'));
+                    budgetBox.appendChild(h('h2', {id: 'cost-budgets-h'}, 'Budgets' + (team ? ' of team ' + team : '')));
                     var body = h('div', null, h('p', {class: 'muted'}, 'Loading\u2026'));
                     budgetBox.appendChild(body);
                     return Api.get('/v1/budgets').then(function (bd) {
-                        var budgets = bd.budgets || [];
+                        bd.budgets = R.budgetsOf(bd.budgets, team);
+                        var budgets = bd.budgets;
                         if (!budgets.length)
                             return {bd: bd, rep: null};
                         var from = R.earliestStart(budgets);
@@ -991,13 +1003,13 @@ if (typeof App !== 'undefined') {
                             return {bd: bd, rep: null, err: e};
                         });
                     }).then(function (x) {
-                        if (!ctx.alive())
+                        if (!ctx.alive() || my !== budgetReq)
                             return;
                         Dom.clear(body);
                         var budgets = x.bd.budgets || [];
                         if (!budgets.length) {
                             body.appendChild(h('p', {class: 'muted'}, 'No budgets' +
-                                (allTeams ? '.' : ' for team ' + ctx.who.team + '.') +
+                                (team ? ' for team ' + team + '.' : allTeams ? '.' : ' for team ' + ctx.who.team + '.') +
                                 ' An admin applies them as kind: Budget (docs/metering.md).'));
                             return;
                         }
@@ -1020,7 +1032,7 @@ if (typeof App !== 'undefined') {
                             charts.push(c);
                         });
                     }, function (e) {
-                        if (!ctx.alive())
+                        if (!ctx.alive() || my !== budgetReq)
                             return;
                         Dom.clear(body);
                         body.appendChild(Dom.message(e));
@@ -1062,6 +1074,8 @@ if (typeof App !== 'undefined') {
                 function load() {
                     renderCmd();
                     markQuick();
+                    if (st.team !== budgetTeam)
+                        loadBudgets();
                     return Promise.all([loadReport(), loadUtil()]);
                 }
 
@@ -1081,7 +1095,6 @@ if (typeof App !== 'undefined') {
                     }, function () { /* the selector keeps the team of the URL */ });
                 }
                 load();
-                loadBudgets();
             }
         });
     })();

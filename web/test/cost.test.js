@@ -155,10 +155,14 @@ test('burnSeries: cumulative by day up to now, the rest of the period empty, lim
     assert.strictEqual(past.used[past.used.length - 1], 16);
 });
 
-test('earliestStart and quickRanges', () => {
+test('earliestStart, budgetsOf and quickRanges', () => {
     assert.strictEqual(R.earliestStart([{period_start: '2026-12-06T00:00:00.000Z'},
         {period_start: '2026-11-30T00:00:00.000Z'}, {period_start: '2026-12-01T00:00:00.000Z'}]), '2026-11-30T00:00:00.000Z');
     assert.strictEqual(R.earliestStart([]), '');
+    const bs = [{name: 'a', team: 'vision'}, {name: 'b', team: 'nlp'}];
+    assert.deepStrictEqual(R.budgetsOf(bs, 'nlp').map((b) => b.name), ['b']);
+    assert.deepStrictEqual(R.budgetsOf(bs, '').map((b) => b.name), ['a', 'b']);
+    assert.deepStrictEqual(R.budgetsOf(undefined, ''), []);
     const q = R.quickRanges(Date.UTC(2026, 0, 15, 10));
     const by = {};
     q.forEach((x) => {

@@ -70,18 +70,14 @@ var CostReport = (function () {
         return METRICS[0];
     }
 
+    /* A URL query's value, trimmed; "" when absent. */
     function getter(query) {
-        if (query && typeof query.get === 'function')
-            return function (k) {
-                var v = query.get(k);
-                return v === null ? '' : String(v).trim();
-            };
         return function (k) {
-            return query && query[k] !== undefined && query[k] !== null ? String(query[k]).trim() : '';
+            return (query.get(k) || '').trim();
         };
     }
 
-    /* The page's state of a URL query (URLSearchParams or an object):
+    /* The page's state of a URL query (URLSearchParams):
      * by (default team), period (default day; "none" for one row per key),
      * from, to and team as given (the API reads dates, RFC 3339 and epoch
      * ms; empty = its defaults, the month so far), share_idle (chargeback),

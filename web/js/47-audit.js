@@ -42,14 +42,10 @@ var AuditLog = (function () {
         'model.stage', 'node.cordon', 'node.drain', 'node.uncordon', 'object.delete',
         'scan.import', 'token.create', 'token.revoke'];
 
+    /* A URL query's value, trimmed; "" when absent. */
     function getter(query) {
-        if (query && typeof query.get === 'function')
-            return function (k) {
-                var v = query.get(k);
-                return v === null ? '' : String(v).trim();
-            };
         return function (k) {
-            return query && query[k] !== undefined && query[k] !== null ? String(query[k]).trim() : '';
+            return (query.get(k) || '').trim();
         };
     }
 

@@ -7,40 +7,43 @@ const test = require('node:test');
 const assert = require('node:assert');
 const A = require('../js/47-audit.js');
 
+/* The page's state of a query given as an object. */
+const parse = (o) => A.parse(new URLSearchParams(o));
+
 function recs(seqs) {
     return seqs.map((s) => ({seq: s, time: '2026-12-03T10:11:12.345Z', actor: 'a', action: 'x', object: '',
         outcome: 'ok', details: {}, prev: '', hash: ''}));
 }
 
 test('parse: filters, one bound, limits', () => {
-    const st = A.parse(new URLSearchParams('actor=alice&outcome=maybe&before=40&after=3&limit=7'));
+    const st = parse(new URLSearchParams('actor=alice&outcome=maybe&before=40&after=3&limit=7'));
     assert.strictEqual(st.actor, 'alice');
     assert.strictEqual(st.outcome, '');
     assert.strictEqual(st.before, 40);
     assert.strictEqual(st.after, null, 'before wins');
     assert.strictEqual(st.limit, 50);
     assert.strictEqual(st.exportLimit, A.EXPORT_PAGE);
-    const x = A.parse({outcome: 'refused', after: '12', limit: '500', export_limit: '3', before: '-1'});
+    const x = parse({outcome: 'refused', after: '12', limit: '500', export_limit: '3', before: '-1'});
     assert.strictEqual(x.outcome, 'refused');
     assert.strictEqual(x.after, 12);
     assert.strictEqual(x.before, null);
     assert.strictEqual(x.limit, 500);
     assert.strictEqual(x.exportLimit, 3);
-    assert.strictEqual(A.parse({export_limit: '100001'}).exportLimit, A.EXPORT_PAGE);
-    assert.strictEqual(A.parse({before: '0'}).before, null);
-    assert.deepStrictEqual(A.toQuery(A.parse({})), {});
+    assert.strictEqual(parse({export_limit: '100001'}).exportLimit, A.EXPORT_PAGE);
+    assert.strictEqual(parse({before: '0'}).before, null);
+    assert.deepStrictEqual(A.toQuery(parse({})), {});
     assert.deepStrictEqual(A.toQuery(x), {outcome: 'refused', after: '12', limit: '500', export_limit: '3'});
 });
 
 test('apiParams: newest first down from before; ascending up from after', () => {
-    assert.deepStrictEqual(A.apiParams(A.parse({})), {limit: 50, order: 'desc'});
-    assert.deepStrictEqual(A.apiParams(A.parse({action: 'job.submit', before: '90'})),
+    assert.deepStrictEqual(A.apiParams(parse({})), {limit: 50, order: 'desc'});
+    assert.deepStrictEqual(A.apiParams(parse({action: 'job.submit', before: '90'})),
         {action: 'job.submit', limit: 50, order: 'desc', before: 90});
-    assert.deepStrictEqual(A.apiParams(A.parse({after: '10', limit: '25'})), {limit: 25, order: 'asc', after: 10});
+    assert.deepStrictEqual(A.apiParams(parse({after: '10', limit: '25'})), {limit: 25, order: 'asc', after: 10});
 });
 
 test('page: the newest page has nothing newer; older from next', () => {
-    const st = A.parse({limit: '25'});
+    const st = parse({limit: '25'});
     const pg = A.page(st, {records: recs([100, 99, 98]), next: 98});
     assert.deepStrictEqual(pg.records.map((r) => r.seq), [100, 99, 98]);
     assert.strictEqual(pg.newer, null);
@@ -49,25 +52,25 @@ test('page: the newest page has nothing newer; older from next', () => {
 });
 
 test('page: a page before SEQ offers newer after its newest', () => {
-    const pg = A.page(A.parse({before: '98'}), {records: recs([97, 96]), next: 96});
+    const pg = A.page(parse({before: '98'}), {records: recs([97, 96]), next: 96});
     assert.strictEqual(pg.newer, 97);
     assert.strictEqual(pg.older, 96);
 });
 
 test('page: a page after SEQ comes oldest first and is shown newest first', () => {
-    const pg = A.page(A.parse({after: '96'}), {records: recs([97, 98]), next: 98});
+    const pg = A.page(parse({after: '96'}), {records: recs([97, 98]), next: 98});
     assert.deepStrictEqual(pg.records.map((r) => r.seq), [98, 97]);
     assert.strictEqual(pg.older, 97);
     assert.strictEqual(pg.newer, 98, 'a full page: there may be newer');
-    const end = A.page(A.parse({after: '98'}), {records: recs([99, 100]), next: null});
+    const end = A.page(parse({after: '98'}), {records: recs([99, 100]), next: null});
     assert.strictEqual(end.newer, null, 'short: the newest reached');
     assert.strictEqual(end.older, 99);
 });
 
 test('page: an empty page past an end offers the way back', () => {
-    assert.deepStrictEqual(A.page(A.parse({before: '1'}), {records: [], next: null}),
+    assert.deepStrictEqual(A.page(parse({before: '1'}), {records: [], next: null}),
         {records: [], older: null, newer: 0});
-    const e = A.page(A.parse({after: '500'}), {records: [], next: null});
+    const e = A.page(parse({after: '500'}), {records: [], next: null});
     assert.strictEqual(e.older, 501);
     assert.strictEqual(e.newer, null);
 });

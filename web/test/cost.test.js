@@ -7,6 +7,9 @@ const test = require('node:test');
 const assert = require('node:assert');
 const R = require('../js/46-cost.js');
 
+/* The page's state of a query given as an object. */
+const parse = (o) => R.parse(new URLSearchParams(o));
+
 const DAY = 86400e3;
 
 function row(key, period, over) {
@@ -16,10 +19,10 @@ function row(key, period, over) {
 }
 
 test('parse: defaults and unknown values', () => {
-    const st = R.parse(new URLSearchParams(''));
+    const st = parse(new URLSearchParams(''));
     assert.deepStrictEqual(st, {by: 'team', period: 'day', from: '', to: '', team: '', share_idle: false,
         metric: 'gpu_hours', sort: ''});
-    const x = R.parse({by: 'gpu-model', period: 'week', from: ' 2026-11-01 ', to: '2026-12-01', team: 'nlp',
+    const x = parse({by: 'gpu-model', period: 'week', from: ' 2026-11-01 ', to: '2026-12-01', team: 'nlp',
         share_idle: 'true', metric: 'cost', sort: '-cost'});
     assert.strictEqual(x.by, 'gpu-model');
     assert.strictEqual(x.period, 'week');
@@ -27,7 +30,7 @@ test('parse: defaults and unknown values', () => {
     assert.strictEqual(x.share_idle, true);
     assert.strictEqual(x.metric, 'cost');
     assert.strictEqual(x.sort, '-cost');
-    const bad = R.parse({by: 'job', period: 'year', metric: 'bogus', sort: 'a;b', share_idle: 'yes'});
+    const bad = parse({by: 'job', period: 'year', metric: 'bogus', sort: 'a;b', share_idle: 'yes'});
     assert.strictEqual(bad.by, 'team');
     assert.strictEqual(bad.period, 'day');
     assert.strictEqual(bad.metric, 'gpu_hours');
@@ -36,25 +39,25 @@ test('parse: defaults and unknown values', () => {
 });
 
 test('toQuery keeps what differs from the defaults, and parse reads it back', () => {
-    assert.deepStrictEqual(R.toQuery(R.parse({})), {});
-    const st = R.parse({by: 'user', period: 'none', from: '2026-12-01', share_idle: 'true', metric: 'co2_kg'});
+    assert.deepStrictEqual(R.toQuery(parse({})), {});
+    const st = parse({by: 'user', period: 'none', from: '2026-12-01', share_idle: 'true', metric: 'co2_kg'});
     const q = R.toQuery(st);
     assert.deepStrictEqual(q, {by: 'user', period: 'none', from: '2026-12-01', share_idle: 'true', metric: 'co2_kg'});
-    assert.deepStrictEqual(R.parse(q), st);
+    assert.deepStrictEqual(parse(q), st);
 });
 
 test('apiParams: period none is no period; format only for the download', () => {
-    const st = R.parse({by: 'project', period: 'none', from: '2026-11-01', to: '2026-12-01', team: 'vision', share_idle: 'true'});
+    const st = parse({by: 'project', period: 'none', from: '2026-11-01', to: '2026-12-01', team: 'vision', share_idle: 'true'});
     assert.deepStrictEqual(R.apiParams(st), {by: 'project', from: '2026-11-01', to: '2026-12-01', team: 'vision', share_idle: 'true'});
-    assert.deepStrictEqual(R.apiParams(R.parse({}), 'csv'), {by: 'team', period: 'day', format: 'csv'});
+    assert.deepStrictEqual(R.apiParams(parse({}), 'csv'), {by: 'team', period: 'day', format: 'csv'});
 });
 
 test('command: the sluice report line of the same parameters', () => {
-    assert.strictEqual(R.command(R.parse({})), 'sluice report --by team --period day -o csv');
-    assert.strictEqual(R.command(R.parse({by: 'gpu-model', period: 'none', from: '2026-11-01', to: '2026-12-01T10:00:00Z',
+    assert.strictEqual(R.command(parse({})), 'sluice report --by team --period day -o csv');
+    assert.strictEqual(R.command(parse({by: 'gpu-model', period: 'none', from: '2026-11-01', to: '2026-12-01T10:00:00Z',
         team: 'nlp', share_idle: 'true'})),
     'sluice report --by gpu-model --from 2026-11-01 --to 2026-12-01T10:00:00Z --team nlp --chargeback -o csv');
-    assert.strictEqual(R.utilCommand(R.parse({from: '2026-11-01'})), 'sluice report --utilisation --from 2026-11-01 -o csv');
+    assert.strictEqual(R.utilCommand(parse({from: '2026-11-01'})), 'sluice report --utilisation --from 2026-11-01 -o csv');
     assert.strictEqual(R.shellWord("it's"), "'it'\\''s'");
     assert.strictEqual(R.shellWord('a b'), "'a b'");
     assert.strictEqual(R.shellWord('$(x)'), "'$(x)'");

@@ -54,10 +54,7 @@ test('graph: model <- job <- image, code, datasets, with links where there are p
     assert.deepStrictEqual(g.nodes.map((n) => n.id), ['model', 'job', 'image', 'code', 'dataset-0', 'dataset-1']);
     assert.deepStrictEqual(g.edges, [{from: 'job', to: 'model'}, {from: 'image', to: 'job'}, {from: 'code', to: 'job'},
         {from: 'dataset-0', to: 'job'}, {from: 'dataset-1', to: 'job'}]);
-    const by = {};
-    g.nodes.forEach((n) => {
-        by[n.id] = n;
-    });
+    const by = byId(g.nodes);
     assert.strictEqual(by.job.href, '/ui/jobs/3');
     assert.strictEqual(by.model.href, '/ui/models/resnet@1.0/');
     assert.strictEqual(by.code.href, 'https://git.example/vision/resnet');
@@ -70,6 +67,15 @@ test('graph: model <- job <- image, code, datasets, with links where there are p
     const odd = L.graph({model: LIN.model, job: Object.assign({}, LIN.job, {code: {repo: 'git@h:x', commit: 'abcdef0'}})});
     assert.strictEqual(odd.nodes.filter((n) => n.id === 'code')[0].href, null);
 });
+
+/* The nodes by their id. */
+function byId(nodes) {
+    const by = {};
+    nodes.forEach((n) => {
+        by[n.id] = n;
+    });
+    return by;
+}
 
 function overlaps(a, b) {
     return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
@@ -92,10 +98,7 @@ test('layout left to right: inputs, then the job, then the model; edges from sid
     const lay = L.layout(L.graph(LIN), 900, 640);
     assert.strictEqual(lay.orient, 'lr');
     checkLayout(lay, 900);
-    const by = {};
-    lay.nodes.forEach((n) => {
-        by[n.id] = n;
-    });
+    const by = byId(lay.nodes);
     assert.ok(by.image.x < by.job.x && by.job.x < by.model.x);
     assert.strictEqual(by.job.y, by.model.y);
     assert.strictEqual(by.image.x, by['dataset-1'].x);
@@ -108,10 +111,7 @@ test('layout top down on a narrow box: inputs stacked over the job, the model un
     const lay = L.layout(L.graph(LIN), 360, 640);
     assert.strictEqual(lay.orient, 'tb');
     checkLayout(lay, 360);
-    const by = {};
-    lay.nodes.forEach((n) => {
-        by[n.id] = n;
-    });
+    const by = byId(lay.nodes);
     assert.ok(by['dataset-1'].y + by['dataset-1'].h < by.job.y);
     assert.ok(by.job.y + by.job.h < by.model.y);
     lay.edges.filter((e) => e.to === 'job').forEach((e) => assert.ok(e.d.endsWith('V' + by.job.y)));

@@ -735,10 +735,10 @@ if (typeof App !== 'undefined') {
                 var cmdBox = h('div', {class: 'cost-cmd'});
                 var status = h('div', {'aria-live': 'polite'});
                 var sumBox = h('div');
-                var chartBox = h('section', {class: 'panel', 'aria-labelledby': 'cost-chart-h'});
+                var chartBox = h('section', {class: 'panel cost-panel', 'aria-labelledby': 'cost-chart-h'});
                 var tableBox = h('section', {'aria-labelledby': 'cost-table-h'});
                 var budgetBox = h('section', {'aria-labelledby': 'cost-budgets-h'});
-                var utilBox = h('section', {class: 'panel', 'aria-labelledby': 'cost-util-h'});
+                var utilBox = h('section', {class: 'panel cost-panel', 'aria-labelledby': 'cost-util-h'});
 
                 ctx.main.appendChild(h('h1', null, 'Teams and cost'));
                 ctx.main.appendChild(h('p', {class: 'muted'},

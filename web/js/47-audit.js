@@ -307,7 +307,7 @@ if (typeof App !== 'undefined') {
                 var st = A.parse(ctx.query);
                 var verifyBox = h('section', {class: 'panel', 'aria-labelledby': 'audit-verify-h'});
                 var keyBox = h('section', {class: 'panel', 'aria-labelledby': 'audit-ckpt-h'});
-                var exportBox = h('section', {class: 'panel', 'aria-labelledby': 'audit-export-h'});
+                var exportBox = h('section', {class: 'panel audit-export', 'aria-labelledby': 'audit-export-h'});
                 var logBox = h('section', {class: 'audit-log', 'aria-labelledby': 'audit-log-h'});
                 var top = h('div', {class: 'panels audit-panels'}, verifyBox, keyBox);
 

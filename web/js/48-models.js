@@ -503,7 +503,7 @@ if (typeof App !== 'undefined') {
 
         function stageForm(ctx, m, onDone) {
             var opts = L.nextStages(m.stage);
-            var box = h('section', {class: 'panel', 'aria-labelledby': 'model-stage-h'},
+            var box = h('section', {class: 'panel model-stage', 'aria-labelledby': 'model-stage-h'},
                 h('h2', {id: 'model-stage-h'}, 'Change stage'));
             if (!opts.length) {
                 box.appendChild(h('p', null, 'Archived: a version stays archived.'));
@@ -551,8 +551,8 @@ if (typeof App !== 'undefined') {
                 var ref = ctx.params.ref;
                 var self = L.refHref(ref);
                 var pr = L.parseRef(ref);
-                ctx.main.appendChild(h('p', {class: 'crumbs'}, Dom.link('/ui/models', '\u2190 Models')));
-                var head = h('h1', null, ref);
+                ctx.main.appendChild(h('p', {class: 'model-crumbs'}, Dom.link('/ui/models', '\u2190 Models')));
+                var head = h('h1', {class: 'model-title'}, ref);
                 ctx.main.appendChild(head);
                 var body = h('div', null, h('p', {class: 'muted'}, 'Loading\u2026'));
                 ctx.main.appendChild(body);

@@ -26,12 +26,10 @@ var ModelLineage = (function () {
         return m ? {name: m[1], version: m[2]} : null;
     }
 
-    /* A model's page: /ui/models/NAME@VERSION/. The slash at the end
-     * keeps the last segment free of the version's dots, which sluiced
-     * (and web/dev/serve.py) take for an asset's name: with it a reload or
-     * a link from elsewhere gets the dashboard. */
+    /* A model's page: /ui/models/NAME@VERSION (sluiced answers every path
+     * deeper than /ui/NAME with the dashboard, dots and all). */
     function refHref(ref) {
-        return '/ui/models/' + encodeURIComponent(ref).replace(/%40/g, '@') + '/';
+        return '/ui/models/' + encodeURIComponent(ref).replace(/%40/g, '@');
     }
 
     function modelHref(m) {

@@ -21,8 +21,8 @@ test('parseRef, refHref and modelHref', () => {
     assert.deepStrictEqual(L.parseRef('resnet@1.0'), {name: 'resnet', version: '1.0'});
     assert.strictEqual(L.parseRef('resnet'), null);
     assert.strictEqual(L.parseRef('a@b@c'), null);
-    assert.strictEqual(L.refHref('resnet@1.0'), '/ui/models/resnet@1.0/');
-    assert.strictEqual(L.modelHref({name: 'llama-ft', version: '0.3_rc-1'}), '/ui/models/llama-ft@0.3_rc-1/');
+    assert.strictEqual(L.refHref('resnet@1.0'), '/ui/models/resnet@1.0');
+    assert.strictEqual(L.modelHref({name: 'llama-ft', version: '0.3_rc-1'}), '/ui/models/llama-ft@0.3_rc-1');
     /* the last segment has no dot: sluiced serves the dashboard for it */
     const last = L.modelHref({name: 'm', version: '1.2.3'}).split('/').pop();
     assert.strictEqual(last.indexOf('.'), -1);
@@ -56,7 +56,7 @@ test('graph: model <- job <- image, code, datasets, with links where there are p
         {from: 'dataset-0', to: 'job'}, {from: 'dataset-1', to: 'job'}]);
     const by = byId(g.nodes);
     assert.strictEqual(by.job.href, '/ui/jobs/3');
-    assert.strictEqual(by.model.href, '/ui/models/resnet@1.0/');
+    assert.strictEqual(by.model.href, '/ui/models/resnet@1.0');
     assert.strictEqual(by.code.href, 'https://git.example/vision/resnet');
     assert.strictEqual(by.code.external, true);
     assert.strictEqual(by.image.href, null);

@@ -86,7 +86,7 @@ module.exports = async function (t, env) {
     await t.screenshot(page, '42-model-member');
 
     /* a team-admin may */
-    const tp = await env.newPage(tokens.tess, {path: 'models/ui-42-net@1.9/'});
+    const tp = await env.newPage(tokens.tess, {path: 'models/ui-42-net@1.9'});
     await tp.waitForSelector('.lineage-svg');
     await tp.getByLabel('New stage').selectOption('staging');
     await tp.getByLabel('Comment').fill('passes the eval');
@@ -99,12 +99,12 @@ module.exports = async function (t, env) {
     await t.screenshot(tp, '42-model');
 
     /* a viewer reads it all but gets no stage control */
-    const vp = await env.newPage(tokens.victor, {path: 'models/ui-42-net@1.9/'});
+    const vp = await env.newPage(tokens.victor, {path: 'models/ui-42-net@1.9'});
     await vp.waitForSelector('.lineage-svg');
     t.ok(!(await vp.$('#model-stage-h')), 'no stage change for a viewer');
 
     /* --- phone width, dark: drawn top down ---------------------------------------- */
-    const np = await env.newPage(tokens.alice, {path: 'models/ui-42-net@1.10/', viewport: {width: 390, height: 844},
+    const np = await env.newPage(tokens.alice, {path: 'models/ui-42-net@1.10', viewport: {width: 390, height: 844},
         colorScheme: 'dark'});
     await np.waitForSelector('.lineage-svg');
     const box = await np.$eval('.lineage-svg', (s) => s.getAttribute('viewBox').split(' ').map(Number));

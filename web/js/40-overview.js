@@ -333,9 +333,9 @@ var Overview = (function () {
         out.push({
             key: 'allocation', title: 'GPU allocation',
             data: {t: t, series: [
-                {label: 'Capacity now', values: capLine, fmt: Fmt.gpus},
-                {label: 'Allocated', values: s.gpus_allocated || [], fmt: Fmt.gpus},
-                {label: 'Idle but allocated', values: s.gpus_idle || [], fmt: Fmt.gpus}]},
+                {label: 'Capacity now', values: capLine, fmt: Fmt.gpus, colour: '--muted', dash: [2, 4], points: false},
+                {label: 'Allocated', values: s.gpus_allocated || [], fmt: Fmt.gpus, colour: '--c1', dash: null},
+                {label: 'Idle but allocated', values: s.gpus_idle || [], fmt: Fmt.gpus, colour: '--warn', dash: [6, 3]}]},
             opts: {yfmt: Fmt.gpus},
             summary: alloc.n ? 'Allocated: mean ' + mean1(alloc.mean) + ', peak ' + mean1(alloc.max) +
                 (typeof cap === 'number' ? ' of ' + Fmt.int(cap) + ' GPUs now' : ' GPUs') +

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""joblist.t - GET /v1/jobs as a paged, sorted, filtered list.
+"""joblist.t - GET /v1/jobs as a paged, sorted, filtered list, and the ETags
+of /v1 reads.
 
 One sluiced with one node of an H100 and an A100; teams vision (queues
 vision, vision-b) and nlp; alice and bob (vision members), vic (vision
@@ -16,11 +17,18 @@ array of three). Against that store:
   and -id pages by after;
 - count=true gives the total of the filters, whatever the page;
 - each bad value is 400 invalid naming its parameter;
-- a member or viewer lists their team's jobs only (403 for another team).
+- a member or viewer lists their team's jobs only (403 for another team);
+- a /v1 read's 200 has a strong ETag, Cache-Control: private, no-cache
+  and Vary: Authorization; a matching If-None-Match (the same tag, W/,
+  "*", a list, a list over two lines) is 304 with those headers and no
+  body; a malformed or non-matching one is 200; the tag differs per caller
+  and changes with the list; /healthz, /metrics and errors have none.
 
 Prints TAP."""
 
 import os
+import re
+import socket
 import sys
 import time
 
@@ -253,6 +261,91 @@ tap.ok(got == [J5] and doc["total"] == 1, "nor are its GPU models' jobs", got)
 r = d.request("GET", "/v1/jobs?team=nlp&sort=name", token=TOK["alice"])
 tap.ok(r.status == 403 and r.error_field() == "team", "another team's list is 403", r)
 list_is("count=true", [J3], "nick sees nlp's job", token=TOK["nick"])
+
+# --- ETags -----------------------------------------------------------------
+TAG = re.compile(r'^"[0-9a-f]{32}"$')
+
+
+def get(path, token=None, inm=None):
+    return d.request("GET", path, headers={"If-None-Match": inm} if inm is not None else None,
+                     **as_(token))
+
+
+r = get("/v1/jobs?limit=50")
+etag = r.headers.get("etag", "")
+tap.ok(r.status == 200 and TAG.match(etag), "a list has a strong ETag", r.headers)
+tap.ok(r.headers.get("cache-control") == "private, no-cache" and
+       r.headers.get("vary") == "Authorization",
+       "with Cache-Control: private, no-cache and Vary: Authorization", r.headers)
+tap.is_(get("/v1/jobs?limit=50").headers.get("etag"), etag, "the same list has the same tag")
+for inm, why in ((etag, "the tag"), ("W/" + etag, "its weak form"), ("*", "*"),
+                 ('"x", %s, W/"y"' % etag, "a list holding it"),
+                 (" ,%s," % etag, "with empty elements")):
+    r = get("/v1/jobs?limit=50", inm=inm)
+    tap.ok(r.status == 304 and r.body == b"" and r.headers.get("etag") == etag and
+           r.headers.get("cache-control") == "private, no-cache" and
+           r.headers.get("vary") == "Authorization" and "content-length" not in r.headers,
+           "If-None-Match %s: 304 with the tag and no body" % why, (r, r.headers))
+for inm, why in (('"0000"', "another tag"), (etag[1:-1], "a tag without quotes"),
+                 ("*, " + etag, "'*' in a list"), (etag + " x", "junk after the tag"),
+                 ('"x"; ' + etag, "a ';' for a ','")):
+    r = get("/v1/jobs?limit=50", inm=inm)
+    tap.ok(r.status == 200 and r.headers.get("etag") == etag and
+           isinstance(r.json, dict) and "jobs" in r.json,
+           "If-None-Match %s: 200 with the list" % why, r)
+
+
+def raw(lines):
+    """One request with these extra header lines; the answer's status."""
+    s = socket.create_connection(("127.0.0.1", d.port), timeout=10)
+    s.sendall(("GET /v1/jobs?limit=50 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+               "%sConnection: close\r\n\r\n" % (d.token, "".join(
+                   "If-None-Match: %s\r\n" % v for v in lines))).encode())
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    m = re.match(rb"HTTP/1\.1 (\d{3}) ", data)
+    return int(m.group(1)) if m else 0
+
+
+tap.is_(raw(['"x"', etag]), 304, "a list over two If-None-Match lines is one list")
+tap.is_(raw(["*", etag]), 200, "'*' with another line is malformed: ignored")
+tap.is_(raw([etag, "junk"]), 200, "a malformed line makes the field ignored")
+
+ra = get("/v1/jobs?limit=50", token=TOK["alice"])
+tap.ok(ra.status == 200 and TAG.match(ra.headers.get("etag", "")) and
+       ra.headers["etag"] != etag, "alice's list of the same URL has its own tag")
+tap.is_(get("/v1/jobs?limit=50", token=TOK["alice"], inm=etag).status, 200,
+        "the admin's tag is not alice's: 200")
+tap.is_(get("/v1/jobs?limit=50", token=TOK["alice"], inm=ra.headers.get("etag")).status,
+        304, "her own is 304")
+
+r = d.request("DELETE", "/v1/jobs/%d" % J6)
+tap.ok(r.status in (200, 202), "bob's pending eval is cancelled", r)
+r = get("/v1/jobs?limit=50", inm=etag)
+tap.ok(r.status == 200 and TAG.match(r.headers.get("etag", "")) and
+       r.headers["etag"] != etag and
+       [j["state"] for j in r.json["jobs"] if j["id"] == J6] == ["Cancelled"],
+       "after a change the old tag gets 200, the new list and a new tag", r.headers)
+tap.is_(get("/v1/jobs?limit=50", inm=r.headers.get("etag")).status, 304,
+        "and the new tag is 304 again")
+
+for path in ("/v1/jobs/%d" % J1, "/v1/teams", "/v1/whoami", "/v1/jobs/%d/events" % J1):
+    r = get(path)
+    r2 = get(path, inm=r.headers.get("etag", "-"))
+    tap.ok(r.status == 200 and TAG.match(r.headers.get("etag", "")) and r2.status == 304,
+           "GET %s has a tag and answers 304 to it" % path, (r, r2))
+for path in ("/healthz", "/metrics"):
+    r = d.request("GET", path, token=None)
+    tap.ok(r.status == 200 and "etag" not in r.headers, "%s has no ETag" % path, r.headers)
+r = get("/v1/jobs?sort=bogus", inm="*")
+tap.ok(r.status == 400 and "etag" not in r.headers, "an error has no ETag, even with *", r)
+r = get("/v1/jobs/999999", inm="*")
+tap.is_(r.status, 404, "If-None-Match: * on a job that does not exist is 404")
 
 tap.ok(d.cancel_all(), "every pending job is cancelled")
 tap.done_testing(d)

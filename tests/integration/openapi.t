@@ -546,6 +546,10 @@ def test_submit_and_read():
                      ("user=Admin", "user"), ("sort=name&after=1", "after")):
         call("GET", "/v1/jobs?" + q, want=400, code="invalid", field=field,
              name="list with a bad " + field)
+    etag = call("GET", "/v1/jobs?limit=1", want=200, name="list for its ETag").headers.get(
+        "etag", "")
+    call("GET", "/v1/jobs?limit=1", want=304, headers={"If-None-Match": etag},
+         name="list with a matching If-None-Match")
     return jid
 
 

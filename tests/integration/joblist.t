@@ -37,38 +37,13 @@ from sltest import Sluiced, job_doc, tap  # noqa: E402
 
 d = Sluiced(fake_gpus="1xH100,1xA100").start()
 
+OBJECTS = (("Team", "vision", "{defaultQueue: vision}"), ("Queue", "vision", "{team: vision}"),
+           ("Queue", "vision-b", "{team: vision}"), ("Team", "nlp", "{defaultQueue: nlp}"),
+           ("Queue", "nlp", "{team: nlp}"), ("PriorityClass", "prod", "{value: 1000}"))
 r, TOK = d.users((("alice", "vision", "member"), ("bob", "vision", "member"),
-                  ("vic", "vision", "viewer"), ("nick", "nlp", "member")), """
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: vision}
-spec: {defaultQueue: vision}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: vision}
-spec: {team: vision}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: vision-b}
-spec: {team: vision}
----
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: nlp}
-spec: {defaultQueue: nlp}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: nlp}
-spec: {team: nlp}
----
-apiVersion: sluice/v1
-kind: PriorityClass
-metadata: {name: prod}
-spec: {value: 1000}
-""")
+                  ("vic", "vision", "viewer"), ("nick", "nlp", "member")),
+                 "".join("---\napiVersion: sluice/v1\nkind: %s\nmetadata: {name: %s}\n"
+                         "spec: %s\n" % o for o in OBJECTS))
 tap.ok(r.status == 200 and all(TOK.values()),
        "teams vision and nlp, users alice, bob, vic, nick with tokens, class prod", r)
 

@@ -276,9 +276,7 @@ void sl_api_route_job_list(struct ctx *c)
         return;
     sl_buf_init(&b);
     sl_buf_adds(&b, "{\"jobs\":[");
-    rc = sl_store_job_scan(c->a->rd, &q, render_job, &jr, &next);
-    if (rc == 0 && count)
-        rc = sl_store_job_count(c->a->rd, &q, &total);
+    rc = sl_store_job_scan(c->a->rd, &q, render_job, &jr, &next, count ? &total : NULL);
     if (rc < 0) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
     } else {

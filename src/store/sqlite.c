@@ -336,7 +336,6 @@ static const struct sl_store_ops sqlite_ops = {
     .job_update = sl_sqlite_job_update,
     .job_read = sl_sqlite_job_read,
     .job_scan = sl_sqlite_job_scan,
-    .job_count = sl_sqlite_job_count,
     .job_lineage = sl_sqlite_job_lineage,
     .job_respec = sl_sqlite_job_respec,
     .job_lineage_get = sl_sqlite_job_lineage_get,

@@ -176,8 +176,7 @@ int sl_sqlite_job_update(struct sl_store *st, const struct sl_job_view *v,
                          int64_t not_before_ms);
 int sl_sqlite_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
 int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
-                       sl_store_job_fn fn, void *arg, int64_t *next);
-int sl_sqlite_job_count(struct sl_store *st, const struct sl_store_job_query *q, int64_t *n);
+                       sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
 int sl_sqlite_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
 int sl_sqlite_job_respec(struct sl_store *st, int64_t id, const char *queue,
                          const char *priority_class, int priority, const char *spec_json);

@@ -360,10 +360,10 @@ static int query_prepare(struct sl_sqlite *s, const char *sql, size_t n, size_t 
     return 0;
 }
 
-int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
-                       sl_store_job_fn fn, void *arg, int64_t *next)
+/* The page of a scan: fn for each of its jobs, *next. */
+static int scan_page(struct sl_sqlite *s, const struct sl_store_job_query *q,
+                     sl_store_job_fn fn, void *arg, int64_t *next)
 {
-    struct sl_sqlite *s = sl_sqlite_of(st);
     const char *dir = q->descending ? "DESC" : "ASC";
     char sql[2048], order[96], *pats[2] = {NULL, NULL};
     sqlite3_stmt *stmt = NULL;
@@ -371,7 +371,6 @@ int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
     int count = 0, rc, step = SQLITE_DONE;
     int64_t last = 0;
 
-    *next = 0;
     if (q->sort == SL_JOB_SORT_ID)
         snprintf(order, sizeof(order), "id %s", dir);
     else
@@ -418,15 +417,14 @@ out:
     return rc;
 }
 
-int sl_sqlite_job_count(struct sl_store *st, const struct sl_store_job_query *q, int64_t *total)
+/* How many jobs match q's filters. */
+static int scan_count(struct sl_sqlite *s, const struct sl_store_job_query *q, int64_t *total)
 {
-    struct sl_sqlite *s = sl_sqlite_of(st);
     char sql[1536], *pats[2] = {NULL, NULL};
     sqlite3_stmt *stmt = NULL;
     size_t n = 0;
     int rc;
 
-    *total = 0;
     put(sql, sizeof(sql), &n, "SELECT count(*) FROM jobs");
     where_sql(sql, sizeof(sql), &n, q, false);
     if ((rc = query_prepare(s, sql, n, sizeof(sql), q, pats, &stmt)) == 0) {
@@ -438,6 +436,25 @@ int sl_sqlite_job_count(struct sl_store *st, const struct sl_store_job_query *q,
     sqlite3_finalize(stmt);
     free(pats[0]);
     free(pats[1]);
+    return rc;
+}
+
+int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
+                       sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total)
+{
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    /* A page and its count read one snapshot: a read transaction, unless
+     * the connection is in one already. */
+    bool begin = total && sqlite3_get_autocommit(s->db);
+    int rc;
+
+    if (begin && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return -EIO;
+    rc = scan_page(s, q, fn, arg, next);
+    if (rc == 0 && total && (rc = scan_count(s, q, total)) != 0)
+        *total = 0;
+    if (begin && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
+        rc = -EIO;
     return rc;
 }
 

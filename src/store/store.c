@@ -176,28 +176,22 @@ int sl_store_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void 
     return st->ops->job_read(st, id, fn, arg);
 }
 
-/* What every backend refuses alike; a count needs no limit. */
-static bool job_query_valid(const struct sl_store_job_query *q, bool scan)
+/* What every backend refuses alike. */
+static bool job_query_valid(const struct sl_store_job_query *q)
 {
-    return (q->limit >= 1 || !scan) && q->offset >= 0 && q->after >= 0 && q->array_job_id >= 0 &&
+    return q->limit >= 1 && q->offset >= 0 && q->after >= 0 && q->array_job_id >= 0 &&
            (unsigned)q->sort < SL_JOB_NSORTS && (q->after == 0 || q->sort == SL_JOB_SORT_ID);
 }
 
 int sl_store_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
-                      sl_store_job_fn fn, void *arg, int64_t *next)
+                      sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total)
 {
     *next = 0;
-    if (!job_query_valid(q, true))
+    if (total)
+        *total = 0;
+    if (!job_query_valid(q))
         return -EINVAL;
-    return st->ops->job_scan(st, q, fn, arg, next);
-}
-
-int sl_store_job_count(struct sl_store *st, const struct sl_store_job_query *q, int64_t *n)
-{
-    *n = 0;
-    if (!job_query_valid(q, false))
-        return -EINVAL;
-    return st->ops->job_count(st, q, n);
+    return st->ops->job_scan(st, q, fn, arg, next, total);
 }
 
 int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,

@@ -159,8 +159,7 @@ enum sl_job_sort {
     SL_JOB_NSORTS
 };
 
-/* Which jobs a list reads (sl_store_job_scan, sl_store_job_count) and in
- * what order. Zero-filled = every job by id ascending, which is no valid
+/* Which jobs a list reads (sl_store_job_scan) and in what order. Zero-filled = every job by id ascending, which is no valid
  * scan until 'limit' is set. Strings are borrowed for the call. */
 struct sl_store_job_query {
     unsigned state_mask;          /* bit 1 << state; 0 = any */
@@ -253,8 +252,7 @@ struct sl_store_ops {
                       int64_t not_before_ms);
     int (*job_read)(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
     int (*job_scan)(struct sl_store *st, const struct sl_store_job_query *q,
-                    sl_store_job_fn fn, void *arg, int64_t *next);
-    int (*job_count)(struct sl_store *st, const struct sl_store_job_query *q, int64_t *n);
+                    sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
     int (*job_lineage)(struct sl_store *st, int64_t id, const char *lineage);
     int (*job_respec)(struct sl_store *st, int64_t id, const char *queue,
                       const char *priority_class, int priority, const char *spec_json);
@@ -469,16 +467,14 @@ int sl_store_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void 
  * in the same direction), skipping q->offset of them and stopping after
  * q->limit, each borrowed as in sl_store_job_read. *next is the id of the
  * last job handed over when more match, else 0 (in id order it is the
- * 'after' of the next page). Returns 0, fn's first non-zero return (which
- * stops the scan), -EINVAL for a query out of range (limit < 1, offset or
- * after < 0, an unknown sort, 'after' with a sort other than id), or
- * -EIO. */
+ * 'after' of the next page). With 'total' (may be NULL), *total is how many
+ * jobs match q's filters, whatever its after, offset and limit, counted in
+ * the same snapshot of the store as the page. Returns 0, fn's first
+ * non-zero return (which stops the scan; *total is then 0), -EINVAL for a
+ * query out of range (limit < 1, offset or after < 0, an unknown sort,
+ * 'after' with a sort other than id), or -EIO. */
 int sl_store_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
-                      sl_store_job_fn fn, void *arg, int64_t *next);
-/* *n = how many jobs match q's filters (its order, after, offset and limit
- * do not count; limit may be 0). Returns 0, -EINVAL as sl_store_job_scan
- * would, or -EIO. */
-int sl_store_job_count(struct sl_store *st, const struct sl_store_job_query *q, int64_t *n);
+                      sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
 
 /* Job events (writer): appended; read back in the order added. 'from',
  * 'to', 'message' may be NULL (and "" reads back as NULL). */

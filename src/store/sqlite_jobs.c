@@ -307,7 +307,8 @@ static void where_sql(char *sql, size_t size, size_t *n, const struct sl_store_j
 }
 
 /* 'text' as a LIKE pattern of its own bytes, '\' escaping the pattern's
- * characters, between 'pre' and 'post' ("%" or ""). NULL on ENOMEM. */
+ * characters, between 'pre' and 'post' (pattern text of at most 2 bytes
+ * each: "%", "%\""). NULL on ENOMEM. */
 static char *like_pattern(const char *pre, const char *text, const char *post)
 {
     size_t len = strlen(text);

@@ -352,6 +352,7 @@ static const struct route {
     {"DELETE", "/v1/tokens/{id}", sl_api_route_token_revoke, CHANGE(SL_OP_REVOKE), "token", MT_NONE},
     {"GET", "/v1/report", sl_api_route_report, READ(SL_SC_REPORTS), NULL, MT_NONE},
     {"GET", "/v1/report/utilisation", sl_api_route_report_util, READ(SL_SC_REPORTS), NULL, MT_NONE},
+    {"GET", "/v1/history", sl_api_route_history, READ(SL_SC_REPORTS), NULL, MT_NONE},
     {"GET", "/v1/budgets", sl_api_route_budgets, READ(SL_SC_REPORTS), NULL, MT_NONE},
     {"POST", "/v1/carbon/{name}", sl_api_route_carbon, CHANGE(SL_OP_CARBON), "site", MT_CSV},
     {"POST", "/v1/scans", sl_api_route_scan_import, CHANGE(SL_OP_SCAN), NULL, MT_JSON},
@@ -623,6 +624,11 @@ static void dispatch(struct ctx *c)
     }
     if (!body_type_ok(c, rt))
         return;
+    /* A /v1 read's answer is built whole and is the caller's own: it gets
+     * an ETag, and a poll that has it already gets 304 without the body
+     * (docs/api-contract.md, Caching). */
+    if (rt->op < 0 && strncmp(rt->pattern, "/v1/", 4) == 0)
+        sl_http_use_etag(r);
     rt->fn(c);
 }
 

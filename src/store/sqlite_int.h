@@ -175,9 +175,8 @@ int sl_sqlite_job_max_id(struct sl_store *st, int64_t *id);
 int sl_sqlite_job_update(struct sl_store *st, const struct sl_job_view *v,
                          int64_t not_before_ms);
 int sl_sqlite_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
-int sl_sqlite_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
-                       const char *team, int limit, sl_store_job_fn fn, void *arg,
-                       int64_t *next);
+int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
+                       sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
 int sl_sqlite_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
 int sl_sqlite_job_respec(struct sl_store *st, int64_t id, const char *queue,
                          const char *priority_class, int priority, const char *spec_json);
@@ -223,6 +222,11 @@ int sl_sqlite_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_
 int sl_sqlite_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                          const char *team, int64_t job_id,
                          int (*fn)(void *arg, const struct sl_usage_row *r), void *arg);
+int sl_sqlite_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                           const char *team,
+                           int (*usage)(void *arg, const struct sl_usage_row *r),
+                           int (*event)(void *arg, const struct sl_history_event *ev),
+                           void *arg);
 int sl_sqlite_budget_upsert(struct sl_store *st, const char *name, const char *team,
                             const char *spec_json);
 int sl_sqlite_budgets_load(struct sl_store *st,

@@ -144,24 +144,30 @@ var Api = (function () {
             var m = /filename="([^"]+)"/.exec(cd);
             var name = filename || (m ? m[1] : 'sluice-download');
             return res.blob().then(function (blob) {
-                var a = document.createElement('a');
-                var href = URL.createObjectURL(blob);
-                a.href = href;
-                a.download = name;
-                document.body.appendChild(a);
-                a.click();
-                a.remove();
-                setTimeout(function () {
-                    URL.revokeObjectURL(href);
-                }, 10000);
-                return {name: name, size: blob.size};
+                return save(blob, name);
             });
         });
     }
 
+    /* Offer a Blob as a file the browser downloads under `name`, as it
+     * is (the pages' downloads made of several answers use it). */
+    function save(blob, name) {
+        var a = document.createElement('a');
+        var href = URL.createObjectURL(blob);
+        a.href = href;
+        a.download = name;
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () {
+            URL.revokeObjectURL(href);
+        }, 10000);
+        return {name: name, size: blob.size};
+    }
+
     return {
         ApiError: ApiError, token: token, login: login, logout: logout, url: url,
-        request: request, get: get, post: post, del: del, download: download,
+        request: request, get: get, post: post, del: del, download: download, save: save,
         set onUnauthorised(fn) {
             onUnauthorised = fn;
         }

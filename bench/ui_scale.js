@@ -36,7 +36,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const H = require('../tests/browser/harness.js');
 
-/* --- what the pages show (align with web/js/4x-*.js) ---------------------- */
+/* --- what the pages show (web/js/40-overview.js, 41-nodes.js, 43-jobs.js) -- */
 const SEL = Object.assign({
     jobsPath: 'jobs',
     /* a row of the jobs table; Dom.table's "nothing" row has td.empty */
@@ -48,10 +48,10 @@ const SEL = Object.assign({
     jobsSearchText: 'bert',
     jobsNameCell: 'td[data-col="name"]',
     overviewPath: '',
-    overviewChart: '.uplot canvas',    /* uPlot draws as it builds its canvas */
-    overviewCharts: 2,                 /* how many make "its charts" */
+    overviewChart: '.chart-panel .uplot canvas',  /* uPlot draws as it builds its canvas */
+    overviewCharts: 5,                 /* how many make "its charts" (40-overview.js: 5) */
     nodesPath: 'nodes',
-    nodesTile: '.gpu-tile',            /* one per GPU */
+    nodesTile: 'ul.tiles > li.tile',   /* one per GPU (41-nodes.js) */
     nodesTiles: 0                      /* 0: as many as the cluster's GPUs */
 }, process.env.BENCH_UI_SELECTORS ? JSON.parse(process.env.BENCH_UI_SELECTORS) : {});
 

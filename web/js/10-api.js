@@ -136,6 +136,21 @@ var Api = (function () {
         return request(path, {method: 'DELETE', params: params});
     }
 
+    /* Hand bytes (a Blob) to the browser as a file it downloads. */
+    function save(blob, name) {
+        var a = document.createElement('a');
+        var href = URL.createObjectURL(blob);
+        a.href = href;
+        a.download = name;
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(function () {
+            URL.revokeObjectURL(href);
+        }, 10000);
+        return {name: name, size: blob.size};
+    }
+
     /* Save what a GET answers as a file the browser downloads: the
      * bytes exactly as sluiced sent them. */
     function download(path, params, filename) {
@@ -144,24 +159,14 @@ var Api = (function () {
             var m = /filename="([^"]+)"/.exec(cd);
             var name = filename || (m ? m[1] : 'sluice-download');
             return res.blob().then(function (blob) {
-                var a = document.createElement('a');
-                var href = URL.createObjectURL(blob);
-                a.href = href;
-                a.download = name;
-                document.body.appendChild(a);
-                a.click();
-                a.remove();
-                setTimeout(function () {
-                    URL.revokeObjectURL(href);
-                }, 10000);
-                return {name: name, size: blob.size};
+                return save(blob, name);
             });
         });
     }
 
     return {
         ApiError: ApiError, token: token, login: login, logout: logout, url: url,
-        request: request, get: get, post: post, del: del, download: download,
+        request: request, get: get, post: post, del: del, download: download, save: save,
         set onUnauthorised(fn) {
             onUnauthorised = fn;
         }

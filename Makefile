@@ -8,7 +8,11 @@
 #   make bench-slurm  Sluice against Slurm on the three-node Slurm lab (root,
 #                   about 20 minutes)
 #   make fuzz       libFuzzer targets (clang), run for FUZZ_SECONDS each
+#   make ui         the same build with the web UI required: npm installs
+#                   uPlot in web/node_modules, or this fails (make alone
+#                   goes on without npm and serves a page that says so)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make clean      remove build/; make distclean also web/node_modules
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -75,7 +79,26 @@ DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=$(B)/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%.t)
 
-.PHONY: all deps run test tsan unit bench bench-slurm fuzz install clean check-banned check-clang FORCE
+# The web UI (web/; docs/daemon.md, "The web UI"). npm installs its
+# dependencies in web/node_modules from web/package-lock.json; then
+# src/ui/embed.c, a program built for this machine (HOSTCC), embeds the
+# pages and uPlot's bundle in $(B)/gen/ui_assets.c, which is linked into
+# sluiced: sluiced never reads web/. The .list file holds a checksum of
+# each input, so a changed, added or removed file regenerates it. Without
+# npm, or when npm ci fails (no network), the build goes on and /ui/ says
+# that the web UI was not built; UI_REQUIRE=1 (make ui) makes both errors.
+HOSTCC     ?= $(CC)
+NPM        ?= npm
+NPM_CI     := $(NPM) ci --no-audit --no-fund --prefer-offline --loglevel=error \
+              --fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=10000
+UI_REQUIRE ?=
+UI_UPLOT   := web/node_modules/uplot/dist/uPlot.iife.min.js web/node_modules/uplot/dist/uPlot.min.css
+UI_INPUT    = web/index.html web/favicon.svg $(wildcard web/js/*.js web/css/*.css) $(UI_UPLOT)
+UI_STAMP   := web/node_modules/.package-lock.json
+UI_OBJ     := $(B)/obj/gen/ui_assets.o
+
+.PHONY: all deps run test tsan unit ui ui-npm bench bench-slurm fuzz install clean distclean \
+	check-banned check-clang FORCE
 all: $(B)/sluiced $(B)/sluice
 
 deps:
@@ -102,11 +125,48 @@ $(B)/obj/gen/%_migrations.o: $(B)/gen/%_migrations.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I. -c -o $@ $<
 
+# npm ci, when web/node_modules is missing, lacks uPlot's bundle, or is
+# older than the lockfile (npm writes node_modules/.package-lock.json last).
+ui-npm:
+	@if [ -f $(UI_STAMP) ] && [ -f $(firstword $(UI_UPLOT)) ] && \
+	    [ ! web/package-lock.json -nt $(UI_STAMP) ] && [ ! web/package.json -nt $(UI_STAMP) ]; then \
+	  :; \
+	elif ! command -v $(firstword $(NPM)) >/dev/null 2>&1; then \
+	  if [ "$(UI_REQUIRE)" = 1 ]; then echo "make ui: npm not found" >&2; exit 1; fi; \
+	  echo "warning: npm not found: sluiced is built without its web UI (/ui/ says so; make ui builds it)" >&2; \
+	else \
+	  echo "cd web && $(NPM_CI)"; \
+	  if ! (cd web && $(NPM_CI)); then \
+	    if [ "$(UI_REQUIRE)" = 1 ]; then exit 1; fi; \
+	    echo "warning: npm ci failed in web/: sluiced is built without its web UI (/ui/ says so; make ui builds it)" >&2; \
+	  fi; \
+	fi
+
+$(B)/gen/ui.list: FORCE | ui-npm
+	@mkdir -p $(dir $@)
+	@cksum $(UI_INPUT) > $@.tmp 2>/dev/null; \
+	  if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(B)/tools/ui_embed: src/ui/embed.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) -std=c17 -D_GNU_SOURCE -O1 $(WARN) -o $@ $<
+
+$(B)/gen/ui_assets.c: $(B)/gen/ui.list $(B)/tools/ui_embed
+	$(B)/tools/ui_embed $(if $(filter 1,$(UI_REQUIRE)),--require) web > $@.tmp
+	mv $@.tmp $@
+
+$(UI_OBJ): $(B)/gen/ui_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. -c -o $@ $<
+
+ui:
+	$(MAKE) UI_REQUIRE=1 $(B)/sluiced
+
 $(B)/libsluice-core.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(B)/sluiced: $(DAEMON_OBJ) $(B)/libsluice-core.a
+$(B)/sluiced: $(DAEMON_OBJ) $(UI_OBJ) $(B)/libsluice-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LIBS)
 
 $(B)/sluice: $(CLI_OBJ) $(B)/libsluice-core.a
@@ -225,7 +285,7 @@ check-banned:
 # end with the same warnings (no code is generated, so it takes seconds).
 CLANG_WARN := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Werror
 check-clang:
-	@printf '%s\n' $(CORE_SRC) $(DAEMON_SRC) $(CLI_SRC) $(UNIT_SRC) | \
+	@printf '%s\n' $(CORE_SRC) $(DAEMON_SRC) $(CLI_SRC) $(UNIT_SRC) src/ui/embed.c | \
 	  xargs -P2 -n8 clang -std=c17 -D_GNU_SOURCE -fsyntax-only $(CLANG_WARN) $(PKG_CFLAGS)
 
 # The scheduler library's benchmark (bench/sched_bench.c), run by bench/sched.sh.
@@ -285,5 +345,8 @@ install: all
 
 clean:
 	rm -rf build
+
+distclean: clean
+	rm -rf web/node_modules
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -13,13 +13,20 @@ set -eu
 
 # Needed to build (gcc make pkg-config + the -dev libraries), to fuzz
 # (clang + libFuzzer runtime), to test (perl for prove, python3 + yaml for
-# the integration tests, sqlite3, curl, procps) and to bench (wrk).
+# the integration tests, sqlite3, curl, procps), to bench (wrk), and for
+# the web UI (node, whose npm installs web/'s packages at build time, and
+# chromium, which the browser tests drive through playwright-core).
 REQUIRED="gcc make pkg-config libc6-dev
 libjansson-dev libyaml-dev libsqlite3-dev
 libsodium-dev libjemalloc-dev
 clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk
-prometheus"
+prometheus nodejs chromium"
+
+# npm: a nodejs package built by Node's own project ships /usr/bin/npm and
+# conflicts with Debian's npm package; Debian's nodejs has no npm. So
+# Debian's npm is installed only when there is no npm once nodejs is.
+has_npm() { command -v npm >/dev/null 2>&1; }
 
 # Needed only by bench/run.sh's side-by-side comparison with Slurm and by
 # the Slurm lab (tests/slurm/lab.sh: slurmctld, slurmd and the client
@@ -63,7 +70,7 @@ if [ "${SLUICE_DEPS_NO_OPTIONAL:-0}" != 1 ]; then
 fi
 
 # Fast path: nothing to do, no network.
-if [ -z "$need" ] && [ -z "$opt" ]; then
+if [ -z "$need" ] && [ -z "$opt" ] && has_npm; then
     exit 0
 fi
 
@@ -72,7 +79,7 @@ if [ "$(id -u)" -eq 0 ]; then
 elif command -v sudo >/dev/null 2>&1; then
     SUDO="sudo"
 else
-    echo "deps.sh: missing packages ($need $opt) and not root, no sudo" >&2
+    echo "deps.sh: missing packages ($need $opt$(has_npm || echo ' npm')) and not root, no sudo" >&2
     exit 1
 fi
 
@@ -85,6 +92,12 @@ if [ -n "$need" ]; then
     echo "deps.sh: installing $need"
     # shellcheck disable=SC2086
     $SUDO $APT install $need
+fi
+
+if ! has_npm; then
+    echo "deps.sh: installing npm (this nodejs has none)"
+    # shellcheck disable=SC2086
+    $SUDO $APT install npm
 fi
 
 if [ -n "$opt" ]; then
@@ -100,6 +113,10 @@ fi
 left=$(missing "$REQUIRED" | words)
 if [ -n "$left" ]; then
     echo "deps.sh: still missing after install: $left" >&2
+    exit 1
+fi
+if ! has_npm; then
+    echo "deps.sh: still no npm after install" >&2
     exit 1
 fi
 echo "deps.sh: done"

@@ -38,6 +38,7 @@ SLUICE_SERVER=$url SLUICE_TOKEN=$token build/sluice apply -f examples/demo-teams
 cat <<MSG
 
 Sluice is running at $url  (data in $data)
+  Dashboard: $url/ui/  (log in with the token below)
   export SLUICE_SERVER=$url
   export SLUICE_TOKEN=$token
   build/sluice run --gpus 1 -- sh -c 'echo "my GPU: \$CUDA_VISIBLE_DEVICES"'

@@ -300,7 +300,8 @@ static const struct {
 
 /* The route table. Columns: method, path pattern ({id} = a positive
  * integer, {name} = an object name, {ref} = a reference such as
- * NAME@VERSION or model:NAME@VERSION), handler, the scope a read needs
+ * NAME@VERSION or model:NAME@VERSION, {*} = the rest of the path, any or
+ * none, at the end only), handler, the scope a read needs
  * (SL_SC_PUBLIC = no token) or CHANGE(the kind of operation it submits to
  * the engine: its refusals are recorded too), the kind of object its
  * {id}/{name} names in the record, and the media types of the body it
@@ -316,6 +317,11 @@ static const struct route {
 } routes[] = {
     {"GET", "/healthz", sl_api_route_healthz, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/metrics", sl_api_route_metrics, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    /* the web UI (api_ui.c): /ui/{*} before /ui, which also matches "/ui/" */
+    {"GET", "/ui/{*}", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"HEAD", "/ui/{*}", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"GET", "/ui", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"HEAD", "/ui", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/v1/whoami", sl_api_route_whoami, READ(SL_SC_SELF), NULL, MT_NONE},
     {"POST", "/v1/jobs", sl_api_route_job_submit, CHANGE(SL_OP_SUBMIT), NULL, MT_JSON | MT_YAML},
     {"GET", "/v1/jobs", sl_api_route_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
@@ -461,6 +467,8 @@ static bool ref_valid(const char *s)
 static bool match(const char *pattern, const char *path, struct ctx *c)
 {
     while (*pattern && *path) {
+        if (strcmp(pattern, "{*}") == 0)
+            return true;
         if (strncmp(pattern, "{kind}", 6) == 0) {
             /* a kind word: letters, '-' and '_' (sl_manifest_kind_parse) */
             size_t n = strcspn(path, "/");
@@ -502,7 +510,8 @@ static bool match(const char *pattern, const char *path, struct ctx *c)
         pattern++;
         path++;
     }
-    return *pattern == '\0' && (*path == '\0' || strcmp(path, "/") == 0);
+    return (*pattern == '\0' || strcmp(pattern, "{*}") == 0) &&
+           (*path == '\0' || strcmp(path, "/") == 0);
 }
 
 static int authenticate(struct ctx *c)

@@ -17,6 +17,7 @@
  *                  scan import
  *   api_models.c   models (one, register, stage) and lineage
  *   api_objects.c  the catalog's objects by kind: list, one, delete
+ *   api_ui.c       the web UI's files (src/ui/assets.h) under /ui/
  *   metrics.c      GET /metrics
  *
  * Everything runs on the HTTP server's thread.
@@ -184,6 +185,8 @@ void sl_api_route_teams(struct ctx *c);
 void sl_api_route_token_create(struct ctx *c);
 void sl_api_route_token_revoke(struct ctx *c);
 void sl_api_route_tokens(struct ctx *c);
+/* GET and HEAD of /ui and /ui/{*}: the embedded web UI (api_ui.c) */
+void sl_api_route_ui(struct ctx *c);
 void sl_api_route_whoami(struct ctx *c);
 
 #endif

@@ -53,6 +53,64 @@ static bool report_window(struct ctx *c, int64_t now, int64_t *from, int64_t *to
     return true;
 }
 
+/* format=json (the default, also when empty) or format=csv. Replies and
+ * returns false for anything else. */
+static bool report_format(struct ctx *c, bool *csv)
+{
+    const char *f = sl_http_query(c->r, "format");
+
+    *csv = f && strcmp(f, "csv") == 0;
+    if (!f || !*f || *csv || strcmp(f, "json") == 0)
+        return true;
+    sl_http_reply_error(c->r, 400, "invalid", "format", "must be json or csv, got '%.20s'",
+                        f);
+    return false;
+}
+
+/* An RFC 3339 time of a report ("2026-12-01T08:00:00.000Z") as a file name
+ * takes it: "20261201T080000Z" (digits and T up to the fraction, then Z). */
+static const char *file_stamp(const char *rfc3339, char *buf, size_t size)
+{
+    size_t o = 0;
+
+    for (const char *p = rfc3339 ? rfc3339 : ""; *p && *p != '.' && o + 2 < size; p++)
+        if ((*p >= '0' && *p <= '9') || *p == 'T')
+            buf[o++] = *p;
+    buf[o++] = 'Z';
+    buf[o] = '\0';
+    return buf;
+}
+
+/* Answer report 'o' (stolen) as CSV written by 'csv' (meter.h) from what
+ * its JSON answer would carry, so that the body is what `sluice report
+ * -o csv` prints for the same request: text/csv, an attachment named
+ * sluice-report-WHAT-FROM-TO.csv after the report's from and to. */
+static void reply_csv(struct ctx *c, json_t *o, int (*csv)(const json_t *, struct sl_buf *),
+                      const char *what)
+{
+    json_t *sent = o ? sl_http_json_as_sent(o) : NULL;
+    char f[24], t[24], disp[128];
+    struct sl_buf b;
+    int rc = -ENOMEM;
+
+    sl_buf_init(&b);
+    if (!sent || (rc = csv(sent, &b)) < 0) {
+        sl_http_reply_error(c->r, rc == -ENOMEM ? 503 : 500,
+                            rc == -ENOMEM ? "unavailable" : "internal", NULL,
+                            rc == -ENOMEM ? "out of memory" : "the report has no rows");
+        goto out;
+    }
+    snprintf(disp, sizeof(disp), "attachment; filename=\"sluice-report-%s-%s-%s.csv\"", what,
+             file_stamp(json_string_value(json_object_get(sent, "from")), f, sizeof(f)),
+             file_stamp(json_string_value(json_object_get(sent, "to")), t, sizeof(t)));
+    sl_http_add_header(c->r, "Content-Disposition", disp);
+    sl_http_reply(c->r, 200, "text/csv; charset=utf-8", b.data ? b.data : "", b.len);
+out:
+    sl_buf_fini(&b);
+    json_decref(sent);
+    json_decref(o);
+}
+
 static int util_gpu(void *arg, const char *node, const char *model, int index)
 {
     return sl_util_report_gpu(arg, node, model, index);
@@ -92,9 +150,9 @@ int sl_api_report_row(void *arg, const struct sl_usage_row *row)
     return sl_report_add(rs->r, row, rs->hours, rs->nhours);
 }
 
-/* GET /v1/report?by=&from=&to=&period=&team=&share_idle= : usage, units,
- * energy, cost and carbon per key (and period). Members and viewers see
- * their team's usage only. */
+/* GET /v1/report?by=&from=&to=&period=&team=&share_idle=&format= : usage,
+ * units, energy, cost and carbon per key (and period), as JSON or CSV.
+ * Members and viewers see their team's usage only. */
 void sl_api_route_report(struct ctx *c)
 {
     const char *by_s = sl_http_query(c->r, "by"), *period_s = sl_http_query(c->r, "period");
@@ -105,13 +163,15 @@ void sl_api_route_report(struct ctx *c)
     size_t nhours = 0;
     int64_t now = sl_now_ms(), from, to;
     int by, period = -1, rc;
-    bool share;
-    json_t *rows;
+    bool share, csv;
+    json_t *rows, *o;
 
     if (!p) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         return;
     }
+    if (!report_format(c, &csv))
+        goto out;
     by = sl_report_by_parse(by_s && *by_s ? by_s : "team");
     if (by < 0) {
         sl_http_reply_error(c->r, 400, "invalid", "by",
@@ -180,36 +240,39 @@ void sl_api_route_report(struct ctx *c)
     }
     {
         char f[40], t[40];
-        sl_http_reply_json(c->r, 200,
-                           json_pack("{s:s, s:s, s:s, s:s?, s:s, s:b, s:o}", "by",
-                                     sl_report_by_name(by), "from",
-                                     sl_time_rfc3339(from, f, sizeof(f)), "to",
-                                     sl_time_rfc3339(to, t, sizeof(t)), "period",
-                                     period >= 0 ? sl_budget_period_name(period) : NULL,
-                                     "currency", p->currency, "chargeback", share,
-                                     "rows", rows));
+        o = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:b, s:o}", "by", sl_report_by_name(by),
+                      "from", sl_time_rfc3339(from, f, sizeof(f)), "to",
+                      sl_time_rfc3339(to, t, sizeof(t)), "period",
+                      period >= 0 ? sl_budget_period_name(period) : NULL, "currency",
+                      p->currency, "chargeback", share, "rows", rows);
     }
+    if (csv)
+        reply_csv(c, o, sl_report_csv, sl_report_by_name(by));
+    else
+        sl_http_reply_json(c->r, 200, o);
 out:
     sl_carbon_hours_free(hours, nhours);
     sl_report_free(rs.r);
     free(p);
 }
 
-/* GET /v1/report/utilisation?from=&to= : allocated against capacity per
- * node and GPU model, idle and allocated-but-unused GPU-hours and cost. */
+/* GET /v1/report/utilisation?from=&to=&format= : allocated against
+ * capacity per node and GPU model, idle and allocated-but-unused GPU-hours
+ * and cost, as JSON or CSV. */
 void sl_api_route_report_util(struct ctx *c)
 {
     struct sl_pricing *p = malloc(sizeof(*p));
     struct sl_util_report *u = NULL;
     int64_t now = sl_now_ms(), from, to;
     json_t *o;
+    bool csv;
     int rc;
 
     if (!p) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         return;
     }
-    if (!report_window(c, now, &from, &to))
+    if (!report_format(c, &csv) || !report_window(c, now, &from, &to))
         goto out;
     sl_engine_pricing(c->a->e, p);
     if (!(u = util_report(c, p, from, to, now, &rc)) || !(o = sl_util_report_json(u))) {
@@ -223,7 +286,10 @@ void sl_api_route_report_util(struct ctx *c)
                                                                    f, sizeof(f))));
         json_object_set_new(o, "to", json_string(sl_time_rfc3339(to < now ? to : now, t,
                                                                  sizeof(t))));
-        sl_http_reply_json(c->r, 200, o);
+        if (csv)
+            reply_csv(c, o, sl_util_report_csv, "utilisation");
+        else
+            sl_http_reply_json(c->r, 200, o);
     }
 out:
     sl_util_report_free(u);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "../client/client.h"
+#include "../util/csv.h"
 #include "../util/util.h"
 
 #ifndef SLUICE_VERSION
@@ -199,14 +200,11 @@ int sl_cli_parse_when_rel(const char *s, int64_t now_ms, int64_t *out_ms);
 const char *sl_cli_jstr(const json_t *obj, const char *key);
 
 /* The CLI's digits after the point for figures printed in full (CSV,
- * show): fixed notation, fewest decimals that read back, at most these. */
-#define SL_CLI_DECIMALS 9
+ * show): fixed notation, fewest decimals that read back, at most these.
+ * A JSON number in full is sl_csv_number (util/csv.h). */
+#define SL_CLI_DECIMALS SL_CSV_DECIMALS
 
-/* A JSON number as people read it into buf: an integer as is, a real
- * through sl_fmt_decimal with SL_CLI_DECIMALS (never an exponent). Returns
- * buf; "" when v is not a number. */
-const char *sl_cli_format_json_number(const json_t *v, char *buf, size_t size);
-/* An integer member (integer, or a real with no fraction). */
+/* An integer member (integer, or a real with no fraction): sl_csv_integer. */
 bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out);
 
 /* The job's spec section: job.spec.spec when job.spec is the whole
@@ -243,7 +241,8 @@ void sl_cli_table_max_width(struct sl_cli_table *t, size_t col, size_t width);
 int sl_cli_table_add(struct sl_cli_table *t, const char *const *cells);
 size_t sl_cli_table_rows(const struct sl_cli_table *t);
 /* Print the header (when the table has one) and rows; table mode puts
- * 'indent' spaces before each line. Returns 0 or -EIO. */
+ * 'indent' spaces before each line, CSV is util/csv.h's (and nothing is
+ * printed of it on -ENOMEM). Returns 0, -EIO or -ENOMEM. */
 int sl_cli_table_print(struct sl_cli_table *t, FILE *fp, enum sl_cli_output fmt,
                        size_t indent);
 /* Print one row (or the header, row == SIZE_MAX) in table mode, with the
@@ -251,8 +250,6 @@ int sl_cli_table_print(struct sl_cli_table *t, FILE *fp, enum sl_cli_output fmt,
 void sl_cli_table_print_row(struct sl_cli_table *t, FILE *fp, size_t row,
                             size_t indent);
 
-/* Write one CSV field, quoted when needed (RFC 4180). */
-void sl_cli_csv_field(FILE *fp, const char *s);
 /* Copy 's' for a terminal: control characters become spaces or '?'. */
 char *sl_cli_sanitize(const char *s, char *buf, size_t size);
 /* Join a JSON array of strings as a shell would need them typed. Returns

@@ -134,7 +134,7 @@ static void record_summary(const json_t *details, char *out, size_t size)
         else if (json_is_array(v))
             snprintf(val, sizeof(val), "[%zu]", json_array_size(v));
         else
-            sl_cli_format_json_number(v, val, sizeof(val));
+            sl_csv_number(v, val, sizeof(val));
         for (char *p = val; *p; p++)
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
                 *p = '?';

@@ -8,10 +8,14 @@
  *   sluice carbon import --site S FILE       hourly carbon intensity (CSV)
  *
  * -o json prints the server's rows (report: the array of row objects, as
- * SPEC.md section 5 asks), -o csv every figure at full precision, the
- * table rounds for reading.
+ * SPEC.md section 5 asks), -o csv every figure at full precision (the
+ * reports' CSV is meter.h's sl_report_csv and sl_util_report_csv, which
+ * the daemon's format=csv answers use too), the table rounds for reading.
  */
 #include "cli.h"
+
+#include "../meter/meter.h"
+#include "../util/buf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -69,7 +73,7 @@ static const char *num_cell(const json_t *o, const char *key, int dec, char *buf
     if (!json_is_number(v))
         return NULL;
     if (dec < 0)
-        sl_cli_format_json_number(v, buf, size);
+        sl_csv_number(v, buf, size);
     else
         snprintf(buf, size, "%.*f", dec, json_number_value(v));
     return buf;
@@ -83,53 +87,21 @@ static const char *bool_cell(const json_t *o, const char *key)
 
 /* ---- usage ---- */
 
-static const char *const usage_csv[] = {
-    "key", "period", "jobs", "gpu_hours", "cu", "core_hours", "gib_hours",
-    "energy_kwh", "energy_measured", "energy_measured_kwh", "cost",
-    "idle_cost_share", "chargeback", "co2_kg", "unused_gpu_hours", "idle_jobs",
-    "currency",
-};
-static const char *const usage_csv_keys[] = {
-    "key", "period", "jobs", "gpu_hours", "cu", "core_hours", "gib_hours",
-    "energy_kwh", "energy_measured", "energy_measured_kwh", "cost",
-    "idle_cost_share", "chargeback", "co2_kg", "unused_gpu_hours", "idle_jobs",
-    "currency",
-};
-
-/* The usage rows as CSV: every field, as the server gives it. Returns the
- * table (NULL without memory); *rc is -ENOMEM when a row was lost. */
-static struct sl_cli_table *usage_csv_table(const json_t *rows, int *rc)
+/* The report 'ans' as CSV on stdout (meter.h: the daemon's format=csv
+ * answers are written by the same functions). */
+static int print_csv(int (*csv)(const json_t *, struct sl_buf *), const json_t *ans)
 {
-    struct sl_cli_table *t;
-    const json_t *r;
-    size_t i;
+    struct sl_buf b;
+    int rc;
 
-    if (!(t = sl_cli_table_create(SL_ARRAY_LEN(usage_csv), usage_csv)))
-        return NULL;
-    json_array_foreach(rows, i, r)
-    {
-        char cells[SL_ARRAY_LEN(usage_csv)][48];
-        const char *row[SL_ARRAY_LEN(usage_csv)];
-        for (size_t c = 0; c < SL_ARRAY_LEN(usage_csv); c++) {
-            const json_t *v = json_object_get(r, usage_csv_keys[c]);
-            row[c] = NULL;
-            if (json_is_string(v)) {
-                row[c] = json_string_value(v);
-            } else if (json_is_integer(v)) {
-                snprintf(cells[c], sizeof(cells[c]), "%lld",
-                         (long long)json_integer_value(v));
-                row[c] = cells[c];
-            } else if (json_is_number(v)) {
-                sl_cli_format_json_number(v, cells[c], sizeof(cells[c]));
-                row[c] = cells[c];
-            } else if (json_is_boolean(v)) {
-                row[c] = json_is_true(v) ? "true" : "false";
-            }
-        }
-        if (sl_cli_table_add(t, row) < 0)
-            *rc = -ENOMEM;
-    }
-    return t;
+    sl_buf_init(&b);
+    if ((rc = csv(ans, &b)) == 0 && b.len)
+        fwrite(b.data, 1, b.len, stdout);
+    sl_buf_fini(&b);
+    if (rc == 0)
+        return SL_CLI_OK;
+    sl_cli_errorf(rc == -ENOMEM ? "out of memory" : "the server's answer has no \"rows\" list");
+    return SL_CLI_FAILED;
 }
 
 /* The usage rows as a table for people: the period column with
@@ -212,9 +184,8 @@ static int usage_rows(struct sl_cli_ctx *ctx, const json_t *ans, bool period,
     if (ctx->output == SL_CLI_OUT_JSON)
         return sl_cli_print_json(rows) < 0 ? SL_CLI_FAILED : SL_CLI_OK;
     if (ctx->output == SL_CLI_OUT_CSV)
-        t = usage_csv_table(rows, &rc);
-    else
-        t = usage_text_table(rows, sl_cli_jstr(ans, "currency"), period, chargeback, &rc);
+        return print_csv(sl_report_csv, ans);
+    t = usage_text_table(rows, sl_cli_jstr(ans, "currency"), period, chargeback, &rc);
     if (!t)
         goto nomem;
     if (rc == 0)
@@ -229,48 +200,30 @@ nomem:
 
 /* ---- utilisation ---- */
 
-static const char *const util_keys[] = {
-    "capacity_gpu_hours", "allocated_gpu_hours", "idle_gpu_hours",
-    "allocated_unused_gpu_hours", "utilisation", "idle_cost",
-    "allocated_unused_cost", "overcommitted_gpu_hours", "conserved",
-};
-
-static int util_add(struct sl_cli_table *t, enum sl_cli_output fmt, const char *scope,
-                    const char *name, const char *model, const json_t *o)
+/* One row of the utilisation table: 'name' of 'model', figures 'o'. */
+static int util_add(struct sl_cli_table *t, bool node, const char *name, const char *model,
+                    const json_t *o)
 {
-    char c[16][48];
-    const char *row[16];
+    char c[8][48];
+    const char *row[10];
     size_t k = 0;
     int64_t gpus;
 
-    if (fmt == SL_CLI_OUT_CSV) {
-        row[k++] = scope;
-        row[k++] = name;
-        row[k++] = model;
-        snprintf(c[0], sizeof(c[0]), "%lld",
-                 sl_cli_jint(o, "gpus", &gpus) ? (long long)gpus : 0LL);
-        row[k++] = strcmp(scope, "node") == 0 ? c[0] : NULL;
-        for (size_t i = 0; i < SL_ARRAY_LEN(util_keys); i++) {
-            const json_t *v = json_object_get(o, util_keys[i]);
-            if (json_is_boolean(v))
-                row[k++] = json_is_true(v) ? "true" : "false";
-            else
-                row[k++] = num_cell(o, util_keys[i], -1, c[i + 1], sizeof(c[i + 1]));
-        }
-        return sl_cli_table_add(t, row);
-    }
     row[k++] = name;
     row[k++] = model;
     snprintf(c[0], sizeof(c[0]), "%lld",
              sl_cli_jint(o, "gpus", &gpus) ? (long long)gpus : 0LL);
-    row[k++] = strcmp(scope, "node") == 0 ? c[0] : NULL;
+    row[k++] = node ? c[0] : NULL;
     row[k++] = num_cell(o, "capacity_gpu_hours", 3, c[1], sizeof(c[1]));
     row[k++] = num_cell(o, "allocated_gpu_hours", 3, c[2], sizeof(c[2]));
     row[k++] = num_cell(o, "idle_gpu_hours", 3, c[3], sizeof(c[3]));
-    if (json_is_number(json_object_get(o, "utilisation")))
+    row[k] = NULL; /* "-" as every absent figure */
+    if (json_is_number(json_object_get(o, "utilisation"))) {
         snprintf(c[4], sizeof(c[4]), "%.1f%%",
                  json_number_value(json_object_get(o, "utilisation")) * 100);
-    row[k++] = c[4];
+        row[k] = c[4];
+    }
+    k++;
     row[k++] = num_cell(o, "allocated_unused_gpu_hours", 3, c[5], sizeof(c[5]));
     row[k++] = num_cell(o, "idle_cost", 2, c[6], sizeof(c[6]));
     row[k++] = bool_cell(o, "conserved");
@@ -282,12 +235,8 @@ static int util_print(struct sl_cli_ctx *ctx, const json_t *ans)
     static const char *const head[] = {"NODE",      "MODEL", "GPUS", "CAPACITY-GPUH",
                                        "ALLOC-GPUH", "IDLE-GPUH", "UTIL",
                                        "UNUSED-GPUH", "IDLE-COST", "CONSERVED"};
-    static const char *const csv[] = {
-        "scope", "name", "gpu_model", "gpus", "capacity_gpu_hours",
-        "allocated_gpu_hours", "idle_gpu_hours", "allocated_unused_gpu_hours",
-        "utilisation", "idle_cost", "allocated_unused_cost",
-        "overcommitted_gpu_hours", "conserved"};
-    const json_t *nodes = json_object_get(ans, "nodes"), *n, *models, *m;
+    const json_t *nodes = json_object_get(ans, "nodes"), *n;
+    json_t *models = json_object_get(ans, "gpu_models"), *m;
     struct sl_cli_table *t;
     const char *model;
     size_t i;
@@ -295,22 +244,17 @@ static int util_print(struct sl_cli_ctx *ctx, const json_t *ans)
 
     if (ctx->output == SL_CLI_OUT_JSON)
         return sl_cli_print_json(ans) < 0 ? SL_CLI_FAILED : SL_CLI_OK;
-    t = ctx->output == SL_CLI_OUT_CSV ? sl_cli_table_create(SL_ARRAY_LEN(csv), csv)
-                                      : sl_cli_table_create(SL_ARRAY_LEN(head), head);
-    if (!t) {
+    if (ctx->output == SL_CLI_OUT_CSV)
+        return print_csv(sl_util_report_csv, ans);
+    if (!(t = sl_cli_table_create(SL_ARRAY_LEN(head), head))) {
         sl_cli_errorf("out of memory");
         return SL_CLI_FAILED;
     }
     json_array_foreach(nodes, i, n)
-        rc |= util_add(t, ctx->output, "node", sl_cli_jstr(n, "node"),
-                       sl_cli_jstr(n, "gpu_model"), n);
-    models = json_object_get(ans, "gpu_models");
-    json_object_foreach((json_t *)models, model, m)
-        rc |= util_add(t, ctx->output, "gpu-model",
-                       ctx->output == SL_CLI_OUT_CSV ? model : "(model)", model, m);
-    rc |= util_add(t, ctx->output, "total",
-                   ctx->output == SL_CLI_OUT_CSV ? "total" : "(total)", NULL,
-                   json_object_get(ans, "total"));
+        rc |= util_add(t, true, sl_cli_jstr(n, "node"), sl_cli_jstr(n, "gpu_model"), n);
+    json_object_foreach(models, model, m)
+        rc |= util_add(t, false, "(model)", model, m);
+    rc |= util_add(t, false, "(total)", NULL, json_object_get(ans, "total"));
     if (rc == 0)
         sl_cli_table_print(t, stdout, ctx->output, 0);
     sl_cli_table_destroy(t);

@@ -117,33 +117,9 @@ const char *sl_cli_jstr(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
-const char *sl_cli_format_json_number(const json_t *v, char *buf, size_t size)
-{
-    if (json_is_integer(v))
-        snprintf(buf, size, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        sl_fmt_decimal(json_real_value(v), SL_CLI_DECIMALS, buf, size);
-    else if (size)
-        buf[0] = '\0';
-    return buf;
-}
-
 bool sl_cli_jint(const json_t *obj, const char *key, int64_t *out)
 {
-    const json_t *v = json_object_get(obj, key);
-
-    if (json_is_integer(v)) {
-        *out = (int64_t)json_integer_value(v);
-        return true;
-    }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (d >= -9.0e15 && d <= 9.0e15 && d == (double)(int64_t)d) {
-            *out = (int64_t)d;
-            return true;
-        }
-    }
-    return false;
+    return sl_csv_integer(obj, key, out);
 }
 
 const json_t *sl_cli_job_spec(const json_t *job)
@@ -405,49 +381,31 @@ void sl_cli_table_print_row(struct sl_cli_table *t, FILE *fp, size_t row,
     fputc('\n', fp);
 }
 
-void sl_cli_csv_field(FILE *fp, const char *s)
-{
-    size_t n;
-
-    if (!s)
-        return;
-    n = strlen(s);
-    if (!s[strcspn(s, ",\"\r\n")] &&
-        (n == 0 || (s[0] != ' ' && s[n - 1] != ' '))) {
-        fputs(s, fp);
-        return;
-    }
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
-
 int sl_cli_table_print(struct sl_cli_table *t, FILE *fp, enum sl_cli_output fmt,
                        size_t indent)
 {
+    struct sl_buf b;
+    int rc = 0;
+
     if (fmt != SL_CLI_OUT_CSV) {
         sl_cli_table_print_row(t, fp, SIZE_MAX, indent);
         for (size_t r = 0; r < t->nrows; r++)
             sl_cli_table_print_row(t, fp, r, indent);
         return ferror(fp) ? -EIO : 0;
     }
-    /* CSV lines end in LF, as Unix tools expect. */
+    /* through csv.h, which writes the daemon's CSV answers too */
+    sl_buf_init(&b);
     for (size_t r = 0; r < t->nrows + 1; r++) {
         char **row = r == 0 ? t->header : t->cells + (r - 1) * t->ncols;
-        if (!row)
-            continue;
-        for (size_t c = 0; c < t->ncols; c++) {
-            if (c)
-                fputc(',', fp);
-            sl_cli_csv_field(fp, row[c]);
-        }
-        fputc('\n', fp);
+        if (row)
+            sl_csv_row(&b, (const char *const *)row, t->ncols);
     }
-    return ferror(fp) ? -EIO : 0;
+    if (b.failed)
+        rc = -ENOMEM;
+    else if ((b.len && fwrite(b.data, 1, b.len, fp) != b.len) || ferror(fp))
+        rc = -EIO;
+    sl_buf_fini(&b);
+    return rc;
 }
 
 /* Characters that make a shell word need quotes. */

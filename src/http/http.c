@@ -62,6 +62,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../util/jfield.h"
 #include "../util/util.h"
 
 #define MAX_EXTRA_HEADERS 4
@@ -96,6 +97,7 @@ struct sl_http_req {
     char xname[MAX_EXTRA_HEADERS][32];
     char xval[MAX_EXTRA_HEADERS][128];
     int nx;
+    const char *xlines;           /* static header lines, sent after those */
     void *state;
     void (*state_free)(void *);
     sl_http_takeover takeover;    /* a 101: who gets the connection */
@@ -217,6 +219,11 @@ void sl_http_add_header(struct sl_http_req *r, const char *name, const char *val
     r->nx++;
 }
 
+void sl_http_add_header_lines(struct sl_http_req *r, const char *lines)
+{
+    r->xlines = lines;
+}
+
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
                    const void *body, size_t len)
 {
@@ -240,10 +247,24 @@ int sl_http_status(const struct sl_http_req *r)
     return r->phase == PH_ANSWERED ? r->status : 0;
 }
 
+/* How every JSON answer is written: reals in 15 significant digits
+ * (0.2625, not 0.26250000000000001). */
+#define JSON_ANSWER_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(15))
+
+json_t *sl_http_json_as_sent(const json_t *json)
+{
+    char *text = json_dumps(json, JSON_ANSWER_FLAGS);
+    json_t *v = text ? sl_jf_loadb(text, strlen(text), 0, NULL) : NULL;
+
+    free(text);
+    if (!v)
+        errno = ENOMEM;
+    return v;
+}
+
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json)
 {
-    /* reals in 15 significant digits: 0.2625, not 0.26250000000000001 */
-    char *text = json ? json_dumps(json, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
+    char *text = json ? json_dumps(json, JSON_ANSWER_FLAGS) : NULL;
     size_t len;
 
     json_decref(json);
@@ -576,6 +597,7 @@ static const char *reason_phrase(int status)
     } phrases[] = {
         /* status, reason phrase */
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
+        {301, "Moved Permanently"}, {304, "Not Modified"},
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
         {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
@@ -610,6 +632,11 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
         c->takeover = r->takeover;
         c->takeover_arg = r->takeover_arg;
         r->takeover = NULL;
+    } else if (r->status == 304) {
+        /* no content, and no Content-Length unless the 200's (RFC 9110 8.6) */
+        n = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 304 Not Modified\r\n%s",
+                             c->close_after ? "Connection: close\r\n" : "");
+        r->resp_len = 0;
     } else {
         n = (size_t)snprintf(head, sizeof(head),
                              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s",
@@ -620,6 +647,8 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
     for (int i = 0; i < r->nx && n < sizeof(head); i++)
         n += (size_t)snprintf(head + n, sizeof(head) - n, "%s: %s\r\n", r->xname[i],
                               r->xval[i]);
+    if (r->xlines && n < sizeof(head))
+        n += (size_t)snprintf(head + n, sizeof(head) - n, "%s", r->xlines);
     if (n + 2 >= sizeof(head)) {
         req_free(r);
         conn_close(s, c);

@@ -92,12 +92,23 @@ void sl_http_set_state(struct sl_http_req *r, void *state,
  * sl_http_add_header before the reply. */
 void sl_http_add_header(struct sl_http_req *r, const char *name,
                         const char *value);
+/* Header lines sent as they are after those, each "Name: value\r\n"; for
+ * long fixed ones (a Content-Security-Policy). Not copied: 'lines' must
+ * outlive the request (a string literal). The answer's head, every header
+ * included, must fit 1 KiB, else the connection is closed instead. */
+void sl_http_add_header_lines(struct sl_http_req *r, const char *lines);
+/* A 304 goes without its body, Content-Type and Content-Length. */
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
                    const void *body, size_t len);
 /* The status of the answer set so far; 0 = none yet. */
 int sl_http_status(const struct sl_http_req *r);
 /* Serialise and steal 'json'. */
 void sl_http_reply_json(struct sl_http_req *r, int status, json_t *json);
+/* 'json' as a client reads it back from sl_http_reply_json's answer (its
+ * reals cut to the answer's 15 significant digits): for another form of
+ * an answer that must say what the JSON one says, to the byte (GET
+ * /v1/report?format=csv). New reference, or NULL with errno ENOMEM. */
+json_t *sl_http_json_as_sent(const json_t *json);
 void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
                          const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

@@ -31,6 +31,8 @@
 
 #include "../util/util.h"
 
+struct sl_buf;
+
 #define SL_PRICING_MODELS 32      /* GPU models priced in one Pricing */
 #define SL_PRICING_SITES 16       /* carbon sites */
 #define SL_SITE_PATTERNS 16       /* node name patterns per site */
@@ -222,6 +224,38 @@ json_t *sl_util_report_json(struct sl_util_report *u);
 /* The cost of the unallocated GPU-hours (for sl_report_share_idle). */
 double sl_util_report_idle_cost(struct sl_util_report *u);
 void sl_util_report_free(struct sl_util_report *u);
+
+/* ---- the reports as CSV (report_csv.c) ----------------------------------
+ *
+ * `sluice report -o csv` and GET /v1/report?format=csv write their CSV
+ * here, from the report's JSON as a client reads it from the wire (reals
+ * as the answer carries them: 15 significant digits). Fields are
+ * util/csv.h's: quoted only when they hold ',', '"', CR or LF or begin or
+ * end with a space (a '"' doubled), each line ending in LF, a header line
+ * first; an integer as is, a real in fixed notation with the fewest
+ * decimals (at most 9) that read back as it, a boolean true or false, an
+ * absent member (or a null, an object, an array) empty. */
+
+/* The usage report 'report' (GET /v1/report's object) appended to 'out':
+ * the header key,period,jobs,gpu_hours,cu,core_hours,gib_hours,
+ * energy_kwh,energy_measured,energy_measured_kwh,cost,idle_cost_share,
+ * chargeback,co2_kg,unused_gpu_hours,idle_jobs,currency, then a line per
+ * element of report.rows in their order, each column its member of that
+ * name (a string as it is). Returns 0; -EINVAL when report.rows is not an
+ * array (nothing appended); -ENOMEM when 'out' failed (buf.h). */
+int sl_report_csv(const json_t *report, struct sl_buf *out);
+/* The utilisation report 'report' (GET /v1/report/utilisation's object)
+ * appended to 'out': the header scope,name,gpu_model,gpus,
+ * capacity_gpu_hours,allocated_gpu_hours,idle_gpu_hours,
+ * allocated_unused_gpu_hours,utilisation,idle_cost,allocated_unused_cost,
+ * overcommitted_gpu_hours,conserved, then a line per element of
+ * report.nodes (scope node, name its node, gpu_model its gpu_model, gpus
+ * its integer gpus or 0), one per member of report.gpu_models in their
+ * order (scope gpu-model, name and gpu_model the member's name, gpus
+ * empty) and one of report.total (scope and name total, gpu_model and gpus
+ * empty). The figures are numbers or booleans; anything else is empty.
+ * Returns 0 or -ENOMEM when 'out' failed. */
+int sl_util_report_csv(const json_t *report, struct sl_buf *out);
 
 /* ---- a site's hourly carbon intensity, as uploaded ------------------- */
 

@@ -314,13 +314,10 @@ def raw_request(head, body, read_timeout=30):
 
 def raw_response(status, data):
     """A Response object from raw bytes, for check_answer."""
-    from sltest import Response
-    hdr, _, body = data.partition(b"\r\n\r\n")
-    headers = {}
-    for line in hdr.split(b"\r\n")[1:]:
-        k, _, v = line.decode("latin-1").partition(":")
-        headers[k.strip().lower()] = v.strip()
-    return Response(status, headers, body)
+    from sltest import response_of
+    r = response_of(data)
+    r.status = status
+    return r
 
 
 # --- 1. the document itself ----------------------------------------------------
@@ -1065,8 +1062,16 @@ def test_meter():
     call("GET", "/v1/report?by=gpu-model&from=2026-01-01T00:00:00Z&to=%d"
          % (int(time.time() * 1000)), want=200, name="report by model to epoch ms")
     call("GET", "/v1/report?by=colour", want=400, field="by", name="report by colour")
+    r = call("GET", "/v1/report?by=gpu-model&from=2026-01-01&format=csv", want=200,
+             name="report by model as CSV")
+    tap.ok(r.ctype == "text/csv" and r.body.startswith(b"key,period,jobs,"),
+           "format=csv answers text/csv with its header line", r)
+    call("GET", "/v1/report?format=xml", want=400, field="format", name="report as xml")
     call("GET", "/v1/report?from=soon", want=400, field="from", name="report from soon")
     call("GET", "/v1/report/utilisation", want=200, name="utilisation")
+    call("GET", "/v1/report/utilisation?format=csv", want=200, name="utilisation as CSV")
+    call("GET", "/v1/report/utilisation?format=CSV", want=400, field="format",
+         name="utilisation as CSV in capitals")
     call("GET", "/v1/report/utilisation?to=2000-01-01", want=400, field="to",
          name="utilisation ending before it starts")
     r = call("GET", "/v1/budgets", want=200, name="budgets")

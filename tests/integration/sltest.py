@@ -154,6 +154,20 @@ class Response:
         return "<%d %s %r>" % (self.status, self.ctype, self.body[:300])
 
 
+def response_of(data):
+    """A Response from the raw bytes of an HTTP/1.1 answer: its status line,
+    headers and the rest as the body (status 0 when there is no status)."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    first = lines[0].split()
+    status = int(first[1]) if len(first) > 1 and first[1].isdigit() else 0
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return Response(status, headers, body)
+
+
 _NO_TOKEN = object()
 
 

@@ -1,0 +1,94 @@
+/*
+ * api_ui.c - the web UI under /ui/: the files src/ui/embed.c embedded at
+ * build time (src/ui/assets.h), answered from memory without a token (the
+ * pages call /v1 with their own bearer token). docs/daemon.md, "The web
+ * UI", states the rules:
+ *
+ *   /ui                          301 to /ui/
+ *   /ui/ and /ui/PATH whose      the page shell (index.html), no-cache:
+ *   last segment has no dot      the dashboard's own routes (/ui/jobs/42)
+ *   /ui/app.<hash>.js and the    the asset, cached for a year (immutable):
+ *   other hashed names           its name changes with its bytes
+ *   any other /ui/NAME.EXT       404
+ *
+ * Every answer carries the same security headers (a strict
+ * Content-Security-Policy: the pages load nothing inline and nothing from
+ * elsewhere), each file an ETag, and a matching If-None-Match gets 304.
+ */
+#include "api_int.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "../ui/assets.h"
+
+/* On every answer under /ui. */
+static const char security_headers[] =
+    "X-Content-Type-Options: nosniff\r\n"
+    "Referrer-Policy: no-referrer\r\n"
+    "X-Frame-Options: DENY\r\n"
+    "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n";
+
+/* Whether If-None-Match 'inm' names 'etag' (weak comparison, RFC 9110
+ * 13.1.2: "W/" is ignored) or is "*". A malformed list matches nothing. */
+static bool etag_listed(const char *inm, const char *etag)
+{
+    size_t n = strlen(etag);
+
+    for (;;) {
+        const char *end;
+        inm += strspn(inm, " \t,");
+        if (*inm == '\0')
+            return false;
+        if (*inm == '*')
+            return true;
+        if (strncmp(inm, "W/", 2) == 0)
+            inm += 2;
+        if (*inm != '"' || !(end = strchr(inm + 1, '"')))
+            return false;
+        if ((size_t)(end + 1 - inm) == n && memcmp(inm, etag, n) == 0)
+            return true;
+        inm = end + 1;
+    }
+}
+
+/* The entry a path under /ui/ names: the page shell for a path whose last
+ * segment has no dot, else the asset of exactly that name, or NULL. */
+static const struct sl_ui_asset *ui_lookup(const char *path)
+{
+    const char *last = strrchr(path, '/');
+
+    if (!strchr(last ? last : path, '.'))
+        return &sl_ui_assets[0];
+    for (size_t i = 1; i < sl_ui_nassets; i++)
+        if (strcmp(sl_ui_assets[i].path, path) == 0)
+            return &sl_ui_assets[i];
+    return NULL;
+}
+
+void sl_api_route_ui(struct ctx *c)
+{
+    const char *path = sl_http_path(c->r), *inm;
+    const struct sl_ui_asset *a;
+
+    sl_http_add_header_lines(c->r, security_headers);
+    if (strcmp(path, "/ui") == 0) {
+        sl_http_add_header(c->r, "Location", "/ui/");
+        sl_http_reply(c->r, 301, "text/plain; charset=utf-8", "", 0);
+        return;
+    }
+    if (!(a = ui_lookup(path))) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL, "no such file: %s", path);
+        return;
+    }
+    sl_http_add_header(c->r, "Cache-Control",
+                       a->immutable ? "public, max-age=31536000, immutable" : "no-cache");
+    sl_http_add_header(c->r, "ETag", a->etag);
+    if ((inm = sl_http_header(c->r, "If-None-Match")) && etag_listed(inm, a->etag)) {
+        sl_http_reply(c->r, 304, a->ctype, "", 0);
+        return;
+    }
+    sl_http_reply(c->r, 200, a->ctype, a->data, a->len);
+}

@@ -185,45 +185,56 @@ var JobsList = (function () {
 if (typeof module !== 'undefined' && module.exports)
     module.exports = JobsList;
 
+/* JobsData: what the job pages choose from, asked for once and kept for a
+ * few minutes (the jobs page's filters, the submit form): teams, queues
+ * and priority classes in one go; the GPU models apart, as they come from
+ * GET /v1/nodes, whose answer is large on a large cluster (900 KB for
+ * 1,000 nodes): a page asks for them only when it needs them. A part that
+ * fails is an empty list. */
+var JobsData = typeof App === 'undefined' ? null : (function () {
+    var TTL = 300000;
+    var cache = {};
+
+    function once(key, path, pick) {
+        var c = cache[key];
+        if (c && Date.now() - c.at < TTL)
+            return c.promise;
+        var p = Api.get(path).then(pick, function () {
+            delete cache[key];
+            return [];
+        });
+        cache[key] = {at: Date.now(), promise: p};
+        return p;
+    }
+
+    return {
+        /* {teams: [{name, default_queue}], queues: [{name, team, ...}],
+         * classes: [{name, default, ...}]} */
+        lists: function () {
+            return Promise.all([
+                once('teams', '/v1/teams', function (r) {
+                    return r.teams || [];
+                }),
+                once('queues', '/v1/queues', function (r) {
+                    return r.queues || [];
+                }),
+                once('classes', '/v1/priorityclasses', function (r) {
+                    return r.priority_classes || [];
+                })
+            ]).then(function (a) {
+                return {teams: a[0], queues: a[1], classes: a[2]};
+            });
+        },
+        /* the GPU models of the nodes, sorted */
+        models: function () {
+            return once('models', '/v1/nodes', JobsList.gpuModels);
+        }
+    };
+})();
+
 if (typeof App !== 'undefined') (function () {
     var h = Dom.h;
     var POLL_MS = 5000;
-    var OPTIONS_TTL = 60000;
-    var optionsCache = null; /* {at, promise}: the filters' choices, shared by every showing */
-
-    /* The filters' choices: teams, queues, priority classes and the GPU
-     * models of the nodes. A part that fails leaves its list empty. */
-    function filterOptions() {
-        if (optionsCache && Date.now() - optionsCache.at < OPTIONS_TTL)
-            return optionsCache.promise;
-        function part(path, pick) {
-            return Api.get(path).then(pick, function () {
-                return [];
-            });
-        }
-        var p = Promise.all([
-            part('/v1/teams', function (r) {
-                return (r.teams || []).map(function (t) {
-                    return t.name;
-                });
-            }),
-            part('/v1/queues', function (r) {
-                return (r.queues || []).map(function (q) {
-                    return {name: q.name, team: q.team};
-                });
-            }),
-            part('/v1/priorityclasses', function (r) {
-                return (r.priority_classes || []).map(function (c) {
-                    return c.name;
-                });
-            }),
-            part('/v1/nodes', JobsList.gpuModels)
-        ]).then(function (a) {
-            return {teams: a[0], queues: a[1], classes: a[2], models: a[3]};
-        });
-        optionsCache = {at: Date.now(), promise: p};
-        return p;
-    }
 
     /* Fill a select with "any" and the choices, keeping its value (added
      * as a choice of its own when the list lacks it: a URL's filter
@@ -377,14 +388,32 @@ if (typeof App !== 'undefined') (function () {
                 ev.preventDefault();
             });
 
-            /* The filters' choices arrive while the first page loads. */
-            filterOptions().then(function (o) {
+            /* The filters' choices arrive while the first page loads;
+             * the GPU models when that select is first used. */
+            var names = function (list) {
+                return list.map(function (x) {
+                    return x.name;
+                });
+            };
+            JobsData.lists().then(function (o) {
                 if (!ctx.alive())
                     return;
-                setOptions(input(fTeam), 'Any team', o.teams, st.team);
+                setOptions(input(fTeam), 'Any team', names(o.teams), st.team);
                 fillQueues(o.queues);
-                setOptions(input(fClass), 'Any class', o.classes, st.priority_class);
-                setOptions(input(fModel), 'Any model', o.models, st.gpu_model);
+                setOptions(input(fClass), 'Any class', names(o.classes), st.priority_class);
+            });
+            var modelsAsked = false;
+            function loadModels() {
+                if (modelsAsked)
+                    return;
+                modelsAsked = true;
+                JobsData.models().then(function (models) {
+                    if (ctx.alive())
+                        setOptions(input(fModel), 'Any model', models, st.gpu_model);
+                });
+            }
+            ['focus', 'pointerdown'].forEach(function (ev) {
+                input(fModel).addEventListener(ev, loadModels);
             });
 
             var allQueues = [];

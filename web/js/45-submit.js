@@ -325,29 +325,6 @@ if (typeof module !== 'undefined' && module.exports)
 if (typeof App !== 'undefined') (function () {
     var h = Dom.h;
 
-    /* What the form's choices come from; a part that fails is empty. */
-    function choices() {
-        function part(path, pick) {
-            return Api.get(path).then(pick, function () {
-                return [];
-            });
-        }
-        return Promise.all([
-            part('/v1/teams', function (r) {
-                return r.teams || [];
-            }),
-            part('/v1/queues', function (r) {
-                return r.queues || [];
-            }),
-            part('/v1/priorityclasses', function (r) {
-                return r.priority_classes || [];
-            }),
-            part('/v1/nodes', JobsList.gpuModels)
-        ]).then(function (a) {
-            return {teams: a[0], queues: a[1], classes: a[2], models: a[3]};
-        });
-    }
-
     function fill(sel, opts, value) {
         Dom.clear(sel);
         opts.forEach(function (o) {
@@ -388,7 +365,7 @@ if (typeof App !== 'undefined') (function () {
             var mode = ctx.query.get('mode') === 'yaml' ? 'yaml' : 'form';
             var yamlDirty = false;
             var busy = false;
-            var data = {teams: [], queues: [], classes: [], models: []};
+            var data = {teams: [], queues: [], classes: []};
 
             /* the form */
             var fName = Dom.field({label: 'Name', name: 'name', placeholder: 'e.g. train-resnet',
@@ -610,7 +587,7 @@ if (typeof App !== 'undefined') (function () {
                 fill(form.elements.queue, opts, form.elements.queue.value);
             }
 
-            choices().then(function (c) {
+            JobsData.lists().then(function (c) {
                 if (!ctx.alive())
                     return;
                 data = c;
@@ -629,9 +606,13 @@ if (typeof App !== 'undefined') (function () {
                         return [x.name, x.name + (x.preemptible ? '' : ', not preemptible') +
                             (x.opportunistic ? ', opportunistic' : '')];
                     })), form.elements.priorityClass.value);
+            });
+            JobsData.models().then(function (list) {
+                if (!ctx.alive())
+                    return;
                 var box = Dom.clear(models.querySelector('.submit-checks'));
-                if (c.models.length) {
-                    c.models.forEach(function (m, i) {
+                if (list.length) {
+                    list.forEach(function (m, i) {
                         box.appendChild(h('label', {class: 'submit-check'},
                             h('input', {type: 'checkbox', value: m, name: 'gpuModel', id: 'f-gpuModel-' + i}), ' ' + m));
                     });

@@ -21,7 +21,8 @@
 var JobsList = (function () {
     var PAGE = 50;
     var DEFAULT_SORT = '-id';
-    var FILTERS = ['state', 'team', 'queue', 'user', 'priority_class', 'gpu_model', 'q'];
+    /* `array` has no control: a job page links to its array's elements */
+    var FILTERS = ['state', 'team', 'queue', 'user', 'priority_class', 'gpu_model', 'q', 'array'];
     var SORTS = ['id', 'submitted', 'started', 'finished', 'name', 'state', 'team', 'queue',
         'user', 'priority'];
     var STATES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Cancelled', 'Preempted', 'Lost',
@@ -344,7 +345,7 @@ if (typeof App !== 'undefined') (function () {
             var fState = Dom.field({label: 'State', name: 'state', options: JobsList.stateOptions(), value: st.state});
             var fTeam = Dom.field({label: 'Team', name: 'team', options: [['', 'Any team']], value: st.team});
             var fQueue = Dom.field({label: 'Queue', name: 'queue', options: [['', 'Any queue']], value: st.queue});
-            var fUser = Dom.field({label: 'User', name: 'user', type: 'search', value: st.user,
+            var fUser = Dom.field({label: 'User', name: 'user', type: 'search', value: st.user, placeholder: 'exact name',
                 attrs: {autocomplete: 'off', spellcheck: 'false'}});
             var fClass = Dom.field({label: 'Priority class', name: 'priority_class', options: [['', 'Any class']],
                 value: st.priority_class});
@@ -361,6 +362,18 @@ if (typeof App !== 'undefined') (function () {
             var form = h('form', {class: 'filters jobs-filters', role: 'search', 'aria-label': 'Filter jobs'},
                 fState, fTeam, fQueue, fUser, fClass, fModel, fQ, h('div', {class: 'field jobs-reset-wrap'}, reset));
             var count = h('span', {class: 'jobs-count', 'aria-live': 'polite'}, 'Loading\u2026');
+            var arrayBox = h('span', {class: 'jobs-array'});
+            function arrayNote() {
+                Dom.clear(arrayBox);
+                if (st.array)
+                    arrayBox.appendChild(h('span', null, 'elements of array ' + st.array + ' ',
+                        h('button', {type: 'button', class: 'link', onclick: function () {
+                            change({array: ''});
+                            arrayNote();
+                            reset.focus();
+                        }}, 'show all')));
+            }
+            arrayNote();
             var updated = h('span', {class: 'muted jobs-updated'});
             var msg = h('div', {class: 'jobs-msg'});
             var sortOpts = function () {
@@ -379,7 +392,7 @@ if (typeof App !== 'undefined') (function () {
 
             ctx.main.appendChild(h('h1', null, 'Jobs'));
             ctx.main.appendChild(form);
-            ctx.main.appendChild(h('div', {class: 'toolbar'}, count, h('span', {class: 'spacer'}), updated));
+            ctx.main.appendChild(h('div', {class: 'toolbar'}, count, arrayBox, h('span', {class: 'spacer'}), updated));
             ctx.main.appendChild(msg);
             ctx.main.appendChild(wrap);
             ctx.main.appendChild(pagerSlot);
@@ -398,7 +411,9 @@ if (typeof App !== 'undefined') (function () {
             JobsData.lists().then(function (o) {
                 if (!ctx.alive())
                     return;
-                setOptions(input(fTeam), 'Any team', names(o.teams), st.team);
+                /* a member, viewer or team-admin lists its own team only
+                 * (another is refused 403): offer that one */
+                setOptions(input(fTeam), 'Any team', ctx.can('allTeams') ? names(o.teams) : [ctx.who.team], st.team);
                 fillQueues(o.queues);
                 setOptions(input(fClass), 'Any class', names(o.classes), st.priority_class);
             });
@@ -492,11 +507,15 @@ if (typeof App !== 'undefined') (function () {
             });
 
             reset.addEventListener('click', function () {
+                var patch = {};
                 JobsList.FILTERS.forEach(function (k) {
-                    form.elements[k].value = '';
+                    if (form.elements[k])
+                        form.elements[k].value = '';
+                    patch[k] = '';
                 });
-                change({state: '', team: '', queue: '', user: '', priority_class: '', gpu_model: '', q: ''});
+                change(patch);
                 fillQueues();
+                arrayNote();
             });
 
             ctx.onCleanup(function () {

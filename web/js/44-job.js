@@ -237,7 +237,8 @@ if (typeof App !== 'undefined') (function () {
                     job.exit_code !== null && job.exit_code !== undefined ? ['Exit code', String(job.exit_code)] : null,
                     ['Attempt', String(job.attempt) + ' (retries ' + job.retries + ', preemptions ' + job.preemptions + ')'],
                     job.array_job_id !== null && job.array_job_id !== undefined ?
-                        ['Array', [Dom.link('/ui/jobs/' + job.array_job_id, String(job.array_job_id)), ' index ' + job.array_index]] : null,
+                        ['Array', [Dom.link('/ui/jobs/' + job.array_job_id, String(job.array_job_id)), ' index ' + job.array_index +
+                            ' \u00b7 ', Dom.link('/ui/jobs?array=' + job.array_job_id, 'every element')]] : null,
                     job.hold ? ['Hold', (job.hold.kind === 'admin' ? 'an admin hold' : 'a user hold') + ' by ' + job.hold.by] : null,
                     job.reason && job.state !== 'Pending' ? ['Reason', job.reason] : null,
                     job.message ? ['Message', job.message] : null,

@@ -12,14 +12,14 @@ const J = require('../js/43-jobs.js');
 test('parse: an empty query is every job, newest first, page one', () => {
     const st = J.parse(new URLSearchParams(''));
     assert.deepStrictEqual(st, {state: '', team: '', queue: '', user: '', priority_class: '', gpu_model: '',
-        q: '', sort: '-id', offset: 0});
+        q: '', array: '', sort: '-id', offset: 0});
 });
 
 test('parse: every filter, the sort and the offset come from the URL', () => {
     const st = J.parse(new URLSearchParams('state=Pending%2CRunning&team=vision&queue=q1&user=alice' +
-        '&priority_class=batch&gpu_model=H100&q=%20llama%20&sort=name&offset=100'));
+        '&priority_class=batch&gpu_model=H100&q=%20llama%20&array=20&sort=name&offset=100'));
     assert.deepStrictEqual(st, {state: 'Pending,Running', team: 'vision', queue: 'q1', user: 'alice',
-        priority_class: 'batch', gpu_model: 'H100', q: 'llama', sort: 'name', offset: 100});
+        priority_class: 'batch', gpu_model: 'H100', q: 'llama', array: '20', sort: 'name', offset: 100});
 });
 
 test('parse: an unknown sort or a bad offset falls back to the defaults', () => {

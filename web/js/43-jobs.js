@@ -134,26 +134,24 @@ var JobsList = (function () {
     function timing(job, now) {
         var sub = Fmt.ms(job.submitted_at), st = Fmt.ms(job.started_at), fin = Fmt.ms(job.finished_at);
         now = now === undefined ? Date.now() : now;
-        var started, finished;
-        if (job.state === 'Pending') {
-            started = {text: 'waiting ' + Fmt.duration(Math.max(0, now - sub) / 1000), live: sub,
-                prefix: 'waiting ', title: 'submitted ' + Fmt.time(sub)};
-        } else if (st) {
-            started = {text: shortTime(st, now), title: Fmt.time(st) +
-                (sub ? ' (waited ' + Fmt.duration(Math.max(0, st - sub) / 1000) + ')' : '')};
-        } else {
-            started = {text: '\u2014', title: 'never started'};
-        }
-        if (job.state === 'Running' && st) {
-            finished = {text: 'running ' + Fmt.duration(Math.max(0, now - st) / 1000), live: st,
-                prefix: 'running ', title: 'started ' + Fmt.time(st)};
-        } else if (fin) {
-            finished = {text: shortTime(fin, now), title: Fmt.time(fin) +
-                (st ? ' (ran ' + Fmt.duration(Math.max(0, fin - st) / 1000) + ')' : '')};
-        } else {
-            finished = {text: '\u2014', title: null};
-        }
-        return {started: started, finished: finished};
+        var since = function (a, b) {
+            return Fmt.duration(Math.max(0, b - a) / 1000);
+        };
+        /* a duration that grows from `from` */
+        var growing = function (word, from, title) {
+            return {text: word + since(from, now), live: from, prefix: word, title: title};
+        };
+        /* a time, and how long the step before it took */
+        var at = function (t, from, word) {
+            return {text: shortTime(t, now), title: Fmt.time(t) + (from ? ' (' + word + since(from, t) + ')' : '')};
+        };
+        var none = {text: '\u2014', title: null};
+        return {
+            started: job.state === 'Pending' ? growing('waiting ', sub, 'submitted ' + Fmt.time(sub)) :
+                st ? at(st, sub, 'waited ') : {text: none.text, title: 'never started'},
+            finished: job.state === 'Running' && st ? growing('running ', st, 'started ' + Fmt.time(st)) :
+                fin ? at(fin, st, 'ran ') : none
+        };
     }
 
     /* The GPU models of GET /v1/nodes, sorted, each once. */

@@ -304,11 +304,22 @@ var JobSpec = (function () {
     }
 
     /* The stored (normalised) document of a job -> what to submit again:
-     * the same fields, without those the server fills in per job. */
+     * the same fields, without empty labels, memory in binary units. */
     function resubmittable(doc) {
         var d = JSON.parse(JSON.stringify(doc || {}));
         if (d.metadata && d.metadata.labels && !Object.keys(d.metadata.labels).length)
             delete d.metadata.labels;
+        var r = d.spec && d.spec.resources;
+        if (r && typeof r.memory === 'number') {
+            /* bytes as people write them: 1073741824 -> 1Gi */
+            var units = [['Ti', 1099511627776], ['Gi', 1073741824], ['Mi', 1048576], ['Ki', 1024]];
+            for (var i = 0; i < units.length; i++) {
+                if (r.memory >= units[i][1] && r.memory % units[i][1] === 0) {
+                    r.memory = r.memory / units[i][1] + units[i][0];
+                    break;
+                }
+            }
+        }
         return d;
     }
 

@@ -144,8 +144,10 @@ test('toYaml: block YAML, short lists of scalars in flow style', () => {
     assert.match(S.toYaml({command: long}), /^command:\n {2}- arg0\n {2}- arg1\n/);
 });
 
-test('resubmittable: a copy without empty labels', () => {
-    const doc = {metadata: {name: 'x', labels: {}}, spec: {}};
-    assert.deepStrictEqual(S.resubmittable(doc), {metadata: {name: 'x'}, spec: {}});
+test('resubmittable: a copy without empty labels, memory in binary units', () => {
+    const doc = {metadata: {name: 'x', labels: {}}, spec: {resources: {memory: 17179869184}}};
+    assert.deepStrictEqual(S.resubmittable(doc), {metadata: {name: 'x'}, spec: {resources: {memory: '16Gi'}}});
     assert.deepStrictEqual(doc.metadata.labels, {}); /* not changed */
+    assert.strictEqual(S.resubmittable({spec: {resources: {memory: 1536 * 1048576}}}).spec.resources.memory, '1536Mi');
+    assert.strictEqual(S.resubmittable({spec: {resources: {memory: 1000}}}).spec.resources.memory, 1000);
 });

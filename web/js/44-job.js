@@ -292,10 +292,12 @@ if (typeof App !== 'undefined') (function () {
             /* ---- actions ------------------------------------------------ */
 
             var confirming = false;
+            var refocus = null; /* the control to focus once an action's answer is shown */
             function renderActions() {
                 var a = JobPage.actions(job, ctx.who, ctx.can);
                 var focused = document.activeElement && actionsBox.contains(document.activeElement) ?
-                    document.activeElement.dataset.act : null;
+                    document.activeElement.dataset.act : refocus;
+                refocus = null;
                 Dom.clear(actionsBox);
                 if (confirming && a.cancel) {
                     var yes = h('button', {type: 'button', class: 'danger', 'data-act': 'yes'}, 'Yes, cancel job ' + job.id);
@@ -334,13 +336,19 @@ if (typeof App !== 'undefined') (function () {
                     }}, 'Cancel job\u2026'));
                 if (focused) {
                     var again = actionsBox.querySelector('[data-act="' + focused + '"]') || actionsBox.querySelector('button');
-                    if (again)
-                        again.focus();
+                    if (!again) {
+                        /* nothing left to do to the job: its state has the focus */
+                        again = head.querySelector('.job-state');
+                        again.setAttribute('tabindex', '-1');
+                    }
+                    again.focus();
                 }
             }
 
             function act(what) {
                 var p = what === 'cancel' ? Api.del('/v1/jobs/' + id) : Api.post('/v1/jobs/' + id + '/' + what);
+                /* disabled buttons lose the focus: give it back where it goes next */
+                refocus = {hold: 'release', release: 'hold', cancel: 'cancel'}[what];
                 actionsBox.querySelectorAll('button').forEach(function (b) {
                     b.disabled = true;
                 });
@@ -356,6 +364,7 @@ if (typeof App !== 'undefined') (function () {
                     if (!ctx.alive())
                         return;
                     actionMsg.appendChild(Dom.message(e));
+                    refocus = what;
                     renderActions();
                 });
             }
@@ -387,7 +396,8 @@ if (typeof App !== 'undefined') (function () {
                             return h('li', {'data-kind': b.kind}, h('strong', null, t.title), t.text ? ': ' + t.text : '');
                         })));
                     } else {
-                        why.appendChild(h('p', {class: 'muted'}, 'None now: it waits for the next scheduling pass.'));
+                        why.appendChild(h('p', {class: 'muted'}, x.held || job.held ? 'None but the hold: it runs once released.' :
+                            'None now: it waits for the next scheduling pass.'));
                     }
                     if ((x.would_run_if || []).length) {
                         why.appendChild(h('h3', null, 'It would run if'));

@@ -2,12 +2,14 @@
  * tap.h - a minimal TAP producer for unit tests, run by prove.
  *
  *   plan_no_plan(); ok(cond, "name %d", x); is_int(got, want, "name");
+ *   is_num(got, want, "name") (doubles, within 1e-9 of want);
  *   return done_testing();
  */
 #ifndef SL_TAP_H
 #define SL_TAP_H
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +56,17 @@ static inline int ok_(int cond, const char *file, int line, const char *fmt, ...
         for (int skip_i_ = 0; skip_i_ < (n); skip_i_++)                        \
             printf("ok %d # skip %s\n", ++tap_n, (why));                       \
         fflush(stdout);                                                        \
+    } while (0)
+/* Whether 'got' is 'want' within 1e-9 of it (absolute below 1). */
+static inline int tap_near(double got, double want)
+{
+    return fabs(got - want) <= 1e-9 * (fabs(want) > 1 ? fabs(want) : 1);
+}
+#define is_num(got, want, ...)                                                 \
+    do {                                                                       \
+        double g_ = (got), w_ = (want);                                        \
+        if (!ok(tap_near(g_, w_), __VA_ARGS__))                                \
+            diag("  got %.12g, want %.12g", g_, w_);                           \
     } while (0)
 /* Diagnostics go to stderr, as Test::More's do, so prove shows them. */
 #define diag(...)                                                              \

@@ -352,6 +352,7 @@ static const struct route {
     {"DELETE", "/v1/tokens/{id}", sl_api_route_token_revoke, CHANGE(SL_OP_REVOKE), "token", MT_NONE},
     {"GET", "/v1/report", sl_api_route_report, READ(SL_SC_REPORTS), NULL, MT_NONE},
     {"GET", "/v1/report/utilisation", sl_api_route_report_util, READ(SL_SC_REPORTS), NULL, MT_NONE},
+    {"GET", "/v1/history", sl_api_route_history, READ(SL_SC_REPORTS), NULL, MT_NONE},
     {"GET", "/v1/budgets", sl_api_route_budgets, READ(SL_SC_REPORTS), NULL, MT_NONE},
     {"POST", "/v1/carbon/{name}", sl_api_route_carbon, CHANGE(SL_OP_CARBON), "site", MT_CSV},
     {"POST", "/v1/scans", sl_api_route_scan_import, CHANGE(SL_OP_SCAN), NULL, MT_JSON},

@@ -11,7 +11,7 @@
  *   api_attach.c   a terminal on an interactive job (with relay.c)
  *   api_catalog.c  health, whoami, nodes, teams, queues, classes, apply,
  *                  policies, datasets, scans, models (lists)
- *   api_meter.c    reports, utilisation, budgets, carbon intensity
+ *   api_meter.c    reports, utilisation, history, budgets, carbon intensity
  *   api_tokens.c   tokens
  *   api_audit.c    the audit log, its export, verification, checkpoints,
  *                  scan import
@@ -149,6 +149,7 @@ void sl_api_route_budgets(struct ctx *c);
 void sl_api_route_carbon(struct ctx *c);
 void sl_api_route_datasets(struct ctx *c);
 void sl_api_route_healthz(struct ctx *c);
+void sl_api_route_history(struct ctx *c);
 void sl_api_route_job_cancel(struct ctx *c);
 void sl_api_route_array_cancel(struct ctx *c);
 /* hold, release, requeue[?hold=true]: the route's operation on job {id}

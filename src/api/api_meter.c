@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../audit/audit.h"
+#include "../meter/history.h"
 #include "../meter/meter.h"
 #include "../policy/policy.h"
 #include "../policy/roles.h"
@@ -26,26 +27,33 @@
 /* ---- metering --------------------------------------------------------- */
 
 
-/* The report window: from/to (RFC 3339, a date, or epoch ms); default the
- * start of this month (UTC) to now. Replies and returns false when bad. */
+/* The optional time parameter 'name' (RFC 3339, a date, or epoch ms):
+ * *has says whether it is there, and *ms is set when it is (else kept).
+ * Replies 400 naming it and returns false when it is there and bad. */
+static bool query_time(struct ctx *c, const char *name, bool *has, int64_t *ms)
+{
+    const char *v = sl_http_query(c->r, name);
+
+    *has = v && *v;
+    if (*has && sl_parse_when_ms(v, ms) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", name,
+                            "must be a time (2026-12-01, 2026-12-01T08:00:00Z or epoch ms), "
+                            "got '%.40s'", v);
+        return false;
+    }
+    return true;
+}
+
+/* The report window: from/to (query_time); default the start of this
+ * month (UTC) to now. Replies and returns false when bad. */
 static bool report_window(struct ctx *c, int64_t now, int64_t *from, int64_t *to)
 {
-    const char *f = sl_http_query(c->r, "from"), *t = sl_http_query(c->r, "to");
+    bool has;
 
     *from = sl_period_start(SL_PERIOD_MONTH, now);
     *to = now;
-    if (f && *f && sl_parse_when_ms(f, from) < 0) {
-        sl_http_reply_error(c->r, 400, "invalid", "from",
-                            "must be a time (2026-12-01, 2026-12-01T08:00:00Z or "
-                            "epoch ms), got '%.40s'", f);
+    if (!query_time(c, "from", &has, from) || !query_time(c, "to", &has, to))
         return false;
-    }
-    if (t && *t && sl_parse_when_ms(t, to) < 0) {
-        sl_http_reply_error(c->r, 400, "invalid", "to",
-                            "must be a time (2026-12-31, 2026-12-31T18:00:00Z or "
-                            "epoch ms), got '%.40s'", t);
-        return false;
-    }
     if (*to <= *from) {
         sl_http_reply_error(c->r, 400, "invalid", "to", "must be after from");
         return false;
@@ -109,6 +117,25 @@ out:
     sl_buf_fini(&b);
     json_decref(sent);
     json_decref(o);
+}
+
+/* The team a report covers: the query's 'team' ("" = every team); members
+ * and viewers see their own team only, asked or not. Replies 403 and
+ * returns false when they ask for another. */
+static bool report_team(struct ctx *c, const char **team)
+{
+    if (*team && !**team)
+        *team = NULL;
+    if (!sl_api_all_teams(&c->who)) {
+        if (*team && strcmp(*team, c->who.team) != 0) {
+            sl_http_reply_error(c->r, 403, "forbidden", "team",
+                                "user '%s' may not see the usage of team '%s'",
+                                c->who.user, *team);
+            return false;
+        }
+        *team = c->who.team;
+    }
+    return true;
 }
 
 static int util_gpu(void *arg, const char *node, const char *model, int index)
@@ -192,17 +219,8 @@ void sl_api_route_report(struct ctx *c)
     }
     if (!report_window(c, now, &from, &to) || !sl_api_query_bool(c, "share_idle", &share))
         goto out;
-    if (team && !*team)
-        team = NULL;
-    if (!sl_api_all_teams(&c->who)) {
-        if (team && strcmp(team, c->who.team) != 0) {
-            sl_http_reply_error(c->r, 403, "forbidden", "team",
-                                "user '%s' may not see the usage of team '%s'",
-                                c->who.user, team);
-            goto out;
-        }
-        team = c->who.team;
-    }
+    if (!report_team(c, &team))
+        goto out;
     if (period >= 0) {
         /* at most ~400 periods of a key: a day report over a year at most */
         int64_t span = (to - from) / 86400000;
@@ -294,6 +312,81 @@ void sl_api_route_report_util(struct ctx *c)
 out:
     sl_util_report_free(u);
     free(p);
+}
+
+static int history_usage(void *arg, const struct sl_usage_row *r)
+{
+    sl_history_add_usage(arg, r);
+    return 0;
+}
+
+static int history_event(void *arg, const struct sl_history_event *ev)
+{
+    return sl_history_add_event(arg, ev);
+}
+
+static int count_gpu(void *arg, const char *node, const char *model, int index)
+{
+    (void)node;
+    (void)model;
+    (void)index;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* GET /v1/history?range=hour|day|week|month&from=&to=&step=&team= : GPUs
+ * allocated and idle, utilisation, pending jobs, waits, starts and
+ * preemptions per time bucket, from the store (docs/metering.md,
+ * "History"). Members and viewers see their team's only. */
+void sl_api_route_history(struct ctx *c)
+{
+    const char *range = sl_http_query(c->r, "range"), *step_s = sl_http_query(c->r, "step");
+    const char *team = sl_http_query(c->r, "team");
+    struct sl_history_window w;
+    struct sl_error err;
+    struct sl_history *h = NULL;
+    int64_t now = sl_now_ms(), from = 0, to = 0, step = 0;
+    bool has_from, has_to;
+    int gpus = 0, rc;
+    json_t *series;
+
+    if (range && !*range)
+        range = NULL;
+    if (!query_time(c, "from", &has_from, &from) || !query_time(c, "to", &has_to, &to))
+        return;
+    if (step_s && *step_s && (sl_parse_duration_ms(step_s, &step) < 0 || step <= 0)) {
+        sl_http_reply_error(c->r, 400, "invalid", "step",
+                            "must be a duration (60s, 15m, 1h), got '%.20s'", step_s);
+        return;
+    }
+    if (sl_history_window(range, has_from, from, has_to, to, step, now, &w, &err) < 0) {
+        sl_http_reply_error(c->r, 400, "invalid", err.field, "%s", err.text);
+        return;
+    }
+    if (!report_team(c, &team))
+        return;
+    if (!(h = sl_history_new(&w, now))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    if ((rc = sl_store_history_scan(c->a->rd, w.from_ms, w.to_ms, team, history_usage,
+                                    history_event, h)) < 0) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL,
+                            rc == -ENOMEM ? "out of memory" : "store read failed");
+        goto out;
+    }
+    if (!(series = sl_history_series(h))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        goto out;
+    }
+    sl_engine_gpus_each(c->a->e, count_gpu, &gpus);
+    sl_http_reply_json(c->r, 200,
+                       json_pack("{s:I, s:I, s:I, s:I, s:s?, s:i, s:o}", "from",
+                                 (json_int_t)w.from_ms, "to", (json_int_t)w.to_ms, "step",
+                                 (json_int_t)w.step_ms, "now", (json_int_t)now, "team", team,
+                                 "capacity_gpus", gpus, "series", series));
+out:
+    sl_history_free(h);
 }
 
 /* GET /v1/budgets: budgets with their use now and their threshold events. */

@@ -5,8 +5,10 @@
  * UI", states the rules:
  *
  *   /ui                          301 to /ui/
- *   /ui/ and /ui/PATH whose      the page shell (index.html), no-cache:
- *   last segment has no dot      the dashboard's own routes (/ui/jobs/42)
+ *   /ui/, /ui/NAME without a     the page shell (index.html), no-cache:
+ *   dot and /ui/A/B...           the dashboard's own routes (/ui/jobs/42,
+ *                                /ui/models/resnet@1.0: a model's version
+ *                                has dots, and assets are never deeper)
  *   /ui/app.<hash>.js and the    the asset, cached for a year (immutable):
  *   other hashed names           its name changes with its bytes
  *   any other /ui/NAME.EXT       404
@@ -54,13 +56,14 @@ static bool etag_listed(const char *inm, const char *etag)
     }
 }
 
-/* The entry a path under /ui/ names: the page shell for a path whose last
- * segment has no dot, else the asset of exactly that name, or NULL. */
+/* The entry a path under /ui/ names: the page shell for a path of more
+ * than one segment after /ui/ or of one without a dot, else the asset of
+ * exactly that name (every asset is /ui/NAME.EXT), or NULL. */
 static const struct sl_ui_asset *ui_lookup(const char *path)
 {
-    const char *last = strrchr(path, '/');
+    const char *rest = strncmp(path, "/ui/", 4) == 0 ? path + 4 : path;
 
-    if (!strchr(last ? last : path, '.'))
+    if (strchr(rest, '/') || !strchr(rest, '.'))
         return &sl_ui_assets[0];
     for (size_t i = 1; i < sl_ui_nassets; i++)
         if (strcmp(sl_ui_assets[i].path, path) == 0)

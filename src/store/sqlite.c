@@ -348,6 +348,7 @@ static const struct sl_store_ops sqlite_ops = {
     .usage_close = sl_sqlite_usage_close,
     .usage_mark_idle = sl_sqlite_usage_mark_idle,
     .usage_scan = sl_sqlite_usage_scan,
+    .history_scan = sl_sqlite_history_scan,
     .budget_upsert = sl_sqlite_budget_upsert,
     .budgets_load = sl_sqlite_budgets_load,
     .budget_event_add = sl_sqlite_budget_event_add,

@@ -223,6 +223,11 @@ int sl_sqlite_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_
 int sl_sqlite_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                          const char *team, int64_t job_id,
                          int (*fn)(void *arg, const struct sl_usage_row *r), void *arg);
+int sl_sqlite_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                           const char *team,
+                           int (*usage)(void *arg, const struct sl_usage_row *r),
+                           int (*event)(void *arg, const struct sl_history_event *ev),
+                           void *arg);
 int sl_sqlite_budget_upsert(struct sl_store *st, const char *name, const char *team,
                             const char *spec_json);
 int sl_sqlite_budgets_load(struct sl_store *st,

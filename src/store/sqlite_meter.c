@@ -168,6 +168,121 @@ int sl_sqlite_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
     return rc;
 }
 
+/* ---- the history --------------------------------------------------------- */
+
+/* Run 'q' (bound) to its end, calling fn per row; fn's first negative
+ * return stops it and is returned. */
+static int history_rows(sqlite3_stmt *q, int (*fn)(sqlite3_stmt *q, void *arg), void *arg)
+{
+    int rc = 0, step;
+
+    while ((step = sqlite3_step(q)) == SQLITE_ROW)
+        if ((rc = fn(q, arg)) < 0)
+            break;
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -EIO;
+    return rc;
+}
+
+struct history_scan {
+    int (*usage)(void *arg, const struct sl_usage_row *r);
+    int (*event)(void *arg, const struct sl_history_event *ev);
+    void *arg;
+};
+
+static int history_usage_row(sqlite3_stmt *q, void *arg)
+{
+    struct history_scan *hs = arg;
+    struct sl_usage_row r;
+
+    memset(&r, 0, sizeof(r));
+    r.start_ms = sqlite3_column_int64(q, 0);
+    r.end_ms = sqlite3_column_int64(q, 1);
+    r.ngpus = sqlite3_column_int(q, 2);
+    r.gpu_milli = sqlite3_column_int(q, 3);
+    if ((r.has_util = sqlite3_column_type(q, 4) != SQLITE_NULL))
+        r.util = sqlite3_column_double(q, 4);
+    r.idle_ms = sqlite3_column_int64(q, 5);
+    return hs->usage(hs->arg, &r);
+}
+
+static int history_event_row(sqlite3_stmt *q, void *arg)
+{
+    /* the kinds by the number the statement gives them */
+    static const enum sl_history_kind kinds[] = {SL_HIST_PENDING_NOW, SL_HIST_ENTER,
+                                                 SL_HIST_LEAVE, SL_HIST_START,
+                                                 SL_HIST_PREEMPT};
+    struct history_scan *hs = arg;
+    int k = sqlite3_column_int(q, 0);
+    struct sl_history_event ev = {.kind = kinds[k >= 0 && k < 5 ? k : 0]};
+
+    if (k == 0)
+        ev.count = sqlite3_column_int64(q, 1);
+    else
+        ev.at_ms = sqlite3_column_int64(q, 1);
+    ev.since_ms = sqlite3_column_int64(q, 2); /* NULL reads 0 */
+    return hs->event(hs->arg, &ev);
+}
+
+int sl_sqlite_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                           const char *team,
+                           int (*usage)(void *arg, const struct sl_usage_row *r),
+                           int (*event)(void *arg, const struct sl_history_event *ev),
+                           void *arg)
+{
+    /* closed intervals by their end (usage_end: the start would reach back
+     * over the whole ledger), then the open ones */
+    static const char usage_sql[] =
+        "SELECT start_ms, end_ms, ngpus, gpu_milli, util, idle_ms FROM usage "
+        "WHERE end_ms > ?1 AND +start_ms < ?2 AND ngpus > 0 AND (?3 IS NULL OR team = ?3) "
+        "UNION ALL "
+        "SELECT start_ms, 0, ngpus, gpu_milli, util, idle_ms FROM usage "
+        "WHERE end_ms IS NULL AND start_ms < ?2 AND ngpus > 0 AND (?3 IS NULL OR team = ?3)";
+    /* One statement, so one snapshot: the count of now and every
+     * transition since from. Kinds: 0 the count, 1 into Pending, 2 out of
+     * it, 3 out of it to run (with when the job last went into it), 4 a
+     * preemption. The transitions' filter is the partial index
+     * job_events_history's, word for word (0010_history.sql), so that the
+     * window is read from that index alone; the entry before a start
+     * from job_events_enter. A team's jobs are looked up per transition,
+     * so that a short window costs little however many jobs it has had. */
+    static const char event_sql[] =
+        "SELECT 0, count(*), NULL FROM jobs WHERE state = 0 AND (?2 IS NULL OR team = ?2) "
+        "UNION ALL "
+        "SELECT CASE WHEN e.type = 'preempt' THEN 4 WHEN e.to_state = 'Pending' THEN 1 "
+        "WHEN e.to_state = 'Running' THEN 3 ELSE 2 END, e.at, "
+        "CASE WHEN e.type <> 'preempt' AND e.to_state = 'Running' THEN "
+        "(SELECT p.at FROM job_events p WHERE p.job_id = e.job_id AND p.id < e.id "
+        "AND p.to_state = 'Pending' AND p.from_state IS NOT 'Pending' "
+        "ORDER BY p.id DESC LIMIT 1) END "
+        "FROM job_events e WHERE e.at >= ?1 "
+        "AND (e.type = 'preempt' OR (e.to_state = 'Pending' AND e.from_state IS NOT 'Pending') "
+        "OR (e.from_state = 'Pending' AND e.to_state <> 'Pending')) "
+        "AND (?2 IS NULL OR "
+        "EXISTS (SELECT 1 FROM jobs j WHERE j.id = e.job_id AND j.team = ?2))";
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    struct history_scan hs = {usage, event, arg};
+    sqlite3_stmt *q = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(s->db, usage_sql, -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, from_ms);
+    sqlite3_bind_int64(q, 2, to_ms);
+    sl_sqlite_bind_text_or_null(q, 3, team);
+    rc = history_rows(q, history_usage_row, &hs);
+    sqlite3_finalize(q);
+    if (rc < 0)
+        return rc;
+    if (sqlite3_prepare_v2(s->db, event_sql, -1, &q, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(q, 1, from_ms);
+    sl_sqlite_bind_text_or_null(q, 2, team);
+    rc = history_rows(q, history_event_row, &hs);
+    sqlite3_finalize(q);
+    return rc;
+}
+
 /* ---- budgets ------------------------------------------------------------- */
 
 int sl_sqlite_budget_upsert(struct sl_store *st, const char *name, const char *team,

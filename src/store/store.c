@@ -228,6 +228,15 @@ int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
     return st->ops->usage_scan(st, from_ms, to_ms, team, job_id, fn, arg);
 }
 
+int sl_store_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                          const char *team,
+                          int (*usage)(void *arg, const struct sl_usage_row *r),
+                          int (*event)(void *arg, const struct sl_history_event *ev),
+                          void *arg)
+{
+    return st->ops->history_scan(st, from_ms, to_ms, team, usage, event, arg);
+}
+
 int sl_store_budget_upsert(struct sl_store *st, const char *name, const char *team,
                            const char *spec_json)
 {

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "../core/job.h"
+#include "../meter/history.h"
 #include "../meter/meter.h"
 #include "../util/util.h"
 
@@ -234,6 +235,9 @@ struct sl_store_ops {
     int (*usage_scan)(struct sl_store *st, int64_t from_ms, int64_t to_ms, const char *team,
                       int64_t job_id, int (*fn)(void *arg, const struct sl_usage_row *r),
                       void *arg);
+    int (*history_scan)(struct sl_store *st, int64_t from_ms, int64_t to_ms, const char *team,
+                        int (*usage)(void *arg, const struct sl_usage_row *r),
+                        int (*event)(void *arg, const struct sl_history_event *ev), void *arg);
     int (*budget_upsert)(struct sl_store *st, const char *name, const char *team,
                          const char *spec_json);
     int (*budgets_load)(struct sl_store *st,
@@ -485,6 +489,28 @@ int sl_store_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_m
 int sl_store_usage_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
                         const char *team, int64_t job_id,
                         int (*fn)(void *arg, const struct sl_usage_row *r), void *arg);
+
+/* The reads behind GET /v1/history (src/meter/history.h), of the jobs of
+ * 'team' (NULL = any). First 'usage' for each interval of a GPU (ngpus >
+ * 0) overlapping [from_ms, to_ms), with only start_ms, end_ms (0 = open),
+ * ngpus, gpu_milli, has_util, util and idle_ms set. Then, from one
+ * snapshot, 'event' with SL_HIST_PENDING_NOW (count: the jobs whose state
+ * is Pending) and with each of the jobs' transitions whose event is at or
+ * after from_ms (to_ms does not bound them; the pending counts are walked
+ * back from now): SL_HIST_ENTER for an event into Pending from another
+ * state or from none (a submission, a requeue, a retry); SL_HIST_START
+ * for one from Pending to Running, its since_ms the time of the job's
+ * latest event into Pending before it (0 when there is none);
+ * SL_HIST_LEAVE for one from Pending to any other state; SL_HIST_PREEMPT
+ * for each "preempt" event (the scheduler told a running job to stop).
+ * Events from Pending to Pending (holds, staging, updates) change nothing
+ * and are not passed. Rows come in no particular order. Stops at a
+ * callback's first negative return and returns it; else 0 or -EIO. */
+int sl_store_history_scan(struct sl_store *st, int64_t from_ms, int64_t to_ms,
+                          const char *team,
+                          int (*usage)(void *arg, const struct sl_usage_row *r),
+                          int (*event)(void *arg, const struct sl_history_event *ev),
+                          void *arg);
 
 /* Budgets: upsert as the other objects (compared on spec_json); load calls
  * fn per budget by name, stopping at its first negative return. */

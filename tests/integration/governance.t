@@ -121,6 +121,7 @@ MATRIX = [
     ("DELETE", "/v1/tokens/999999", None, R_ALL),
     ("GET", "/v1/report", None, R_ALL),
     ("GET", "/v1/report/utilisation", None, R_ALL),
+    ("GET", "/v1/history?range=hour", None, R_ALL),
     ("GET", "/v1/budgets", None, R_ALL),
     ("POST", "/v1/carbon/site-x", "hour,g\n", {"admin"}),
     ("POST", "/v1/scans", "{}", {"admin"}),

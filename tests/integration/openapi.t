@@ -1074,6 +1074,12 @@ def test_meter():
          name="utilisation as CSV in capitals")
     call("GET", "/v1/report/utilisation?to=2000-01-01", want=400, field="to",
          name="utilisation ending before it starts")
+    r = call("GET", "/v1/history?range=hour", want=200, name="history of the last hour")
+    tap.is_(len(((r.json or {}).get("series") or {}).get("t", [])), 60, "in 60 buckets")
+    call("GET", "/v1/history?from=2026-01-01&to=2026-01-02&step=1h&team=default", want=200,
+         name="history of a day by the hour, of a team")
+    call("GET", "/v1/history?range=year", want=400, field="range", name="history of a year")
+    call("GET", "/v1/history?step=1ms", want=400, field="step", name="history by the ms")
     r = call("GET", "/v1/budgets", want=200, name="budgets")
     tap.ok(any(b.get("name") == "oa-budget" for b in (r.json or {}).get("budgets", [])),
            "the budget is listed")

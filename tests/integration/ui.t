@@ -3,7 +3,7 @@
 (docs/daemon.md, "The web UI").
 
 1. Against a running sluiced, without a token: /ui is a 301 to /ui/; /ui/
-   and every path whose last segment has no dot (the dashboard's own routes)
+   /ui/NAME without a dot and every deeper path (the dashboard's own routes)
    answer the page shell with no-cache; the hashed assets it references
    answer with a year's immutable caching; any other NAME.EXT is 404; GET
    and HEAD; every answer has the security headers and its strict
@@ -185,7 +185,8 @@ handlers = re.findall(rb"""\son[a-z]+\s*=|javascript:""", page.body, re.I)
 tap.ok(not handlers, "no inline event handler or javascript: URL", *map(repr, handlers))
 
 # the dashboard's own routes get the page shell
-for p in ("/ui/jobs/42", "/ui/jobs?state=Pending", "/ui/jobs/", "/ui/nodes/gpu-01/x"):
+for p in ("/ui/jobs/42", "/ui/jobs?state=Pending", "/ui/jobs/", "/ui/nodes/gpu-01/x",
+          "/ui/models/resnet@1.0", "/ui/jobs/42.json"):
     r = get(p)
     tap.ok(r.status == 200 and r.body == page.body and
            r.headers.get("cache-control") == "no-cache" and
@@ -193,7 +194,7 @@ for p in ("/ui/jobs/42", "/ui/jobs?state=Pending", "/ui/jobs/", "/ui/nodes/gpu-0
            "GET %s (a route of the dashboard) -> the page shell, no-cache" % p, repr(r))
 secure(r, "a route of the dashboard")
 
-for p in ("/ui/x.js", "/ui/app.js", "/ui/app.css", "/ui/jobs/42.json",
+for p in ("/ui/x.js", "/ui/app.js", "/ui/app.css", "/ui/favicon.svg",
           "/ui/app.0000000000000000.js"):
     r = get(p)
     tap.ok(r.status == 404 and r.error_code() == "not_found", "GET %s -> 404" % p, repr(r))

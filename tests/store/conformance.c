@@ -953,6 +953,148 @@ out:
     sl_store_close(w);
 }
 
+/* ---- the history's reads ------------------------------------------------- */
+
+/* What a history scan passed, as sorted words: "u<start>-<end>x<gpus>[u<util>]"
+ * per interval, "n<count>" for the count of now, "e<at>", "l<at>",
+ * "s<at><<since>", "p<at>" per transition. */
+struct hist_log {
+    char words[32][32];
+    int n, stop_after, calls;
+    char text[512];
+};
+
+static int hist_word(struct hist_log *l, const char *w)
+{
+    if (l->n < 32)
+        snprintf(l->words[l->n++], sizeof(l->words[0]), "%s", w);
+    return ++l->calls == l->stop_after ? -EINTR : 0;
+}
+
+static int hist_usage(void *arg, const struct sl_usage_row *r)
+{
+    char w[32];
+    if (r->has_util)
+        snprintf(w, sizeof(w), "u%lld-%lldx%du%.1f", (long long)r->start_ms,
+                 (long long)r->end_ms, r->ngpus * r->gpu_milli / 1000, r->util);
+    else
+        snprintf(w, sizeof(w), "u%lld-%lldx%d", (long long)r->start_ms, (long long)r->end_ms,
+                 r->ngpus * r->gpu_milli / 1000);
+    return hist_word(arg, w);
+}
+
+static int hist_event(void *arg, const struct sl_history_event *ev)
+{
+    char w[32];
+    switch (ev->kind) {
+    case SL_HIST_PENDING_NOW:
+        snprintf(w, sizeof(w), "n%lld", (long long)ev->count);
+        break;
+    case SL_HIST_START:
+        snprintf(w, sizeof(w), "s%lld<%lld", (long long)ev->at_ms, (long long)ev->since_ms);
+        break;
+    default:
+        snprintf(w, sizeof(w), "%c%lld", "nelsp"[ev->kind], (long long)ev->at_ms);
+    }
+    return hist_word(arg, w);
+}
+
+static int word_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void history_is(struct sl_store *st, int64_t from, int64_t to, const char *team,
+                       const char *want, const char *name)
+{
+    struct hist_log l;
+    int rc;
+
+    memset(&l, 0, sizeof(l));
+    rc = sl_store_history_scan(st, from, to, team, hist_usage, hist_event, &l);
+    qsort(l.words, (size_t)l.n, sizeof(l.words[0]), word_cmp);
+    for (int i = 0; i < l.n; i++) {
+        size_t len = strlen(l.text);
+        snprintf(l.text + len, sizeof(l.text) - len, "%s%s", i ? " " : "", l.words[i]);
+    }
+    ok(rc == 0 && strcmp(l.text, want) == 0, "%s", name);
+    if (rc != 0 || strcmp(l.text, want) != 0)
+        diag("  got rc %d, \"%s\"", rc, l.text);
+}
+
+static void t_history(void)
+{
+    struct sl_store *w = fresh(), *r = NULL;
+    struct sl_job_view a = job_view("a", "ml", SL_JOB_RUNNING);
+    struct sl_job_view b = job_view("b", "cv", SL_JOB_CANCELLED);
+    struct sl_job_view c = job_view("c", "ml", SL_JOB_PENDING);
+    struct sl_usage_row u;
+    struct hist_log l;
+
+    if (!w || sl_store_begin(w) < 0)
+        goto out;
+    ok(sl_store_job_insert(w, &a, 0) == 0 && sl_store_job_insert(w, &b, 0) == 0 &&
+           sl_store_job_insert(w, &c, 0) == 0,
+       "three jobs: one running again after a preemption, one cancelled, one pending");
+    /* a: submitted, held and released, started, preempted, requeued,
+     * started again; b: submitted, cancelled while pending; c: pending */
+    ok(sl_store_event_add(w, 1, 1000, "state", NULL, "Pending", NULL) == 0 &&
+           sl_store_event_add(w, 3, 500, "state", NULL, "Pending", NULL) == 0 &&
+           sl_store_event_add(w, 2, 1200, "state", NULL, "Pending", NULL) == 0 &&
+           sl_store_event_add(w, 1, 1500, "hold", "Pending", "Pending", NULL) == 0 &&
+           sl_store_event_add(w, 1, 2000, "state", "Pending", "Running", NULL) == 0 &&
+           sl_store_event_add(w, 1, 3000, "preempt", NULL, NULL, "for 9") == 0 &&
+           sl_store_event_add(w, 1, 3500, "state", "Running", "Preempted", NULL) == 0 &&
+           sl_store_event_add(w, 1, 3500, "requeue", "Preempted", "Pending", NULL) == 0 &&
+           sl_store_event_add(w, 2, 4000, "state", "Pending", "Cancelled", NULL) == 0 &&
+           sl_store_event_add(w, 1, 4200, "staged", "Pending", "Pending", NULL) == 0 &&
+           sl_store_event_add(w, 1, 5000, "state", "Pending", "Running", NULL) == 0 &&
+           sl_store_event_add(w, 1, 6000, "idle", NULL, NULL, "idle") == 0,
+       "their events are added");
+    u = usage(1, 0, "ml", 2000);
+    sl_store_usage_open(w, &u);
+    u.end_ms = 3500;
+    u.has_util = true;
+    u.util = 0.5;
+    sl_store_usage_close(w, &u);
+    u = usage(1, 0, "ml", 5000);
+    u.attempt = 1;
+    sl_store_usage_open(w, &u);
+    u = usage(2, 0, "cv", 100);
+    u.ngpus = 0;
+    u.gpus = "";
+    sl_store_usage_open(w, &u);
+    ok(commit(w), "and their intervals");
+    r = be->open_again(be->arg, false);
+    if (!r)
+        goto out;
+    history_is(r, 0, 10000, NULL,
+               "e1000 e1200 e3500 e500 l4000 n1 p3000 s2000<1000 s5000<3500 u2000-3500x2u0.5 "
+               "u5000-0x2",
+               "a scan gives the GPU intervals, the count of now and every change of Pending, "
+               "a start with the time its job went into Pending");
+    history_is(r, 1100, 4000, NULL,
+               "e1200 e3500 l4000 n1 p3000 s2000<1000 s5000<3500 u2000-3500x2u0.5",
+               "from bounds the transitions, to does not; a start's entry may be before from");
+    history_is(r, 3600, 6000, NULL, "l4000 n1 s5000<3500 u5000-0x2",
+               "intervals are those overlapping the window, the open one included");
+    history_is(r, 0, 10000, "cv", "e1200 l4000 n0",
+               "a team keeps its jobs' transitions and count, and its GPU intervals");
+    history_is(r, 5001, 10000, "ml", "n1 u5000-0x2", "another team's likewise");
+    memset(&l, 0, sizeof(l));
+    l.stop_after = 1;
+    is_int(sl_store_history_scan(r, 0, 10000, NULL, hist_usage, hist_event, &l), -EINTR,
+           "a scan stops at a usage callback's negative return and returns it");
+    memset(&l, 0, sizeof(l));
+    l.stop_after = 3;
+    is_int(sl_store_history_scan(r, 0, 10000, NULL, hist_usage, hist_event, &l), -EINTR,
+           "and at an event callback's");
+    is_int(l.calls, 3, "after that row");
+out:
+    sl_store_close(r);
+    sl_store_close(w);
+}
+
 /* ---- budgets and carbon -------------------------------------------------- */
 
 static int note_budget(void *arg, const char *name, const char *spec)
@@ -1322,7 +1464,7 @@ int sl_store_conformance(const struct sl_store_conformance *backend)
     static void (*const groups[])(void) = {
         t_transactions, t_sync_thread, t_reopen, t_upserts, t_load,
         t_tokens, t_token_list, t_job_insert, t_job_columns, t_job_scan,
-        t_events_lineage, t_attempts, t_usage, t_budgets, t_carbon, t_audit,
+        t_events_lineage, t_attempts, t_usage, t_history, t_budgets, t_carbon, t_audit,
         t_objects, t_rollback_to_everything, t_catalog_del,
     };
 

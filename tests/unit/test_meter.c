@@ -16,18 +16,6 @@
 
 #define H 3600000LL
 
-static bool near(double a, double b)
-{
-    return fabs(a - b) <= 1e-9 * (fabs(b) > 1 ? fabs(b) : 1);
-}
-
-#define is_num(got, want, ...)                                                 \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (!ok(near(g_, w_), __VA_ARGS__))                                    \
-            diag("  got %.12g, want %.12g", g_, w_);                           \
-    } while (0)
-
 static int parse(const char *yaml, struct sl_manifest **m, size_t *n, struct sl_error *err)
 {
     return sl_manifests_parse(yaml, strlen(yaml), m, n, err);

@@ -91,7 +91,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(200, "text/css; charset=utf-8", bundle("css"))
         elif name == "favicon.svg":
             self.send(200, "image/svg+xml", read(os.path.join(WEB, "favicon.svg")))
-        elif "." in name.rsplit("/", 1)[-1]:
+        elif "/" not in name and "." in name:
             self.send(404, "text/plain; charset=utf-8", b"not found\n")
         else:
             self.send(200, "text/html; charset=utf-8", read(os.path.join(WEB, "index.html")))

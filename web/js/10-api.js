@@ -136,7 +136,21 @@ var Api = (function () {
         return request(path, {method: 'DELETE', params: params});
     }
 
-    /* Hand bytes (a Blob) to the browser as a file it downloads. */
+    /* Save what a GET answers as a file the browser downloads: the
+     * bytes exactly as sluiced sent them. */
+    function download(path, params, filename) {
+        return request(path, {params: params, as: 'response'}).then(function (res) {
+            var cd = res.headers.get('Content-Disposition') || '';
+            var m = /filename="([^"]+)"/.exec(cd);
+            var name = filename || (m ? m[1] : 'sluice-download');
+            return res.blob().then(function (blob) {
+                return save(blob, name);
+            });
+        });
+    }
+
+    /* Offer a Blob as a file the browser downloads under `name`, as it
+     * is (the pages' downloads made of several answers use it). */
     function save(blob, name) {
         var a = document.createElement('a');
         var href = URL.createObjectURL(blob);
@@ -149,19 +163,6 @@ var Api = (function () {
             URL.revokeObjectURL(href);
         }, 10000);
         return {name: name, size: blob.size};
-    }
-
-    /* Save what a GET answers as a file the browser downloads: the
-     * bytes exactly as sluiced sent them. */
-    function download(path, params, filename) {
-        return request(path, {params: params, as: 'response'}).then(function (res) {
-            var cd = res.headers.get('Content-Disposition') || '';
-            var m = /filename="([^"]+)"/.exec(cd);
-            var name = filename || (m ? m[1] : 'sluice-download');
-            return res.blob().then(function (blob) {
-                return save(blob, name);
-            });
-        });
     }
 
     return {

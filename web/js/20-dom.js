@@ -174,7 +174,11 @@ var Dom = (function () {
     var PALETTE = ['--c1', '--c2', '--c3', '--c4', '--c5', '--c6'];
 
     /* A time-series chart (uPlot) in `el`. data: {t: [ms...], series:
-     * [{label, values: [...], unit, fmt(v)}]}. Resizes with its box; the
+     * [{label, values: [...], unit, fmt(v), colour, dash, points}]}:
+     * `colour` a CSS variable ("--warn") for a series whose colour means
+     * something (else the palette's next), `dash` an array ([6, 3]) or
+     * null for solid (else every second series dashed), `points` false
+     * for a line without its points (a limit). Resizes with its box; the
      * returned object has destroy(). Without uPlot (never expected in a
      * built UI) it says so. */
     function chart(el, data, opts) {
@@ -187,11 +191,12 @@ var Dom = (function () {
         var fg = cssVar('--fg'), grid = cssVar('--grid');
         var axis = {stroke: fg, grid: {stroke: grid, width: 1}, ticks: {stroke: grid, width: 1}};
         var series = [{}].concat(data.series.map(function (s, i) {
-            var colour = cssVar(PALETTE[i % PALETTE.length]);
+            var colour = cssVar(s.colour || PALETTE[i % PALETTE.length]);
             return {
                 label: s.label, stroke: colour, width: 2,
                 fill: opts.fill ? colour + '22' : undefined,
-                dash: i % 2 ? [6, 3] : undefined, /* not colour alone */
+                dash: s.dash !== undefined ? s.dash || undefined : i % 2 ? [6, 3] : undefined, /* not colour alone */
+                points: s.points === false ? {show: false} : undefined,
                 value: function (u, v) {
                     return v === null || v === undefined ? '\u2014' : (s.fmt ? s.fmt(v) : Fmt.num(v));
                 },

@@ -59,15 +59,13 @@ var JobsList = (function () {
 
     /* The URL query of a filter state: what differs from the defaults. */
     function toQuery(st) {
+        var all = Object.assign({}, st, {sort: st.sort === DEFAULT_SORT ? '' : st.sort,
+            offset: st.offset > 0 ? String(st.offset) : ''});
         var q = {};
-        FILTERS.forEach(function (k) {
-            if (st[k])
-                q[k] = st[k];
+        FILTERS.concat('sort', 'offset').forEach(function (k) {
+            if (all[k])
+                q[k] = all[k];
         });
-        if (st.sort && st.sort !== DEFAULT_SORT)
-            q.sort = st.sort;
-        if (st.offset > 0)
-            q.offset = String(st.offset);
         return q;
     }
 

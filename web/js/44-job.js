@@ -476,7 +476,7 @@ if (typeof App !== 'undefined') (function () {
                         })) : 'none'],
                         ['Models from it', ms.length ? h('ul', {class: 'plain'}, ms.map(function (m) {
                             var ref = m.name + '@' + m.version;
-                            return h('li', null, Dom.link('/ui/models/' + encodeURIComponent(ref), ref),
+                            return h('li', null, Dom.link(ModelLineage.refHref(ref), ref),
                                 m.stage && m.stage !== 'none' ? [' ', Dom.badge(m.stage, 'info')] : null);
                         })) : 'none registered']
                     ]));

@@ -14,7 +14,12 @@ var Fmt = (function () {
         if (v === null || v === undefined || typeof v !== 'number' || !isFinite(v))
             return '\u2014';
         var d = digits === undefined ? 2 : digits;
-        return v.toLocaleString('en-US', {maximumFractionDigits: d, minimumFractionDigits: 0});
+        return unsignZero(v.toLocaleString('en-US', {maximumFractionDigits: d, minimumFractionDigits: 0}));
+    }
+
+    /* "-0" and "-0.00" (a small negative rounded away) read as zero. */
+    function unsignZero(s) {
+        return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
     }
 
     function int(v) {
@@ -56,7 +61,7 @@ var Fmt = (function () {
     function money(v, currency) {
         if (v === null || v === undefined || !isFinite(v))
             return '\u2014';
-        var s = v.toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2});
+        var s = unsignZero(v.toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2}));
         return currency ? s + '\u00a0' + currency : s;
     }
 
@@ -74,17 +79,20 @@ var Fmt = (function () {
     }
 
     /* A duration in seconds, as its two largest units: 3725 -> "1h 2m",
-     * 42 -> "42s", 0.25 -> "250ms". */
+     * 42 -> "42s", 0.25 -> "250ms", 0 -> "0s". */
     function duration(sec) {
         if (sec === null || sec === undefined || !isFinite(sec))
             return '\u2014';
         var neg = sec < 0;
         var s = Math.abs(sec);
         var out;
-        if (s < 1) {
-            out = Math.round(s * 1000) + 'ms';
+        var msec = Math.round(s * 1000);
+        if (msec === 0)
+            return '0s';
+        if (msec < 1000) {
+            out = msec + 'ms';
         } else {
-            s = Math.floor(s);
+            s = Math.floor(msec / 1000);
             var parts = [[86400, 'd'], [3600, 'h'], [60, 'm'], [1, 's']];
             var got = [];
             for (var i = 0; i < parts.length && got.length < 2; i++) {
@@ -97,7 +105,7 @@ var Fmt = (function () {
                     s -= n * parts[i][0];
                 }
             }
-            out = got.length ? got.join(' ') : '0s';
+            out = got.join(' ');
         }
         return (neg ? '-' : '') + out;
     }

@@ -92,6 +92,7 @@ module.exports = async function (t, env) {
         'the page showed Pending, Running, Succeeded without a reload');
     await page.waitForFunction(() => /done/.test(document.querySelector('pre.log').textContent));
     t.is(await page.textContent('pre.log'), 'hello from the form\ndone\n', 'the log, read while it ran');
+    await page.waitForFunction(() => /Succeeded/.test(document.querySelector('.job-timeline').textContent));
     t.like(await page.textContent('.job-timeline'), /Pending[\s\S]*Running[\s\S]*Succeeded/, 'the timeline');
     t.like(await page.textContent('.panel:has(#job-placement-h)'), /vm|\S+/, 'the placement');
     await page.waitForFunction(() => /GPU-hours/.test(document.querySelector('.panel:has(#job-usage-h)').textContent));
@@ -178,9 +179,17 @@ module.exports = async function (t, env) {
     await t.screenshot(narrowJob, '20-job-narrow-dark');
 
     /* --- another team's member sees none of it ------------------------------ */
-    const bob = await env.newPage(tokens.bob, {path: 'jobs?q=ui-20'});
+    const bob = await env.newPage(tokens.bob, {path: 'jobs'});
     await listed(bob);
-    t.is(await bob.$$eval('.jobs-table tbody tr[data-id]', (trs) => trs.length), 0, 'bob (nlp): none of alice\'s jobs listed');
+    const bobSees = await bob.$$eval('.jobs-table tbody tr[data-id]', (trs) => trs.map((tr) => ({id: tr.dataset.id,
+        team: tr.querySelector('[data-col=team]').textContent})));
+    t.ok(!bobSees.some((r) => [formId, yamlId, waitId].includes(r.id) || r.team !== 'nlp'),
+        'bob (nlp): none of alice\'s jobs listed, only his team\'s', JSON.stringify(bobSees));
+    await bob.getByLabel('Name contains').fill('ui-20');
+    await bob.waitForFunction(() => /q=ui-20/.test(location.search));
+    await listed(bob);
+    t.is(await bob.$$eval('.jobs-table tbody tr[data-id] [data-col=name]', (tds) => tds.filter((td) => /^ui-20-/.test(td.textContent)).length),
+        0, '... and none named ui-20-');
     await bob.goto(env.base + 'jobs/' + formId);
     await bob.waitForSelector('main h1:has-text("not found")');
     t.like(await bob.textContent('main'), /not_found: job \d+ not found/, 'bob: alice\'s job page is a not-found, in the API\'s words');

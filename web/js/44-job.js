@@ -371,14 +371,17 @@ if (typeof App !== 'undefined') (function () {
 
             /* ---- why pending -------------------------------------------- */
 
+            var whyTag = null; /* the explanation's ETag: a 304 leaves the panel as it is */
             function loadWhy() {
                 if (!job || job.state !== 'Pending') {
                     whyPanel.hidden = true;
+                    whyTag = null;
                     return Promise.resolve();
                 }
-                return Api.get('/v1/jobs/' + id + '/explain').then(function (x) {
-                    if (!ctx.alive() || !job || job.state !== 'Pending')
+                return Api.get('/v1/jobs/' + id + '/explain', null, {etag: whyTag || ''}).then(function (x) {
+                    if (!ctx.alive() || !job || job.state !== 'Pending' || x.notModified)
                         return;
+                    whyTag = x._etag || null;
                     whyPanel.hidden = false;
                     Dom.clear(why);
                     why.appendChild(h('p', {class: 'job-why-summary'}, h('strong', null, x.summary || '')));

@@ -296,6 +296,7 @@ $(B)/bench/sched_bench: $(B)/obj/bench/sched_bench.o $(B)/libsluice-core.a
 bench: deps all $(B)/bench/sched_bench
 	bench/run.sh
 	bench/sched.sh all
+	bench/joblist.py
 
 # Sluice with the Slurm executor against Slurm alone, end to end; then
 # submissions/s through Sluice's API against slurmrestd's; then a trace

@@ -624,6 +624,11 @@ static void dispatch(struct ctx *c)
     }
     if (!body_type_ok(c, rt))
         return;
+    /* A /v1 read's answer is built whole and is the caller's own: it gets
+     * an ETag, and a poll that has it already gets 304 without the body
+     * (docs/api-contract.md, Caching). */
+    if (rt->op < 0 && strncmp(rt->pattern, "/v1/", 4) == 0)
+        sl_http_use_etag(r);
     rt->fn(c);
 }
 

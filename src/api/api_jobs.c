@@ -114,43 +114,139 @@ void sl_api_route_job_submit(struct ctx *c)
     sl_api_op_send(c, s);
 }
 
-void sl_api_route_job_list(struct ctx *c)
+/* ---- GET /v1/jobs ----------------------------------------------------------- */
+
+#define LIST_MAX_OFFSET 1000000 /* jobs a page may skip (sort: each is read) */
+#define LIST_MAX_Q 128          /* bytes of a name search */
+
+/* The orders of GET /v1/jobs?sort=NAME (-NAME descending). Columns: the
+ * parameter's word, the store's order. */
+static const struct {
+    const char *name;
+    enum sl_job_sort sort;
+} job_sorts[] = {
+    {"id", SL_JOB_SORT_ID},
+    {"submitted", SL_JOB_SORT_SUBMITTED},
+    {"started", SL_JOB_SORT_STARTED},
+    {"finished", SL_JOB_SORT_FINISHED},
+    {"name", SL_JOB_SORT_NAME},
+    {"state", SL_JOB_SORT_STATE},
+    {"team", SL_JOB_SORT_TEAM},
+    {"queue", SL_JOB_SORT_QUEUE},
+    {"user", SL_JOB_SORT_USER},
+    {"priority", SL_JOB_SORT_PRIORITY},
+};
+
+/* state=S[,S...]|all into q->state_mask. */
+static bool list_states(struct ctx *c, struct sl_store_job_query *q)
 {
     const char *state = sl_http_query(c->r, "state");
+    char buf[256], *save = NULL;
+
+    if (!state || !*state || strcasecmp(state, "all") == 0)
+        return true;
+    if (sl_strlcpy(buf, state, sizeof(buf)) >= sizeof(buf)) {
+        sl_http_reply_error(c->r, 400, "invalid", "state", "too long");
+        return false;
+    }
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int s = sl_job_state_parse(t);
+        if (s < 0) {
+            sl_http_reply_error(c->r, 400, "invalid", "state",
+                                "unknown state '%s'; expected Pending, Running, "
+                                "Succeeded, Failed, Cancelled, Preempted, Lost, "
+                                "Timeout or all", t);
+            return false;
+        }
+        q->state_mask |= 1u << s;
+    }
+    return true;
+}
+
+/* A filter that is an object's name (queue, user, priority_class) into
+ * *out: NULL when absent or empty. */
+static bool list_name(struct ctx *c, const char *key, const char **out)
+{
+    const char *v = sl_http_query(c->r, key);
+
+    *out = v && *v ? v : NULL;
+    if (!*out || sl_name_valid(v))
+        return true;
+    sl_http_reply_error(c->r, 400, "invalid", key,
+                        "must be a name (1..63 of a-z, 0-9 and '-'), got '%.64s'", v);
+    return false;
+}
+
+/* sort=[-]FIELD into q->sort and q->descending. */
+static bool list_sort(struct ctx *c, struct sl_store_job_query *q)
+{
+    const char *v = sl_http_query(c->r, "sort"), *name;
+
+    if (!v || !*v)
+        return true;
+    q->descending = *v == '-';
+    name = v + q->descending;
+    for (size_t i = 0; i < SL_ARRAY_LEN(job_sorts); i++)
+        if (strcmp(name, job_sorts[i].name) == 0) {
+            q->sort = job_sorts[i].sort;
+            return true;
+        }
+    sl_http_reply_error(c->r, 400, "invalid", "sort",
+                        "unknown sort '%.64s'; expected id, submitted, started, finished, "
+                        "name, state, team, queue, user or priority, with a leading '-' "
+                        "for descending", v);
+    return false;
+}
+
+/* The parameters of GET /v1/jobs into *q and *count; answers 400 (or 403
+ * for another team) itself and returns false when one is bad. */
+static bool list_query(struct ctx *c, struct sl_store_job_query *q, bool *count)
+{
     const char *team = sl_http_query(c->r, "team");
     const char *limit_s = sl_http_query(c->r, "limit");
     const char *after_s = sl_http_query(c->r, "after");
-    unsigned mask = 0;
-    int64_t limit = 1000, after = 0, next = 0;
-    int rc;
+    const char *text = sl_http_query(c->r, "q");
+    int64_t limit = 1000;
 
-    if (state && *state && strcasecmp(state, "all") != 0) {
-        char buf[256], *save = NULL;
-        if (sl_strlcpy(buf, state, sizeof(buf)) >= sizeof(buf)) {
-            sl_http_reply_error(c->r, 400, "invalid", "state", "too long");
-            return;
-        }
-        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            int s = sl_job_state_parse(t);
-            if (s < 0) {
-                sl_http_reply_error(c->r, 400, "invalid", "state",
-                                    "unknown state '%s'; expected Pending, Running, "
-                                    "Succeeded, Failed, Cancelled, Preempted, Lost, "
-                                    "Timeout or all", t);
-                return;
-            }
-            mask |= 1u << s;
-        }
-    }
+    memset(q, 0, sizeof(*q));
+    if (!list_states(c, q))
+        return false;
     if (limit_s && sl_parse_int64(limit_s, 1, 10000, &limit) < 0) {
         sl_http_reply_error(c->r, 400, "invalid", "limit",
                             "must be an integer from 1 to 10000, got '%s'", limit_s);
-        return;
+        return false;
     }
-    if (after_s && sl_parse_int64(after_s, 0, INT64_MAX, &after) < 0) {
+    q->limit = (int)limit;
+    if (after_s && sl_parse_int64(after_s, 0, INT64_MAX, &q->after) < 0) {
         sl_http_reply_error(c->r, 400, "invalid", "after",
                             "must be a job id, got '%s'", after_s);
-        return;
+        return false;
+    }
+    if (!list_name(c, "queue", &q->queue) || !list_name(c, "user", &q->user) ||
+        !list_name(c, "priority_class", &q->priority_class) || !list_sort(c, q) ||
+        !sl_api_query_int(c, "offset", 0, LIST_MAX_OFFSET, &q->offset) ||
+        !sl_api_query_int(c, "array", 1, INT64_MAX, &q->array_job_id) ||
+        !sl_api_query_bool(c, "count", count))
+        return false;
+    if ((q->gpu_model = sl_http_query(c->r, "gpu_model")) && !*q->gpu_model)
+        q->gpu_model = NULL;
+    if (q->gpu_model && !sl_spec_gpu_model_valid(q->gpu_model)) {
+        sl_http_reply_error(c->r, 400, "invalid", "gpu_model",
+                            "must be a GPU model (1..47 of A-Z, a-z, 0-9, '.', '_' and '-'), "
+                            "got '%.64s'", q->gpu_model);
+        return false;
+    }
+    if (text && strlen(text) > LIST_MAX_Q) {
+        sl_http_reply_error(c->r, 400, "invalid", "q", "must be at most %d bytes, got %zu",
+                            LIST_MAX_Q, strlen(text));
+        return false;
+    }
+    q->name_has = text;
+    if (q->after && q->sort != SL_JOB_SORT_ID) {
+        sl_http_reply_error(c->r, 400, "invalid", "after",
+                            "pages in id order only (sort=id or sort=-id); with "
+                            "sort=%s page with offset", sl_http_query(c->r, "sort"));
+        return false;
     }
     if (team && !*team)
         team = NULL;
@@ -159,29 +255,41 @@ void sl_api_route_job_list(struct ctx *c)
             sl_http_reply_error(c->r, 403, "forbidden", "team",
                                 "user '%s' may not list jobs of team '%s'",
                                 c->who.user, team);
-            return;
+            return false;
         }
         team = c->who.team;
     }
-    {
-        struct sl_buf b;
-        struct job_render jr = {.c = c, .b = &b};
-        sl_buf_init(&b);
-        sl_buf_adds(&b, "{\"jobs\":[");
-        rc = sl_store_job_scan(c->a->rd, after, mask, team, (int)limit, render_job, &jr,
-                               &next);
-        sl_buf_add(&b, "]", 1);
-        if (rc == -EIO) {
-            sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
-        } else {
-            if (next)
-                sl_buf_printf(&b, ",\"next\":%lld}\n", (long long)next);
-            else
-                sl_buf_adds(&b, ",\"next\":null}\n");
-            sl_api_reply_text(c, &b);
-        }
-        sl_buf_fini(&b);
+    q->team = team;
+    return true;
+}
+
+void sl_api_route_job_list(struct ctx *c)
+{
+    struct sl_store_job_query q;
+    struct sl_buf b;
+    struct job_render jr = {.c = c, .b = &b};
+    bool count = false;
+    int64_t next = 0, total = 0;
+    int rc;
+
+    if (!list_query(c, &q, &count))
+        return;
+    sl_buf_init(&b);
+    sl_buf_adds(&b, "{\"jobs\":[");
+    rc = sl_store_job_scan(c->a->rd, &q, render_job, &jr, &next, count ? &total : NULL);
+    if (rc < 0) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
+    } else {
+        if (next)
+            sl_buf_printf(&b, "],\"next\":%lld", (long long)next);
+        else
+            sl_buf_adds(&b, "],\"next\":null");
+        if (count)
+            sl_buf_printf(&b, ",\"total\":%lld", (long long)total);
+        sl_buf_adds(&b, "}\n");
+        sl_api_reply_text(c, &b);
     }
+    sl_buf_fini(&b);
 }
 
 void sl_api_route_job_get(struct ctx *c)

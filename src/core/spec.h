@@ -277,6 +277,10 @@ int sl_placement_parse(const char *name);
 /* Name rule shared by every object: [a-z0-9-], 1..63, alnum at both ends. */
 bool sl_name_valid(const char *s);
 
+/* The GPU model rule (gpuModels entries, the keys of gpusByModel and
+ * modelWeights): 1..47 of A-Z a-z 0-9 . _ - */
+bool sl_spec_gpu_model_valid(const char *s);
+
 /* A Unix account name as kind: User spec.unixUser and sluiced's --job-user
  * take it: [a-z_][a-z0-9_-]{0,31}. */
 bool sl_unix_name_valid(const char *s);

@@ -111,8 +111,6 @@ int sl_spec_check_header(const json_t *doc, const char *prefix, const char **kin
 
 /* 'min'..'max' bytes, each isalnum() or in 'set'. */
 bool sl_spec_all_chars(const char *s, size_t min, size_t max, const char *set);
-/* The GPU model rule: 1..47 of A-Z a-z 0-9 . _ - */
-bool sl_spec_gpu_model_valid(const char *s);
 /* A CPU amount: integer or decimal CPUs, or a string for sl_parse_cpu_milli
  * ("250m", "0.5"), in [min_milli, CPU_MILLI_MAX]. */
 int sl_spec_parse_cpus(const json_t *v, const char *p, int64_t min_milli,

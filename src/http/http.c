@@ -30,6 +30,11 @@
  * to accept and shed the connection, and accepting pauses briefly rather
  * than spin on a listening socket that stays readable.
  *
+ * Validators: a request the handler marked (sl_http_use_etag) whose answer
+ * is a 200 to a GET or HEAD gets an ETag of its body, computed where the
+ * answer is set (sl_http_reply, on whichever thread answers), and becomes
+ * a 304 without a body when its If-None-Match (parse.c) matches.
+ *
  * Invariants:
  *  - Only the server thread touches connections and the sockets.
  *  - A suspended request is touched only by the thread that will answer
@@ -62,6 +67,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "../util/jfield.h"
 #include "../util/util.h"
 
@@ -88,6 +95,8 @@ struct sl_http_req {
     size_t body_len;
     bool keep_alive;
     bool head_only;               /* HEAD: the answer goes without its body */
+    bool use_etag;                /* sl_http_use_etag */
+    char etag[40];                /* the answer's ETag ("\"hex\""), or "" */
     enum phase phase;
     bool suspend_now;
     int status;
@@ -167,6 +176,8 @@ struct sl_http {
     struct peer *peers;           /* owned; npeers slots, a power of two */
     size_t npeers;
     uint64_t seed;                /* of the peer hash */
+    unsigned char etag_key[crypto_shorthash_siphashx24_KEYBYTES]; /* drawn at
+                                     start: the ETags' hash is keyed */
     int spare_fd;                 /* /dev/null, given up when out of fds */
     int64_t accept_paused_until;  /* 0, or when to listen again */
     int64_t fd_warned_ms;         /* last "out of descriptors" warning */
@@ -224,6 +235,62 @@ void sl_http_add_header_lines(struct sl_http_req *r, const char *lines)
     r->xlines = lines;
 }
 
+void sl_http_use_etag(struct sl_http_req *r)
+{
+    r->use_etag = true;
+}
+
+/* Whether the If-None-Match lines of r match the tag 'opaque': a list
+ * split over lines is one list (RFC 9110 section 5.3), so "*" must stand
+ * alone; a malformed line makes the whole field ignored. */
+static bool none_match(const struct sl_http_req *r, const char *opaque)
+{
+    int lines = 0, star = 0, match = 0;
+
+    for (int i = 0; i < r->nheaders; i++) {
+        int rc;
+        if (strcasecmp(r->hname[i], "If-None-Match") != 0)
+            continue;
+        lines++;
+        if ((rc = sl_http_etag_match(r->hvalue[i], opaque)) < 0)
+            return false;
+        star |= rc == 2;
+        match |= rc == 1;
+    }
+    return star ? lines == 1 : match;
+}
+
+/* A 200 to a GET or HEAD that asked for it: its ETag, and 304 when the
+ * request already has it. The tag is SipHash-2-4 with 128-bit output under
+ * the server's own key: a PRF, so that no one can make two bodies share a
+ * tag, at 2.5 times BLAKE2b's speed (21 against 53 us for a page of 50
+ * jobs, 47 KB, here); a restart draws a new key, and every tag changes
+ * once. */
+static void etag_answer(struct sl_http_req *r)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char h[crypto_shorthash_siphashx24_BYTES];
+    char opaque[2 * sizeof(h) + 1];
+
+    if (!r->use_etag || r->status != 200 ||
+        (strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0))
+        return;
+    crypto_shorthash_siphashx24(h, (const unsigned char *)r->resp, r->resp_len,
+                                r->c->s->etag_key);
+    for (size_t i = 0; i < sizeof(h); i++) {
+        opaque[2 * i] = hex[h[i] >> 4];
+        opaque[2 * i + 1] = hex[h[i] & 15];
+    }
+    opaque[2 * sizeof(h)] = '\0';
+    _Static_assert(sizeof(opaque) + 2 <= sizeof(((struct sl_http_req *)0)->etag),
+                   "the tag and its quotes fit");
+    snprintf(r->etag, sizeof(r->etag), "\"%s\"", opaque);
+    if (none_match(r, opaque)) {
+        r->status = 304;
+        r->resp_len = 0;
+    }
+}
+
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
                    const void *body, size_t len)
 {
@@ -239,6 +306,8 @@ void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
         r->status = 503;
         r->ctype = "application/json";
     }
+    r->etag[0] = '\0';
+    etag_answer(r);
     r->phase = PH_ANSWERED;
 }
 
@@ -598,6 +667,9 @@ static const char *reason_phrase(int status)
         /* status, reason phrase */
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
         {301, "Moved Permanently"}, {304, "Not Modified"},
+}
+
+        {304, "Not Modified"},
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
         {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
@@ -637,6 +709,12 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
         n = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 304 Not Modified\r\n%s",
                              c->close_after ? "Connection: close\r\n" : "");
         r->resp_len = 0;
+}
+
+        /* No body, and no Content-Length, which would have to be the
+         * 200's (RFC 9110 sections 8.6 and 15.4.5). */
+        n = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 304 Not Modified\r\n%s",
+                             c->close_after ? "Connection: close\r\n" : "");
     } else {
         n = (size_t)snprintf(head, sizeof(head),
                              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s",
@@ -644,6 +722,11 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
                              r->ctype ? r->ctype : "application/json", r->resp_len,
                              c->close_after ? "Connection: close\r\n" : "");
     }
+    if (r->etag[0])
+        n += (size_t)snprintf(head + n, sizeof(head) - n,
+                              "ETag: %s\r\nCache-Control: private, no-cache\r\n"
+                              "Vary: Authorization\r\n",
+                              r->etag);
     for (int i = 0; i < r->nx && n < sizeof(head); i++)
         n += (size_t)snprintf(head + n, sizeof(head) - n, "%s: %s\r\n", r->xname[i],
                               r->xval[i]);
@@ -1312,6 +1395,11 @@ struct sl_http *sl_http_start(const char *addr, const struct sl_http_config *cfg
     }
     if (getrandom(&s->seed, sizeof(s->seed), GRND_NONBLOCK) != sizeof(s->seed))
         s->seed = (uint64_t)sl_mono_ns() ^ (uint64_t)getpid() << 32;
+    if (getrandom(s->etag_key, sizeof(s->etag_key), 0) != (ssize_t)sizeof(s->etag_key)) {
+        saved = errno;
+        snprintf(why, why_size, "getrandom: %s", strerror(saved));
+        goto fail;
+    }
     /* Kept to be given up when the process is out of descriptors. */
     if ((s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
         saved = errno;

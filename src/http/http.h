@@ -100,6 +100,15 @@ void sl_http_add_header_lines(struct sl_http_req *r, const char *lines);
 /* A 304 goes without its body, Content-Type and Content-Length. */
 void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
                    const void *body, size_t len);
+/* Give this request's answer, when it is a 200 to a GET or HEAD, a strong
+ * validator: "ETag" of a 128-bit keyed hash of its body (SipHash-2-4
+ * under a key drawn at sl_http_start, in hex),
+ * "Cache-Control: private, no-cache" and "Vary: Authorization" (the body
+ * is the caller's); and when the request's If-None-Match matches that tag
+ * (sl_http_etag_match; its lines read as one list, a malformed one
+ * ignored), answer 304 Not Modified instead, with those headers, the
+ * added ones and no body. Call before the answer is set. */
+void sl_http_use_etag(struct sl_http_req *r);
 /* The status of the answer set so far; 0 = none yet. */
 int sl_http_status(const struct sl_http_req *r);
 /* Serialise and steal 'json'. */

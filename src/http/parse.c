@@ -412,3 +412,51 @@ int sl_http_parse_query(char *q, size_t len, struct sl_http_param *p, int max,
     }
     return n;
 }
+
+/* ---- If-None-Match ------------------------------------------------------ */
+
+static const char *skip_ows(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+static bool etagc(unsigned char c)
+{
+    return c == 0x21 || (c >= 0x23 && c != 0x7f);
+}
+
+int sl_http_etag_match(const char *value, const char *opaque)
+{
+    const char *p = skip_ows(value);
+    size_t olen = strlen(opaque);
+    int match = 0;
+
+    if (*p == '*')
+        return *skip_ows(p + 1) == '\0' ? 2 : -EPROTO;
+    for (;;) {
+        const char *tag;
+        p = skip_ows(p);
+        if (*p == ',') {
+            p++; /* an empty element */
+            continue;
+        }
+        if (*p == '\0')
+            return match;
+        if (p[0] == 'W' && p[1] == '/')
+            p += 2;
+        if (*p != '"')
+            return -EPROTO;
+        tag = ++p;
+        while (etagc((unsigned char)*p))
+            p++;
+        if (*p != '"')
+            return -EPROTO;
+        if ((size_t)(p - tag) == olen && memcmp(tag, opaque, olen) == 0)
+            match = 1;
+        p = skip_ows(p + 1);
+        if (*p != ',' && *p != '\0')
+            return -EPROTO;
+    }
+}

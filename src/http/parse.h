@@ -96,6 +96,21 @@ struct sl_http_param {
 int sl_http_parse_query(char *q, size_t len, struct sl_http_param *p, int max,
                         struct sl_http_refusal *why);
 
+/* One If-None-Match field value (RFC 9110 section 13.1.2) against an
+ * entity tag whose opaque part (between its quotes) is 'opaque':
+ *
+ *   If-None-Match = "*" / #entity-tag
+ *   entity-tag    = [ "W/" ] DQUOTE *etagc DQUOTE
+ *   etagc         = %x21 / %x23-7E / obs-text
+ *
+ * a list of elements joined by OWS "," OWS, where empty elements count as
+ * none (RFC 9110 section 5.6.1). The comparison is the weak one a GET
+ * uses: W/"x" matches "x". Returns 2 for "*" (any tag), 1 when a tag
+ * matches, 0 when none does, and -EPROTO when the value does not follow
+ * the grammar: the server then ignores the field, as if it were absent
+ * (docs/api-contract.md, Request rules). Pure. */
+int sl_http_etag_match(const char *value, const char *opaque);
+
 /* Whether 'c' is a tchar of RFC 9110 (the characters of a token). */
 bool sl_http_tchar(unsigned char c);
 

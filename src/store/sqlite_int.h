@@ -175,9 +175,8 @@ int sl_sqlite_job_max_id(struct sl_store *st, int64_t *id);
 int sl_sqlite_job_update(struct sl_store *st, const struct sl_job_view *v,
                          int64_t not_before_ms);
 int sl_sqlite_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
-int sl_sqlite_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
-                       const char *team, int limit, sl_store_job_fn fn, void *arg,
-                       int64_t *next);
+int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
+                       sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
 int sl_sqlite_job_lineage(struct sl_store *st, int64_t id, const char *lineage);
 int sl_sqlite_job_respec(struct sl_store *st, int64_t id, const char *queue,
                          const char *priority_class, int priority, const char *spec_json);

@@ -7,6 +7,7 @@
 #include "sqlite_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,58 +213,249 @@ int sl_sqlite_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void
     return rc;
 }
 
-/* The query of a scan: its state and team filters as SQL, the rest bound. */
-static void scan_sql(char *sql, size_t size, unsigned state_mask, bool team)
+/* ---- job lists ------------------------------------------------------------ */
+
+/* The parameters of a job list's SQL, by number: each is bound only when
+ * the query uses it. */
+enum {
+    P_TEAM = 1, P_QUEUE, P_USER, P_PCLASS, P_NAME, P_ARRAY, P_MODEL, P_MODEL_LIKE,
+    P_AFTER, P_LIMIT, P_OFFSET
+};
+
+/* The column of each sort, by enum sl_job_sort. */
+static const char *const sort_col[SL_JOB_NSORTS] = {
+    [SL_JOB_SORT_ID] = "id",
+    [SL_JOB_SORT_SUBMITTED] = "submitted_at",
+    [SL_JOB_SORT_STARTED] = "started_at",
+    [SL_JOB_SORT_FINISHED] = "finished_at",
+    [SL_JOB_SORT_NAME] = "name",
+    [SL_JOB_SORT_STATE] = "state",
+    [SL_JOB_SORT_TEAM] = "team",
+    [SL_JOB_SORT_QUEUE] = "queue",
+    [SL_JOB_SORT_USER] = "user",
+    [SL_JOB_SORT_PRIORITY] = "priority",
+};
+
+/* The spec's gpuModels as text (["A100","H100"]): the expression of the
+ * partial index jobs_gpu_models (0011_job_list.sql), written the same way
+ * so that SQLite uses it. */
+#define SPEC_MODELS "json_extract(spec, '$.spec.resources.gpuModels')"
+
+/* Append to 'sql' (a buffer of 'size') at *n; *n grows past size - 1 when
+ * it does not fit, which the caller checks once. */
+static void put(char *sql, size_t size, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *sql, size_t size, size_t *n, const char *fmt, ...)
 {
-    size_t n = (size_t)snprintf(sql, size, "SELECT " SL_SQLITE_JOB_COLS
-                                           " FROM jobs WHERE id > ?");
-    if (state_mask) {
-        const char *sep = "";
-        n += (size_t)snprintf(sql + n, size - n, " AND state IN (");
-        for (int st = 0; st < SL_JOB_NSTATES; st++)
-            if (state_mask & (1u << st)) {
-                n += (size_t)snprintf(sql + n, size - n, "%s%d", sep, st);
-                sep = ",";
-            }
-        n += (size_t)snprintf(sql + n, size - n, ")");
-    }
-    if (team)
-        n += (size_t)snprintf(sql + n, size - n, " AND team = ?");
-    snprintf(sql + n, size - n, " ORDER BY id LIMIT ?");
+    va_list ap;
+    int k;
+
+    va_start(ap, fmt);
+    k = vsnprintf(sql + (*n < size ? *n : size - 1), *n < size ? size - *n : 1, fmt, ap);
+    va_end(ap);
+    *n += k > 0 ? (size_t)k : 0;
 }
 
-int sl_sqlite_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
-                       const char *team, int limit, sl_store_job_fn fn, void *arg,
-                       int64_t *next)
+/* The filters of 'q' as " WHERE ..." (nothing when none), with 'after' when
+ * 'with_after'. Strings are bound, never written into the SQL. */
+static void where_sql(char *sql, size_t size, size_t *n, const struct sl_store_job_query *q,
+                      bool with_after)
 {
-    struct sl_sqlite *s = sl_sqlite_of(st);
-    char sql[512];
-    sqlite3_stmt *q = NULL;
-    int count = 0, bind = 1, rc = 0, step;
+    const char *and = " WHERE ";
+
+    if (q->state_mask) {
+        const char *sep = "";
+        put(sql, size, n, "%sstate IN (", and);
+        for (int st = 0; st < SL_JOB_NSTATES; st++)
+            if (q->state_mask & (1u << st)) {
+                put(sql, size, n, "%s%d", sep, st);
+                sep = ",";
+            }
+        put(sql, size, n, ")");
+        and = " AND ";
+    }
+#define EQ(field, col, param)                                                    \
+    if (q->field) {                                                              \
+        put(sql, size, n, "%s" col " = ?%d", and, param);                        \
+        and = " AND ";                                                           \
+    }
+    EQ(team, "team", P_TEAM)
+    EQ(queue, "queue", P_QUEUE)
+    EQ(user, "user", P_USER)
+    EQ(priority_class, "priority_class", P_PCLASS)
+#undef EQ
+    if (q->name_has && *q->name_has) {
+        put(sql, size, n, "%sname LIKE ?%d ESCAPE '\\'", and, P_NAME);
+        and = " AND ";
+    }
+    if (q->array_job_id) {
+        put(sql, size, n, "%sarray_job_id = ?%d", and, P_ARRAY);
+        and = " AND ";
+    }
+    if (q->gpu_model) {
+        /* Two indexed lookups joined, rather than an OR that would read
+         * every row's spec. */
+        put(sql, size, n,
+            "%sid IN (SELECT job_id FROM usage WHERE gpu_model = ?%d COLLATE NOCASE "
+            "UNION SELECT id FROM jobs WHERE json_valid(spec) AND " SPEC_MODELS " <> '[]' "
+            "AND " SPEC_MODELS " LIKE ?%d ESCAPE '\\')",
+            and, P_MODEL, P_MODEL_LIKE);
+        and = " AND ";
+    }
+    if (with_after && q->after > 0)
+        put(sql, size, n, "%sid %c ?%d", and, q->descending ? '<' : '>', P_AFTER);
+}
+
+/* 'text' as a LIKE pattern of its own bytes, '\' escaping the pattern's
+ * characters, between 'pre' and 'post' (pattern text of at most 2 bytes
+ * each: "%", "%\""). NULL on ENOMEM. */
+static char *like_pattern(const char *pre, const char *text, const char *post)
+{
+    size_t len = strlen(text);
+    char *p = malloc(2 * len + 5), *w = p;
+
+    if (!p)
+        return NULL;
+    w += sl_strlcpy(w, pre, 3);
+    for (; *text; text++) {
+        if (*text == '%' || *text == '_' || *text == '\\')
+            *w++ = '\\';
+        *w++ = *text;
+    }
+    sl_strlcpy(w, post, 3);
+    return p;
+}
+
+/* Prepare the SQL of 'sql' for 'q' and bind what it uses ('sql' of 'size'
+ * filled by the caller, or truncated: then -EIO). The LIKE patterns are
+ * kept in pats[2] until the statement is finalised (SQLITE_STATIC). */
+static int query_prepare(struct sl_sqlite *s, const char *sql, size_t n, size_t size,
+                         const struct sl_store_job_query *q, char *pats[2], sqlite3_stmt **out)
+{
+    sqlite3_stmt *st = NULL;
+
+    *out = NULL;
+    if (n >= size)
+        return -EIO;
+    if ((q->name_has && *q->name_has && !(pats[0] = like_pattern("%", q->name_has, "%"))) ||
+        (q->gpu_model && !(pats[1] = like_pattern("%\"", q->gpu_model, "\"%"))))
+        return -ENOMEM;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sl_error("msg=\"sqlite prepare failed\" sql=\"%.60s\" err=\"%s\"", sql,
+                 sqlite3_errmsg(s->db));
+        return -EIO;
+    }
+    /* Binding a parameter the SQL does not use fails harmlessly. */
+    sqlite3_bind_text(st, P_TEAM, q->team, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, P_QUEUE, q->queue, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, P_USER, q->user, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, P_PCLASS, q->priority_class, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, P_NAME, pats[0], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, P_ARRAY, q->array_job_id);
+    sqlite3_bind_text(st, P_MODEL, q->gpu_model, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, P_MODEL_LIKE, pats[1], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, P_AFTER, q->after);
+    sqlite3_bind_int64(st, P_LIMIT, (int64_t)q->limit + 1); /* one more: is there a next? */
+    sqlite3_bind_int64(st, P_OFFSET, q->offset);
+    *out = st;
+    return 0;
+}
+
+/* The page of a scan: fn for each of its jobs, *next. */
+static int scan_page(struct sl_sqlite *s, const struct sl_store_job_query *q,
+                     sl_store_job_fn fn, void *arg, int64_t *next)
+{
+    const char *dir = q->descending ? "DESC" : "ASC";
+    char sql[2048], order[96], *pats[2] = {NULL, NULL};
+    sqlite3_stmt *stmt = NULL;
+    size_t n = 0;
+    int count = 0, rc, step = SQLITE_DONE;
     int64_t last = 0;
 
-    *next = 0;
-    scan_sql(sql, sizeof(sql), state_mask, team != NULL);
-    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return -EIO;
-    sqlite3_bind_int64(q, bind++, after);
-    if (team)
-        sqlite3_bind_text(q, bind++, team, -1, SQLITE_STATIC);
-    sqlite3_bind_int(q, bind, limit + 1); /* one more: is there a next page? */
-    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+    if (q->sort == SL_JOB_SORT_ID)
+        snprintf(order, sizeof(order), "id %s", dir);
+    else
+        snprintf(order, sizeof(order), "%s %s NULLS LAST, id %s", sort_col[q->sort], dir, dir);
+    if (q->sort == SL_JOB_SORT_ID && !q->queue && !q->user && !q->priority_class &&
+        !(q->name_has && *q->name_has)) {
+        /* The table's own order, or jobs_state's or jobs_team's (each in
+         * id order): a page reads about its own rows. */
+        put(sql, sizeof(sql), &n, "SELECT " SL_SQLITE_JOB_COLS " FROM jobs");
+        where_sql(sql, sizeof(sql), &n, q, true);
+        put(sql, sizeof(sql), &n, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT,
+            P_OFFSET);
+    } else {
+        /* The page's ids first, from the narrow index jobs_list where it
+         * covers the filters, then only those rows: sorting whole rows, or
+         * walking the table in id order past jobs that do not match (all of
+         * them when none does), would read every job's spec. "+id" keeps
+         * SQLite from choosing that walk. */
+        put(sql, sizeof(sql), &n,
+            "SELECT " SL_SQLITE_JOB_COLS " FROM jobs WHERE id IN (SELECT id FROM jobs");
+        where_sql(sql, sizeof(sql), &n, q, true);
+        put(sql, sizeof(sql), &n, " ORDER BY %s%s LIMIT ?%d OFFSET ?%d) ORDER BY %s",
+            q->sort == SL_JOB_SORT_ID ? "+" : "", order, P_LIMIT, P_OFFSET, order);
+    }
+    if ((rc = query_prepare(s, sql, n, sizeof(sql), q, pats, &stmt)) < 0)
+        goto out;
+    while ((step = sqlite3_step(stmt)) == SQLITE_ROW) {
         struct sl_job_view v;
-        if (++count > limit) {
+        if (++count > q->limit) {
             *next = last;
             break;
         }
-        sl_sqlite_job_row(q, &v);
+        sl_sqlite_job_row(stmt, &v);
         last = v.id;
         if ((rc = fn(arg, &v)) != 0)
             break;
     }
     if (rc == 0 && step != SQLITE_ROW && step != SQLITE_DONE)
         rc = -EIO;
-    sqlite3_finalize(q);
+out:
+    sqlite3_finalize(stmt);
+    free(pats[0]);
+    free(pats[1]);
+    return rc;
+}
+
+/* How many jobs match q's filters. */
+static int scan_count(struct sl_sqlite *s, const struct sl_store_job_query *q, int64_t *total)
+{
+    char sql[1536], *pats[2] = {NULL, NULL};
+    sqlite3_stmt *stmt = NULL;
+    size_t n = 0;
+    int rc;
+
+    put(sql, sizeof(sql), &n, "SELECT count(*) FROM jobs");
+    where_sql(sql, sizeof(sql), &n, q, false);
+    if ((rc = query_prepare(s, sql, n, sizeof(sql), q, pats, &stmt)) == 0) {
+        if (sqlite3_step(stmt) == SQLITE_ROW)
+            *total = sqlite3_column_int64(stmt, 0);
+        else
+            rc = -EIO;
+    }
+    sqlite3_finalize(stmt);
+    free(pats[0]);
+    free(pats[1]);
+    return rc;
+}
+
+int sl_sqlite_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
+                       sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total)
+{
+    struct sl_sqlite *s = sl_sqlite_of(st);
+    /* A page and its count read one snapshot: a read transaction, unless
+     * the connection is in one already. */
+    bool begin = total && sqlite3_get_autocommit(s->db);
+    int rc;
+
+    if (begin && sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return -EIO;
+    rc = scan_page(s, q, fn, arg, next);
+    if (rc == 0 && total && (rc = scan_count(s, q, total)) != 0)
+        *total = 0;
+    if (begin && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
+        rc = -EIO;
     return rc;
 }
 

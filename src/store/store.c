@@ -176,11 +176,22 @@ int sl_store_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void 
     return st->ops->job_read(st, id, fn, arg);
 }
 
-int sl_store_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
-                      const char *team, int limit, sl_store_job_fn fn, void *arg,
-                      int64_t *next)
+/* What every backend refuses alike. */
+static bool job_query_valid(const struct sl_store_job_query *q)
 {
-    return st->ops->job_scan(st, after, state_mask, team, limit, fn, arg, next);
+    return q->limit >= 1 && q->offset >= 0 && q->after >= 0 && q->array_job_id >= 0 &&
+           (unsigned)q->sort < SL_JOB_NSORTS && (q->after == 0 || q->sort == SL_JOB_SORT_ID);
+}
+
+int sl_store_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
+                      sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total)
+{
+    *next = 0;
+    if (total)
+        *total = 0;
+    if (!job_query_valid(q))
+        return -EINVAL;
+    return st->ops->job_scan(st, q, fn, arg, next, total);
 }
 
 int sl_store_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms,

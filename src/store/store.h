@@ -144,6 +144,47 @@ struct sl_store_audit_row {
  * go on or a negative errno to stop; the scan then returns that value. */
 typedef int (*sl_store_job_fn)(void *arg, const struct sl_job_view *v);
 
+/* The order of a job list: by one column, ties broken by id. */
+enum sl_job_sort {
+    SL_JOB_SORT_ID,
+    SL_JOB_SORT_SUBMITTED,
+    SL_JOB_SORT_STARTED,          /* null (never started) last, either way */
+    SL_JOB_SORT_FINISHED,         /* null (not finished) last, either way */
+    SL_JOB_SORT_NAME,             /* byte order */
+    SL_JOB_SORT_STATE,            /* enum sl_job_state's order: Pending,
+                                     Running, Succeeded, Failed, ... */
+    SL_JOB_SORT_TEAM,
+    SL_JOB_SORT_QUEUE,
+    SL_JOB_SORT_USER,
+    SL_JOB_SORT_PRIORITY,         /* the number, not the class's name */
+    SL_JOB_NSORTS
+};
+
+/* Which jobs a list reads (sl_store_job_scan) and in what order. Zero-filled = every job by id ascending, which is no valid
+ * scan until 'limit' is set. Strings are borrowed for the call. */
+struct sl_store_job_query {
+    unsigned state_mask;          /* bit 1 << state; 0 = any */
+    const char *team;             /* each of these: exactly this; NULL = any */
+    const char *queue;
+    const char *user;
+    const char *priority_class;
+    const char *gpu_model;        /* spec.resources.gpuModels lists it, or an
+                                     attempt ran on a GPU of it (the usage
+                                     ledger); ASCII case-insensitive */
+    const char *name_has;         /* the name holds it, ASCII case-
+                                     insensitive, every byte literal ('%'
+                                     and '_' too); NULL or "" = any */
+    int64_t array_job_id;         /* elements of this array; 0 = any */
+    enum sl_job_sort sort;
+    bool descending;
+    int64_t after;                /* SL_JOB_SORT_ID only: the jobs past this
+                                     id in the list's order (ids > after
+                                     ascending, < after descending); 0 = from
+                                     the first */
+    int64_t offset;               /* skip this many of the matching jobs */
+    int limit;                    /* >= 1: at most this many */
+};
+
 /*
  * The operations table. Every member is set (a backend for which an
  * operation is moot implements it as stated, e.g. sync returns 0). The
@@ -211,9 +252,8 @@ struct sl_store_ops {
     int (*job_update)(struct sl_store *st, const struct sl_job_view *v,
                       int64_t not_before_ms);
     int (*job_read)(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
-    int (*job_scan)(struct sl_store *st, int64_t after, unsigned state_mask,
-                    const char *team, int limit, sl_store_job_fn fn, void *arg,
-                    int64_t *next);
+    int (*job_scan)(struct sl_store *st, const struct sl_store_job_query *q,
+                    sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
     int (*job_lineage)(struct sl_store *st, int64_t id, const char *lineage);
     int (*job_respec)(struct sl_store *st, int64_t id, const char *queue,
                       const char *priority_class, int priority, const char *spec_json);
@@ -427,14 +467,18 @@ int sl_store_job_respec(struct sl_store *st, int64_t id, const char *queue,
  * v->spec_doc are NULL. Returns fn's return value, -ENOENT (no such job)
  * or -EIO. */
 int sl_store_job_read(struct sl_store *st, int64_t id, sl_store_job_fn fn, void *arg);
-/* Call fn for each of the first 'limit' (>= 1) jobs with id > after, state
- * in 'state_mask' (bit 1 << state; 0 = all), team 'team' (NULL = any), in
- * id order, each borrowed as in sl_store_job_read. *next is the id to
- * continue after when more match, else 0. Returns 0, fn's first non-zero
- * return (which stops the scan), or -EIO. */
-int sl_store_job_scan(struct sl_store *st, int64_t after, unsigned state_mask,
-                      const char *team, int limit, sl_store_job_fn fn, void *arg,
-                      int64_t *next);
+/* Call fn for each of the jobs that 'q' selects, in its order (ties by id
+ * in the same direction), skipping q->offset of them and stopping after
+ * q->limit, each borrowed as in sl_store_job_read. *next is the id of the
+ * last job handed over when more match, else 0 (in id order it is the
+ * 'after' of the next page). With 'total' (may be NULL), *total is how many
+ * jobs match q's filters, whatever its after, offset and limit, counted in
+ * the same snapshot of the store as the page. Returns 0, fn's first
+ * non-zero return (which stops the scan; *total is then 0), -EINVAL for a
+ * query out of range (limit < 1, offset or after < 0, an unknown sort,
+ * 'after' with a sort other than id), or -EIO. */
+int sl_store_job_scan(struct sl_store *st, const struct sl_store_job_query *q,
+                      sl_store_job_fn fn, void *arg, int64_t *next, int64_t *total);
 
 /* Job events (writer): appended; read back in the order added. 'from',
  * 'to', 'message' may be NULL (and "" reads back as NULL). */

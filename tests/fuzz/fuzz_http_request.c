@@ -9,13 +9,16 @@
  * change nothing, and every strict prefix of it is incomplete (a head is
  * never refused for what has not come yet); a refusal has one of the
  * documented statuses and a printable message; "incomplete" only below
- * the cap.
+ * the cap. The value of each If-None-Match field of an accepted head is
+ * matched too (sl_http_etag_match): the answer is one of the four, a match
+ * names the tag between quotes, and "*" is the value alone.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../../src/http/parse.h"
 
@@ -31,6 +34,26 @@ static void check_span(struct sl_http_span s, size_t head_len, const char *what)
 {
     if ((size_t)s.off + s.len > head_len)
         fail(what);
+}
+
+/* One If-None-Match value against the tag "abc". */
+static void check_if_none_match(const char *value, size_t len)
+{
+    char v[SL_HTTP_MAX_HEAD + 1];
+    const char *p;
+    int rc;
+
+    memcpy(v, value, len);
+    v[len] = '\0';
+    rc = sl_http_etag_match(v, "abc");
+    if (rc != -EPROTO && rc != 0 && rc != 1 && rc != 2)
+        fail("If-None-Match: an answer outside the contract");
+    if (rc == 1 && !strstr(v, "\"abc\""))
+        fail("If-None-Match: a match without the tag");
+    for (p = v; *p == ' ' || *p == '\t'; p++)
+        ;
+    if (rc == 2 && (*p != '*' || strspn(p + 1, " \t") != strlen(p + 1)))
+        fail("If-None-Match: '*' that is not the value alone");
 }
 
 static void check_accepted(const char *buf, size_t size, const struct sl_http_head *h)
@@ -77,6 +100,9 @@ static void check_accepted(const char *buf, size_t size, const struct sl_http_he
             if ((b[v.off + k] < 0x20 && b[v.off + k] != '\t') || b[v.off + k] == 0x7f)
                 fail("a value with a control character");
     }
+    for (int i = 0; i < h->nfields; i++)
+        if (h->name[i].len == 13 && strncasecmp(buf + h->name[i].off, "If-None-Match", 13) == 0)
+            check_if_none_match(buf + h->value[i].off, h->value[i].len);
     /* The bytes after the head change nothing. */
     if (sl_http_parse_head(buf, h->head_len, &again, &why) != 0 ||
         again.head_len != h->head_len || again.nfields != h->nfields ||

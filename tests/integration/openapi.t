@@ -533,6 +533,20 @@ def test_submit_and_read():
                    ("limit=10001", "limit over 10000"), ("limit=abc", "limit not a number"),
                    ("after=-1", "negative after"), ("after=x", "after not a number")):
         call("GET", "/v1/jobs?" + q, want=400, code="invalid", name="list with " + why)
+    r = call("GET", "/v1/jobs?sort=-submitted&count=true&limit=1&offset=0", want=200,
+             name="list sorted, counted, paged by offset")
+    tap.ok(isinstance((r.json or {}).get("total"), int), "count=true gives a total")
+    call("GET", "/v1/jobs?queue=default&user=admin&priority_class=batch&gpu_model=H100"
+         "&q=oa&array=1&sort=name", want=200, name="list with every filter")
+    for q, field in (("sort=bogus", "sort"), ("offset=-1", "offset"), ("count=x", "count"),
+                     ("q=" + "x" * 129, "q"), ("gpu_model=a/b", "gpu_model"),
+                     ("user=Admin", "user"), ("sort=name&after=1", "after")):
+        call("GET", "/v1/jobs?" + q, want=400, code="invalid", field=field,
+             name="list with a bad " + field)
+    etag = call("GET", "/v1/jobs?limit=1", want=200, name="list for its ETag").headers.get(
+        "etag", "")
+    call("GET", "/v1/jobs?limit=1", want=304, headers={"If-None-Match": etag},
+         name="list with a matching If-None-Match")
     return jid
 
 

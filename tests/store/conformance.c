@@ -654,15 +654,25 @@ static int note_id(void *arg, const struct sl_job_view *v)
     return ++s->n == s->stop_after ? 1 : 0;
 }
 
-static void scan_is(struct sl_store *st, int64_t after, unsigned mask, const char *team,
-                    int limit, const char *want, int64_t want_next, const char *name)
+/* The ids a query's scan hands over ("1 2 3"), and its next. */
+static void query_is(struct sl_store *st, const struct sl_store_job_query *q, const char *want,
+                     int64_t want_next, const char *name)
 {
     struct ids s = {"", 0, 0};
     int64_t next = -1;
-    int rc = sl_store_job_scan(st, after, mask, team, limit, note_id, &s, &next);
+    int rc = sl_store_job_scan(st, q, note_id, &s, &next, NULL);
     ok(rc == 0 && strcmp(s.text, want) == 0 && next == want_next, "%s", name);
     if (rc != 0 || strcmp(s.text, want) != 0 || next != want_next)
         diag("  got rc %d, \"%s\", next %lld", rc, s.text, (long long)next);
+}
+
+static void scan_is(struct sl_store *st, int64_t after, unsigned mask, const char *team,
+                    int limit, const char *want, int64_t want_next, const char *name)
+{
+    struct sl_store_job_query q = {
+        .after = after, .state_mask = mask, .team = team, .limit = limit,
+    };
+    query_is(st, &q, want, want_next, name);
 }
 
 static void t_job_scan(void)
@@ -697,8 +707,9 @@ static void t_job_scan(void)
     scan_is(w, 0, 0, "ml", 2, "1 3", 3, "a filtered page names the next");
     scan_is(w, 12, 0, NULL, 10, "", 0, "after the last id there is nothing");
     scan_is(w, 0, 0, "none", 10, "", 0, "an unknown team has nothing");
-    is_int(sl_store_job_scan(w, 0, 0, NULL, 100, note_id, &s, &next), 1,
-           "a scan stops at its callback's non-zero return and returns it");
+    is_int(sl_store_job_scan(w, &(struct sl_store_job_query){.limit = 100}, note_id, &s, &next,
+                             NULL),
+           1, "a scan stops at its callback's non-zero return and returns it");
     is_str(s.text, "1 2", "after handing over that row");
 out:
     sl_store_close(w);
@@ -1105,6 +1116,153 @@ static int note_budget(void *arg, const char *name, const char *spec)
     return 0;
 }
 
+/* A job of t_job_query: its columns beside job_view's. */
+static bool query_job(struct sl_store *w, int64_t id, const char *name, const char *team,
+                      const char *user, const char *queue, enum sl_job_state state,
+                      int64_t submitted_ms, int64_t started_ms, const char *models)
+{
+    char spec[128];
+    struct sl_job_view v = job_view(name, team, state);
+
+    snprintf(spec, sizeof(spec), "{\"spec\":{\"resources\":{\"gpuModels\":%s}}}", models);
+    v.id = id;
+    v.user = user;
+    v.queue = queue;
+    v.submitted_ms = submitted_ms;
+    v.started_ms = started_ms;
+    v.finished_ms = sl_job_state_final(state) ? started_ms + 500 : 0;
+    v.spec_json = models ? spec : "not JSON";
+    if (id == 2) {
+        v.priority_class = "prod";
+        v.priority = 1000;
+    }
+    if (id >= 5) {
+        v.array_job_id = 5;
+        v.array_index = (int)(id - 5);
+    }
+    return sl_store_job_insert(w, &v, 0) == 0;
+}
+
+/* The total a scan counts for q, and that its page is the one without a
+ * count. */
+static void count_is(struct sl_store *st, const struct sl_store_job_query *q, int64_t want,
+                     const char *name)
+{
+    struct ids with = {"", 0, 0}, without = {"", 0, 0};
+    int64_t n = -1, next = -1, next2 = -1;
+    int rc = sl_store_job_scan(st, q, note_id, &with, &next, &n);
+    ok(rc == 0 && n == want && sl_store_job_scan(st, q, note_id, &without, &next2, NULL) == 0 &&
+           strcmp(with.text, without.text) == 0 && next == next2,
+       "%s", name);
+    if (rc != 0 || n != want)
+        diag("  got rc %d, %lld", rc, (long long)n);
+}
+
+static void t_job_query(void)
+{
+    struct sl_store *w = fresh();
+    struct sl_usage_row u = usage(2, 0, "ml", 2100);
+    struct sl_store_job_query q;
+    struct ids s = {"", 0, 0};
+    int64_t next, n;
+    bool all = true;
+
+    /* A query of these fields, with a limit of 100 unless it sets one. */
+#define Q(...) (q = (struct sl_store_job_query){__VA_ARGS__}, q.limit += 100 * !q.limit, &q)
+    if (!w || sl_store_begin(w) < 0)
+        goto out;
+    all &= query_job(w, 1, "train-a", "ml", "alice", "q1", SL_JOB_SUCCEEDED, 1000, 1100,
+                     "[\"H100\"]");
+    all &= query_job(w, 2, "Train-B", "ml", "bob", "q1", SL_JOB_FAILED, 2000, 2100, "[]");
+    all &= query_job(w, 3, "eval_1", "cv", "alice", "q2", SL_JOB_PENDING, 2000, 0,
+                     "[\"A100\",\"H100\"]");
+    all &= query_job(w, 4, "eval%1", "cv", "carol", "q2", SL_JOB_RUNNING, 3000, 3100, "[]");
+    all &= query_job(w, 5, "evalx1", "ml", "alice", "q1", SL_JOB_PENDING, 3000, 0, NULL);
+    all &= query_job(w, 6, "sweep", "ml", "alice", "q1", SL_JOB_PENDING, 4000, 0, "[]");
+    u.gpu_model = "h100";
+    all &= sl_store_usage_open(w, &u) == 0;
+    u = usage(4, 0, "cv", 3100);
+    u.gpu_model = "A100";
+    all &= sl_store_usage_open(w, &u) == 0;
+    ok(all && commit(w), "6 jobs with names, users, queues, times, GPU models and an array "
+                         "(one spec not JSON) are stored");
+
+    query_is(w, Q(.queue = "q2"), "3 4", 0, "a queue keeps its jobs");
+    query_is(w, Q(.user = "alice"), "1 3 5 6", 0, "a user keeps theirs");
+    query_is(w, Q(.priority_class = "prod"), "2", 0, "a priority class keeps its jobs");
+    query_is(w, Q(.array_job_id = 5), "5 6", 0, "an array keeps its elements");
+    query_is(w, Q(.name_has = "TRAIN"), "1 2", 0, "a name search ignores ASCII case");
+    query_is(w, Q(.name_has = "eval_1"), "3", 0, "'_' in a name search is itself, no wildcard");
+    query_is(w, Q(.name_has = "l%1"), "4", 0, "so is '%'");
+    query_is(w, Q(.name_has = "a\\b"), "", 0, "and '\\'");
+    query_is(w, Q(.name_has = ""), "1 2 3 4 5 6", 0, "an empty search is none");
+    query_is(w, Q(.gpu_model = "H100"), "1 2 3", 0,
+             "a GPU model: the specs that ask for it and the jobs that ran on it, any case");
+    query_is(w, Q(.gpu_model = "a100"), "3 4", 0, "another model, any case in the spec too");
+    query_is(w, Q(.gpu_model = "H10"), "", 0, "a model is matched whole");
+    query_is(w, Q(.user = "alice", .queue = "q1", .state_mask = 1u << SL_JOB_PENDING), "5 6", 0,
+             "filters apply together");
+
+    query_is(w, Q(.sort = SL_JOB_SORT_SUBMITTED), "1 2 3 4 5 6", 0,
+             "sort by submit time, ties by id");
+    query_is(w, Q(.sort = SL_JOB_SORT_SUBMITTED, .descending = true), "6 5 4 3 2 1", 0,
+             "descending, ties by id descending");
+    query_is(w, Q(.sort = SL_JOB_SORT_STARTED), "1 2 4 3 5 6", 0,
+             "sort by start time: never started last");
+    query_is(w, Q(.sort = SL_JOB_SORT_STARTED, .descending = true), "4 2 1 6 5 3", 0,
+             "descending too");
+    query_is(w, Q(.sort = SL_JOB_SORT_FINISHED, .descending = true), "2 1 6 5 4 3", 0,
+             "sort by end time, latest first, not finished last");
+    query_is(w, Q(.sort = SL_JOB_SORT_NAME), "2 4 3 5 6 1", 0, "sort by name in byte order");
+    query_is(w, Q(.sort = SL_JOB_SORT_STATE), "3 5 6 4 1 2", 0,
+             "sort by state in the lifecycle's order");
+    query_is(w, Q(.sort = SL_JOB_SORT_PRIORITY, .descending = true), "2 6 5 4 3 1", 0,
+             "sort by priority, highest first");
+    query_is(w, Q(.sort = SL_JOB_SORT_TEAM), "3 4 1 2 5 6", 0, "sort by team");
+    query_is(w, Q(.sort = SL_JOB_SORT_QUEUE, .descending = true), "4 3 6 5 2 1", 0,
+             "sort by queue, descending");
+    query_is(w, Q(.sort = SL_JOB_SORT_USER), "1 3 5 6 2 4", 0, "sort by user");
+    query_is(w, Q(.sort = SL_JOB_SORT_SUBMITTED, .limit = 2, .offset = 2), "3 4", 4,
+             "an offset skips; next is the page's last id when more follow");
+    query_is(w, Q(.sort = SL_JOB_SORT_SUBMITTED, .limit = 2, .offset = 4), "5 6", 0,
+             "the last page has no next");
+    query_is(w, Q(.sort = SL_JOB_SORT_NAME, .team = "ml", .name_has = "a"), "2 5 1", 0,
+             "a sort of filtered jobs");
+    query_is(w, Q(.offset = 4), "5 6", 0, "an offset in id order");
+    query_is(w, Q(.offset = 9), "", 0, "an offset past the end");
+    query_is(w, Q(.descending = true), "6 5 4 3 2 1", 0, "id descending");
+    query_is(w, Q(.descending = true, .limit = 2), "6 5", 5, "a page of it");
+    query_is(w, Q(.descending = true, .after = 5, .limit = 2), "4 3", 3,
+             "after goes on below the id when descending");
+    query_is(w, Q(.descending = true, .after = 5, .offset = 1), "3 2 1", 0,
+             "after then offset");
+
+    count_is(w, Q(.sort = SL_JOB_SORT_ID), 6, "a count of every job");
+    count_is(w, Q(.team = "ml", .name_has = "eval"), 1, "a count of filtered jobs");
+    count_is(w, Q(.gpu_model = "h100", .after = 2, .offset = 1, .limit = 1,
+                  .sort = SL_JOB_SORT_ID), 3, "after, offset and limit do not change a count");
+    count_is(w, Q(.team = "none"), 0, "no job matches");
+    is_int(sl_store_job_scan(w, &(struct sl_store_job_query){.limit = 0}, note_id, &s, &next,
+                             NULL),
+           -EINVAL, "a scan needs a limit");
+    is_int(sl_store_job_scan(w, Q(.sort = SL_JOB_SORT_NAME, .after = 1), note_id, &s, &next,
+                             NULL),
+           -EINVAL, "after pages in id order only");
+    n = -1;
+    is_int(sl_store_job_scan(w, Q(.sort = SL_JOB_NSORTS), note_id, &s, &next, &n), -EINVAL,
+           "an unknown sort is refused");
+    is_int(n, 0, "and counts nothing");
+    is_int(sl_store_job_scan(w, Q(.offset = -1), note_id, &s, &next, NULL), -EINVAL,
+           "a negative offset is refused");
+    if (sl_store_begin(w) == 0) {
+        count_is(w, Q(.team = "cv"), 2, "a count inside the writer's transaction");
+        sl_store_rollback(w);
+    }
+#undef Q
+out:
+    sl_store_close(w);
+}
+
 static void t_budgets(void)
 {
     struct sl_store *w = fresh();
@@ -1463,7 +1621,7 @@ int sl_store_conformance(const struct sl_store_conformance *backend)
 {
     static void (*const groups[])(void) = {
         t_transactions, t_sync_thread, t_reopen, t_upserts, t_load,
-        t_tokens, t_token_list, t_job_insert, t_job_columns, t_job_scan,
+        t_tokens, t_token_list, t_job_insert, t_job_columns, t_job_scan, t_job_query,
         t_events_lineage, t_attempts, t_usage, t_history, t_budgets, t_carbon, t_audit,
         t_objects, t_rollback_to_everything, t_catalog_del,
     };

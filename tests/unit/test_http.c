@@ -2,7 +2,7 @@
  * test_http.c - unit tests of the request head parser (src/http/parse.c):
  * every refusal rule with its status, the accepted forms, incomplete heads,
  * the size caps, what a parsed head points at, and the query string
- * decoder. The file under test is
+ * decoder, and the If-None-Match matcher. The file under test is
  * compiled in directly (the unit binaries link only libsluice-core.a).
  */
 #include "../../src/http/parse.c"
@@ -374,6 +374,51 @@ static void test_query(void)
        "one more is refused: %s", why.text);
 }
 
+static void test_etag_match(void)
+{
+    static const struct {
+        const char *value;
+        int want;
+    } inm[] = {
+        /* If-None-Match value, against the tag "abc": 2 any, 1 match,
+         * 0 none, -1 malformed (ignored) */
+        {"\"abc\"", 1},
+        {"W/\"abc\"", 1},
+        {"  \"abc\" \t", 1},
+        {"\"x\", \"abc\"", 1},
+        {"\"x\",W/\"abc\",\"y\"", 1},
+        {", ,\"abc\",", 1},
+        {"*", 2},
+        {" * ", 2},
+        {"\"abd\"", 0},
+        {"\"ABC\"", 0},
+        {"\"abc \"", -1},
+        {"\"ab\"", 0},
+        {"\"abcd\"", 0},
+        {"\"\"", 0},
+        {"", 0},
+        {" , ", 0},
+        {"w/\"abc\"", -1},
+        {"abc", -1},
+        {"\"abc", -1},
+        {"\"abc\" \"x\"", -1},
+        {"\"abc\";q=1", -1},
+        {"*, \"abc\"", -1},
+        {"\"abc\", *", -1},
+        {"**", -1},
+        {"\"a\\\"c\"", -1},
+        {"\"abc\x7f\"", -1},
+        {"\"\xe9\"", 0},
+    };
+
+    for (size_t i = 0; i < sizeof(inm) / sizeof(inm[0]); i++) {
+        int rc = sl_http_etag_match(inm[i].value, "abc");
+        int got = rc == -EPROTO ? -1 : rc;
+        ok(got == inm[i].want, "If-None-Match '%s' against \"abc\" gives %d (got %d)",
+           inm[i].value, inm[i].want, got);
+    }
+}
+
 int main(void)
 {
     test_table();
@@ -383,5 +428,6 @@ int main(void)
     test_caps();
     test_messages();
     test_query();
+    test_etag_match();
     return done_testing();
 }

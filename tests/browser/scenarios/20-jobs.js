@@ -171,6 +171,23 @@ module.exports = async function (t, env) {
     t.ok(await page.evaluate(() => document.activeElement.classList.contains('sort')), 'the header keeps the focus');
     await listed(page);
     await t.screenshot(page, '20-jobs');
+
+    /* --- live: a new job shows up without a reload, the other rows kept;
+     * an unchanged page is answered 304 --- */
+    await page.getByRole('button', {name: 'Clear filters'}).click();
+    await page.waitForFunction(() => location.search === '' || location.search === '?sort=-name');
+    await listed(page);
+    await page.evaluate(() => document.querySelectorAll('.jobs-table tbody tr').forEach((tr) => {
+        tr.dataset.kept = '1';
+    }));
+    const before = await page.$$eval('.jobs-table tbody tr[data-id]', (trs) => trs.length);
+    const live = await env.api(alice, 'POST', '/v1/jobs', {apiVersion: 'sluice/v1', kind: 'Job', metadata: {name: 'ui-20-live'},
+        spec: {command: ['true']}});
+    await page.waitForSelector('.jobs-table tbody tr[data-id="' + live.json.id + '"]', {timeout: 15000});
+    t.is(await page.$$eval('.jobs-table tbody tr[data-kept]', (trs) => trs.length), before,
+        'a new job appears by itself; the rows shown stay (not rebuilt)');
+    const again = await page.waitForResponse((r) => /\/v1\/jobs\?/.test(r.url()) && r.status() === 304, {timeout: 15000});
+    t.ok(again.request().headers()['if-none-match'], 'an unchanged page is polled with its ETag and answered 304');
     const narrow = await env.newPage(alice, {path: 'jobs?q=ui-20', viewport: {width: 390, height: 844}, colorScheme: 'dark'});
     await listed(narrow);
     await t.screenshot(narrow, '20-jobs-narrow-dark');

@@ -667,9 +667,6 @@ static const char *reason_phrase(int status)
         /* status, reason phrase */
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
         {301, "Moved Permanently"}, {304, "Not Modified"},
-}
-
-        {304, "Not Modified"},
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
         {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
@@ -705,16 +702,11 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
         c->takeover_arg = r->takeover_arg;
         r->takeover = NULL;
     } else if (r->status == 304) {
-        /* no content, and no Content-Length unless the 200's (RFC 9110 8.6) */
-        n = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 304 Not Modified\r\n%s",
-                             c->close_after ? "Connection: close\r\n" : "");
-        r->resp_len = 0;
-}
-
         /* No body, and no Content-Length, which would have to be the
          * 200's (RFC 9110 sections 8.6 and 15.4.5). */
         n = (size_t)snprintf(head, sizeof(head), "HTTP/1.1 304 Not Modified\r\n%s",
                              c->close_after ? "Connection: close\r\n" : "");
+        r->resp_len = 0;
     } else {
         n = (size_t)snprintf(head, sizeof(head),
                              "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s",

@@ -182,7 +182,7 @@ module.exports = async function (t, env) {
     }));
     const before = await page.$$eval('.jobs-table tbody tr[data-id]', (trs) => trs.length);
     const live = await env.api(alice, 'POST', '/v1/jobs', {apiVersion: 'sluice/v1', kind: 'Job', metadata: {name: 'ui-20-live'},
-        spec: {command: ['true']}});
+        spec: {command: ['true'], resources: {gpus: 1}}});
     await page.waitForSelector('.jobs-table tbody tr[data-id="' + live.json.id + '"]', {timeout: 15000});
     t.is(await page.$$eval('.jobs-table tbody tr[data-kept]', (trs) => trs.length), before,
         'a new job appears by itself; the rows shown stay (not rebuilt)');

@@ -20,6 +20,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const H = require('../tests/browser/harness.js');
+const median = H.median;
 
 const RUNS = Number(process.env.BENCH_UI_CHART_RUNS || 15);
 const PAGES = Number(process.env.BENCH_UI_CHART_PAGES || 5);
@@ -93,11 +94,6 @@ function drawIn(lib, n, m) {
     chart.destroy();
     box.remove();
     return ms;
-}
-
-function median(xs) {
-    const s = xs.slice().sort((a, b) => a - b);
-    return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
 }
 
 const f1 = (v) => isFinite(v) ? v.toFixed(1) : '?';

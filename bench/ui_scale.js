@@ -35,6 +35,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const H = require('../tests/browser/harness.js');
+const median = H.median;
 
 /* --- what the pages show (web/js/40-overview.js, 41-nodes.js, 43-jobs.js) -- */
 const SEL = Object.assign({
@@ -234,11 +235,6 @@ function benchInit(first) {
 
 /* --- measuring --------------------------------------------------------------- */
 
-function median(xs) {
-    const s = xs.slice().sort((a, b) => a - b);
-    return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-}
-
 /* A fresh context, logged in, its init script watching for `first`. */
 async function freshPage(browser, origin, token, first) {
     const ctx = await browser.newContext({baseURL: origin, viewport: {width: 1280, height: 800}});
@@ -422,7 +418,7 @@ async function main() {
             const fig = r.runs.length ? String(Math.round(median(r.runs))).padStart(6) + ' ms  (' +
                 Math.round(Math.min(...r.runs)) + '-' + Math.round(Math.max(...r.runs)) + ', ' + r.runs.length + ' runs)' : '     -';
             const t = target ? 'target < ' + target + ' ms' + (r.runs.length ? (median(r.runs) < target ? '  ok' : '  OVER') : '') : '';
-            say((label + ' '.repeat(44)).slice(0, 44) + (fig + ' '.repeat(30)).slice(0, 30) + t.padEnd(24) +
+            say(label.padEnd(44) + fig.padEnd(33) + t.padEnd(24) +
                 (r.longest.length ? 'longest task ' + Math.round(Math.max(...r.longest)) + ' ms' : ''));
             for (const n of r.notes)
                 say('    n/a: ' + n);

@@ -332,6 +332,14 @@ async function setUpUsers(s) {
     return users;
 }
 
+/* The median of a list of numbers (NaN for none): the benchmarks' figure. */
+function median(xs) {
+    const s = xs.slice().sort((a, b) => a - b);
+    if (!s.length)
+        return NaN;
+    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
 /* A browser context's init script: the token in the tab's sessionStorage
  * before the page's scripts run, once (a logout stays a logout). */
 function seedToken(token) {
@@ -346,5 +354,5 @@ function seedToken(token) {
 module.exports = {
     REPO, TOKEN_KEY, USERS, sleep, loadPlaywright, findChromium, launchBrowser, freePort,
     httpGet, startSluiced, startDevServer, stopChild, checkUi, setUpUsers, seedToken,
-    sluiceCli, apiCall, killAll, tail
+    sluiceCli, apiCall, killAll, tail, median
 };

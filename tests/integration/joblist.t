@@ -28,12 +28,11 @@ Prints TAP."""
 
 import os
 import re
-import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import Sluiced, job_doc, tap  # noqa: E402
+from sltest import Sluiced, job_doc, raw_exchange, tap  # noqa: E402
 
 d = Sluiced(fake_gpus="1xH100,1xA100").start()
 
@@ -272,17 +271,10 @@ for inm, why in (('"0000"', "another tag"), (etag[1:-1], "a tag without quotes")
 
 def raw(lines):
     """One request with these extra header lines; the answer's status."""
-    s = socket.create_connection(("127.0.0.1", d.port), timeout=10)
-    s.sendall(("GET /v1/jobs?limit=50 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-               "%sConnection: close\r\n\r\n" % (d.token, "".join(
-                   "If-None-Match: %s\r\n" % v for v in lines))).encode())
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
+    data = raw_exchange(d.port, (
+        "GET /v1/jobs?limit=50 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+        "%sConnection: close\r\n\r\n" % (d.token, "".join(
+            "If-None-Match: %s\r\n" % v for v in lines))).encode())
     m = re.match(rb"HTTP/1\.1 (\d{3}) ", data)
     return int(m.group(1)) if m else 0
 

@@ -168,6 +168,23 @@ def response_of(data):
     return Response(status, headers, body)
 
 
+def raw_exchange(port, request, timeout=10):
+    """Send the bytes of one request (with Connection: close) to sluiced on
+    127.0.0.1:port as they are, and return every byte of the answer, read
+    until the server closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(request)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+    finally:
+        s.close()
+
+
 _NO_TOKEN = object()
 
 

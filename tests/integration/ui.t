@@ -26,13 +26,12 @@
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import REPO, SLUICE_BIN, Sluiced, tap  # noqa: E402
+from sltest import REPO, SLUICE_BIN, Sluiced, raw_exchange, tap  # noqa: E402
 
 WEB = os.path.join(REPO, "web")
 UPLOT_JS = os.path.join("uplot", "dist", "uPlot.iife.min.js")
@@ -81,16 +80,7 @@ def secure(r, name):
 def raw_head(request):
     """The head of the answer to one raw request, as bytes, and what came
     after it before the server closed (Connection: close)."""
-    s = socket.create_connection(("127.0.0.1", D.port), timeout=10)
-    s.sendall(request)
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    head, _, rest = data.partition(b"\r\n\r\n")
+    head, _, rest = raw_exchange(D.port, request).partition(b"\r\n\r\n")
     return head, rest
 
 

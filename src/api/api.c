@@ -319,9 +319,7 @@ static const struct route {
     {"GET", "/metrics", sl_api_route_metrics, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     /* the web UI (api_ui.c): /ui/{*} before /ui, which also matches "/ui/" */
     {"GET", "/ui/{*}", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
-    {"HEAD", "/ui/{*}", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/ui", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
-    {"HEAD", "/ui", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/v1/whoami", sl_api_route_whoami, READ(SL_SC_SELF), NULL, MT_NONE},
     {"POST", "/v1/jobs", sl_api_route_job_submit, CHANGE(SL_OP_SUBMIT), NULL, MT_JSON | MT_YAML},
     {"GET", "/v1/jobs", sl_api_route_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
@@ -586,7 +584,11 @@ static void dispatch(struct ctx *c)
             continue;
         if (c->row < 0)
             c->row = (int)i; /* a 405 is counted under the path's pattern */
-        if (strcmp(routes[i].method, method) == 0) {
+        /* A HEAD is a GET of a read without its body (RFC 9110 9.3.2;
+         * the HTTP layer drops it): never of a change such as attach. */
+        if (strcmp(routes[i].method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0 &&
+             routes[i].op < 0)) {
             rt = &routes[i];
             c->row = (int)i;
             break;

@@ -5,9 +5,9 @@
 # running `apt-get update` once first. When nothing is missing it exits at
 # once without touching the network. Uses sudo only when not root.
 #
-# Optional packages (Slurm, for the side-by-side bench and the Slurm lab)
-# are installed in a second step whose failure is a warning, not an error:
-# the bench and tests/integration/slurm_lab.t skip Slurm when it is absent.
+# Optional packages (Slurm, for the side-by-side bench and the Slurm lab;
+# PostgreSQL) are installed in a second step whose failure is a warning,
+# not an error: the bench and the tests that need them skip when absent.
 # Set SLUICE_DEPS_NO_OPTIONAL=1 to skip them.
 set -eu
 
@@ -36,8 +36,13 @@ has_npm() { command -v npm >/dev/null 2>&1; }
 # configured with AuthAltTypes=auth/jwt does not start); the lab itself
 # uses neither. libslurm-dev: Slurm's headers, with which the Slurm
 # executor is built to submit through Slurm's C API (src/exec/slurm_lib.c;
-# without them it submits with sbatch).
-OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin libslurm-dev"
+# without them it submits with sbatch). postgresql and libpq-dev: the
+# PostgreSQL server the tests start for themselves (tests/pg/pg.sh, its own
+# cluster on a loopback port; Debian's own "main" cluster is not used) and
+# the client library of the PostgreSQL store; tests/integration/pg_harness.t
+# skips without them.
+OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin libslurm-dev
+postgresql libpq-dev"
 
 # Print the packages of the list $1 that are not installed, one per line.
 # One dpkg-query call for the whole list keeps the no-op path fast.

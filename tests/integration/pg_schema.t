@@ -17,16 +17,13 @@ import glob
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import REPO, tap  # noqa: E402
+from sltest import REPO, PgServer, tap  # noqa: E402
 
-PG = os.path.join(REPO, "tests", "pg", "pg.sh")
 MIG = os.path.join(REPO, "src", "store", "migrations")
 
 # SQLite's declared type -> PostgreSQL's (information_schema data_type).
@@ -37,10 +34,6 @@ FLAGS = {("priority_classes", "preemptible"), ("priority_classes", "is_default")
          ("jobs", "limits_enforced"), ("jobs", "gpus_enforced")}
 # Tables whose id is SQLite's implicit rowid, a column of its own in PostgreSQL.
 ROWID_STANDINS = {"tokens": "id"}
-
-
-def pg(*args):
-    return subprocess.run(["sh", PG] + list(args), capture_output=True, text=True, timeout=120)
 
 
 def migrations(backend):
@@ -89,23 +82,12 @@ def sqlite_schema(files):
     return s
 
 
-class Psql:
-    def __init__(self, d, port):
-        self.env = dict(os.environ, PGPASSFILE=os.path.join(d, "pgpass"),
-                        PGCONNECT_TIMEOUT="10")
-        self.base = ["psql", "-X", "-w", "-q", "-A", "-t", "-h", "127.0.0.1", "-p", str(port),
-                     "-U", "sluice", "-d", "sluice", "-v", "ON_ERROR_STOP=1"]
-
-    def run(self, *args):
-        return subprocess.run(self.base + list(args), capture_output=True, text=True,
-                              env=self.env, timeout=60)
-
-    def rows(self, sql):
-        """The rows of a query, each a list of its columns in order."""
-        r = self.run("-c", "SELECT coalesce(json_agg(q), '[]') FROM (%s) q" % sql)
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr)
-        return [list(row.values()) for row in json.loads(r.stdout)]
+def rows(pgs, sql):
+    """The rows of a query, each a list of its columns in order."""
+    r = pgs.psql("-c", "SELECT coalesce(json_agg(q), '[]') FROM (%s) q" % sql)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return [list(row.values()) for row in json.loads(r.stdout)]
 
 
 PUBLIC = "JOIN pg_namespace ns ON ns.oid = t.relnamespace AND ns.nspname = 'public'"
@@ -113,17 +95,17 @@ PUBLIC = "JOIN pg_namespace ns ON ns.oid = t.relnamespace AND ns.nspname = 'publ
 
 def pg_schema(q):
     s = {"columns": {}, "keys": set(), "indexes": {}, "fks": set()}
-    cols = q.rows("SELECT table_name AS c0, column_name AS c1, data_type AS c2, "
+    cols = rows(q, "SELECT table_name AS c0, column_name AS c1, data_type AS c2, "
                   "is_nullable AS c3, column_default AS c4 FROM information_schema.columns "
                   "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position")
-    tables = q.rows("SELECT table_name AS c0 FROM information_schema.tables "
+    tables = rows(q, "SELECT table_name AS c0 FROM information_schema.tables "
                     "WHERE table_schema = 'public' AND table_type = 'BASE TABLE'")
     s["tables"] = {r[0] for r in tables}
     for t, c, typ, nullable, dflt in cols:
         s["columns"].setdefault(t, []).append((c, typ, nullable == "NO", norm_default(dflt)))
     attnames = ("array(SELECT a.attname::text FROM unnest(%s) WITH ORDINALITY k(n, i) "
                 "JOIN pg_attribute a ON a.attrelid = %s AND a.attnum = k.n ORDER BY k.i)")
-    for t, typ, key, ft, fkey in q.rows(
+    for t, typ, key, ft, fkey in rows(q, 
             "SELECT t.relname::text AS c0, c.contype::text AS c1, "
             + attnames % ("c.conkey", "c.conrelid") + " AS c2, "
             "f.relname::text AS c3, " + attnames % ("c.confkey", "c.confrelid") + " AS c4 "
@@ -134,7 +116,7 @@ def pg_schema(q):
                 s["fks"].add((t, a, ft, b))
         else:
             s["keys"].add((t, typ, tuple(key)))
-    for name, t, partial, unique, cols in q.rows(
+    for name, t, partial, unique, cols in rows(q, 
             "SELECT i.relname::text AS c0, t.relname::text AS c1, x.indpred IS NOT NULL AS c2, "
             "x.indisunique AS c3, array(SELECT pg_get_indexdef(x.indexrelid, k, true) "
             "FROM generate_series(1, x.indnkeyatts) k ORDER BY k) AS c4 "
@@ -160,21 +142,13 @@ r = subprocess.run(["sh", os.path.join(MIG, "embed.sh"), "postgres"] + pg_files,
 tap.ok(r.returncode == 0 and "sl_postgres_nmigrations = %d;" % len(pg_files) in r.stdout,
        "embed.sh embeds them (numbers 1..N without a gap)", r.stderr)
 
-if not shutil.which("psql"):
-    tap.skip(1, "psql is not installed")
-    tap.done_testing()
-top = tempfile.mkdtemp(prefix="sluice-pgs.")
-os.chmod(top, 0o711)
-d = os.path.join(top, "pg")
+q = PgServer()
 try:
-    r = pg("start", d)
-    if r.returncode == 2:
-        tap.skip(1, "PostgreSQL's server programs are not installed: " + r.stderr.strip())
+    if not q.start():
+        tap.skip(1, q.missing)
         tap.done_testing()
-    tap.is_(r.returncode, 0, "pg.sh start")
-    q = Psql(d, int(open(os.path.join(d, "port")).read()))
     for f in pg_files:
-        r = q.run("-1", "-f", f)
+        r = q.psql("-1", "-f", f)
         if not tap.ok(r.returncode == 0 and not r.stderr.strip(),
                       "%s applies in one transaction" % os.path.basename(f), r.stderr):
             tap.bail("the rest of the migrations cannot be compared")
@@ -204,7 +178,7 @@ try:
                 "index %s: its table, partial-ness, uniqueness, key columns" % name)
     # A JSON spec the index cannot parse is left out, not refused, as SQLite's
     # json_valid leaves it out (0011_job_list.sql).
-    r = q.run("-c", "INSERT INTO jobs(id, name, team, \"user\", queue, priority_class, priority, "
+    r = q.psql("-c", "INSERT INTO jobs(id, name, team, \"user\", queue, priority_class, priority, "
               "state, attempt, retries, submitted_at, spec) VALUES "
               "(1, 'a', 't', 'u', 'q', 'p', 0, 0, 0, 0, 0, 'not json'), "
               "(2, 'b', 't', 'u', 'q', 'p', 0, 0, 0, 0, 0, "
@@ -214,12 +188,11 @@ try:
     models = ("SELECT id FROM jobs WHERE "
               "(sl_json(spec) #>> '{spec,resources,gpuModels}') <> '[]' AND "
               "(sl_json(spec) #>> '{spec,resources,gpuModels}') LIKE '%\"H100\"%'")
-    r = q.run("-c", models)
+    r = q.psql("-c", models)
     tap.is_(r.stdout.split(), ["2"], "the GPU-model search finds the job that names one")
-    r = q.run("-c", "SET enable_seqscan = off; EXPLAIN " + models)
+    r = q.psql("-c", "SET enable_seqscan = off; EXPLAIN " + models)
     tap.ok("jobs_gpu_models" in r.stdout, "written as the index is, it reads jobs_gpu_models",
            r.stdout + r.stderr)
 finally:
-    pg("stop", d)
-    subprocess.run(["rm", "-rf", top])
+    q.stop()
 tap.done_testing()

@@ -19,13 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import REPO, tap  # noqa: E402
-
-PG = os.path.join(REPO, "tests", "pg", "pg.sh")
-
-
-def pg(*args):
-    return subprocess.run(["sh", PG] + list(args), capture_output=True, text=True, timeout=120)
+from sltest import pg_sh as pg, tap  # noqa: E402
 
 
 def psql(d, port, sql, password=True):

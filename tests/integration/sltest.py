@@ -467,3 +467,63 @@ def job_doc(name, command=("true",), team="default", **spec):
     s.update(spec)
     return {"apiVersion": "sluice/v1", "kind": "Job",
             "metadata": {"name": name, "team": team}, "spec": s}
+
+
+PG_SH = os.path.join(REPO, "tests", "pg", "pg.sh")
+
+
+def pg_sh(*args):
+    """tests/pg/pg.sh ARGS...: its CompletedProcess (exit 2: PostgreSQL's
+    server programs are not installed)."""
+    return subprocess.run(["sh", PG_SH] + list(args), capture_output=True, text=True,
+                          timeout=120)
+
+
+class PgServer:
+    """A throwaway PostgreSQL server (tests/pg/pg.sh) in a temp dir of its
+    own (0711, so that the server's account reaches it), stopped and removed
+    at exit:
+
+        pgs = PgServer()
+        if not pgs.start():
+            tap.skip(1, pgs.missing)      # no server programs or no psql
+        r = pgs.psql("-c", "SELECT 1")   # psql as the role, ON_ERROR_STOP
+    """
+
+    def __init__(self):
+        self.top = self.dir = self.port = None
+        self.missing = None
+
+    def start(self):
+        """True when it runs; False with the reason in self.missing when
+        PostgreSQL's server programs or psql are absent. Any other failure
+        raises RuntimeError."""
+        if not shutil.which("psql"):
+            self.missing = "psql is not installed"
+            return False
+        self.top = tempfile.mkdtemp(prefix="sluice-pg.")
+        os.chmod(self.top, 0o711)
+        atexit.register(self.stop)
+        self.dir = os.path.join(self.top, "pg")
+        r = pg_sh("start", self.dir)
+        if r.returncode == 2:
+            self.missing = "PostgreSQL's server programs are not installed: " + r.stderr.strip()
+            return False
+        if r.returncode != 0:
+            raise RuntimeError("pg.sh start: " + r.stderr)
+        self.port = int(open(os.path.join(self.dir, "port")).read())
+        return True
+
+    def psql(self, *args):
+        env = dict(os.environ, PGPASSFILE=os.path.join(self.dir, "pgpass"),
+                   PGCONNECT_TIMEOUT="10")
+        return subprocess.run(["psql", "-X", "-w", "-q", "-A", "-t", "-h", "127.0.0.1",
+                               "-p", str(self.port), "-U", "sluice", "-d", "sluice",
+                               "-v", "ON_ERROR_STOP=1"] + list(args),
+                              capture_output=True, text=True, env=env, timeout=60)
+
+    def stop(self):
+        if self.top:
+            pg_sh("stop", self.dir)
+            shutil.rmtree(self.top, ignore_errors=True)
+            self.top = None

@@ -314,19 +314,27 @@ void sl_api_route_job_get(struct ctx *c)
     sl_buf_fini(&b);
 }
 
-void sl_api_route_job_events(struct ctx *c)
+/* Answer {key: [rows]} of a job the caller may see, as 'read' lists them
+ * from the store (the job's events, its attempts). */
+static void reply_job_rows(struct ctx *c, const char *key,
+                           json_t *(*read)(struct sl_store *st, int64_t job_id, int *rc))
 {
-    json_t *job = visible_job(c), *ev;
+    json_t *job = visible_job(c), *rows;
     int rc;
 
     if (!job)
         return;
     json_decref(job);
-    if (!(ev = sl_store_events(c->a->rd, c->id, &rc))) {
+    if (!(rows = read(c->a->rd, c->id, &rc))) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
         return;
     }
-    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "events", ev));
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", key, rows));
+}
+
+void sl_api_route_job_events(struct ctx *c)
+{
+    reply_job_rows(c, "events", sl_store_events);
 }
 
 /* DELETE /v1/jobs/{id} (one job) and DELETE /v1/arrays/{id} (every live
@@ -490,17 +498,7 @@ void sl_api_route_job_update(struct ctx *c)
 
 void sl_api_route_job_attempts(struct ctx *c)
 {
-    json_t *job = visible_job(c), *at;
-    int rc;
-
-    if (!job)
-        return;
-    json_decref(job);
-    if (!(at = sl_store_attempts(c->a->rd, c->id, &rc))) {
-        sl_http_reply_error(c->r, 503, "unavailable", NULL, "store read failed");
-        return;
-    }
-    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "attempts", at));
+    reply_job_rows(c, "attempts", sl_store_attempts);
 }
 
 /* Where attempt i (of 'at', sl_store_attempts) begins in task 'task''s

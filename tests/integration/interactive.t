@@ -19,32 +19,14 @@ import termios
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import SLUICE_BIN, tap, Sluiced, job_doc  # noqa: E402
+from sltest import SLUICE_BIN, tap, Sluiced, job_doc, team_yaml  # noqa: E402
 from slws import Attach  # noqa: E402
 
 d = Sluiced(fake_gpus="2xH100", args=["--interactive-detach-grace", "2s"]).start()
 
-r = d.request("POST", "/v1/apply", """
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: nlp}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: nlp}
-spec: {team: nlp}
-""" + "".join("""---
-apiVersion: sluice/v1
-kind: User
-metadata: {name: %s}
-spec: {team: %s, role: member}
-""" % u for u in (("alice", "default"), ("bob", "default"), ("nick", "nlp"))),
-              ctype="application/yaml")
+r, TOK = d.users((("alice", "default", "member"), ("bob", "default", "member"),
+                  ("nick", "nlp", "member")), team_yaml("nlp"))
 tap.ok(r.status == 200, "users alice, bob (default) and nick (nlp)", r)
-TOK = {}
-for u in ("alice", "bob", "nick"):
-    st, body = d.json_req("POST", "/v1/users/%s/tokens" % u, {"label": "t"})
-    TOK[u] = body.get("token") if st == 201 else None
 tap.ok(all(TOK.values()), "a token for each")
 
 

@@ -25,23 +25,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import Sluiced, job_doc, tap  # noqa: E402
+from sltest import Sluiced, job_doc, tap, team_yaml  # noqa: E402
 
 d = Sluiced(fake_gpus="4xH100")
 d.start()
 cli = d.cli
 
 r, TOK = d.users((("alice", "default", "member"), ("bob", "default", "member"),
-                  ("tina", "default", "team-admin"), ("nick", "nlp", "member")), """
-apiVersion: sluice/v1
-kind: Team
-metadata: {name: nlp}
----
-apiVersion: sluice/v1
-kind: Queue
-metadata: {name: nlp}
-spec: {team: nlp}
-""")
+                  ("tina", "default", "team-admin"), ("nick", "nlp", "member")),
+                 team_yaml("nlp"))
 tap.ok(r.status == 200, "users alice, bob (members), tina (team-admin), nick (nlp)", r)
 tap.ok(all(TOK.values()), "a token for each")
 

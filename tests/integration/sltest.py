@@ -461,6 +461,14 @@ class Sluiced:
         return r, tokens
 
 
+def team_yaml(name, queue_spec=""):
+    """The manifests of a Team 'name' and its queue of the same name
+    ('queue_spec': more of the Queue's spec, e.g. "nominal: {gpus: 2}")."""
+    return ("apiVersion: sluice/v1\nkind: Team\nmetadata: {name: %s}\n---\n"
+            "apiVersion: sluice/v1\nkind: Queue\nmetadata: {name: %s}\n"
+            "spec: {team: %s%s}\n" % (name, name, name, ", " + queue_spec if queue_spec else ""))
+
+
 def job_doc(name, command=("true",), team="default", **spec):
     """A JSON job document; spec keys as in SPEC.md section 4."""
     s = {"command": list(command)}

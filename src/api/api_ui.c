@@ -19,7 +19,7 @@
  */
 #include "api_int.h"
 
-#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../ui/assets.h"
@@ -32,29 +32,6 @@ static const char security_headers[] =
     "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n";
-
-/* Whether If-None-Match 'inm' names 'etag' (weak comparison, RFC 9110
- * 13.1.2: "W/" is ignored) or is "*". A malformed list matches nothing. */
-static bool etag_listed(const char *inm, const char *etag)
-{
-    size_t n = strlen(etag);
-
-    for (;;) {
-        const char *end;
-        inm += strspn(inm, " \t,");
-        if (*inm == '\0')
-            return false;
-        if (*inm == '*')
-            return true;
-        if (strncmp(inm, "W/", 2) == 0)
-            inm += 2;
-        if (*inm != '"' || !(end = strchr(inm + 1, '"')))
-            return false;
-        if ((size_t)(end + 1 - inm) == n && memcmp(inm, etag, n) == 0)
-            return true;
-        inm = end + 1;
-    }
-}
 
 /* The entry a path under /ui/ names: the page shell for a path of more
  * than one segment after /ui/ or of one without a dot, else the asset of
@@ -73,8 +50,9 @@ static const struct sl_ui_asset *ui_lookup(const char *path)
 
 void sl_api_route_ui(struct ctx *c)
 {
-    const char *path = sl_http_path(c->r), *inm;
+    const char *path = sl_http_path(c->r);
     const struct sl_ui_asset *a;
+    char opaque[64];
 
     sl_http_add_header_lines(c->r, security_headers);
     if (strcmp(path, "/ui") == 0) {
@@ -89,7 +67,9 @@ void sl_api_route_ui(struct ctx *c)
     sl_http_add_header(c->r, "Cache-Control",
                        a->immutable ? "public, max-age=31536000, immutable" : "no-cache");
     sl_http_add_header(c->r, "ETag", a->etag);
-    if ((inm = sl_http_header(c->r, "If-None-Match")) && etag_listed(inm, a->etag)) {
+    /* the tag without its quotes, as If-None-Match is matched against it */
+    snprintf(opaque, sizeof(opaque), "%.*s", (int)strlen(a->etag) - 2, a->etag + 1);
+    if (sl_http_none_match(c->r, opaque)) {
         sl_http_reply(c->r, 304, a->ctype, "", 0);
         return;
     }

@@ -240,10 +240,7 @@ void sl_http_use_etag(struct sl_http_req *r)
     r->use_etag = true;
 }
 
-/* Whether the If-None-Match lines of r match the tag 'opaque': a list
- * split over lines is one list (RFC 9110 section 5.3), so "*" must stand
- * alone; a malformed line makes the whole field ignored. */
-static bool none_match(const struct sl_http_req *r, const char *opaque)
+bool sl_http_none_match(const struct sl_http_req *r, const char *opaque)
 {
     int lines = 0, star = 0, match = 0;
 
@@ -285,7 +282,7 @@ static void etag_answer(struct sl_http_req *r)
     _Static_assert(sizeof(opaque) + 2 <= sizeof(((struct sl_http_req *)0)->etag),
                    "the tag and its quotes fit");
     snprintf(r->etag, sizeof(r->etag), "\"%s\"", opaque);
-    if (none_match(r, opaque)) {
+    if (sl_http_none_match(r, opaque)) {
         r->status = 304;
         r->resp_len = 0;
     }

@@ -109,6 +109,12 @@ void sl_http_reply(struct sl_http_req *r, int status, const char *ctype,
  * ignored), answer 304 Not Modified instead, with those headers, the
  * added ones and no body. Call before the answer is set. */
 void sl_http_use_etag(struct sl_http_req *r);
+/* Whether the If-None-Match lines of r match the entity tag whose opaque
+ * part (between the quotes) is 'opaque': a list split over lines is one
+ * list (RFC 9110 section 5.3), so "*" must stand alone; a malformed line
+ * makes the whole field ignored. For answers that carry a tag of their
+ * own (the embedded UI's files). */
+bool sl_http_none_match(const struct sl_http_req *r, const char *opaque);
 /* The status of the answer set so far; 0 = none yet. */
 int sl_http_status(const struct sl_http_req *r);
 /* Serialise and steal 'json'. */

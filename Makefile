@@ -18,7 +18,7 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := jansson yaml-0.1 sqlite3 libsodium
+PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq
 # The CLI links only what it uses: its HTTP client is plain sockets (libc),
 # libyaml comes with the simulator (sim --config and the manifest rules),
 # libsodium with the offline audit verifier (audit verify -f),
@@ -74,7 +74,7 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 # embedded by src/store/migrations/embed.sh into a generated C file under
 # $(B)/gen: the daemon never reads them at run time. The .list file changes
 # only when the set of files does, so adding or removing one regenerates.
-STORE_BACKENDS := sqlite
+STORE_BACKENDS := sqlite postgres
 STORE_GEN_OBJ  := $(STORE_BACKENDS:%=$(B)/obj/gen/%_migrations.o)
 CORE_OBJ   := $(CORE_SRC:%.c=$(B)/obj/%.o) $(STORE_GEN_OBJ)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/obj/%.o)

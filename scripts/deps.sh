@@ -5,8 +5,8 @@
 # running `apt-get update` once first. When nothing is missing it exits at
 # once without touching the network. Uses sudo only when not root.
 #
-# Optional packages (Slurm, for the side-by-side bench and the Slurm lab;
-# PostgreSQL) are installed in a second step whose failure is a warning,
+# Optional packages (Slurm, for the side-by-side bench and the Slurm lab)
+# are installed in a second step whose failure is a warning,
 # not an error: the bench and the tests that need them skip when absent.
 # Set SLUICE_DEPS_NO_OPTIONAL=1 to skip them.
 set -eu
@@ -15,13 +15,16 @@ set -eu
 # (clang + libFuzzer runtime), to test (perl for prove, python3 + yaml for
 # the integration tests, sqlite3, curl, procps), to bench (wrk), and for
 # the web UI (node, whose npm installs web/'s packages at build time, and
-# chromium, which the browser tests drive through playwright-core).
+# chromium, which the browser tests drive through playwright-core), and
+# PostgreSQL: libpq-dev for the PostgreSQL store, and the server, which
+# the tests start for themselves (tests/pg/pg.sh: its own cluster on a
+# loopback port; Debian's own "main" cluster is not used).
 REQUIRED="gcc make pkg-config libc6-dev
 libjansson-dev libyaml-dev libsqlite3-dev
-libsodium-dev libjemalloc-dev
+libsodium-dev libjemalloc-dev libpq-dev
 clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk
-prometheus nodejs chromium"
+prometheus nodejs chromium postgresql"
 
 # npm: a nodejs package built by Node's own project ships /usr/bin/npm and
 # conflicts with Debian's npm package; Debian's nodejs has no npm. So
@@ -36,13 +39,8 @@ has_npm() { command -v npm >/dev/null 2>&1; }
 # configured with AuthAltTypes=auth/jwt does not start); the lab itself
 # uses neither. libslurm-dev: Slurm's headers, with which the Slurm
 # executor is built to submit through Slurm's C API (src/exec/slurm_lib.c;
-# without them it submits with sbatch). postgresql and libpq-dev: the
-# PostgreSQL server the tests start for themselves (tests/pg/pg.sh, its own
-# cluster on a loopback port; Debian's own "main" cluster is not used) and
-# the client library of the PostgreSQL store; tests/integration/pg_harness.t
-# skips without them.
-OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin libslurm-dev
-postgresql libpq-dev"
+# without them it submits with sbatch).
+OPTIONAL="slurm-wlm munge slurmrestd slurm-wlm-jwt-plugin libslurm-dev"
 
 # Print the packages of the list $1 that are not installed, one per line.
 # One dpkg-query call for the whole list keeps the no-op path fast.

@@ -15,6 +15,12 @@
 struct sl_store *sl_sqlite_open(const char *location, bool writer, bool sync_full,
                                 struct sl_error *err);
 
+/* The PostgreSQL backend (pg.c): 'location' is the whole postgres:// or
+ * postgresql:// URI, in libpq's syntax; a password comes from PGPASSFILE,
+ * PGPASSWORD or the URI, and is never logged. */
+struct sl_store *sl_pg_open(const char *location, bool writer, bool sync_full,
+                            struct sl_error *err);
+
 /* One numbered migration, embedded from migrations/<backend>/NNNN_NAME.sql
  * by migrations/embed.sh into a generated file under the build directory. */
 struct sl_store_migration {
@@ -26,5 +32,8 @@ struct sl_store_migration {
 /* SQLite's migrations, in order; version i + 1 at index i. */
 extern const struct sl_store_migration sl_sqlite_migrations[];
 extern const size_t sl_sqlite_nmigrations;
+/* PostgreSQL's, the same way. */
+extern const struct sl_store_migration sl_postgres_migrations[];
+extern const size_t sl_postgres_nmigrations;
 
 #endif

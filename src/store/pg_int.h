@@ -105,6 +105,14 @@ PGresult *sl_pg_query(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_
 int sl_pg_exec(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa);
 /* Run plain SQL text with no parameters (BEGIN, SAVEPOINT ...): 0 or -errno. */
 int sl_pg_simple(struct sl_pg *p, const char *sql);
+/* Run SQL text built at run time (placeholders $1..., values in 'pa'),
+ * unprepared: as sl_pg_query. For the statements whose text depends on a
+ * query's filters (job lists, audit search). */
+PGresult *sl_pg_query_text(struct sl_pg *p, const char *sql, const struct sl_pg_params *pa,
+                           int *rc);
+
+/* 'uri' with any password in it replaced by "***", for messages. */
+void sl_pg_redact(const char *uri, char *out, size_t size);
 
 /* ---- reading results (pg.c) ---- */
 

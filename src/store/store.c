@@ -25,10 +25,8 @@ static const struct backend {
                              struct sl_error *err);
     const char *refusal;
 } backends[] = {
-    {"postgres://", 0, NULL,
-     "--store: PostgreSQL is not supported in this release; use a SQLite path"},
-    {"postgresql://", 0, NULL,
-     "--store: PostgreSQL is not supported in this release; use a SQLite path"},
+    {"postgres://", 0, sl_pg_open, NULL},
+    {"postgresql://", 0, sl_pg_open, NULL},
     {"sqlite:", 7, sl_sqlite_open, NULL},
     {"", 0, sl_sqlite_open, NULL},
 };

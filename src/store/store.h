@@ -8,9 +8,9 @@
  * choosing the backend by URI (sl_store_open) and turning the rows of the
  * list reads into JSON. The operations and their contracts are documented
  * once, here, above the dispatchers; tests/store/conformance.c checks them
- * against any backend. Backends: SQLite (src/store/sqlite*.c, the default);
- * PostgreSQL is refused with -ENOTSUP (see
- * docs/decisions/0006-store-interface.md).
+ * against any backend. Backends: SQLite (src/store/sqlite*.c, the default)
+ * and PostgreSQL (src/store/pg*.c; see docs/decisions/0006-store-interface.md
+ * and 0015-ha-leader-lease.md).
  *
  * Connections. One writer connection belongs to the daemon's engine
  * thread; every other thread opens its own reader connection. A struct
@@ -316,8 +316,9 @@ struct sl_store_ops {
 /* ---- lifecycle ----------------------------------------------------------- */
 
 /* Open (creating and migrating when needed, for a writer) the store at
- * 'uri': a plain path or "sqlite:PATH" is SQLite; "postgres://" and
- * "postgresql://" are refused with -ENOTSUP (not in this release).
+ * 'uri': a plain path or "sqlite:PATH" is SQLite; "postgres://..." and
+ * "postgresql://..." are PostgreSQL (libpq's URI; the password from
+ * PGPASSFILE, PGPASSWORD or the URI, never logged).
  * 'writer' selects the writer connection; 'sync_full' makes every commit
  * durable by itself (SQLite: synchronous=FULL), which leaves sync nothing
  * to do. Returns NULL with 'err' filled and errno set. */

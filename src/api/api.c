@@ -320,6 +320,7 @@ static const struct route {
     /* the web UI (api_ui.c): /ui/{*} before /ui, which also matches "/ui/" */
     {"GET", "/ui/{*}", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/ui", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"GET", "/v1/status", sl_api_route_status, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/v1/whoami", sl_api_route_whoami, READ(SL_SC_SELF), NULL, MT_NONE},
     {"POST", "/v1/jobs", sl_api_route_job_submit, CHANGE(SL_OP_SUBMIT), NULL, MT_JSON | MT_YAML},
     {"GET", "/v1/jobs", sl_api_route_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
@@ -677,4 +678,12 @@ void sl_api_destroy(struct sl_api *a)
     sl_store_close(a->rd);
     sl_api_metrics_destroy(a->metrics);
     free(a);
+}
+
+void sl_api_set_ha(struct sl_api *a, json_t *(*status)(void *arg),
+                   void (*metrics)(void *arg, struct sl_buf *b), void *arg)
+{
+    a->ha_status = status;
+    a->ha_metrics = metrics;
+    a->ha_arg = arg;
 }

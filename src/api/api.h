@@ -20,5 +20,9 @@ void sl_api_destroy(struct sl_api *a); /* NULL-safe */
 
 /* The sl_http_handler for the server; 'arg' is the struct sl_api. */
 void sl_api_handle(struct sl_http_req *req, void *arg);
+/* Several daemons on one store: GET /v1/status answers status(arg) (a new
+ * reference) and /metrics appends metrics(arg, b). Before serving. */
+void sl_api_set_ha(struct sl_api *a, json_t *(*status)(void *arg),
+                   void (*metrics)(void *arg, struct sl_buf *b), void *arg);
 
 #endif

@@ -35,13 +35,31 @@ void sl_api_route_healthz(struct ctx *c)
 void sl_api_route_metrics(struct ctx *c)
 {
     struct sl_buf b;
+    int rc;
 
     sl_buf_init(&b);
-    if (sl_api_metrics_render(c->a->metrics, c->a->e, sl_relay_claims(c->a->relay), &b) < 0)
+    rc = sl_api_metrics_render(c->a->metrics, c->a->e, sl_relay_claims(c->a->relay), &b);
+
+    if (rc == 0 && c->a->ha_metrics)
+        c->a->ha_metrics(c->a->ha_arg, &b);
+    if (rc < 0 || b.failed)
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
     else
         sl_http_reply(c->r, 200, SL_METRICS_CTYPE, b.data, b.len);
     sl_buf_fini(&b);
+}
+
+/* GET /v1/status: which daemon answers and how it stands among those
+ * sharing the store (docs/ha.md); one daemon on its own store says so. */
+void sl_api_route_status(struct ctx *c)
+{
+    if (c->a->ha_status) {
+        sl_http_reply_json(c->r, 200, c->a->ha_status(c->a->ha_arg));
+        return;
+    }
+    sl_http_reply_json(c->r, 200,
+                       json_pack("{s:s, s:b, s:o, s:[]}", "role", "leader", "shared", 0,
+                                 "leader", json_null(), "members"));
 }
 
 void sl_api_route_whoami(struct ctx *c)

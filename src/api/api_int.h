@@ -62,6 +62,10 @@ struct sl_api {
     struct token_slot cache[TOKEN_CACHE_SLOTS]; /* server thread only */
     uint64_t cache_epoch;         /* the engine's token epoch it holds */
     struct sl_relay *relay;       /* interactive sessions (relay.h) */
+    /* several daemons on one store (sl_api_set_ha); NULL = one daemon */
+    json_t *(*ha_status)(void *arg);
+    void (*ha_metrics)(void *arg, struct sl_buf *b);
+    void *ha_arg;
 };
 
 struct ctx {
@@ -189,5 +193,6 @@ void sl_api_route_tokens(struct ctx *c);
 /* GET and HEAD of /ui and /ui/{*}: the embedded web UI (api_ui.c) */
 void sl_api_route_ui(struct ctx *c);
 void sl_api_route_whoami(struct ctx *c);
+void sl_api_route_status(struct ctx *c);
 
 #endif

@@ -473,6 +473,7 @@ int sl_cli_cmd_nodes(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_node_state(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_whoami(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_status(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_why(struct sl_cli_ctx *ctx, int argc, char **argv);

@@ -313,6 +313,12 @@ static const struct sl_cli_command commands[] = {
      "carbon.sites): CSV lines hour,gco2_per_kwh, the hour as RFC 3339 or epoch\n"
      "ms on the hour, an optional header line. Hours given replace the site's\n"
      "fixed intensity in reports; at most 1 MiB per file.\n"},
+    {"status", sl_cli_cmd_status, "show the leader and the daemons sharing the store",
+     "usage: sluice status\n"
+     "\n"
+     "Which sluiced answered; with several on one PostgreSQL store (docs/ha.md),\n"
+     "the leader, its epoch, how long ago it renewed its lease, and every daemon\n"
+     "sharing the store with its role. -o json prints GET /v1/status as it is.\n"},
     {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
      "usage: sluice whoami\n"},
     {"token", sl_cli_cmd_token, "create, list and revoke API tokens",

@@ -697,6 +697,8 @@ static int header_line(char *line, size_t len, struct head *h,
     } else if (strcasecmp(line, "Content-Type") == 0) {
         copy_line(r->content_type, sizeof(r->content_type), v,
                   (size_t)(end - v));
+    } else if (strcasecmp(line, "Sluice-Leader") == 0) {
+        copy_line(r->leader, sizeof(r->leader), v, (size_t)(end - v));
     }
     return 0;
 }
@@ -1042,9 +1044,64 @@ static int request_send(struct sl_client *c, const struct sl_buf *head, const ch
     }
 }
 
+/* Talk to 'url' from now on (a follower named the leader): the same
+ * token, a new connection. 0, or -errno with the client unchanged. */
+static int retarget(struct sl_client *c, const char *url)
+{
+    struct sl_client *n = sl_client_create(url, NULL);
+    char port[sizeof(c->port)];
+
+    if (!n)
+        return -errno;
+    conn_close(c);
+#define SWAP(f)                                                                  \
+    do {                                                                         \
+        char *t = c->f;                                                          \
+        c->f = n->f;                                                             \
+        n->f = t;                                                                \
+    } while (0)
+    SWAP(server);
+    SWAP(host);
+    SWAP(authority);
+    SWAP(prefix);
+#undef SWAP
+    memcpy(port, c->port, sizeof(port));
+    memcpy(c->port, n->port, sizeof(port));
+    memcpy(n->port, port, sizeof(port));
+    sl_client_destroy(n);
+    return 0;
+}
+
+static int request_once(struct sl_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len,
+                        struct sl_response *resp);
+
 int sl_client_request(struct sl_client *c, const char *method, const char *path,
                       const char *content_type, const char *body, size_t len,
                       struct sl_response *resp)
+{
+    int rc = request_once(c, method, path, content_type, body, len, resp);
+
+    /* A follower of several daemons on one store sends every request to
+     * the leader (307, Sluice-Leader: docs/ha.md): follow it, twice at
+     * most (a takeover in between), with the same method and body, to an
+     * http:// URL only; later requests go there directly. */
+    for (int hop = 0; hop < 2 && rc == 0 && (resp->status == 307 || resp->status == 308) &&
+                      strncmp(resp->leader, "http://", 7) == 0;
+         hop++) {
+        char leader[sizeof(resp->leader)];
+        sl_strlcpy(leader, resp->leader, sizeof(leader));
+        if (retarget(c, leader) < 0)
+            break;
+        sl_response_fini(resp);
+        rc = request_once(c, method, path, content_type, body, len, resp);
+    }
+    return rc;
+}
+
+static int request_once(struct sl_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len,
+                        struct sl_response *resp)
 {
     struct sl_buf head;
     struct reader rd = {.fd = -1};

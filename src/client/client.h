@@ -48,6 +48,8 @@ struct sl_response {
     int log_attempts;          /* X-Sluice-Log-Attempts, -1 when absent */
     char job_state[32];        /* X-Sluice-Job-State, "" when absent */
     char content_type[128];    /* Content-Type, "" when absent */
+    char leader[256];          /* Sluice-Leader (a follower's answer: where
+                                  the leader serves), "" when absent */
     struct sl_api_error error; /* set when status >= 400 or on -errno */
 };
 

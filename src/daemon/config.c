@@ -79,6 +79,9 @@ static const struct setting {
      0},
     {"idleTimeout", "idle-timeout", K_TIMEOUT, offsetof(struct sl_config, http.idle_timeout_ms),
      0},
+    {"haName", "ha-name", K_STRING, offsetof(struct sl_config, ha_name), 128},
+    {"advertiseUrl", "advertise-url", K_STRING, offsetof(struct sl_config, advertise_url), 256},
+    {"haLease", "ha-lease", K_TIMEOUT, offsetof(struct sl_config, ha_lease_ms), 0},
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error"};
@@ -89,6 +92,7 @@ void sl_config_init(struct sl_config *cfg, bool dev)
         .dev = dev,
         .sync_full = true,
         .log_cap_bytes = 64LL << 20,
+        .ha_lease_ms = 6000,
         .retry_backoff_ms = 5000,
         .cancel_grace_ms = 10000,
         .detach_grace_ms = 10000,

@@ -55,6 +55,11 @@ struct sl_config {
     char allow_daemon_user[64];   /* the one account allowed to have the
                                      daemon's uid; "" = none */
     struct sl_http_config http;   /* connection limits and timeouts */
+    /* several daemons on one PostgreSQL store (docs/ha.md) */
+    char ha_name[128];            /* this daemon among them; "" = HOST:PORT */
+    char advertise_url[256];      /* where the others send clients; "" =
+                                     http://LISTEN */
+    int64_t ha_lease_ms;          /* the leader's lease (default 6 s) */
 };
 
 /* The defaults, with --dev's when 'dev'. */

@@ -21,13 +21,15 @@
 #include "../engine/engine.h"
 #include "../exec/slurm.h"
 #include "config.h"
+#include "ha.h"
 
 #define SLUICE_VERSION "0.1.0"
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: sluiced [--dev] [--config FILE] [--listen HOST:PORT]\n"
-            "               [--data-dir DIR] [--store PATH] [--fake-gpus SPEC]\n"
+            "               [--data-dir DIR] [--store PATH|URL] [--fake-gpus SPEC]\n"
+            "               [--ha-name NAME] [--advertise-url URL] [--ha-lease D]\n"
             "               [--fake-nodes FILE] [--executor local|simulated|slurm]\n"
             "               [--slurm-partition P --slurm-output-dir DIR [--slurm-bin DIR]\n"
             "                [--slurm-api auto|library|tools] [--slurm-jobcomp FILE]\n"
@@ -41,7 +43,16 @@ static void usage(FILE *f)
             "  --config FILE      YAML or JSON with the same settings (flags win)\n"
             "  --listen HOST:PORT address to serve the API on\n"
             "  --data-dir DIR     store, logs and task records (default /var/lib/sluice)\n"
-            "  --store PATH       SQLite file (default DIR/sluice.db)\n"
+            "  --store PATH|URL   SQLite file (default DIR/sluice.db), or a PostgreSQL\n"
+            "                     URL postgres://USER@HOST:PORT/DB (the password from\n"
+            "                     PGPASSFILE or PGPASSWORD): several sluiced may share\n"
+            "                     one; one leads, the others redirect (docs/ha.md)\n"
+            "  --ha-name NAME     this daemon among those (default HOST:PORT)\n"
+            "  --advertise-url URL  where the others send clients (default\n"
+            "                     http://LISTEN)\n"
+            "  --ha-lease D       the leader's lease (default 6s): a takeover after it\n"
+            "                     runs out\n");
+    fprintf(f,
             "  --fake-gpus SPEC   declare GPUs instead of NVML, e.g. 8xH100 or\n"
             "                     4xA100-80GB,2xT4\n"
             "  --fake-nodes FILE  a node list (sn,cpu_milli,memory_mib,gpu,model[,domain])\n"
@@ -94,9 +105,11 @@ static void usage(FILE *f)
             "                                requests (60s)\n");
 }
 
-/* Requests reach the API once it exists; until then, 503. */
+/* Requests reach the API once it exists; until then, 503, or with several
+ * daemons on one store, a follower's answers (ha.h). */
 struct gate {
     _Atomic(struct sl_api *) api;
+    struct sl_ha *ha;             /* NULL = one daemon; set before serving */
 };
 
 static void gate_handle(struct sl_http_req *r, void *arg)
@@ -104,6 +117,13 @@ static void gate_handle(struct sl_http_req *r, void *arg)
     struct gate *g = arg;
     struct sl_api *api = atomic_load_explicit(&g->api, memory_order_acquire);
 
+    if (g->ha) {
+        if (!api) {
+            sl_ha_follower_handle(g->ha, r);
+            return;
+        }
+        sl_http_add_header(r, "Sluice-Role", "leader");
+    }
     if (!api) {
         sl_http_add_header(r, "Retry-After", "1");
         sl_http_reply_error(r, 503, "unavailable", NULL, "sluiced is starting");
@@ -232,6 +252,9 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"body-timeout", required_argument, NULL, 'S'},
         {"send-timeout", required_argument, NULL, 'S'},
         {"idle-timeout", required_argument, NULL, 'S'},
+        {"ha-name", required_argument, NULL, 'S'},
+        {"advertise-url", required_argument, NULL, 'S'},
+        {"ha-lease", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
     struct sl_error err = {0};
@@ -364,6 +387,43 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
     };
 }
 
+/* The lease's thread for a store several daemons share: this one's name
+ * (--ha-name, else HOST:PORT) and where it serves (--advertise-url, else
+ * http://LISTEN). */
+static int ha_start(const struct sl_config *cfg, struct gate *g, struct sl_error *err)
+{
+    char name[128], url[256], host[64];
+    const char *port = strrchr(cfg->listen, ':');
+    struct sl_ha_config hc;
+
+    if (cfg->ha_lease_ms < 300)
+        return sl_errorf(err, -EINVAL, "--ha-lease: at least 300ms, got %lldms",
+                         (long long)cfg->ha_lease_ms);
+    if (cfg->ha_name[0]) {
+        sl_strlcpy(name, cfg->ha_name, sizeof(name));
+    } else {
+        if (gethostname(host, sizeof(host) - 1) < 0)
+            sl_strlcpy(host, "localhost", sizeof(host));
+        host[sizeof(host) - 1] = '\0';
+        snprintf(name, sizeof(name), "%s:%s", host, port ? port + 1 : cfg->listen);
+    }
+    if (cfg->advertise_url[0]) {
+        if (strncmp(cfg->advertise_url, "http://", 7) != 0 &&
+            strncmp(cfg->advertise_url, "https://", 8) != 0)
+            return sl_errorf(err, -EINVAL, "--advertise-url: must start with http:// or "
+                             "https://, got '%.64s'", cfg->advertise_url);
+        sl_strlcpy(url, cfg->advertise_url, sizeof(url));
+    } else {
+        snprintf(url, sizeof(url), "http://%s", cfg->listen);
+    }
+    hc = (struct sl_ha_config){cfg->store, name, url, cfg->ha_lease_ms};
+    g->ha = sl_ha_start(&hc, err);
+    return g->ha ? 0 : -EIO;
+}
+
+static json_t *ha_status(void *arg) { return sl_ha_status_json(arg); }
+static void ha_metrics(void *arg, struct sl_buf *b) { sl_ha_metrics(arg, b); }
+
 int main(int argc, char **argv)
 {
     struct sl_config cfg;
@@ -374,9 +434,11 @@ int main(int argc, char **argv)
     struct sl_api *api = NULL;
     struct sl_http *http = NULL;
     char *admin_token = NULL, why[256], lock_path[1100], store_lock[1200];
-    struct gate gate = {NULL};
+    struct gate gate = {NULL, NULL};
     sigset_t sigs;
     int sig = 0, rc, lock_fd = -1, store_lock_fd = -1;
+    int64_t epoch = 0;
+    bool shared;
 
     if ((rc = read_settings(argc, argv, &cfg)) >= 0)
         return rc;
@@ -409,7 +471,23 @@ int main(int argc, char **argv)
     }
     if (data_dir_open(&cfg, lock_path, &lock_fd) < 0)
         goto out;
-    if (cfg.store[0]) {
+    shared = strncmp(cfg.store, "postgres://", 11) == 0 ||
+             strncmp(cfg.store, "postgresql://", 13) == 0;
+    if (shared) {
+        /* Several daemons may share the store: the lease says which one
+         * leads (decision 0015); until this one does, it follows. */
+        if (ha_start(&cfg, &gate, &err) < 0) {
+            fprintf(stderr, "sluiced: %s\n", err.text);
+            goto out;
+        }
+        sl_info("msg=\"following until this daemon holds the lease\" lease_ms=%lld",
+                (long long)cfg.ha_lease_ms);
+        if (!(epoch = sl_ha_wait_leader(gate.ha, &sigs, &sig))) {
+            sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
+            rc = 0;
+            goto out;
+        }
+    } else if (cfg.store[0]) {
         /* A store outside the data dir is one daemon's too. */
         const char *path = strncmp(cfg.store, "sqlite:", 7) == 0 ? cfg.store + 7 : cfg.store;
         snprintf(store_lock, sizeof(store_lock), "%s.lock", path);
@@ -417,16 +495,21 @@ int main(int argc, char **argv)
             goto out;
     }
     engine_config(&cfg, &ecfg, api_url);
+    ecfg.ha_epoch = epoch;
     if (!(e = sl_engine_create(&ecfg, &admin_token, &err))) {
         fprintf(stderr, "sluiced: %s\n", err.text);
         goto out;
     }
+    if (gate.ha)
+        sl_ha_attach(gate.ha, e);
     if (admin_token && admin_token_save(&cfg, admin_token) < 0)
         goto out;
     if (!(api = sl_api_create(e, &err))) {
         fprintf(stderr, "sluiced: %s\n", err.text);
         goto out;
     }
+    if (gate.ha)
+        sl_api_set_ha(api, ha_status, ha_metrics, gate.ha);
     if (sl_engine_start(e) < 0) {
         fprintf(stderr, "sluiced: cannot start the engine thread\n");
         goto out;
@@ -446,6 +529,14 @@ out:
     sl_http_stop(http);
     sl_api_destroy(api);
     sl_engine_destroy(e);
+    if (sl_ha_lost(gate.ha)) {
+        /* EX_TEMPFAIL: a supervisor starts it again, as a follower */
+        fprintf(stderr, "sluiced: this daemon lost the lease and stopped\n");
+        rc = 75;
+    }
+    /* The engine has committed its last group: let the lease go now, so
+     * that a follower takes over at once. */
+    sl_ha_stop(gate.ha, true);
     /* The locks go last, with the process's files closed. */
     if (store_lock_fd >= 0)
         close(store_lock_fd);

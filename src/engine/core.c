@@ -285,6 +285,44 @@ static void complete_ops(struct sl_op *ops, bool committed)
     }
 }
 
+void sl_engine_lose(struct sl_engine *e)
+{
+    uint64_t one = 1;
+
+    if (atomic_exchange_explicit(&e->lost, true, memory_order_acq_rel))
+        return;
+    sl_error("msg=\"this daemon no longer leads: it changes nothing more and stops\"");
+    if (write(e->wake_fd, &one, sizeof(one)) < 0) {
+        /* the engine polls at least once a second anyway */
+    }
+}
+
+bool sl_engine_lost(struct sl_engine *e)
+{
+    return atomic_load_explicit(&e->lost, memory_order_acquire);
+}
+
+/* Engine thread, once after sl_engine_lose: change nothing more; kill the
+ * tasks no other daemon could adopt (the local executor's processes on
+ * this host: the next leader marks them lost and retries them as their
+ * jobs say), and have sluiced stop. A Slurm cluster's jobs go on running
+ * for the next leader to adopt. */
+static void step_down(struct sl_engine *e)
+{
+    e->lost_done = true;
+    e->broken = true;
+    if (!e->cfg.executor || strcmp(e->cfg.executor, "slurm") != 0) {
+        int64_t id;
+        void *v;
+        for (size_t i = 0; sl_imap_next(&e->jobs, &i, &id, &v);) {
+            struct job *j = v;
+            if (j->state == SL_JOB_RUNNING)
+                sl_eng_job_signal_all(e, j, SIGKILL);
+        }
+    }
+    kill(getpid(), SIGTERM);
+}
+
 static void *engine_main(void *arg)
 {
     struct sl_engine *e = arg;
@@ -299,13 +337,18 @@ static void *engine_main(void *arg)
         size_t nstarted = 0;
         bool stopping, committed = true, failures = false;
         uint64_t cnt, token = 0;
+        int begin_rc = 0;
 
         if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)(wait_ms > 1000 ? 1000 : wait_ms)) > 0 &&
             (pfd[0].revents & POLLIN) && read(e->wake_fd, &cnt, sizeof(cnt)) < 0) {
             /* spurious; nothing to drain */
         }
         ops = take_ops(e, &stopping);
-        if (e->broken || sl_store_begin(e->st) < 0) {
+        if (atomic_load_explicit(&e->lost, memory_order_acquire) && !e->lost_done)
+            step_down(e);
+        if (e->broken || (begin_rc = sl_store_begin(e->st)) < 0) {
+            if (begin_rc == -ESTALE)
+                sl_engine_lose(e); /* acted on at the top of the next turn */
             /* Nothing can be changed: refuse, and wait to be stopped. */
             complete_ops(ops, false);
             wait_ms = 100;

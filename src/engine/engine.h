@@ -193,7 +193,11 @@ void sl_op_fini(struct sl_op *op);
 
 struct sl_engine_config {
     const char *data_dir;
-    const char *store_path;           /* sqlite path */
+    const char *store_path;           /* the store's path or URL */
+    int64_t ha_epoch;                 /* several daemons on one store: the
+                                         lease's epoch this one leads under;
+                                         every write is fenced by it
+                                         (sl_store_fence); 0 = one daemon */
     bool sync_full;                   /* fsync each group commit */
     const char *fake_gpus;            /* NULL = discover */
     const char *fake_nodes;           /* node list CSV replacing this host as
@@ -257,6 +261,16 @@ struct sl_engine *sl_engine_create(const struct sl_engine_config *cfg,
  * re-adopts them. */
 int sl_engine_start(struct sl_engine *e);
 void sl_engine_stop(struct sl_engine *e);
+
+/* This daemon no longer leads (its lease moved on, or could not be
+ * renewed): from now on the engine changes nothing and answers every
+ * write 503; tasks it runs that no other daemon could adopt (the local
+ * executor's processes) are killed, so that the next leader can retry
+ * them; then sluiced is asked to stop (SIGTERM). Any thread; idempotent.
+ * The engine calls it itself when a transaction finds the epoch gone. */
+void sl_engine_lose(struct sl_engine *e);
+/* Whether sl_engine_lose was called. */
+bool sl_engine_lost(struct sl_engine *e);
 void sl_engine_destroy(struct sl_engine *e);
 
 /* Queue an operation; op->done is called exactly once, on another thread.

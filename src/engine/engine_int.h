@@ -305,6 +305,8 @@ struct sl_engine {
     struct sl_op *qhead, *qtail;
     bool stopping;
     bool broken;                  /* a commit failed: memory and store differ */
+    _Atomic bool lost;            /* sl_engine_lose: leads no more */
+    bool lost_done;               /* engine thread: acted on 'lost' */
     int wake_fd;                  /* eventfd: ops queued */
 
     /* The syncer: answers committed operations once the store says their

@@ -678,6 +678,10 @@ static int store_open(struct sl_engine *e, char **admin_token, struct sl_error *
      * next group. */
     if (!(e->st = sl_store_open(e->store_path, true, false, err)))
         return -EIO;
+    /* Several daemons on the store: every transaction from here on commits
+     * only under the epoch this one leads (decision 0015). */
+    if (e->cfg.ha_epoch && (rc = sl_store_fence(e->st, e->cfg.ha_epoch)) < 0)
+        return sl_errorf(err, rc, "store: cannot fence writes: %s", strerror(-rc));
     /* The WAL checkpoint (page copies and two fsyncs every ~4 MiB of WAL)
      * on a thread of its own rather than inside our commits. */
     if (sl_store_checkpointer_start(e->st, CHECKPOINT_PAGES, &cerr) < 0)

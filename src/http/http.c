@@ -89,6 +89,7 @@ struct sl_http_req {
     const char *hname[SL_HTTP_MAX_FIELDS], *hvalue[SL_HTTP_MAX_FIELDS];
     int nheaders;
     char *query;                  /* owned, decoded in place; may be NULL */
+    size_t target_off, target_len; /* the target as sent, in 'head' */
     struct sl_http_param params[SL_HTTP_MAX_PARAMS]; /* into query */
     int nparams;
     char *body;                   /* owned, NUL-terminated */
@@ -190,6 +191,12 @@ static char tag_listen, tag_wake;
 
 const char *sl_http_method(const struct sl_http_req *r) { return r->method; }
 const char *sl_http_path(const struct sl_http_req *r) { return r->path; }
+
+const char *sl_http_target(const struct sl_http_req *r, size_t *len)
+{
+    *len = r->target_len;
+    return r->head + r->target_off;
+}
 
 const char *sl_http_header(const struct sl_http_req *r, const char *name)
 {
@@ -663,7 +670,7 @@ static const char *reason_phrase(int status)
     } phrases[] = {
         /* status, reason phrase */
         {200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
-        {301, "Moved Permanently"}, {304, "Not Modified"},
+        {301, "Moved Permanently"}, {304, "Not Modified"}, {307, "Temporary Redirect"},
         {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
         {404, "Not Found"}, {405, "Method Not Allowed"}, {408, "Request Timeout"},
         {409, "Conflict"}, {411, "Length Required"}, {413, "Content Too Large"},
@@ -794,6 +801,8 @@ static struct sl_http_req *req_from_head(struct conn *c, const struct sl_http_he
     memcpy(r->method, r->head + h->method.off, h->method.len);
     r->method[h->method.len] = '\0';
     t = r->head + h->target.off;
+    r->target_off = h->target.off;
+    r->target_len = h->target.len;
     q = memchr(t, '?', h->target.len);
     plen = q ? (size_t)(q - t) : h->target.len;
     memcpy(r->path, t, plen);

@@ -79,6 +79,9 @@ void sl_http_stop(struct sl_http *s); /* NULL-safe */
 /* Request accessors (valid until the request completes). */
 const char *sl_http_method(const struct sl_http_req *r);
 const char *sl_http_path(const struct sl_http_req *r);
+/* The request's target as it was sent (path and query, undecoded): its
+ * first '*len' bytes, not NUL-terminated. */
+const char *sl_http_target(const struct sl_http_req *r, size_t *len);
 const char *sl_http_header(const struct sl_http_req *r, const char *name);
 const char *sl_http_query(const struct sl_http_req *r, const char *name);
 const char *sl_http_body(const struct sl_http_req *r, size_t *len);

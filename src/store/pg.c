@@ -397,10 +397,8 @@ static int pg_checkpointer_start(struct sl_store *st, int pages, struct sl_error
     return 0;
 }
 
-int sl_pg_set_epoch(struct sl_store *st, int64_t epoch)
+static int pg_fence(struct sl_store *st, int64_t epoch)
 {
-    if (st->ops != &pg_ops)
-        return -ENOTSUP;
     sl_pg_of(st)->epoch = epoch;
     return 0;
 }
@@ -705,4 +703,10 @@ static const struct sl_store_ops pg_ops = {
     .obj_get = sl_pg_obj_get,
     .obj_del = sl_pg_obj_del,
     .objs_each = sl_pg_objs_each,
+
+    .ha_tick = sl_pg_ha_tick,
+    .ha_release = sl_pg_ha_release,
+    .ha_lease_get = sl_pg_ha_lease_get,
+    .ha_member_scan = sl_pg_ha_member_scan,
+    .fence = pg_fence,
 };

@@ -243,4 +243,13 @@ int sl_pg_audit_checkpoint_put(struct sl_store *st, int64_t size, int64_t at_ms,
                                const char *text);
 char *sl_pg_audit_checkpoint_last(struct sl_store *st, int *rc);
 
+/* ---- pg_ha.c ---- */
+
+int sl_pg_ha_tick(struct sl_store *st, const char *name, const char *url, int64_t lease_ms,
+                  int64_t *epoch, struct sl_ha_lease *lease);
+int sl_pg_ha_release(struct sl_store *st, const char *name, int64_t epoch);
+int sl_pg_ha_lease_get(struct sl_store *st, struct sl_ha_lease *lease);
+int sl_pg_ha_member_scan(struct sl_store *st,
+                         int (*fn)(void *arg, const struct sl_ha_member_row *r), void *arg);
+
 #endif

@@ -297,6 +297,43 @@ static void sqlite_close(struct sl_store *st)
     free(s);
 }
 
+/* ---- several daemons: not on SQLite ------------------------------------- */
+
+/* An SQLite store is one host's: its lock file keeps a second daemon off
+ * it, so there is no lease to hold (store.h). */
+static int sqlite_ha_tick(struct sl_store *st, const char *name, const char *url,
+                          int64_t lease_ms, int64_t *epoch, struct sl_ha_lease *lease)
+{
+    (void)st, (void)name, (void)url, (void)lease_ms, (void)epoch, (void)lease;
+    return -ENOTSUP;
+}
+
+static int sqlite_ha_release(struct sl_store *st, const char *name, int64_t epoch)
+{
+    (void)st, (void)name, (void)epoch;
+    return -ENOTSUP;
+}
+
+static int sqlite_ha_lease_get(struct sl_store *st, struct sl_ha_lease *lease)
+{
+    (void)st, (void)lease;
+    return -ENOTSUP;
+}
+
+static int sqlite_ha_member_scan(struct sl_store *st,
+                                 int (*fn)(void *arg, const struct sl_ha_member_row *r),
+                                 void *arg)
+{
+    (void)st, (void)fn, (void)arg;
+    return -ENOTSUP;
+}
+
+static int sqlite_fence(struct sl_store *st, int64_t epoch)
+{
+    (void)st;
+    return epoch ? -ENOTSUP : 0;
+}
+
 /* The table store.c dispatches through (store.h, struct sl_store_ops). */
 static const struct sl_store_ops sqlite_ops = {
     .name = "sqlite",
@@ -366,4 +403,10 @@ static const struct sl_store_ops sqlite_ops = {
     .obj_get = sl_sqlite_obj_get,
     .obj_del = sl_sqlite_obj_del,
     .objs_each = sl_sqlite_objs_each,
+
+    .ha_tick = sqlite_ha_tick,
+    .ha_release = sqlite_ha_release,
+    .ha_lease_get = sqlite_ha_lease_get,
+    .ha_member_scan = sqlite_ha_member_scan,
+    .fence = sqlite_fence,
 };

@@ -593,3 +593,35 @@ void sl_carbon_hours_free(struct sl_carbon_hours *h, size_t n)
         free(h[i].g);
     free(h);
 }
+
+/* ---- several daemons on one store ---------------------------------------- */
+
+int sl_store_ha_tick(struct sl_store *st, const char *name, const char *url, int64_t lease_ms,
+                     int64_t *epoch, struct sl_ha_lease *lease)
+{
+    return st->ops->ha_tick(st, name, url, lease_ms, epoch, lease);
+}
+
+int sl_store_ha_release(struct sl_store *st, const char *name, int64_t epoch)
+{
+    return st->ops->ha_release(st, name, epoch);
+}
+
+int sl_store_ha_lease_get(struct sl_store *st, struct sl_ha_lease *lease)
+{
+    return st->ops->ha_lease_get(st, lease);
+}
+
+int sl_store_ha_members(struct sl_store *st,
+                        int (*fn)(void *arg, const struct sl_ha_member_row *r), void *arg)
+{
+    return st->ops->ha_member_scan(st, fn, arg);
+}
+
+int sl_store_fence(struct sl_store *st, int64_t epoch) { return st->ops->fence(st, epoch); }
+
+bool sl_store_shared(const struct sl_store *st)
+{
+    struct sl_ha_lease l;
+    return st->ops->ha_lease_get((struct sl_store *)st, &l) != -ENOTSUP;
+}

@@ -139,6 +139,24 @@ struct sl_store_audit_row {
     size_t len;
 };
 
+/* The leader lease (docs/decisions/0015-ha-leader-lease.md) as read:
+ * times are the database's clock, in ms. */
+struct sl_ha_lease {
+    char holder[128];              /* the leader's name; "" = never held */
+    char url[256];                 /* where it serves */
+    int64_t epoch;                 /* grows by one at every takeover */
+    int64_t renewed_ms, expires_ms;
+    int64_t now_ms;                /* the database's clock when read */
+};
+
+/* One daemon sharing the store, as its last heartbeat left it. Strings
+ * valid during the callback. */
+struct sl_ha_member_row {
+    const char *name, *url, *role; /* role: "leader" or "follower" */
+    int64_t epoch;                 /* the epoch it leads under; 0 = follows */
+    int64_t started_ms, seen_ms, now_ms;
+};
+
 /* Row callbacks. Each gets the row's strings for the length of the call
  * (borrowed from the backend: copy what must outlive it) and returns 0 to
  * go on or a negative errno to stop; the scan then returns that value. */
@@ -311,6 +329,15 @@ struct sl_store_ops {
     int (*obj_del)(struct sl_store *st, const char *kind, const char *name);
     int (*objs_each)(struct sl_store *st, const char *kind,
                      int (*fn)(void *arg, const char *name, const char *spec), void *arg);
+
+    int (*ha_tick)(struct sl_store *st, const char *name, const char *url, int64_t lease_ms,
+                   int64_t *epoch, struct sl_ha_lease *lease);
+    int (*ha_release)(struct sl_store *st, const char *name, int64_t epoch);
+    int (*ha_lease_get)(struct sl_store *st, struct sl_ha_lease *lease);
+    /* the members by name (sl_store_ha_members) */
+    int (*ha_member_scan)(struct sl_store *st,
+                          int (*fn)(void *arg, const struct sl_ha_member_row *r), void *arg);
+    int (*fence)(struct sl_store *st, int64_t epoch);
 };
 
 /* ---- lifecycle ----------------------------------------------------------- */
@@ -621,5 +648,42 @@ char *sl_store_obj_get(struct sl_store *st, const char *kind, const char *name, 
 int sl_store_obj_del(struct sl_store *st, const char *kind, const char *name);
 int sl_store_objs_each(struct sl_store *st, const char *kind,
                        int (*fn)(void *arg, const char *name, const char *spec), void *arg);
+
+/* ---- several daemons on one store (decision 0015) ------------------------ */
+
+/* Only a store several hosts can share has these (PostgreSQL); the others
+ * return -ENOTSUP from each. Each runs in a transaction of its own and
+ * must not be called inside one; any connection may (not a reader's).
+ *
+ * ha_tick: one heartbeat of daemon 'name' serving at 'url'. It records the
+ * daemon in the members' table, then: when *epoch is not 0 (this daemon
+ * leads under it), renews the lease for lease_ms from the database's
+ * clock, or returns -ESTALE when the lease has moved on (the daemon leads
+ * no more); when *epoch is 0, takes the lease if it has expired (or was
+ * never held) and sets *epoch to the new epoch, one more than the last.
+ * A takeover waits for the writer transactions that hold the lease's
+ * fence (sl_store_fence) to end. Fills 'lease' with the lease as it is
+ * after. Returns 0, -ESTALE, or -errno.
+ *
+ * ha_release: on a clean stop, let the lease of 'epoch' expire now so that
+ * a follower takes over without waiting; and drop the member's row.
+ * Returns 0 (also when the lease had moved on already) or -errno.
+ *
+ * ha_lease_get: the lease as it is (lease->holder "" when never held).
+ * ha_member_scan: fn per member by name; stops at fn's first non-zero.
+ *
+ * fence: on the writer, every transaction begun after this checks that the
+ * lease's epoch is still 'epoch' (0: no check) and holds it until its
+ * commit, so that a takeover cannot happen in between: sl_store_begin
+ * returns -ESTALE when the epoch has moved on. */
+int sl_store_ha_tick(struct sl_store *st, const char *name, const char *url, int64_t lease_ms,
+                     int64_t *epoch, struct sl_ha_lease *lease);
+int sl_store_ha_release(struct sl_store *st, const char *name, int64_t epoch);
+int sl_store_ha_lease_get(struct sl_store *st, struct sl_ha_lease *lease);
+int sl_store_ha_members(struct sl_store *st,
+                        int (*fn)(void *arg, const struct sl_ha_member_row *r), void *arg);
+int sl_store_fence(struct sl_store *st, int64_t epoch);
+/* Whether the store is one several daemons can share (has the above). */
+bool sl_store_shared(const struct sl_store *st);
 
 #endif

@@ -260,9 +260,25 @@ start_sluiced() {
     _gpus=${FAKE_GPUS:-4xH100}
     SLUICED_ARGS=""
     [ "$_gpus" = none ] || SLUICED_ARGS="--fake-gpus $_gpus"
+    _own_store=0
     for _a in "$@"; do
         SLUICED_ARGS="$SLUICED_ARGS $_a"
+        case $_a in --store | --store=*) _own_store=1 ;; esac
     done
+    # The PostgreSQL pass of make test (tests/pg/suite.sh): a database of
+    # this test's own on the suite's server, dropped at exit.
+    if [ "${SLUICE_TEST_STORE:-}" = postgres ] && [ "$_own_store" -eq 0 ]; then
+        if [ -z "${SLUICE_PG_DB:-}" ]; then
+            SLUICE_PG_DB="t_$$_$(date +%s%N | tail -c 7)"
+            psql "$SLUICE_TEST_PG_URL" -X -q -w -v ON_ERROR_STOP=1 \
+                -c "CREATE DATABASE $SLUICE_PG_DB" >/dev/null || {
+                diag "cannot create a database on $SLUICE_TEST_PG_URL"
+                return 1
+            }
+            diag "store: PostgreSQL database $SLUICE_PG_DB"
+        fi
+        SLUICED_ARGS="$SLUICED_ARGS --store ${SLUICE_TEST_PG_URL%/*}/$SLUICE_PG_DB"
+    fi
     _try=0
     while :; do
         _try=$((_try + 1))
@@ -362,6 +378,10 @@ _sl_cleanup() {
             _i=$((_i + 1))
         done
         kill -KILL "$SLUICED_PID" 2>/dev/null || true
+    fi
+    if [ -n "${SLUICE_PG_DB:-}" ]; then
+        psql "$SLUICE_TEST_PG_URL" -X -q -w \
+            -c "DROP DATABASE IF EXISTS $SLUICE_PG_DB WITH (FORCE)" >/dev/null 2>&1 || true
     fi
     if [ -n "${SLUICE_TMP:-}" ] && [ -d "$SLUICE_TMP" ]; then
         if [ "${SLUICE_KEEP_TMP:-0}" = 1 ]; then

@@ -341,6 +341,7 @@ void sl_ha_follower_handle(struct sl_ha *ha, struct sl_http_req *r)
     const char *path = sl_http_path(r);
     char url[256], *lines;
     size_t tlen, size;
+    bool starting;
     const char *target;
 
     sl_http_add_header(r, "Sluice-Role", "follower");
@@ -362,7 +363,15 @@ void sl_ha_follower_handle(struct sl_ha *ha, struct sl_http_req *r)
     }
     pthread_mutex_lock(&ha->mu);
     sl_strlcpy(url, leader_url(ha), sizeof(url));
+    starting = ha->epoch != 0;
     pthread_mutex_unlock(&ha->mu);
+    if (starting) {
+        /* this daemon took the lease and is loading the state */
+        sl_http_add_header(r, "Retry-After", "1");
+        sl_http_reply_error(r, 503, "unavailable", NULL,
+                            "sluiced is starting: it leads and is loading the state");
+        return;
+    }
     if (strcmp(path, "/healthz") == 0) {
         if (url[0])
             sl_http_add_header(r, "Sluice-Leader", url);

@@ -138,6 +138,35 @@ void sl_eng_audit_rollback(struct sl_engine *e)
     e->audit_ckpt_text = NULL;
 }
 
+/* Several daemons on one store sign one log: each must hold the same key,
+ * or the checkpoints of one would not verify against another's public key.
+ * The first leader records its verifier key in the store; a later leader
+ * with another key refuses to lead, saying what to copy. */
+static int audit_key_shared(struct sl_engine *e, const char *path, struct sl_error *err)
+{
+    char stored[256];
+    int rc = sl_store_meta_get(e->st, "audit_vkey", stored, sizeof(stored));
+
+    if (rc == 0) {
+        if (strcmp(stored, e->audit_vkey) != 0)
+            return sl_errorf(err, -EPERM,
+                             "%s: not the audit key the other daemons on this store sign "
+                             "with (%s): copy DATA/audit.key from the first daemon to every "
+                             "daemon's data dir (docs/ha.md)",
+                             path, stored);
+        return 0;
+    }
+    if (rc != -ENOENT)
+        return sl_errorf(err, rc, "store: cannot read the audit key's record");
+    if ((rc = sl_store_begin(e->st)) < 0 ||
+        (rc = sl_store_meta_set(e->st, "audit_vkey", e->audit_vkey)) < 0 ||
+        (rc = sl_store_commit(e->st, NULL)) < 0) {
+        sl_store_rollback(e->st);
+        return sl_errorf(err, rc, "store: cannot record the audit key");
+    }
+    return 0;
+}
+
 int sl_eng_audit_open(struct sl_engine *e, struct sl_error *err)
 {
     char path[1200];
@@ -149,6 +178,8 @@ int sl_eng_audit_open(struct sl_engine *e, struct sl_error *err)
     if (sl_audit_vkey(&e->audit_key, e->audit_vkey, sizeof(e->audit_vkey)) < 0)
         return sl_errorf(err, -EINVAL, "%s: cannot make its verifier key", path);
     snprintf(e->audit_origin, sizeof(e->audit_origin), "sluice.audit/%s", e->hostname);
+    if (e->cfg.ha_epoch && (rc = audit_key_shared(e, path, err)) < 0)
+        return rc;
     if ((rc = sl_store_audit_head(e->st, &e->audit_head.size, e->audit_head.hash)) < 0)
         return sl_errorf(err, rc, "store: cannot read the audit log's head");
     e->audit_committed = e->audit_head;

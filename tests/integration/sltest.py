@@ -209,6 +209,7 @@ class Sluiced:
         self.proc = None
         self.token = None
         self._conn = None
+        self.pg_db = None             # the PostgreSQL pass: this daemon's database
         atexit.register(self._cleanup)
 
     # --- lifecycle ---------------------------------------------------------
@@ -222,6 +223,11 @@ class Sluiced:
                 "127.0.0.1:%d" % self.port, "--data-dir", self.data]
         if self.fake_gpus and self.fake_gpus != "none":
             argv += ["--fake-gpus", self.fake_gpus]
+        if self.pg_db is None and on_postgres() and \
+                not any(a == "--store" or a.startswith("--store=") for a in self.args):
+            self.pg_db = pg_test_db()
+        if self.pg_db:
+            argv += ["--store", self.pg_db]
         return argv + self.args
 
     def _launch(self, timeout=30.0):
@@ -358,6 +364,8 @@ class Sluiced:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.pg_db:
+            pg_drop_db(self.pg_db)
         if os.environ.get("SLUICE_KEEP_TMP") == "1":
             print("# kept %s" % self.tmp, flush=True)
         else:
@@ -478,6 +486,38 @@ def job_doc(name, command=("true",), team="default", **spec):
 
 
 PG_SH = os.path.join(REPO, "tests", "pg", "pg.sh")
+
+
+def on_postgres():
+    """Whether this is the PostgreSQL pass of make test (tests/pg/suite.sh):
+    then every Sluiced without a --store of its own gets a database of its
+    own on the suite's server."""
+    return os.environ.get("SLUICE_TEST_STORE") == "postgres" and \
+        bool(os.environ.get("SLUICE_TEST_PG_URL"))
+
+
+_pg_dbs = [0]
+
+
+def _pg_maint(sql):
+    return subprocess.run(["psql", os.environ["SLUICE_TEST_PG_URL"], "-X", "-q", "-w",
+                           "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          capture_output=True, text=True, timeout=60)
+
+
+def pg_test_db():
+    """A new database on the suite's server; its store URL."""
+    _pg_dbs[0] += 1
+    name = "t_%d_%d_%d" % (os.getpid(), int(time.time() * 1000) % 1000000, _pg_dbs[0])
+    r = _pg_maint("CREATE DATABASE " + name)
+    if r.returncode != 0:
+        raise RuntimeError("CREATE DATABASE %s: %s" % (name, r.stderr))
+    print("# store: PostgreSQL database %s" % name, flush=True)
+    return os.environ["SLUICE_TEST_PG_URL"].rsplit("/", 1)[0] + "/" + name
+
+
+def pg_drop_db(url):
+    _pg_maint("DROP DATABASE IF EXISTS %s WITH (FORCE)" % url.rsplit("/", 1)[1])
 
 
 def pg_sh(*args):

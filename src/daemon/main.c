@@ -438,7 +438,7 @@ int main(int argc, char **argv)
     sigset_t sigs;
     int sig = 0, rc, lock_fd = -1, store_lock_fd = -1;
     int64_t epoch = 0;
-    bool shared;
+    bool shared, lost;
 
     if ((rc = read_settings(argc, argv, &cfg)) >= 0)
         return rc;
@@ -527,9 +527,10 @@ out:
     sl_http_quiesce(http);
     sl_engine_stop(e);
     sl_http_stop(http);
+    lost = e && sl_engine_lost(e);
     sl_api_destroy(api);
     sl_engine_destroy(e);
-    if (sl_ha_lost(gate.ha)) {
+    if (lost || sl_ha_lost(gate.ha)) {
         /* EX_TEMPFAIL: a supervisor starts it again, as a follower */
         fprintf(stderr, "sluiced: this daemon lost the lease and stopped\n");
         rc = 75;

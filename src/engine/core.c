@@ -391,6 +391,10 @@ static void *engine_main(void *arg)
             e->tokens_revoked = false;
             committed = false;
             e->broken = true;
+            /* Several daemons: one that cannot commit cannot know it still
+             * leads; it steps down and another takes over. */
+            if (e->cfg.ha_epoch)
+                sl_engine_lose(e);
             kill(getpid(), SIGTERM);
         }
         if (committed) {

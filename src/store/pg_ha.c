@@ -27,6 +27,21 @@ static struct sl_pg_stmt q_renew = SL_PG_STMT(
 static struct sl_pg_stmt q_lock = SL_PG_STMT(
     "SELECT holder, url, epoch, renewed_at, expires_at, " NOW_MS " FROM ha_lease "
     "WHERE id = 1 FOR UPDATE");
+/* A takeover's wait for the leader's transactions is bounded: a leader
+ * stopped (SIGSTOP, a frozen VM) in the middle of one holds its fence
+ * forever. */
+static struct sl_pg_stmt q_lock_timeout =
+    SL_PG_STMT("SELECT set_config('lock_timeout', $1, true)");
+/* Once the lease has run out, the transactions that still hold its row
+ * belong to a leader that could not renew it: they are ended (rolled
+ * back: none of them was acknowledged), which is what lets the takeover
+ * through. Only the role's own sessions can be signalled, and sluiced's
+ * are the role's. */
+static struct sl_pg_stmt q_break = SL_PG_STMT(
+    "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l "
+    "JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'ha_lease' "
+    "AND l.pid <> pg_backend_pid() AND l.granted "
+    "AND (SELECT expires_at < " NOW_MS " FROM ha_lease WHERE id = 1)");
 static struct sl_pg_stmt q_first = SL_PG_STMT(
     "INSERT INTO ha_lease(id, holder, url, epoch, renewed_at, expires_at) "
     "VALUES(1, $1, $2, 1, " NOW_MS ", " NOW_MS " + $3) ON CONFLICT(id) DO NOTHING "
@@ -84,6 +99,7 @@ static int lease_step(struct sl_pg *p, const char *name, const char *url, int64_
                       int64_t *epoch, struct sl_ha_lease *l)
 {
     struct sl_pg_params pa;
+    char timeout[32];
     int rc;
 
     sl_pg_params_init(&pa);
@@ -100,7 +116,13 @@ static int lease_step(struct sl_pg *p, const char *name, const char *url, int64_
         }
         return 0;
     }
-    /* waits for the leader's write transactions in flight (their fence) */
+    /* waits for the leader's write transactions in flight (their fence),
+     * for a third of the lease at most */
+    snprintf(timeout, sizeof(timeout), "%lldms", (long long)(lease_ms / 3 > 0 ? lease_ms / 3 : 1));
+    sl_pg_p_text(&pa, timeout);
+    if ((rc = sl_pg_exec(p, &q_lock_timeout, &pa)) < 0)
+        return rc;
+    sl_pg_params_init(&pa);
     if ((rc = lease_row(p, &q_lock, NULL, l)) < 0)
         return rc;
     sl_pg_p_text(&pa, name);
@@ -154,6 +176,17 @@ int sl_pg_ha_tick(struct sl_store *st, const char *name, const char *url, int64_
         return rc;
     }
     sl_pg_simple(p, "ROLLBACK");
+    if (rc == -EBUSY && !*epoch) {
+        /* the lease's row stayed locked past the timeout: if the lease has
+         * run out, end its holder's transactions; the next beat takes it */
+        int brc;
+        PGresult *r = sl_pg_query(p, &q_break, NULL, &brc);
+        if (r && PQntuples(r) == 1 && sl_pg_get_i64(r, 0, 0) > 0)
+            sl_warn("msg=\"lease: ended the transactions of a leader whose lease ran out\" "
+                    "sessions=%lld", (long long)sl_pg_get_i64(r, 0, 0));
+        PQclear(r);
+        return sl_pg_ha_lease_get(st, lease);
+    }
     return rc;
 }
 

@@ -264,14 +264,19 @@ run: deps all
 	scripts/run-dev.sh
 
 # races.t runs its daemon from the ThreadSanitizer build (SLUICE_TSAN_BIN);
-# the allocation-failure sweeps need a build without sanitizers.
+# the allocation-failure sweeps need a build without sanitizers. The
+# integration suite runs twice in the one prove run: on SQLite, and on a
+# PostgreSQL server tests/pg/suite.sh starts (build/pgsuite/t/*.t, each
+# daemon with a database of its own), stopped whatever the result.
 test: deps check-banned check-clang
 	$(MAKE) SAN=1 all unit
 	$(MAKE) SAN=fault build/fault/tests/fault_alloc.t
 	$(MAKE) SAN=thread build/tsan/sluiced
+	tests/pg/suite.sh start $(CURDIR)/build/pgsuite
 	SLUICE_BIN=$(CURDIR)/build/asan SLUICE_TSAN_BIN=$(CURDIR)/build/tsan \
 	  prove -j2 --exec '' build/asan/tests/*.t tests/integration/*.t \
-	  build/fault/tests/fault_alloc.t
+	  build/fault/tests/fault_alloc.t $$(ls build/pgsuite/t/*.t 2>/dev/null); \
+	  rc=$$?; tests/pg/suite.sh stop $(CURDIR)/build/pgsuite; exit $$rc
 
 # Every suite against a ThreadSanitizer build: a race stops the process
 # (halt_on_error), so the test that started it fails.

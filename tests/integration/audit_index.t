@@ -8,7 +8,6 @@ them in SQLite hides a record from a search; verification (GET
 record and the column, and pass again once the column is put back."""
 
 import os
-import sqlite3
 import subprocess
 import sys
 
@@ -30,14 +29,9 @@ tap.ok(st == 200 and v["ok"], "the log verifies", v)
 
 
 def edit(col, value):
-    db = sqlite3.connect(os.path.join(d.data, "sluice.db"), timeout=30)
-    try:
-        old = db.execute("SELECT %s FROM audit WHERE seq = ?" % col, (seq,)).fetchone()[0]
-        db.execute("UPDATE audit SET %s = ? WHERE seq = ?" % col, (value, seq))
-        db.commit()
-        return old
-    finally:
-        db.close()
+    old = d.store_rows("SELECT %s FROM audit WHERE seq = ?" % col, (seq,))[0][0]
+    d.store_exec("UPDATE audit SET %s = ? WHERE seq = ?" % col, (value, seq))
+    return old
 
 
 env = dict(os.environ, SLUICE_SERVER=d.server, SLUICE_TOKEN=d.token)

@@ -15,7 +15,6 @@ shows the devices' samples."""
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -170,8 +169,7 @@ GPUS[idle_gpu][0] = 90
 write_state()
 
 # --- the ledger ------------------------------------------------------------------
-db = sqlite3.connect("file:%s?mode=ro" % os.path.join(d.data, "sluice.db"), uri=True)
-rows = {r[0]: r for r in db.execute(
+rows = {r[0]: r for r in d.store_rows(
     "SELECT job_id, start_ms, end_ms, gpus, gpu_milli, cpu_milli, gpu_energy_j, "
     "cpu_energy_j, util, idle, idle_ms FROM usage ORDER BY id")}
 
@@ -179,7 +177,7 @@ rows = {r[0]: r for r in db.execute(
 def expect(jid):
     r = rows.get(jid)
     secs = (r[2] - r[1]) / 1000.0
-    watts = sum(GPUS[int(g)][3] / 1000.0 for g in r[3].split(";"))
+    watts = sum(GPUS[int(g)][3] / 1000.0 for g in str(r[3]).split(";"))
     return r, secs, watts * r[4] / 1000.0 * secs, CPU_W * secs * r[5] / host_milli
 
 

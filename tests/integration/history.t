@@ -16,7 +16,6 @@ import calendar
 import json
 import math
 import os
-import sqlite3
 import sys
 import time
 
@@ -145,10 +144,8 @@ def rank(p):
     return waits[max(1, math.ceil(p * len(waits) / 100)) - 1] / 1000.0
 
 
-db = sqlite3.connect("file:%s?mode=ro" % os.path.join(d.data, "sluice.db"), uri=True)
-gpu_s = sum(n * m / 1000.0 * (e - s) / 1000.0 for n, m, s, e in db.execute(
+gpu_s = sum(n * m / 1000.0 * (e - s) / 1000.0 for n, m, s, e in d.store_rows(
     "SELECT ngpus, gpu_milli, start_ms, end_ms FROM usage WHERE end_ms IS NOT NULL"))
-db.close()
 
 
 def check(when):

@@ -16,7 +16,6 @@ as configured, with their 80 % and 100 % events."""
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -162,10 +161,9 @@ tap.is_(job and job.get("state"), "Succeeded", "the preempted job ran again")
 tap.ok(job and job.get("preemptions") == 1, "it was preempted once")
 
 # --- what the ledger holds ---------------------------------------------------
-db = sqlite3.connect("file:%s?mode=ro" % os.path.join(d.data, "sluice.db"), uri=True)
-rows = db.execute("SELECT job_id, attempt, task, node, gpu_model, ngpus, gpu_milli, "
+rows = d.store_rows("SELECT job_id, attempt, task, node, gpu_model, ngpus, gpu_milli, "
                   "cpu_milli, mem_bytes, start_ms, end_ms, team, project "
-                  "FROM usage ORDER BY job_id, id").fetchall()
+                  "FROM usage ORDER BY job_id, id")
 by_job = {}
 for row in rows:
     by_job.setdefault(row[0], []).append(row)
@@ -320,11 +318,11 @@ d.kill9()
 tap.ok(d.restart() is None, "sluiced restarts after kill -9 with the job running")
 job = wait_state(d, g, ("Succeeded", "Failed", "Lost"), 60)
 tap.is_(job and job.get("state"), "Succeeded", "the re-adopted job finished")
-rows = db.execute("SELECT start_ms, end_ms FROM usage WHERE job_id = ?", (g,)).fetchall()
+rows = d.store_rows("SELECT start_ms, end_ms FROM usage WHERE job_id = ?", (g,))
 tap.ok(len(rows) == 1 and rows[0][1] is not None and
        (rows[0][0], rows[0][1]) == (ms_of(job["started_at"]), ms_of(job["finished_at"])),
        "one interval across the restart, closed when the job ended", rows)
-open_rows = db.execute("SELECT count(*) FROM usage WHERE end_ms IS NULL").fetchone()[0]
+open_rows = d.store_rows("SELECT count(*) FROM usage WHERE end_ms IS NULL")[0][0]
 tap.is_(open_rows, 0, "no interval is left open")
 
 # --- budgets ------------------------------------------------------------------

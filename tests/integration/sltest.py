@@ -447,6 +447,36 @@ class Sluiced:
             after = nxt
 
 
+    # --- the store, read (and for tamper tests, written) directly ------------
+
+    def store_rows(self, sql, params=()):
+        """Rows of 'sql' ('?' placeholders) run on this daemon's store: its
+        SQLite file, or in the PostgreSQL pass its database (through psql,
+        values parsed back as int, float, str or None)."""
+        if not self.pg_db:
+            import sqlite3
+            db = sqlite3.connect("file:%s?mode=ro" % os.path.join(self.data, "sluice.db"),
+                                 uri=True, timeout=30)
+            try:
+                return [tuple(r) for r in db.execute(sql, params)]
+            finally:
+                db.close()
+        return _pg_rows(self.pg_db, _pg_inline(sql, params))
+
+    def store_exec(self, sql, params=()):
+        """Run a change on this daemon's store behind its back (a test
+        that tampers with it), committed."""
+        if not self.pg_db:
+            import sqlite3
+            db = sqlite3.connect(os.path.join(self.data, "sluice.db"), timeout=30)
+            try:
+                db.execute(sql, params)
+                db.commit()
+            finally:
+                db.close()
+            return
+        _pg_rows(self.pg_db, _pg_inline(sql, params))
+
     def cli(self, *args, token=None):
         """Run `sluice ARGS` against this daemon (the admin's token unless
         'token'); returns (exit status, stdout, stderr)."""
@@ -514,6 +544,46 @@ def pg_test_db():
         raise RuntimeError("CREATE DATABASE %s: %s" % (name, r.stderr))
     print("# store: PostgreSQL database %s" % name, flush=True)
     return os.environ["SLUICE_TEST_PG_URL"].rsplit("/", 1)[0] + "/" + name
+
+
+def _pg_inline(sql, params):
+    """'sql' with each '?' replaced by its parameter as a literal."""
+    parts = sql.split("?")
+    if len(parts) - 1 != len(params):
+        raise ValueError("%d placeholders, %d parameters" % (len(parts) - 1, len(params)))
+    out = parts[0]
+    for p, rest in zip(params, parts[1:]):
+        if p is None:
+            lit = "NULL"
+        elif isinstance(p, bool):
+            lit = "1" if p else "0"
+        elif isinstance(p, (int, float)):
+            lit = repr(p)
+        else:
+            lit = "'" + str(p).replace("'", "''") + "'"
+        out += lit + rest
+    return out
+
+
+def _pg_value(v):
+    if v == "\\N":
+        return None
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def _pg_rows(url, sql):
+    r = subprocess.run(["psql", url, "-X", "-q", "-w", "-A", "-t", "-F", "\x1f",
+                        "-P", "null=\\N", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError("psql: %s: %s" % (sql, r.stderr))
+    return [tuple(_pg_value(v) for v in line.split("\x1f"))
+            for line in r.stdout.splitlines() if line]
 
 
 def pg_drop_db(url):

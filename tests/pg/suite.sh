@@ -4,7 +4,8 @@
 #
 #   tests/pg/suite.sh start DIR   start the server in DIR/pg and write, for
 #                                 each tests/integration/*.t but pg_*.t
-#                                 (which start servers of their own), a
+#                                 (which start servers of their own) and
+#                                 fuzz_replay.t (which starts no daemon), a
 #                                 wrapper DIR/t/NAME.t that runs it with
 #                                 SLUICE_TEST_STORE=postgres
 #   tests/pg/suite.sh stop DIR    stop the server and remove DIR
@@ -36,7 +37,8 @@ start)
     [ "$rc" -eq 0 ] || { echo "suite.sh: the PostgreSQL server did not start" >&2; exit 1; }
     for t in "$repo"/tests/integration/*.t; do
         name=${t##*/}
-        case $name in pg_*) continue ;; esac
+        # pg_*.t start servers of their own; fuzz_replay.t starts no daemon
+        case $name in pg_* | fuzz_replay.t) continue ;; esac
         cat >"$dir/t/$name" <<WRAP
 #!/bin/sh
 # $name on PostgreSQL (tests/pg/suite.sh)

@@ -68,9 +68,9 @@ trap cleanup EXIT
 PGURL=$(sh tests/pg/pg.sh start "$TMP/pg") || { say "bench/store.sh: PostgreSQL did not start" >&2; exit 1; }
 export PGPASSFILE=$TMP/pg/pgpass
 n_db=0
-# store_arg STORE: the --store of a fresh store of that kind
+# store_arg STORE: the --store of a fresh store of that kind (n_db is
+# counted by the caller: this runs in a subshell)
 store_arg() {
-    n_db=$((n_db + 1))
     if [ "$1" = postgres ]; then
         psql "$PGURL" -X -q -w -c "CREATE DATABASE b$n_db" >/dev/null
         printf '%s' "--store ${PGURL%/*}/b$n_db"
@@ -89,6 +89,7 @@ start() { # STORE ARGS...: start sluiced on a fresh store of that kind
     local store=$1
     shift
     local sarg
+    n_db=$((n_db + 1))
     sarg=$(store_arg "$store")
     PORT=$(free_port)
     URL=http://127.0.0.1:$PORT

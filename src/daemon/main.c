@@ -20,6 +20,9 @@
 #include "../http/http.h"
 #include "../engine/engine.h"
 #include "../exec/slurm.h"
+#include "../store/backend.h"
+#include "../store/copy.h"
+#include "../store/store.h"
 #include "config.h"
 #include "ha.h"
 
@@ -37,6 +40,8 @@ static void usage(FILE *f)
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "               [--kill-invalid-depend on|off]\n"
+            "       sluiced migrate --store PATH|URL\n"
+            "       sluiced copy-store --from SQLITE-PATH --to POSTGRES-URL\n"
             "\n"
             "  --dev              development defaults: data dir ./.sluice, listen\n"
             "                     127.0.0.1:8470, SQLite store, local executor\n"
@@ -424,6 +429,70 @@ static int ha_start(const struct sl_config *cfg, struct gate *g, struct sl_error
 static json_t *ha_status(void *arg) { return sl_ha_status_json(arg); }
 static void ha_metrics(void *arg, struct sl_buf *b) { sl_ha_metrics(arg, b); }
 
+/* The value of flag 'name' among argv[2..]: "--name V" or "--name=V";
+ * NULL when absent. */
+static const char *sub_flag(int argc, char **argv, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], name) == 0 && i + 1 < argc)
+            return argv[i + 1];
+        if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
+            return argv[i] + n + 1;
+    }
+    return NULL;
+}
+
+/* sluiced migrate --store URL|PATH: bring a store to this build's schema
+ * and exit (docs/ha.md, "Upgrading"); sluiced copy-store --from SQLITE
+ * --to POSTGRES: copy a live SQLite store into an empty PostgreSQL one,
+ * verified (src/store/copy.h). Returns the exit status. */
+static int subcommand(int argc, char **argv)
+{
+    struct sl_error err = {0};
+
+    for (int i = 2; i < argc; i++)
+        if (strncmp(argv[i], "--", 2) != 0 && (i == 2 || strncmp(argv[i - 1], "--", 2) != 0 ||
+                                               strchr(argv[i - 1], '='))) {
+            fprintf(stderr, "sluiced %s: unexpected argument '%s'\n", argv[1], argv[i]);
+            return 2;
+        }
+    if (strcmp(argv[1], "migrate") == 0) {
+        const char *store = sub_flag(argc, argv, "--store");
+        struct sl_store *st;
+        char shown[512];
+        if (!store) {
+            fprintf(stderr, "usage: sluiced migrate --store PATH|postgres://...\n");
+            return 2;
+        }
+        sl_pg_redact(store, shown, sizeof(shown));
+        if (!(st = sl_store_open(store, true, false, &err))) {
+            fprintf(stderr, "sluiced migrate: %s\n", err.text);
+            return 1;
+        }
+        sl_store_close(st);
+        printf("%s: at schema version %d (this sluiced's)\n", shown,
+               strncmp(store, "postgres", 8) == 0 ? (int)sl_postgres_nmigrations
+                                                  : (int)sl_sqlite_nmigrations);
+        return 0;
+    }
+    {
+        const char *from = sub_flag(argc, argv, "--from"), *to = sub_flag(argc, argv, "--to");
+        if (!from || !to) {
+            fprintf(stderr, "usage: sluiced copy-store --from PATH|sqlite:PATH "
+                            "--to postgres://USER@HOST:PORT/DB\n");
+            return 2;
+        }
+        if (sl_store_copy(from, to, stdout, &err) < 0) {
+            fprintf(stderr, "sluiced copy-store: %s; nothing was committed to the target\n",
+                    err.text);
+            return 1;
+        }
+        return 0;
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct sl_config cfg;
@@ -440,6 +509,8 @@ int main(int argc, char **argv)
     int64_t epoch = 0;
     bool shared, lost;
 
+    if (argc >= 2 && (strcmp(argv[1], "migrate") == 0 || strcmp(argv[1], "copy-store") == 0))
+        return subcommand(argc, argv);
     if ((rc = read_settings(argc, argv, &cfg)) >= 0)
         return rc;
     rc = 1;

@@ -20,6 +20,9 @@ struct sl_store *sl_sqlite_open(const char *location, bool writer, bool sync_ful
  * PGPASSWORD or the URI, and is never logged. */
 struct sl_store *sl_pg_open(const char *location, bool writer, bool sync_full,
                             struct sl_error *err);
+/* 'uri' with any password in it replaced by "***" (a URI's user:password@
+ * and a password= parameter), for messages; other text is copied as it is. */
+void sl_pg_redact(const char *uri, char *out, size_t size);
 
 /* One numbered migration, embedded from migrations/<backend>/NNNN_NAME.sql
  * by migrations/embed.sh into a generated file under the build directory. */

@@ -190,9 +190,70 @@ static int stmt_id(struct sl_pg_stmt *s)
     }
 }
 
-/* Prepare 's' on this connection unless it is. */
-static int prepare(struct sl_pg *p, struct sl_pg_stmt *s, int nparams, char *name,
-                   size_t size)
+/* ---- the pipeline (the writer) -------------------------------------------- */
+
+/* Read the results of every statement sent and not yet read, up to and
+ * with a sync point. The last one's result (when 'keep') is returned in
+ * *last; the first failure among the others is the return value. */
+static int drain(struct sl_pg *p, bool keep, PGresult **last)
+{
+    int rc = 0, n = p->queued;
+
+    if (last)
+        *last = NULL;
+    if (PQpipelineSync(p->conn) != 1) {
+        p->queued = 0;
+        return sl_pg_errno(p, NULL);
+    }
+    for (int k = 0; k < n; k++) {
+        PGresult *r = PQgetResult(p->conn);
+        ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+        if (!r) {
+            rc = rc ? rc : sl_pg_errno(p, NULL);
+            break;
+        }
+        if (st == PGRES_PIPELINE_ABORTED) {
+            rc = rc ? rc : -EIO; /* after an earlier failure */
+        } else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+            if (!rc)
+                rc = sl_pg_errno(p, r);
+        }
+        if (keep && k == n - 1 && last)
+            *last = r;
+        else
+            PQclear(r);
+        /* each statement's results end with a NULL */
+        while ((r = PQgetResult(p->conn)))
+            PQclear(r);
+    }
+    p->queued = 0;
+    /* the sync point's own result */
+    for (;;) {
+        PGresult *r = PQgetResult(p->conn);
+        if (!r) {
+            if (PQstatus(p->conn) != CONNECTION_OK) {
+                rc = rc ? rc : sl_pg_errno(p, NULL);
+                break;
+            }
+            continue;
+        }
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            break;
+        }
+        PQclear(r);
+    }
+    if (rc && last && *last && PQresultStatus(*last) != PGRES_COMMAND_OK &&
+        PQresultStatus(*last) != PGRES_TUPLES_OK) {
+        PQclear(*last);
+        *last = NULL;
+    }
+    return rc;
+}
+
+/* Prepare 's' on this connection unless it is (in the pipeline: sent, its
+ * result read with the next drain). */
+static int prepare(struct sl_pg *p, struct sl_pg_stmt *s, char *name, size_t size)
 {
     int id = stmt_id(s);
     PGresult *r;
@@ -210,7 +271,14 @@ static int prepare(struct sl_pg *p, struct sl_pg_stmt *s, int nparams, char *nam
         p->prepared = grown;
         p->nprepared = n;
     }
-    (void)nparams; /* the server infers the parameters' types */
+    if (p->pipeline) {
+        /* the server infers the parameters' types */
+        if (PQsendPrepare(p->conn, name, s->sql, 0, NULL) != 1)
+            return sl_pg_errno(p, NULL);
+        p->queued++;
+        p->prepared[id] = true; /* a failure fails the drain that reads it */
+        return 0;
+    }
     r = PQprepare(p->conn, name, s->sql, 0, NULL);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         sl_error("msg=\"postgresql prepare failed\" sql=\"%.60s\"", s->sql);
@@ -222,16 +290,9 @@ static int prepare(struct sl_pg *p, struct sl_pg_stmt *s, int nparams, char *nam
     return rc;
 }
 
-PGresult *sl_pg_query(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa,
-                      int *rc)
+/* A result as returned: NULL with *rc for a failure. */
+static PGresult *result(struct sl_pg *p, PGresult *r, int *rc)
 {
-    char name[24];
-    int n = pa ? pa->n : 0;
-    PGresult *r;
-
-    if ((*rc = prepare(p, s, n, name, sizeof(name))) < 0)
-        return NULL;
-    r = PQexecPrepared(p->conn, name, n, pa ? pa->v : NULL, NULL, NULL, 0);
     switch (PQresultStatus(r)) {
     case PGRES_TUPLES_OK:
     case PGRES_COMMAND_OK:
@@ -242,6 +303,46 @@ PGresult *sl_pg_query(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_
         PQclear(r);
         return NULL;
     }
+}
+
+/* In the pipeline: send the statement (prepared 'name', or 'sql' text),
+ * then drain; its result, or NULL with *rc. */
+static PGresult *piped(struct sl_pg *p, const char *name, const char *sql,
+                       const struct sl_pg_params *pa, int *rc)
+{
+    PGresult *r = NULL;
+    int n = pa ? pa->n : 0, sent;
+
+    sent = name ? PQsendQueryPrepared(p->conn, name, n, pa ? pa->v : NULL, NULL, NULL, 0)
+                : PQsendQueryParams(p->conn, sql, n, NULL, pa ? pa->v : NULL, NULL, NULL, 0);
+    if (sent != 1) {
+        *rc = sl_pg_errno(p, NULL);
+        return NULL;
+    }
+    p->queued++;
+    if ((*rc = drain(p, true, &r)) < 0) {
+        PQclear(r);
+        return NULL;
+    }
+    if (!r) {
+        *rc = -EIO;
+        return NULL;
+    }
+    return r;
+}
+
+PGresult *sl_pg_query(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa,
+                      int *rc)
+{
+    char name[24];
+
+    if ((*rc = prepare(p, s, name, sizeof(name))) < 0)
+        return NULL;
+    if (p->pipeline)
+        return piped(p, name, NULL, pa, rc);
+    return result(p, PQexecPrepared(p->conn, name, pa ? pa->n : 0, pa ? pa->v : NULL, NULL,
+                                    NULL, 0),
+                  rc);
 }
 
 int sl_pg_exec(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa)
@@ -256,32 +357,60 @@ int sl_pg_exec(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params 
     return rc;
 }
 
+int sl_pg_exec_later(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa)
+{
+    char name[24];
+    int rc;
+
+    if (!p->pipeline) {
+        rc = sl_pg_exec(p, s, pa);
+        return rc < 0 ? rc : 0;
+    }
+    if ((rc = prepare(p, s, name, sizeof(name))) < 0)
+        return rc;
+    if (PQsendQueryPrepared(p->conn, name, pa ? pa->n : 0, pa ? pa->v : NULL, NULL, NULL, 0) !=
+        1)
+        return sl_pg_errno(p, NULL);
+    p->queued++;
+    return 0;
+}
+
 int sl_pg_simple(struct sl_pg *p, const char *sql)
 {
-    PGresult *r = PQexec(p->conn, sql);
+    PGresult *r;
     int rc = 0;
 
+    if (p->pipeline) {
+        r = piped(p, NULL, sql, NULL, &rc);
+        PQclear(r);
+        return rc;
+    }
+    r = PQexec(p->conn, sql);
     if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
         rc = sl_pg_errno(p, r);
     PQclear(r);
     return rc;
 }
 
+/* Send plain SQL without waiting (SAVEPOINT, RELEASE on the writer). */
+static int simple_later(struct sl_pg *p, const char *sql)
+{
+    if (!p->pipeline)
+        return sl_pg_simple(p, sql);
+    if (PQsendQueryParams(p->conn, sql, 0, NULL, NULL, NULL, NULL, 0) != 1)
+        return sl_pg_errno(p, NULL);
+    p->queued++;
+    return 0;
+}
+
 PGresult *sl_pg_query_text(struct sl_pg *p, const char *sql, const struct sl_pg_params *pa,
                            int *rc)
 {
-    PGresult *r = PQexecParams(p->conn, sql, pa ? pa->n : 0, NULL, pa ? pa->v : NULL, NULL,
-                               NULL, 0);
-    switch (PQresultStatus(r)) {
-    case PGRES_TUPLES_OK:
-    case PGRES_COMMAND_OK:
-        *rc = 0;
-        return r;
-    default:
-        *rc = sl_pg_errno(p, r);
-        PQclear(r);
-        return NULL;
-    }
+    if (p->pipeline)
+        return piped(p, NULL, sql, pa, rc);
+    return result(p, PQexecParams(p->conn, sql, pa ? pa->n : 0, NULL, pa ? pa->v : NULL, NULL,
+                                  NULL, 0),
+                  rc);
 }
 
 /* ---- transactions -------------------------------------------------------- */
@@ -294,7 +423,8 @@ static int pg_begin(struct sl_store *st)
     struct sl_pg *p = sl_pg_of(st);
     int rc;
 
-    if ((rc = sl_pg_simple(p, "BEGIN")) < 0)
+    /* on the writer, BEGIN goes with the group's first statement */
+    if ((rc = simple_later(p, "BEGIN")) < 0)
         return rc;
     p->in_tx = true;
     p->depth = 0;
@@ -323,12 +453,17 @@ static int pg_begin(struct sl_store *st)
 static int pg_commit(struct sl_store *st, uint64_t *token)
 {
     struct sl_pg *p = sl_pg_of(st);
-    PGresult *r = PQexec(p->conn, "COMMIT");
     int rc = 0;
+    PGresult *r = p->pipeline ? piped(p, NULL, "COMMIT", NULL, &rc) : PQexec(p->conn, "COMMIT");
 
     /* A COMMIT of an aborted transaction "succeeds" as a ROLLBACK: only
-     * the command tag COMMIT means committed. */
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+     * the command tag COMMIT means committed. With the pipeline, any
+     * statement of the transaction that failed fails the drain. */
+    if (!r) {
+        if (rc == 0)
+            rc = -EIO;
+        sl_error("msg=\"postgresql commit failed\" err=\"%s\"", strerror(-rc));
+    } else if (PQresultStatus(r) != PGRES_COMMAND_OK)
         rc = sl_pg_errno(p, r);
     else if (strcmp(PQcmdStatus(r), "COMMIT") != 0) {
         sl_error("msg=\"postgresql rolled the transaction back at commit\" tag=%s",
@@ -354,10 +489,12 @@ static int pg_rollback(struct sl_store *st)
     return sl_pg_simple(p, "ROLLBACK");
 }
 
+/* A savepoint and its release cannot fail but with the transaction: they
+ * go down the pipeline unawaited. */
 static int pg_savepoint(struct sl_store *st)
 {
     struct sl_pg *p = sl_pg_of(st);
-    int rc = sl_pg_simple(p, "SAVEPOINT req");
+    int rc = simple_later(p, "SAVEPOINT req");
     if (rc == 0)
         p->depth++;
     return rc;
@@ -366,7 +503,7 @@ static int pg_savepoint(struct sl_store *st)
 static int pg_release(struct sl_store *st)
 {
     struct sl_pg *p = sl_pg_of(st);
-    int rc = sl_pg_simple(p, "RELEASE SAVEPOINT req");
+    int rc = simple_later(p, "RELEASE SAVEPOINT req");
     if (rc == 0 && p->depth > 0)
         p->depth--;
     return rc;
@@ -630,6 +767,10 @@ struct sl_store *sl_pg_open(const char *uri, bool writer, bool sync_full, struct
             return NULL;
         }
         sl_pg_simple(p, "SET default_transaction_read_only = on");
+    } else if (PQenterPipelineMode(p->conn) == 1) {
+        p->pipeline = true;
+    } else {
+        sl_warn("msg=\"postgresql: no pipeline mode; each statement waits\"");
     }
     return &p->base;
 }

@@ -72,6 +72,11 @@ struct sl_pg {
     bool *prepared;               /* by statement id; grown as needed */
     int nprepared;
     uint64_t committed;           /* the last commit's token */
+    /* The writer runs in libpq's pipeline mode: statements whose outcome
+     * nobody waits for (sl_pg_exec_later) are sent and their results read
+     * at the next statement that is waited for, one round trip for all. */
+    bool pipeline;
+    int queued;                   /* results not yet read */
 };
 
 static inline struct sl_pg *sl_pg_of(struct sl_store *st) { return (struct sl_pg *)st; }
@@ -103,6 +108,13 @@ PGresult *sl_pg_query(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_
                       int *rc);
 /* Run 's' for its effect: the number of rows it touched (>= 0), or -errno. */
 int sl_pg_exec(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa);
+/* Run 's' for its effect without waiting for it (on the writer; elsewhere
+ * it is sl_pg_exec): its result is read, and a failure reported, at the
+ * next call that waits (sl_pg_query, sl_pg_exec, sl_pg_simple), which then
+ * fails. For statements that touch a row known to exist or insert one
+ * that cannot conflict: a failure is a broken transaction, not an answer.
+ * Returns 0, or -errno when it could not be sent. */
+int sl_pg_exec_later(struct sl_pg *p, struct sl_pg_stmt *s, const struct sl_pg_params *pa);
 /* Run plain SQL text with no parameters (BEGIN, SAVEPOINT ...): 0 or -errno. */
 int sl_pg_simple(struct sl_pg *p, const char *sql);
 /* Run SQL text built at run time (placeholders $1..., values in 'pa'),
@@ -110,9 +122,6 @@ int sl_pg_simple(struct sl_pg *p, const char *sql);
  * query's filters (job lists, audit search). */
 PGresult *sl_pg_query_text(struct sl_pg *p, const char *sql, const struct sl_pg_params *pa,
                            int *rc);
-
-/* 'uri' with any password in it replaced by "***", for messages. */
-void sl_pg_redact(const char *uri, char *out, size_t size);
 
 /* ---- reading results (pg.c) ---- */
 

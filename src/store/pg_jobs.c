@@ -197,7 +197,6 @@ int sl_pg_job_max_id(struct sl_store *st, int64_t *id)
 int sl_pg_job_update(struct sl_store *st, const struct sl_job_view *v, int64_t not_before_ms)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, v->id);
@@ -217,8 +216,7 @@ int sl_pg_job_update(struct sl_store *st, const struct sl_job_view *v, int64_t n
     p_intent(&pa, v);
     p_tristate(&pa, v->gpus_enforced);
     sl_pg_p_text_or_null(&pa, v->hold_by);
-    rc = sl_pg_exec(sl_pg_of(st), &q_job_update, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_job_update, &pa);
 }
 
 /* ---- reads --------------------------------------------------------------- */
@@ -450,7 +448,6 @@ int sl_pg_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms, const ch
                     const char *from, const char *to, const char *message)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, job_id);
@@ -459,8 +456,7 @@ int sl_pg_event_add(struct sl_store *st, int64_t job_id, int64_t at_ms, const ch
     sl_pg_p_text_or_null(&pa, from);
     sl_pg_p_text_or_null(&pa, to);
     sl_pg_p_text_or_null(&pa, message);
-    rc = sl_pg_exec(sl_pg_of(st), &q_event_add, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_event_add, &pa);
 }
 
 int sl_pg_event_scan(struct sl_store *st, int64_t job_id,
@@ -492,7 +488,6 @@ int sl_pg_attempt_put(struct sl_store *st, int64_t job_id, int attempt, int64_t 
                       const char *after, const char *log_offsets)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, job_id);
@@ -500,8 +495,7 @@ int sl_pg_attempt_put(struct sl_store *st, int64_t job_id, int attempt, int64_t 
     sl_pg_p_ms_or_null(&pa, started_ms);
     sl_pg_p_text_or_null(&pa, after);
     sl_pg_p_text_or_null(&pa, log_offsets);
-    rc = sl_pg_exec(sl_pg_of(st), &q_attempt_put, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_attempt_put, &pa);
 }
 
 int sl_pg_attempt_scan(struct sl_store *st, int64_t job_id,
@@ -531,13 +525,11 @@ int sl_pg_attempt_scan(struct sl_store *st, int64_t job_id,
 int sl_pg_job_lineage(struct sl_store *st, int64_t id, const char *lineage)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, id);
     sl_pg_p_text_or_null(&pa, lineage);
-    rc = sl_pg_exec(sl_pg_of(st), &q_job_lineage, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_job_lineage, &pa);
 }
 
 int sl_pg_job_respec(struct sl_store *st, int64_t id, const char *queue,

@@ -94,7 +94,6 @@ static void p_double_or_null(struct sl_pg_params *pa, bool has, double v)
 int sl_pg_usage_open(struct sl_store *st, const struct sl_usage_row *r)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, r->job_id);
@@ -112,14 +111,12 @@ int sl_pg_usage_open(struct sl_store *st, const struct sl_usage_row *r)
     sl_pg_p_i64(&pa, r->cpu_milli);
     sl_pg_p_i64(&pa, r->mem_bytes);
     sl_pg_p_i64(&pa, r->start_ms);
-    rc = sl_pg_exec(sl_pg_of(st), &q_usage_open, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_usage_open, &pa);
 }
 
 int sl_pg_usage_close(struct sl_store *st, const struct sl_usage_row *r)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, r->job_id);
@@ -131,20 +128,17 @@ int sl_pg_usage_close(struct sl_store *st, const struct sl_usage_row *r)
     p_double_or_null(&pa, r->has_util, r->util);
     sl_pg_p_i64(&pa, r->idle_ms);
     sl_pg_p_i64(&pa, r->start_ms);
-    rc = sl_pg_exec(sl_pg_of(st), &q_usage_close, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_usage_close, &pa);
 }
 
 int sl_pg_usage_mark_idle(struct sl_store *st, int64_t job_id, int64_t idle_ms)
 {
     struct sl_pg_params pa;
-    int rc;
 
     sl_pg_params_init(&pa);
     sl_pg_p_i64(&pa, job_id);
     sl_pg_p_i64(&pa, idle_ms);
-    rc = sl_pg_exec(sl_pg_of(st), &q_usage_idle, &pa);
-    return rc < 0 ? rc : 0;
+    return sl_pg_exec_later(sl_pg_of(st), &q_usage_idle, &pa);
 }
 
 /* Fill 'u' from row 'i' of the scan above; strings point into 'r'. */

@@ -4,7 +4,8 @@
 #   make test       install missing packages, check every source with clang too,
 #                   build under ASan+UBSan, run every suite
 #   make tsan       the same suites under ThreadSanitizer (not part of make test)
-#   make bench      benchmarks (print figures; never fail on speed)
+#   make bench      benchmarks (print figures; never fail on speed), SQLite
+#                   and PostgreSQL side by side among them
 #   make bench-slurm  Sluice against Slurm on the three-node Slurm lab (root,
 #                   about 20 minutes)
 #   make bench-ui   the web UI with 1,000 nodes and 100,000 jobs in headless
@@ -304,6 +305,7 @@ bench: deps all $(B)/bench/sched_bench
 	bench/run.sh
 	bench/sched.sh all
 	bench/joblist.py
+	bench/store.sh
 
 # Sluice with the Slurm executor against Slurm alone, end to end; then
 # submissions/s through Sluice's API against slurmrestd's; then a trace

@@ -13,10 +13,11 @@
 #include "pg_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sqltext.h"
 
 /* An id not given is max + 1 (store.h), read in the statement itself: the
  * writer is the only one (the lease makes it so), and a taken id is
@@ -262,41 +263,6 @@ static const char *const sort_col[SL_JOB_NSORTS] = {
  * jobs_gpu_models (postgres/0011_job_list.sql), written the same way. */
 #define SPEC_MODELS "(sl_json(spec) #>> '{spec,resources,gpuModels}')"
 
-/* Append to 'sql' (a buffer of 'size') at *n; *n grows past size - 1 when
- * it does not fit, which the caller checks once. */
-static void put(char *sql, size_t size, size_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void put(char *sql, size_t size, size_t *n, const char *fmt, ...)
-{
-    va_list ap;
-    int k;
-
-    va_start(ap, fmt);
-    k = vsnprintf(sql + (*n < size ? *n : size - 1), *n < size ? size - *n : 1, fmt, ap);
-    va_end(ap);
-    *n += k > 0 ? (size_t)k : 0;
-}
-
-/* 'text' as a LIKE pattern of its own bytes, '\' escaping the pattern's
- * characters, between 'pre' and 'post' (at most 2 bytes each). NULL on
- * ENOMEM. */
-static char *like_pattern(const char *pre, const char *text, const char *post)
-{
-    size_t len = strlen(text);
-    char *p = malloc(2 * len + 5), *w = p;
-
-    if (!p)
-        return NULL;
-    w += sl_strlcpy(w, pre, 3);
-    for (; *text; text++) {
-        if (*text == '%' || *text == '_' || *text == '\\')
-            *w++ = '\\';
-        *w++ = *text;
-    }
-    sl_strlcpy(w, post, 3);
-    return p;
-}
-
 /* The filters of 'q' as " WHERE ..." (nothing when none), with 'after' when
  * 'with_after'; their values go to 'pa' (the LIKE patterns to pats[], which
  * the caller frees), never into the SQL. -ENOMEM or 0. */
@@ -307,18 +273,18 @@ static int where_sql(char *sql, size_t size, size_t *n, const struct sl_store_jo
 
     if (q->state_mask) {
         const char *sep = "";
-        put(sql, size, n, "%sstate IN (", and);
+        sl_sql_put(sql, size, n, "%sstate IN (", and);
         for (int st = 0; st < SL_JOB_NSTATES; st++)
             if (q->state_mask & (1u << st)) {
-                put(sql, size, n, "%s%d", sep, st);
+                sl_sql_put(sql, size, n, "%s%d", sep, st);
                 sep = ",";
             }
-        put(sql, size, n, ")");
+        sl_sql_put(sql, size, n, ")");
         and = " AND ";
     }
 #define EQ(field, col)                                                           \
     if (q->field) {                                                              \
-        put(sql, size, n, "%s" col " = $%d", and, sl_pg_p_text(pa, q->field));   \
+        sl_sql_put(sql, size, n, "%s" col " = $%d", and, sl_pg_p_text(pa, q->field));   \
         and = " AND ";                                                           \
     }
     EQ(team, "team")
@@ -327,21 +293,21 @@ static int where_sql(char *sql, size_t size, size_t *n, const struct sl_store_jo
     EQ(priority_class, "priority_class")
 #undef EQ
     if (q->name_has && *q->name_has) {
-        if (!(pats[0] = like_pattern("%", q->name_has, "%")))
+        if (!(pats[0] = sl_sql_like_pattern("%", q->name_has, "%")))
             return -ENOMEM;
-        put(sql, size, n, "%slower(name COLLATE \"C\") LIKE lower($%d COLLATE \"C\") ESCAPE '\\'",
+        sl_sql_put(sql, size, n, "%slower(name COLLATE \"C\") LIKE lower($%d COLLATE \"C\") ESCAPE '\\'",
             and, sl_pg_p_text(pa, pats[0]));
         and = " AND ";
     }
     if (q->array_job_id) {
-        put(sql, size, n, "%sarray_job_id = $%d", and, sl_pg_p_i64(pa, q->array_job_id));
+        sl_sql_put(sql, size, n, "%sarray_job_id = $%d", and, sl_pg_p_i64(pa, q->array_job_id));
         and = " AND ";
     }
     if (q->gpu_model) {
         int m = sl_pg_p_text(pa, q->gpu_model);
-        if (!(pats[1] = like_pattern("%\"", q->gpu_model, "\"%")))
+        if (!(pats[1] = sl_sql_like_pattern("%\"", q->gpu_model, "\"%")))
             return -ENOMEM;
-        put(sql, size, n,
+        sl_sql_put(sql, size, n,
             "%sid IN (SELECT job_id FROM usage WHERE lower(gpu_model COLLATE \"C\") = "
             "lower($%d COLLATE \"C\") UNION SELECT id FROM jobs WHERE " SPEC_MODELS
             " <> '[]' AND lower(" SPEC_MODELS " COLLATE \"C\") LIKE lower($%d COLLATE \"C\") "
@@ -350,7 +316,7 @@ static int where_sql(char *sql, size_t size, size_t *n, const struct sl_store_jo
         and = " AND ";
     }
     if (with_after && q->after > 0)
-        put(sql, size, n, "%sid %c $%d", and, q->descending ? '<' : '>',
+        sl_sql_put(sql, size, n, "%sid %c $%d", and, q->descending ? '<' : '>',
             sl_pg_p_i64(pa, q->after));
     return 0;
 }
@@ -371,12 +337,12 @@ static int scan_page(struct sl_pg *p, const struct sl_store_job_query *q, sl_sto
         snprintf(order, sizeof(order), "id %s", dir);
     else
         snprintf(order, sizeof(order), "%s %s NULLS LAST, id %s", sort_col[q->sort], dir, dir);
-    put(sql, sizeof(sql), &n, "SELECT " SL_PG_JOB_COLS " FROM jobs");
+    sl_sql_put(sql, sizeof(sql), &n, "SELECT " SL_PG_JOB_COLS " FROM jobs");
     if ((rc = where_sql(sql, sizeof(sql), &n, q, true, &pa, pats)) < 0)
         goto out;
     limit = sl_pg_p_i64(&pa, (int64_t)q->limit + 1); /* one more: is there a next? */
     offset = sl_pg_p_i64(&pa, q->offset);
-    put(sql, sizeof(sql), &n, " ORDER BY %s LIMIT $%d OFFSET $%d", order, limit, offset);
+    sl_sql_put(sql, sizeof(sql), &n, " ORDER BY %s LIMIT $%d OFFSET $%d", order, limit, offset);
     if (n >= sizeof(sql)) {
         rc = -EIO;
         goto out;
@@ -410,7 +376,7 @@ static int scan_count(struct sl_pg *p, const struct sl_store_job_query *q, int64
     int rc;
 
     sl_pg_params_init(&pa);
-    put(sql, sizeof(sql), &n, "SELECT count(*) FROM jobs");
+    sl_sql_put(sql, sizeof(sql), &n, "SELECT count(*) FROM jobs");
     if ((rc = where_sql(sql, sizeof(sql), &n, q, false, &pa, pats)) == 0) {
         if (n >= sizeof(sql))
             rc = -EIO;

@@ -7,10 +7,11 @@
 #include "sqlite_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sqltext.h"
 
 static const char *const jobs_sql[SQ_JOBS_N] = {
     [SQ_JOB_INSERT] = "INSERT INTO jobs(name, team, project, user, queue, priority_class, "
@@ -241,21 +242,6 @@ static const char *const sort_col[SL_JOB_NSORTS] = {
  * so that SQLite uses it. */
 #define SPEC_MODELS "json_extract(spec, '$.spec.resources.gpuModels')"
 
-/* Append to 'sql' (a buffer of 'size') at *n; *n grows past size - 1 when
- * it does not fit, which the caller checks once. */
-static void put(char *sql, size_t size, size_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void put(char *sql, size_t size, size_t *n, const char *fmt, ...)
-{
-    va_list ap;
-    int k;
-
-    va_start(ap, fmt);
-    k = vsnprintf(sql + (*n < size ? *n : size - 1), *n < size ? size - *n : 1, fmt, ap);
-    va_end(ap);
-    *n += k > 0 ? (size_t)k : 0;
-}
-
 /* The filters of 'q' as " WHERE ..." (nothing when none), with 'after' when
  * 'with_after'. Strings are bound, never written into the SQL. */
 static void where_sql(char *sql, size_t size, size_t *n, const struct sl_store_job_query *q,
@@ -265,18 +251,18 @@ static void where_sql(char *sql, size_t size, size_t *n, const struct sl_store_j
 
     if (q->state_mask) {
         const char *sep = "";
-        put(sql, size, n, "%sstate IN (", and);
+        sl_sql_put(sql, size, n, "%sstate IN (", and);
         for (int st = 0; st < SL_JOB_NSTATES; st++)
             if (q->state_mask & (1u << st)) {
-                put(sql, size, n, "%s%d", sep, st);
+                sl_sql_put(sql, size, n, "%s%d", sep, st);
                 sep = ",";
             }
-        put(sql, size, n, ")");
+        sl_sql_put(sql, size, n, ")");
         and = " AND ";
     }
 #define EQ(field, col, param)                                                    \
     if (q->field) {                                                              \
-        put(sql, size, n, "%s" col " = ?%d", and, param);                        \
+        sl_sql_put(sql, size, n, "%s" col " = ?%d", and, param);                        \
         and = " AND ";                                                           \
     }
     EQ(team, "team", P_TEAM)
@@ -285,17 +271,17 @@ static void where_sql(char *sql, size_t size, size_t *n, const struct sl_store_j
     EQ(priority_class, "priority_class", P_PCLASS)
 #undef EQ
     if (q->name_has && *q->name_has) {
-        put(sql, size, n, "%sname LIKE ?%d ESCAPE '\\'", and, P_NAME);
+        sl_sql_put(sql, size, n, "%sname LIKE ?%d ESCAPE '\\'", and, P_NAME);
         and = " AND ";
     }
     if (q->array_job_id) {
-        put(sql, size, n, "%sarray_job_id = ?%d", and, P_ARRAY);
+        sl_sql_put(sql, size, n, "%sarray_job_id = ?%d", and, P_ARRAY);
         and = " AND ";
     }
     if (q->gpu_model) {
         /* Two indexed lookups joined, rather than an OR that would read
          * every row's spec. */
-        put(sql, size, n,
+        sl_sql_put(sql, size, n,
             "%sid IN (SELECT job_id FROM usage WHERE gpu_model = ?%d COLLATE NOCASE "
             "UNION SELECT id FROM jobs WHERE json_valid(spec) AND " SPEC_MODELS " <> '[]' "
             "AND " SPEC_MODELS " LIKE ?%d ESCAPE '\\')",
@@ -303,27 +289,7 @@ static void where_sql(char *sql, size_t size, size_t *n, const struct sl_store_j
         and = " AND ";
     }
     if (with_after && q->after > 0)
-        put(sql, size, n, "%sid %c ?%d", and, q->descending ? '<' : '>', P_AFTER);
-}
-
-/* 'text' as a LIKE pattern of its own bytes, '\' escaping the pattern's
- * characters, between 'pre' and 'post' (pattern text of at most 2 bytes
- * each: "%", "%\""). NULL on ENOMEM. */
-static char *like_pattern(const char *pre, const char *text, const char *post)
-{
-    size_t len = strlen(text);
-    char *p = malloc(2 * len + 5), *w = p;
-
-    if (!p)
-        return NULL;
-    w += sl_strlcpy(w, pre, 3);
-    for (; *text; text++) {
-        if (*text == '%' || *text == '_' || *text == '\\')
-            *w++ = '\\';
-        *w++ = *text;
-    }
-    sl_strlcpy(w, post, 3);
-    return p;
+        sl_sql_put(sql, size, n, "%sid %c ?%d", and, q->descending ? '<' : '>', P_AFTER);
 }
 
 /* Prepare the SQL of 'sql' for 'q' and bind what it uses ('sql' of 'size'
@@ -337,8 +303,8 @@ static int query_prepare(struct sl_sqlite *s, const char *sql, size_t n, size_t 
     *out = NULL;
     if (n >= size)
         return -EIO;
-    if ((q->name_has && *q->name_has && !(pats[0] = like_pattern("%", q->name_has, "%"))) ||
-        (q->gpu_model && !(pats[1] = like_pattern("%\"", q->gpu_model, "\"%"))))
+    if ((q->name_has && *q->name_has && !(pats[0] = sl_sql_like_pattern("%", q->name_has, "%"))) ||
+        (q->gpu_model && !(pats[1] = sl_sql_like_pattern("%\"", q->gpu_model, "\"%"))))
         return -ENOMEM;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
         sl_error("msg=\"sqlite prepare failed\" sql=\"%.60s\" err=\"%s\"", sql,
@@ -380,9 +346,9 @@ static int scan_page(struct sl_sqlite *s, const struct sl_store_job_query *q,
         !(q->name_has && *q->name_has)) {
         /* The table's own order, or jobs_state's or jobs_team's (each in
          * id order): a page reads about its own rows. */
-        put(sql, sizeof(sql), &n, "SELECT " SL_SQLITE_JOB_COLS " FROM jobs");
+        sl_sql_put(sql, sizeof(sql), &n, "SELECT " SL_SQLITE_JOB_COLS " FROM jobs");
         where_sql(sql, sizeof(sql), &n, q, true);
-        put(sql, sizeof(sql), &n, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT,
+        sl_sql_put(sql, sizeof(sql), &n, " ORDER BY %s LIMIT ?%d OFFSET ?%d", order, P_LIMIT,
             P_OFFSET);
     } else {
         /* The page's ids first, from the narrow index jobs_list where it
@@ -390,10 +356,10 @@ static int scan_page(struct sl_sqlite *s, const struct sl_store_job_query *q,
          * walking the table in id order past jobs that do not match (all of
          * them when none does), would read every job's spec. "+id" keeps
          * SQLite from choosing that walk. */
-        put(sql, sizeof(sql), &n,
+        sl_sql_put(sql, sizeof(sql), &n,
             "SELECT " SL_SQLITE_JOB_COLS " FROM jobs WHERE id IN (SELECT id FROM jobs");
         where_sql(sql, sizeof(sql), &n, q, true);
-        put(sql, sizeof(sql), &n, " ORDER BY %s%s LIMIT ?%d OFFSET ?%d) ORDER BY %s",
+        sl_sql_put(sql, sizeof(sql), &n, " ORDER BY %s%s LIMIT ?%d OFFSET ?%d) ORDER BY %s",
             q->sort == SL_JOB_SORT_ID ? "+" : "", order, P_LIMIT, P_OFFSET, order);
     }
     if ((rc = query_prepare(s, sql, n, sizeof(sql), q, pats, &stmt)) < 0)
@@ -426,7 +392,7 @@ static int scan_count(struct sl_sqlite *s, const struct sl_store_job_query *q, i
     size_t n = 0;
     int rc;
 
-    put(sql, sizeof(sql), &n, "SELECT count(*) FROM jobs");
+    sl_sql_put(sql, sizeof(sql), &n, "SELECT count(*) FROM jobs");
     where_sql(sql, sizeof(sql), &n, q, false);
     if ((rc = query_prepare(s, sql, n, sizeof(sql), q, pats, &stmt)) == 0) {
         if (sqlite3_step(stmt) == SQLITE_ROW)

@@ -23,14 +23,13 @@ import http.client
 import json
 import os
 import random
-import shutil
 import signal
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import PgServer, Sluiced, free_port, job_doc, tap  # noqa: E402
+from sltest import HaMember, PgServer, job_doc, tap, wait_for  # noqa: E402
 
 LEASE_MS = 1500
 KILLS = int(os.environ.get("SLUICE_FAILOVER_KILLS", "20"))
@@ -43,59 +42,35 @@ os.environ["PGPASSFILE"] = os.path.join(pgs.dir, "pgpass")
 store = "postgres://sluice@127.0.0.1:%d/sluice" % pgs.port
 
 
-class Member(Sluiced):
-    def __init__(self, name):
-        super().__init__(args=["--store", store, "--ha-lease", "%dms" % LEASE_MS,
-                               "--ha-name", name])
-        self.name = name
-        self.port = free_port()
-
-    def launch(self):
-        import subprocess
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self._argv(), stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=log)
-
-    def get(self, path, token=None):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=3)
-            c.request("GET", path, headers={"Authorization": "Bearer " + token}
-                      if token else {})
-            r = c.getresponse()
-            body = r.read()
-            c.close()
-            return r.status, body
-        except (OSError, http.client.HTTPException):
-            return 0, b""
-
-
-def wait_for(cond, timeout, step=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(step)
-    return None
+def get(m, path, token=None):
+    """(status, body) of one GET on a connection of its own; 0 when no answer."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", m.port, timeout=3)
+        c.request("GET", path, headers={"Authorization": "Bearer " + token} if token else {})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, body
+    except (OSError, http.client.HTTPException):
+        return 0, b""
 
 
 def serving(members):
     """The member that leads and serves (its /healthz is 200), if any."""
     for m in members:
-        if m.running() and m.get("/healthz")[0] == 200:
+        if m.running() and get(m, "/healthz")[0] == 200:
             return m
     return None
 
 
-members = [Member(n) for n in ("a", "b", "c")]
+members = [HaMember(n, store, LEASE_MS) for n in ("a", "b", "c")]
 a = members[0]
 a.launch()
 tap.ok(wait_for(lambda: serving([a]), 30), "the first daemon leads", a.log_tail(20))
 a._read_token()
 token = a.token
 for m in members[1:]:
-    os.makedirs(m.data, mode=0o700, exist_ok=True)
-    shutil.copy(os.path.join(a.data, "audit.key"), os.path.join(m.data, "audit.key"))
+    m.share_audit_key(a)
     m.launch()
 for m in members:
     m.token = token
@@ -195,7 +170,7 @@ for i in range(KILLS + 1):
     nl = wait_for(lambda: serving([m for m in members if m is not lead]), 60, 0.01)
     if nl:
         takeovers.append(time.monotonic() - t0)
-        st, body = nl.get("/v1/audit/verify", token)
+        st, body = get(nl, "/v1/audit/verify", token)
         if st != 200 or not json.loads(body.decode()).get("ok"):
             verify_fail += 1
             tap.diag("audit verify after takeover %d: %d %r" % (i + 1, st, body[:200]))
@@ -224,7 +199,7 @@ for t in threads:
     t.join(30)
 
 lead = wait_for(lambda: serving(members), 60)
-st, body = lead.get("/v1/audit/verify", token)
+st, body = get(lead, "/v1/audit/verify", token)
 tap.ok(st == 200 and json.loads(body.decode()).get("ok"),
        "the audit chain verifies at the end", body[:300])
 
@@ -233,7 +208,7 @@ def final_jobs():
     lead_now = serving(members)
     jobs, after = [], 0
     while True:
-        st, body = lead_now.get("/v1/jobs?state=all&limit=10000&after=%d" % after, token)
+        st, body = get(lead_now, "/v1/jobs?state=all&limit=10000&after=%d" % after, token)
         if st != 200:
             return None
         js = json.loads(body.decode())

@@ -8,13 +8,12 @@ exits 75; a clean stop hands the lease over at once. A real server of the
 test's own (tests/pg/pg.sh); skipped without PostgreSQL."""
 
 import os
-import shutil
 import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sltest import PgServer, Sluiced, free_port, job_doc, tap  # noqa: E402
+from sltest import HaMember, PgServer, tap, wait_for  # noqa: E402
 
 LEASE_MS = 1500
 
@@ -23,37 +22,6 @@ if not pgs.start():
     tap.skip_all(pgs.missing)
 os.environ["PGPASSFILE"] = os.path.join(pgs.dir, "pgpass")
 store = "postgres://sluice@127.0.0.1:%d/sluice" % pgs.port
-
-
-class Member(Sluiced):
-    """A sluiced of the group: it is healthy when it answers /v1/status (a
-    follower's /healthz is 503 by design)."""
-
-    def __init__(self, name):
-        super().__init__(args=["--store", store, "--ha-lease", "%dms" % LEASE_MS,
-                               "--ha-name", name])
-        self.name = name
-        self.port = free_port()
-
-    def launch(self):
-        import subprocess
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self._argv(), stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=log)
-
-    def status(self):
-        r = self.request("GET", "/v1/status", token=None, timeout=5)
-        return r.json if r.status == 200 and isinstance(r.json, dict) else None
-
-
-def wait_for(cond, timeout, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(step)
-    return None
 
 
 def leader_of(members):
@@ -76,7 +44,7 @@ def leader_of(members):
     return lead[0], epoch
 
 
-a, b, c = Member("a"), Member("b"), Member("c")
+a, b, c = (HaMember(n, store, LEASE_MS) for n in ("a", "b", "c"))
 a.launch()
 tap.ok(wait_for(lambda: (a.status() or {}).get("role") == "leader", 30),
        "the first daemon takes the lease", a.log_tail(20))
@@ -86,9 +54,7 @@ a._read_token()
 token = a.token
 # One audit key signs the one log: the others get the first one's.
 for m in (b, c):
-    os.makedirs(m.data, mode=0o700, exist_ok=True)
-    shutil.copy(os.path.join(a.data, "audit.key"), os.path.join(m.data, "audit.key"))
-    os.chmod(os.path.join(m.data, "audit.key"), 0o600)
+    m.share_audit_key(a)
     m.launch()
 members = [a, b, c]
 tap.ok(wait_for(lambda: all((m.status() or {}).get("members") and

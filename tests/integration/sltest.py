@@ -645,3 +645,43 @@ class PgServer:
             pg_sh("stop", self.dir)
             shutil.rmtree(self.top, ignore_errors=True)
             self.top = None
+
+
+def wait_for(cond, timeout, step=0.05):
+    """cond()'s first true value within 'timeout' seconds, polled every
+    'step'; None when it never was."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return None
+
+
+class HaMember(Sluiced):
+    """One of several sluiced on one PostgreSQL store (docs/ha.md): named
+    'name', with the lease 'lease_ms'; launch() starts it without waiting
+    (a follower's /healthz is 503 by design), status() reads /v1/status."""
+
+    def __init__(self, name, store, lease_ms):
+        super().__init__(args=["--store", store, "--ha-lease", "%dms" % lease_ms,
+                               "--ha-name", name])
+        self.name = name
+        self.port = free_port()
+
+    def launch(self):
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self._argv(), stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=log)
+
+    def status(self):
+        r = self.request("GET", "/v1/status", token=None, timeout=5)
+        return r.json if r.status == 200 and isinstance(r.json, dict) else None
+
+    def share_audit_key(self, first):
+        """Give it the first daemon's audit key, as docs/ha.md asks."""
+        os.makedirs(self.data, mode=0o700, exist_ok=True)
+        dst = os.path.join(self.data, "audit.key")
+        shutil.copy(os.path.join(first.data, "audit.key"), dst)
+        os.chmod(dst, 0o600)

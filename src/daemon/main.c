@@ -114,17 +114,18 @@ static void usage(FILE *f)
  * daemons on one store, a follower's answers (ha.h). */
 struct gate {
     _Atomic(struct sl_api *) api;
-    struct sl_ha *ha;             /* NULL = one daemon; set before serving */
+    _Atomic(struct sl_ha *) ha;   /* NULL = one daemon (or not yet set) */
 };
 
 static void gate_handle(struct sl_http_req *r, void *arg)
 {
     struct gate *g = arg;
     struct sl_api *api = atomic_load_explicit(&g->api, memory_order_acquire);
+    struct sl_ha *ha = atomic_load_explicit(&g->ha, memory_order_acquire);
 
-    if (g->ha) {
+    if (ha) {
         if (!api) {
-            sl_ha_follower_handle(g->ha, r);
+            sl_ha_follower_handle(ha, r);
             return;
         }
         sl_http_add_header(r, "Sluice-Role", "leader");
@@ -400,30 +401,35 @@ static int ha_start(const struct sl_config *cfg, struct gate *g, struct sl_error
     char name[128], url[256], host[64];
     const char *port = strrchr(cfg->listen, ':');
     struct sl_ha_config hc;
+    struct sl_ha *ha;
 
     if (cfg->ha_lease_ms < 300)
         return sl_errorf(err, -EINVAL, "--ha-lease: at least 300ms, got %lldms",
                          (long long)cfg->ha_lease_ms);
-    if (cfg->ha_name[0]) {
+    if (gethostname(host, sizeof(host) - 1) < 0)
+        sl_strlcpy(host, "localhost", sizeof(host));
+    host[sizeof(host) - 1] = '\0';
+    if (cfg->ha_name[0])
         sl_strlcpy(name, cfg->ha_name, sizeof(name));
-    } else {
-        if (gethostname(host, sizeof(host) - 1) < 0)
-            sl_strlcpy(host, "localhost", sizeof(host));
-        host[sizeof(host) - 1] = '\0';
+    else
         snprintf(name, sizeof(name), "%s:%s", host, port ? port + 1 : cfg->listen);
-    }
     if (cfg->advertise_url[0]) {
         if (strncmp(cfg->advertise_url, "http://", 7) != 0 &&
             strncmp(cfg->advertise_url, "https://", 8) != 0)
             return sl_errorf(err, -EINVAL, "--advertise-url: must start with http:// or "
                              "https://, got '%.64s'", cfg->advertise_url);
         sl_strlcpy(url, cfg->advertise_url, sizeof(url));
+    } else if (strncmp(cfg->listen, "0.0.0.0:", 8) == 0 ||
+               strncmp(cfg->listen, "[::]:", 5) == 0) {
+        /* every address: the others reach this one by its host name */
+        snprintf(url, sizeof(url), "http://%s:%s", host, port ? port + 1 : "8470");
     } else {
         snprintf(url, sizeof(url), "http://%s", cfg->listen);
     }
     hc = (struct sl_ha_config){cfg->store, name, url, cfg->ha_lease_ms};
-    g->ha = sl_ha_start(&hc, err);
-    return g->ha ? 0 : -EIO;
+    ha = sl_ha_start(&hc, err);
+    atomic_store_explicit(&g->ha, ha, memory_order_release);
+    return ha ? 0 : -EIO;
 }
 
 static json_t *ha_status(void *arg) { return sl_ha_status_json(arg); }
@@ -450,14 +456,26 @@ static const char *sub_flag(int argc, char **argv, const char *name)
  * verified (src/store/copy.h). Returns the exit status. */
 static int subcommand(int argc, char **argv)
 {
+    static const char *const migrate_flags[] = {"--store", NULL};
+    static const char *const copy_flags[] = {"--from", "--to", NULL};
+    const char *const *known = strcmp(argv[1], "migrate") == 0 ? migrate_flags : copy_flags;
     struct sl_error err = {0};
 
-    for (int i = 2; i < argc; i++)
-        if (strncmp(argv[i], "--", 2) != 0 && (i == 2 || strncmp(argv[i - 1], "--", 2) != 0 ||
-                                               strchr(argv[i - 1], '='))) {
-            fprintf(stderr, "sluiced %s: unexpected argument '%s'\n", argv[1], argv[i]);
+    /* only the subcommand's flags, each with its value */
+    for (int i = 2; i < argc; i++) {
+        size_t n = strcspn(argv[i], "=");
+        bool ok = false;
+        for (const char *const *k = known; *k && !ok; k++)
+            ok = strlen(*k) == n && strncmp(argv[i], *k, n) == 0;
+        if (!ok) {
+            fprintf(stderr, "sluiced %s: unknown argument '%s'\n", argv[1], argv[i]);
             return 2;
         }
+        if (!argv[i][n] && ++i >= argc) {
+            fprintf(stderr, "sluiced %s: %s needs a value\n", argv[1], argv[i - 1]);
+            return 2;
+        }
+    }
     if (strcmp(argv[1], "migrate") == 0) {
         const char *store = sub_flag(argc, argv, "--store");
         struct sl_store *st;

@@ -119,4 +119,8 @@ tap.ok(p.returncode == 0 and "schema version" in p.stdout, "sluiced migrate brin
        "store to this build's schema", p.stdout + p.stderr)
 p = subprocess.run([SLUICED, "migrate"], capture_output=True, text=True, timeout=60)
 tap.ok(p.returncode == 2 and "usage" in p.stderr, "and says how to call it without --store")
+p = subprocess.run([SLUICED, "copy-store", "--from", src, "--to", url, "--force"],
+                   capture_output=True, text=True, timeout=60)
+tap.ok(p.returncode == 2 and "unknown argument '--force'" in p.stderr,
+       "an argument copy-store does not know is refused, named", p.stderr)
 tap.done_testing()

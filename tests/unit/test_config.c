@@ -138,6 +138,17 @@ static void flags(void)
            "a setting without a flag (logCap) has none");
     is_int(sl_config_set(&c, "sendTimeout", "2s", "", &err), 0, "a key set directly");
     is_int(c.http.send_timeout_ms, 2000, "sendTimeout 2s");
+    /* several daemons on one store */
+    is_int(c.ha_lease_ms, 6000, "the lease is 6 s by default");
+    is_int(sl_config_set_flag(&c, "ha-lease", "1500ms", &err), 0, "--ha-lease 1500ms");
+    is_int(c.ha_lease_ms, 1500, "sets it");
+    is_int(sl_config_set_flag(&c, "ha-lease", "soon", &err), -EINVAL, "--ha-lease soon");
+    ok(strstr(err.text, "--ha-lease") != NULL, "is refused naming the flag: %s", err.text);
+    is_int(sl_config_set(&c, "haName", "sched-a", "", &err), 0, "haName in a file");
+    is_str(c.ha_name, "sched-a", "sets the daemon's name");
+    is_int(sl_config_set_flag(&c, "advertise-url", "http://sched-a:8470", &err), 0,
+           "--advertise-url");
+    is_str(c.advertise_url, "http://sched-a:8470", "sets where it is reached");
 }
 
 int main(void)

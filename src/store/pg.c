@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* pg_advisory_xact_lock's key for migrations: "sluice" in ASCII. */
 #define MIGRATE_LOCK_KEY "126943911340389"
@@ -581,29 +582,82 @@ static int pg_meta_set(struct sl_store *st, const char *key, const char *val)
 
 /* ---- open, migrate, close ------------------------------------------------ */
 
+/* Append s[0..len) to out (of 'size', *n used), truncating; always
+ * NUL-terminated. */
+static void app(char *out, size_t size, size_t *n, const char *s, size_t len)
+{
+    if (*n + 1 >= size)
+        return;
+    if (len > size - 1 - *n)
+        len = size - 1 - *n;
+    memcpy(out + *n, s, len);
+    *n += len;
+    out[*n] = '\0';
+}
+
+/* Whether a query parameter's key may name a secret: any key with
+ * "password" in it, any case (password, sslpassword), and any key written
+ * with %-escapes (which libpq decodes), rather than decode it here. */
+static bool secret_key(const char *k, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (k[i] == '%' || (i + 8 <= len && strncasecmp(k + i, "password", 8) == 0))
+            return true;
+    return false;
+}
+
 void sl_pg_redact(const char *uri, char *out, size_t size)
 {
-    /* postgres://user:secret@host/db -> postgres://user:***@host/db */
-    const char *scheme = strstr(uri, "://");
-    const char *at, *colon;
+    const char *scheme = strstr(uri, "://"), *auth, *rest, *at = NULL;
+    size_t n = 0;
 
-    sl_strlcpy(out, uri, size);
-    if (!scheme)
+    if (!size)
         return;
-    scheme += 3;
-    at = strchr(scheme, '@');
-    colon = memchr(scheme, ':', at ? (size_t)(at - scheme) : 0);
-    if (at && colon && (size_t)(colon - uri) + 1 < size)
-        snprintf(out + (colon - uri) + 1, size - (size_t)(colon - uri) - 1, "***%s", at);
-    /* a password given as ?password=... goes too */
+    out[0] = '\0';
+    if (!scheme) {
+        app(out, size, &n, uri, strlen(uri));
+        return;
+    }
+    auth = scheme + 3;
+    rest = auth + strcspn(auth, "/?");
+    app(out, size, &n, uri, (size_t)(auth - uri));
+    /* user:password@host: the password goes (the last '@' of the
+     * authority ends the user information) */
+    for (const char *p = auth; p < rest; p++)
+        if (*p == '@')
+            at = p;
+    if (at) {
+        const char *colon = memchr(auth, ':', (size_t)(at - auth));
+        if (colon) {
+            app(out, size, &n, auth, (size_t)(colon - auth));
+            app(out, size, &n, ":***", 4);
+        } else {
+            app(out, size, &n, auth, (size_t)(at - auth));
+        }
+        auth = at;
+    }
+    app(out, size, &n, auth, (size_t)(rest - auth));
+    /* the path, then each parameter, a secret's value replaced */
     {
-        char *pw = strstr(out, "password=");
-        if (pw) {
-            char *end = pw + 9;
-            while (*end && *end != '&')
-                end++;
-            memmove(pw + 12, end, strlen(end) + 1);
-            memcpy(pw + 9, "***", 3);
+        const char *q = strchr(rest, '?');
+        if (!q) {
+            app(out, size, &n, rest, strlen(rest));
+            return;
+        }
+        app(out, size, &n, rest, (size_t)(q + 1 - rest));
+        for (const char *p = q + 1; *p;) {
+            size_t len = strcspn(p, "&"), klen = strcspn(p, "=&");
+            if (klen < len && secret_key(p, klen)) {
+                app(out, size, &n, p, klen + 1);
+                app(out, size, &n, "***", 3);
+            } else {
+                app(out, size, &n, p, len);
+            }
+            p += len;
+            if (*p == '&') {
+                app(out, size, &n, "&", 1);
+                p++;
+            }
         }
     }
 }

@@ -43,6 +43,18 @@ static long long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
+/* sl_pg_redact(uri) into a buffer of 'size' (guarded past its end) is
+ * 'want'. */
+static void redacts(const char *uri, size_t size, const char *want)
+{
+    char buf[300];
+
+    memset(buf, 'Z', sizeof(buf));
+    sl_pg_redact(uri, buf, size);
+    ok(strcmp(buf, want) == 0 && buf[size] == 'Z', "redact %s in %zu bytes: %s", uri, size,
+       buf);
+}
+
 /* URIs: which backend; a PostgreSQL URI goes to libpq, and its password
  * never into a message. */
 static void uris(const char *dir)
@@ -52,6 +64,17 @@ static void uris(const char *dir)
     char uri[300];
     uint64_t token = 0;
 
+    redacts("postgres://u:pw@h:5/db", 64, "postgres://u:***@h:5/db");
+    redacts("postgres://u@h/db?password=", 64, "postgres://u@h/db?password=***");
+    redacts("postgres://u@h/db?password=", 28, "postgres://u@h/db?password=");
+    redacts("postgres://h/db?password=x", 27, "postgres://h/db?password=*");
+    redacts("postgres://h/db?p%61ssword=pw&sslmode=require", 80,
+            "postgres://h/db?p%61ssword=***&sslmode=require");
+    redacts("postgres://h/db?sslpassword=k&application_name=a@b", 80,
+            "postgres://h/db?sslpassword=***&application_name=a@b");
+    redacts("postgres://u:p@ss@h/db", 64, "postgres://u:***@h/db");
+    redacts("postgres://u:pw@h/db", 12, "postgres://");
+    redacts("no scheme", 4, "no ");
     errno = 0;
     st = sl_store_open("postgres://u:s3cret@127.0.0.1:1/sluice?connect_timeout=5", true,
                        false, &err);

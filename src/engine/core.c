@@ -347,8 +347,11 @@ static void *engine_main(void *arg)
         if (atomic_load_explicit(&e->lost, memory_order_acquire) && !e->lost_done)
             step_down(e);
         if (e->broken || (begin_rc = sl_store_begin(e->st)) < 0) {
-            if (begin_rc == -ESTALE)
-                sl_engine_lose(e); /* acted on at the top of the next turn */
+            /* The epoch moved on, or (several daemons on the store) the
+             * store cannot be reached: step down, acted on at the top of
+             * the next turn; a follower, or this one restarted, leads on. */
+            if (begin_rc == -ESTALE || (begin_rc < 0 && e->cfg.ha_epoch))
+                sl_engine_lose(e);
             /* Nothing can be changed: refuse, and wait to be stopped. */
             complete_ops(ops, false);
             wait_ms = 100;

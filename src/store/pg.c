@@ -427,8 +427,6 @@ static int pg_begin(struct sl_store *st)
     /* on the writer, BEGIN goes with the group's first statement */
     if ((rc = simple_later(p, "BEGIN")) < 0)
         return rc;
-    p->in_tx = true;
-    p->depth = 0;
     if (p->epoch) {
         /* The lease's fence (decision 0015): this transaction commits only
          * if this daemon still holds the epoch it leads under; the key
@@ -444,7 +442,6 @@ static int pg_begin(struct sl_store *st)
         }
         if (rc < 0) {
             sl_pg_simple(p, "ROLLBACK");
-            p->in_tx = false;
             return rc;
         }
     }
@@ -472,8 +469,6 @@ static int pg_commit(struct sl_store *st, uint64_t *token)
         rc = -EIO;
     }
     PQclear(r);
-    p->in_tx = false;
-    p->depth = 0;
     if (rc < 0)
         return rc;
     p->committed++;
@@ -484,30 +479,19 @@ static int pg_commit(struct sl_store *st, uint64_t *token)
 
 static int pg_rollback(struct sl_store *st)
 {
-    struct sl_pg *p = sl_pg_of(st);
-    p->in_tx = false;
-    p->depth = 0;
-    return sl_pg_simple(p, "ROLLBACK");
+    return sl_pg_simple(sl_pg_of(st), "ROLLBACK");
 }
 
 /* A savepoint and its release cannot fail but with the transaction: they
  * go down the pipeline unawaited. */
 static int pg_savepoint(struct sl_store *st)
 {
-    struct sl_pg *p = sl_pg_of(st);
-    int rc = simple_later(p, "SAVEPOINT req");
-    if (rc == 0)
-        p->depth++;
-    return rc;
+    return simple_later(sl_pg_of(st), "SAVEPOINT req");
 }
 
 static int pg_release(struct sl_store *st)
 {
-    struct sl_pg *p = sl_pg_of(st);
-    int rc = simple_later(p, "RELEASE SAVEPOINT req");
-    if (rc == 0 && p->depth > 0)
-        p->depth--;
-    return rc;
+    return simple_later(sl_pg_of(st), "RELEASE SAVEPOINT req");
 }
 
 static int pg_rollback_to(struct sl_store *st)
@@ -675,13 +659,6 @@ static int schema_version(struct sl_pg *p, int *version)
         *version = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     return rc;
-}
-
-int sl_pg_schema_version(struct sl_store *st, int *version)
-{
-    if (st->ops != &pg_ops)
-        return -ENOTSUP;
-    return schema_version(sl_pg_of(st), version);
 }
 
 /* Apply every pending migration: each in a transaction of its own, which

@@ -64,8 +64,6 @@ struct sl_pg {
     struct sl_store base;         /* first: base.ops = the PostgreSQL table */
     PGconn *conn;                 /* owned */
     bool writer;
-    int depth;                    /* open savepoints */
-    bool in_tx;
     int64_t epoch;                /* the lease's epoch that every write
                                      transaction must still hold (begin's
                                      fence); 0 = no fence (no HA) */

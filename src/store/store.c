@@ -619,9 +619,3 @@ int sl_store_ha_members(struct sl_store *st,
 }
 
 int sl_store_fence(struct sl_store *st, int64_t epoch) { return st->ops->fence(st, epoch); }
-
-bool sl_store_shared(const struct sl_store *st)
-{
-    struct sl_ha_lease l;
-    return st->ops->ha_lease_get((struct sl_store *)st, &l) != -ENOTSUP;
-}

@@ -683,7 +683,5 @@ int sl_store_ha_lease_get(struct sl_store *st, struct sl_ha_lease *lease);
 int sl_store_ha_members(struct sl_store *st,
                         int (*fn)(void *arg, const struct sl_ha_member_row *r), void *arg);
 int sl_store_fence(struct sl_store *st, int64_t epoch);
-/* Whether the store is one several daemons can share (has the above). */
-bool sl_store_shared(const struct sl_store *st);
 
 #endif

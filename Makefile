@@ -19,7 +19,7 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq
+PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq ldap
 # The CLI links only what it uses: its HTTP client is plain sockets (libc),
 # libyaml comes with the simulator (sim --config and the manifest rules),
 # libsodium with the offline audit verifier (audit verify -f),
@@ -66,7 +66,7 @@ CFLAGS  += -std=c17 -D_GNU_SOURCE -MMD -MP $(OPT) $(WARN) $(PKG_CFLAGS)
 LDFLAGS += $(OPT) -Wl,--as-needed
 LDLIBS  += $(PKG_LIBS) -lpthread -ldl -lm
 
-CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c src/audit/*.c src/policy/*.c)
+CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c src/audit/*.c src/policy/*.c src/ident/*.c)
 DAEMON_SRC := $(wildcard src/http/*.c src/api/*.c src/engine/*.c src/daemon/*.c)
 CLI_SRC    := $(wildcard src/client/*.c src/cli/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)

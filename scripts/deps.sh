@@ -19,7 +19,7 @@ set -eu
 # PostgreSQL: libpq-dev for the PostgreSQL store, and the server, which
 # the tests start for themselves (tests/pg/pg.sh: its own cluster on a
 # loopback port; Debian's own "main" cluster is not used).
-REQUIRED="gcc make pkg-config libc6-dev
+REQUIRED="gcc make pkg-config libc6-dev libldap-dev slapd ldap-utils
 libjansson-dev libyaml-dev libsqlite3-dev
 libsodium-dev libjemalloc-dev libpq-dev
 clang libclang-rt-14-dev

@@ -322,6 +322,9 @@ static const struct route {
     {"GET", "/ui", sl_api_route_ui, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/v1/status", sl_api_route_status, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"GET", "/v1/whoami", sl_api_route_whoami, READ(SL_SC_SELF), NULL, MT_NONE},
+    {"GET", "/v1/login", sl_api_route_login_info, READ(SL_SC_PUBLIC), NULL, MT_NONE},
+    {"POST", "/v1/login", sl_api_route_login, CHANGE(SL_OP_LOGIN), "user", MT_JSON},
+    {"POST", "/v1/login/refresh", sl_api_route_login_refresh, READ(SL_SC_SELF), NULL, MT_NONE},
     {"POST", "/v1/jobs", sl_api_route_job_submit, CHANGE(SL_OP_SUBMIT), NULL, MT_JSON | MT_YAML},
     {"GET", "/v1/jobs", sl_api_route_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}", sl_api_route_job_get, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
@@ -674,10 +677,25 @@ void sl_api_destroy(struct sl_api *a)
 {
     if (!a)
         return;
+    sl_login_destroy(a->login);
     sl_relay_destroy(a->relay);
     sl_store_close(a->rd);
     sl_api_metrics_destroy(a->metrics);
     free(a);
+}
+
+void sl_api_quiesce(struct sl_api *a)
+{
+    if (a)
+        sl_login_stop(a->login);
+}
+
+int sl_api_set_identity(struct sl_api *a, const struct sl_ident *id, struct sl_error *err)
+{
+    if (!(a->login = sl_login_create(a->e, id, err)))
+        return -ENOMEM;
+    a->ident = id;
+    return 0;
 }
 
 void sl_api_set_ha(struct sl_api *a, json_t *(*status)(void *arg),

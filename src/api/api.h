@@ -24,5 +24,14 @@ void sl_api_handle(struct sl_http_req *req, void *arg);
  * reference) and /metrics appends metrics(arg, b). Before serving. */
 void sl_api_set_ha(struct sl_api *a, json_t *(*status)(void *arg),
                    void (*metrics)(void *arg, struct sl_buf *b), void *arg);
+/* Sign-in through the identity provider of 'id' (src/ident/ident.h; it
+ * must outlive the API): starts the login workers. Before serving.
+ * Returns 0, or a negative errno with 'err' filled. */
+struct sl_ident;
+struct sl_error;
+/* Before the engine and the server stop: the login workers answer what
+ * they hold and stop (sl_api_destroy does the rest). */
+void sl_api_quiesce(struct sl_api *a);
+int sl_api_set_identity(struct sl_api *a, const struct sl_ident *id, struct sl_error *err);
 
 #endif

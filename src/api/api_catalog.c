@@ -42,6 +42,8 @@ void sl_api_route_metrics(struct ctx *c)
 
     if (rc == 0 && c->a->ha_metrics)
         c->a->ha_metrics(c->a->ha_arg, &b);
+    if (rc == 0)
+        sl_login_metrics(c->a->login, &b);
     if (rc < 0 || b.failed)
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
     else

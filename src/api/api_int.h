@@ -13,6 +13,8 @@
  *                  policies, datasets, scans, models (lists)
  *   api_meter.c    reports, utilisation, history, budgets, carbon intensity
  *   api_tokens.c   tokens
+ *   api_login.c    sign-in through LDAP or OIDC: a worker pool, the
+ *                  failure limits, the engine's SL_OP_LOGIN
  *   api_audit.c    the audit log, its export, verification, checkpoints,
  *                  scan import
  *   api_models.c   models (one, register, stage) and lineage
@@ -66,6 +68,9 @@ struct sl_api {
     json_t *(*ha_status)(void *arg);
     void (*ha_metrics)(void *arg, struct sl_buf *b);
     void *ha_arg;
+    /* sign-in through an identity provider (api_login.c); NULL = none */
+    const struct sl_ident *ident;
+    struct sl_login *login;
 };
 
 struct ctx {
@@ -187,6 +192,20 @@ void sl_api_route_report_util(struct ctx *c);
 void sl_api_route_scan_import(struct ctx *c);
 void sl_api_route_scans(struct ctx *c);
 void sl_api_route_teams(struct ctx *c);
+/* the identity provider's sign-in (api_login.c) */
+struct sl_login;
+struct sl_ident;
+struct sl_login *sl_login_create(struct sl_engine *e, const struct sl_ident *id,
+                                 struct sl_error *err);
+/* Stop: the workers finish the login each holds (its provider call is
+ * bounded by the identity file's timeout) and answer the queued ones 503;
+ * later logins are 503. NULL-safe. */
+void sl_login_stop(struct sl_login *l);
+void sl_login_destroy(struct sl_login *l); /* NULL-safe; stops first */
+void sl_login_metrics(struct sl_login *l, struct sl_buf *b);
+void sl_api_route_login_info(struct ctx *c);
+void sl_api_route_login(struct ctx *c);
+void sl_api_route_login_refresh(struct ctx *c);
 void sl_api_route_token_create(struct ctx *c);
 void sl_api_route_token_revoke(struct ctx *c);
 void sl_api_route_tokens(struct ctx *c);

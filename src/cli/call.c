@@ -77,7 +77,8 @@ static char *trim(char *s)
 }
 
 /* The token: --token, $SLUICE_TOKEN, the file $SLUICE_TOKEN_FILE, then
- * ./.sluice/admin.token when it exists (what `make run` writes). *buf
+ * ./.sluice/admin.token when it exists (what `make run` writes), then the
+ * one `sluice login` saved (sl_cli_login_token_path). *buf
  * receives what was read from a file, *len its size (caller wipes and
  * frees). */
 static int find_token(struct sl_cli_ctx *ctx, const char **token, char **buf,
@@ -85,6 +86,7 @@ static int find_token(struct sl_cli_ctx *ctx, const char **token, char **buf,
 {
     const char *file = getenv("SLUICE_TOKEN_FILE");
     const char *env = getenv("SLUICE_TOKEN");
+    char login[1024];
     int rc;
 
     *token = NULL;
@@ -97,9 +99,13 @@ static int find_token(struct sl_cli_ctx *ctx, const char **token, char **buf,
         return SL_CLI_OK;
     }
     if (!file || !*file) {
-        if (access(SL_CLI_DEFAULT_TOKEN_FILE, F_OK) != 0)
+        if (access(SL_CLI_DEFAULT_TOKEN_FILE, F_OK) == 0)
+            file = SL_CLI_DEFAULT_TOKEN_FILE;
+        else if (sl_cli_login_token_path(login, sizeof(login)) == 0 &&
+                 access(login, F_OK) == 0)
+            file = login; /* what `sluice login` saved */
+        else
             return SL_CLI_OK; /* no token: the server will say 401 */
-        file = SL_CLI_DEFAULT_TOKEN_FILE;
     }
     if ((rc = sl_read_file(file, SL_CLI_MAX_TOKEN_FILE, buf, len)) < 0) {
         sl_cli_errorf("token file %.200s: %s", file,
@@ -192,9 +198,13 @@ static void report(const struct sl_cli_ctx *ctx, int rc,
     bool named = what && names(e->message, what);
     const char *pre = what && !named ? what : "",
                *sep = what && !named ? ": " : "";
-    bool no_token = r->status == 401 && !ctx->token &&
-                    !getenv("SLUICE_TOKEN") && !getenv("SLUICE_TOKEN_FILE") &&
+    char login[1024];
+    bool implicit = r->status == 401 && !ctx->token && !getenv("SLUICE_TOKEN") &&
+                    !getenv("SLUICE_TOKEN_FILE") &&
                     access(SL_CLI_DEFAULT_TOKEN_FILE, F_OK) != 0;
+    bool saved = implicit && sl_cli_login_token_path(login, sizeof(login)) == 0 &&
+                 access(login, F_OK) == 0;
+    bool no_token = implicit && !saved;
     bool show_field;
     char code[48] = "";
 
@@ -211,9 +221,11 @@ static void report(const struct sl_cli_ctx *ctx, int rc,
         snprintf(code, sizeof(code), " (%s)", e->code);
     sl_cli_errorf("%s%s%s%s%s%s%s", pre, sep, show_field ? e->field : "",
                   show_field ? ": " : "", e->message, code,
-                  no_token ? "; no token given: use --token, SLUICE_TOKEN or "
+                  no_token ? "; no token given: use sluice login, --token, SLUICE_TOKEN or "
                              "SLUICE_TOKEN_FILE"
-                           : "");
+                  : saved ? "; the token sluice login saved was refused (it may have "
+                            "expired): sign in again with sluice login"
+                          : "");
 }
 
 /* An empty answer in 'resp' and the context's client in *c. */

@@ -473,6 +473,10 @@ int sl_cli_cmd_nodes(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_node_state(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_apply(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_whoami(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_login(struct sl_cli_ctx *ctx, int argc, char **argv);
+/* Where `sluice login` keeps its token: $XDG_CONFIG_HOME/sluice/token, else
+ * $HOME/.config/sluice/token. Returns 0 or -ENOENT (neither set). */
+int sl_cli_login_token_path(char *buf, size_t size);
 int sl_cli_cmd_status(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_token(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_sim(struct sl_cli_ctx *ctx, int argc, char **argv);

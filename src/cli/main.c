@@ -321,6 +321,23 @@ static const struct sl_cli_command commands[] = {
      "sharing the store with its role. -o json prints GET /v1/status as it is.\n"},
     {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
      "usage: sluice whoami\n"},
+    {"login", sl_cli_cmd_login, "sign in through the company directory (LDAP/AD)",
+     "usage: sluice login [--user NAME] [--password-stdin] [--print]\n"
+     "       sluice login --refresh\n"
+     "\n"
+     "Sign in with the user name and password of the directory the server's\n"
+     "identity file names (docs/identity.md). The password is asked on the\n"
+     "terminal without echo, or read from the first line of standard input\n"
+     "with --password-stdin; never give it on the command line. The server\n"
+     "maps the directory groups to a team and role and gives a token for the\n"
+     "identity file's tokenTtl (8 h by default), saved to\n"
+     "$XDG_CONFIG_HOME/sluice/token (~/.config/sluice/token), mode 0600, which\n"
+     "later commands use when no --token, SLUICE_TOKEN or SLUICE_TOKEN_FILE is\n"
+     "given. --print writes the token to standard output instead of saving it.\n"
+     "--refresh reads the groups again and replaces the token in use (a user\n"
+     "removed from a group loses its role then).\n"
+     "Too many wrong passwords for a name or from an address are refused with\n"
+     "429 for 15 minutes.\n"},
     {"token", sl_cli_cmd_token, "create, list and revoke API tokens",
      "usage: sluice token create --user NAME [--expires-in D] [--label L]\n"
      "       sluice token list [--user NAME]\n"

@@ -81,6 +81,7 @@ static const struct setting {
      0},
     {"haName", "ha-name", K_STRING, offsetof(struct sl_config, ha_name), 128},
     {"advertiseUrl", "advertise-url", K_STRING, offsetof(struct sl_config, advertise_url), 256},
+    {"identity", "identity", K_STRING, offsetof(struct sl_config, identity), 1024},
     {"haLease", "ha-lease", K_TIMEOUT, offsetof(struct sl_config, ha_lease_ms), 0},
 };
 

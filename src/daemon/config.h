@@ -60,6 +60,9 @@ struct sl_config {
     char advertise_url[256];      /* where the others send clients; "" =
                                      http://LISTEN */
     int64_t ha_lease_ms;          /* the leader's lease (default 6 s) */
+    char identity[1024];          /* the identity file (docs/identity.md):
+                                     LDAP, OIDC and the group rules; "" =
+                                     Sluice's own tokens only */
 };
 
 /* The defaults, with --dev's when 'dev'. */

@@ -18,6 +18,7 @@
 #include "../api/api.h"
 #include "../core/spec.h"
 #include "../http/http.h"
+#include "../ident/ident.h"
 #include "../engine/engine.h"
 #include "../exec/slurm.h"
 #include "../store/backend.h"
@@ -33,6 +34,7 @@ static void usage(FILE *f)
             "usage: sluiced [--dev] [--config FILE] [--listen HOST:PORT]\n"
             "               [--data-dir DIR] [--store PATH|URL] [--fake-gpus SPEC]\n"
             "               [--ha-name NAME] [--advertise-url URL] [--ha-lease D]\n"
+            "               [--identity FILE]\n"
             "               [--fake-nodes FILE] [--executor local|simulated|slurm]\n"
             "               [--slurm-partition P --slurm-output-dir DIR [--slurm-bin DIR]\n"
             "                [--slurm-api auto|library|tools] [--slurm-jobcomp FILE]\n"
@@ -56,7 +58,10 @@ static void usage(FILE *f)
             "  --advertise-url URL  where the others send clients (default\n"
             "                     http://LISTEN)\n"
             "  --ha-lease D       the leader's lease (default 6s): a takeover after it\n"
-            "                     runs out\n");
+            "                     runs out\n"
+            "  --identity FILE    sign-in through LDAP/Active Directory or OIDC, and\n"
+            "                     the rules mapping their groups to teams and roles\n"
+            "                     (docs/identity.md)\n");
     fprintf(f,
             "  --fake-gpus SPEC   declare GPUs instead of NVML, e.g. 8xH100 or\n"
             "                     4xA100-80GB,2xT4\n"
@@ -261,6 +266,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"ha-name", required_argument, NULL, 'S'},
         {"advertise-url", required_argument, NULL, 'S'},
         {"ha-lease", required_argument, NULL, 'S'},
+        {"identity", required_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
     struct sl_error err = {0};
@@ -525,7 +531,8 @@ int main(int argc, char **argv)
     sigset_t sigs;
     int sig = 0, rc, lock_fd = -1, store_lock_fd = -1;
     int64_t epoch = 0;
-    bool shared, lost;
+    bool shared, lost, ident_loaded = false;
+    struct sl_ident ident = {.nrules = 0};
 
     if (argc >= 2 && (strcmp(argv[1], "migrate") == 0 || strcmp(argv[1], "copy-store") == 0))
         return subcommand(argc, argv);
@@ -533,6 +540,14 @@ int main(int argc, char **argv)
         return rc;
     rc = 1;
     process_setup(&cfg, &sigs);
+    if (cfg.identity[0]) {
+        /* before anything is started: a bad file starts nothing */
+        if (sl_ident_load(&ident, cfg.identity, &err) < 0) {
+            fprintf(stderr, "sluiced: --identity %s\n", err.text);
+            goto out;
+        }
+        ident_loaded = true;
+    }
     if (cfg.dev && geteuid() != 0 && !cfg.allow_daemon_user[0]) {
         /* A developer's own sluiced can run jobs only as that developer. */
         struct passwd *pw = getpwuid(geteuid());
@@ -599,6 +614,10 @@ int main(int argc, char **argv)
     }
     if (gate.ha)
         sl_api_set_ha(api, ha_status, ha_metrics, gate.ha);
+    if (ident_loaded && sl_api_set_identity(api, &ident, &err) < 0) {
+        fprintf(stderr, "sluiced: %s\n", err.text);
+        goto out;
+    }
     if (sl_engine_start(e) < 0) {
         fprintf(stderr, "sluiced: cannot start the engine thread\n");
         goto out;
@@ -614,11 +633,13 @@ out:
      * answers every suspended request), then stop the server. Running
      * tasks keep running; the next start re-adopts them. */
     sl_http_quiesce(http);
+    sl_api_quiesce(api);
     sl_engine_stop(e);
     sl_http_stop(http);
     lost = e && sl_engine_lost(e);
     sl_api_destroy(api);
     sl_engine_destroy(e);
+    sl_ident_free(&ident);
     if (lost || sl_ha_lost(gate.ha)) {
         /* EX_TEMPFAIL: a supervisor starts it again, as a follower */
         fprintf(stderr, "sluiced: this daemon lost the lease and stopped\n");

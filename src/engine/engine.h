@@ -67,6 +67,10 @@ enum sl_op_kind {
     SL_OP_ATTACH,                     /* a client attaches to an interactive
                                          job's terminal: checked and
                                          recorded (src/engine/attach.c) */
+    SL_OP_LOGIN,                      /* a user the identity provider
+                                         vouched for: its User from the
+                                         group rules, and a token
+                                         (src/engine/login.c) */
     SL_OP_AUDIT,                      /* nothing to change: only the record
                                          of a request refused before it
                                          reached the engine (status, code
@@ -123,6 +127,20 @@ struct sl_op_token {
     int64_t expires_ms;               /* 0 = never */
 };
 struct sl_op_revoke { int64_t token_id; };
+struct sl_op_login {
+    char user[64];                    /* the login name, a valid name */
+    char source[8];                   /* "ldap" or "oidc" */
+    char subject[512];                /* its LDAP DN, or OIDC iss + sub */
+    char team[64], role[16];          /* the first rule that matched;
+                                         "" = none: the user is
+                                         deprovisioned (its tokens revoked)
+                                         and refused */
+    json_t *groups;                   /* the groups the provider gave
+                                         (owned): recorded */
+    int64_t expires_ms;               /* the new token's end */
+    int64_t replaces;                 /* a refresh: the caller's token,
+                                         revoked; 0 = none */
+};
 struct sl_op_carbon {
     char site[64];
     int64_t *hour_ms;                 /* hour starts */
@@ -155,6 +173,7 @@ struct sl_op {
         struct sl_op_delete del;
         struct sl_op_token token;
         struct sl_op_revoke revoke;
+        struct sl_op_login login;
         struct sl_op_carbon carbon;
         struct sl_op_scan scan;
         struct sl_op_model model;

@@ -709,6 +709,7 @@ int sl_eng_do_update(struct sl_engine *e, struct sl_op *op);
 void sl_eng_token_new(char *out, size_t size, unsigned char hash[32]);
 
 int sl_eng_do_token(struct sl_engine *e, struct sl_op *op);
+int sl_eng_do_login(struct sl_engine *e, struct sl_op *op);
 
 int sl_eng_do_revoke(struct sl_engine *e, struct sl_op *op);
 

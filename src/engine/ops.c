@@ -31,6 +31,7 @@ static void fini_carbon(struct sl_op *op)
     free(op->u.carbon.g);
 }
 
+static void fini_login(struct sl_op *op) { json_decref(op->u.login.groups); }
 static void fini_scan(struct sl_op *op) { json_decref(op->u.scan.summary); }
 static void fini_model(struct sl_op *op) { json_decref(op->u.model.body); }
 static void fini_stage(struct sl_op *op) { json_decref(op->u.stage.body); }
@@ -75,6 +76,8 @@ static const struct op_type {
     [SL_OP_REQUEUE] = {SL_OP_REQUEUE, SL_SC_JOBS_WRITE, "job.requeue", sl_eng_do_requeue, NULL},
     [SL_OP_UPDATE] = {SL_OP_UPDATE, SL_SC_JOBS_WRITE, "job.update", sl_eng_do_update, NULL},
     [SL_OP_ATTACH] = {SL_OP_ATTACH, SL_SC_JOBS_WRITE, "job.attach", sl_eng_do_attach, NULL},
+    /* public: the API submits it only for a user the provider vouched for */
+    [SL_OP_LOGIN] = {SL_OP_LOGIN, SL_SC_PUBLIC, "user.login", sl_eng_do_login, fini_login},
     [SL_OP_AUDIT] = {SL_OP_AUDIT, SL_SC_PUBLIC, "request", do_audit, NULL},
 };
 

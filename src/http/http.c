@@ -191,6 +191,10 @@ static char tag_listen, tag_wake;
 
 const char *sl_http_method(const struct sl_http_req *r) { return r->method; }
 const char *sl_http_path(const struct sl_http_req *r) { return r->path; }
+uint64_t sl_http_peer(const struct sl_http_req *r)
+{
+    return r->c->peer_key ^ ((uint64_t)r->c->peer_v6 << 63);
+}
 
 const char *sl_http_target(const struct sl_http_req *r, size_t *len)
 {
@@ -1097,7 +1101,9 @@ static void conn_accept(struct sl_http *s)
                 continue;
             return; /* EAGAIN: none waiting; or paused */
         }
-        counted = s->cfg.max_conns_per_peer > 0 && peer_key(&ss, &key, &v6);
+        key = 0;
+        v6 = false;
+        counted = peer_key(&ss, &key, &v6) && s->cfg.max_conns_per_peer > 0;
         if (counted) {
             slot = peer_slot(s, key, v6);
             if (s->peers[slot].n >= (uint32_t)s->cfg.max_conns_per_peer) {
@@ -1136,9 +1142,9 @@ static void conn_accept(struct sl_http *s)
             s->peers[slot].v6 = v6;
             s->peers[slot].n++;
             c->counted = true;
-            c->peer_key = key;
-            c->peer_v6 = v6;
         }
+        c->peer_key = key;
+        c->peer_v6 = v6;
         c->next = s->conns;
         if (s->conns)
             s->conns->prev = c;

@@ -79,6 +79,10 @@ void sl_http_stop(struct sl_http *s); /* NULL-safe */
 /* Request accessors (valid until the request completes). */
 const char *sl_http_method(const struct sl_http_req *r);
 const char *sl_http_path(const struct sl_http_req *r);
+/* The peer's address as a key: an IPv4 address, or an IPv6 /64 (as the
+ * per-peer connection limit counts them). For counting a peer's failures;
+ * only equality means anything. */
+uint64_t sl_http_peer(const struct sl_http_req *r);
 /* The request's target as it was sent (path and query, undecoded): its
  * first '*len' bytes, not NUL-terminated. */
 const char *sl_http_target(const struct sl_http_req *r, size_t *len);

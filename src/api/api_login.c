@@ -1,0 +1,526 @@
+/*
+ * api_login.c - signing in through the company's identity provider
+ * (docs/identity.md): LDAP or Active Directory with a name and password,
+ * an OIDC provider's ID token or its device-authorization flow. Each
+ * gives a short-lived Sluice token whose team and role the identity
+ * file's group rules decide at that moment (src/ident/ident.h).
+ *
+ * A provider is slow and may hang, and the HTTP thread serves everyone:
+ * a login is suspended and handed to one of LOGIN_WORKERS threads, which
+ * ask the provider, match the groups, and then either submit the login to
+ * the engine (SL_OP_LOGIN: the User, the token and the record in one
+ * transaction; its answer resumes the request) or answer the refusal
+ * themselves. At most LOGIN_QUEUE logins wait; more are 503.
+ *
+ * Guessing is bounded: a wrong password counts against the name and the
+ * peer's address (sl_http_peer); LOGIN_MAX_FAIL_USER failures of one name
+ * or LOGIN_MAX_FAIL_PEER of one address within LOGIN_WINDOW_MS refuse
+ * that name's or address's next logins with 429 until the window ends,
+ * before the provider is asked.
+ * See api_int.h for what the API files share.
+ */
+#include "api_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ident/ident.h"
+#include "../ident/ldap_login.h"
+#include "../util/jfield.h"
+
+#define LOGIN_WORKERS 2
+#define LOGIN_QUEUE 64
+#define LOGIN_WINDOW_MS (15 * 60 * 1000)
+#define LOGIN_MAX_FAIL_USER 5
+#define LOGIN_MAX_FAIL_PEER 30
+#define LOGIN_FAIL_SLOTS 512
+
+enum login_kind { LK_PASSWORD, LK_REFRESH };
+
+struct login_job {
+    enum login_kind kind;
+    struct op_state *s;           /* the request's engine op; its state */
+    char user[64];
+    char password[256];           /* wiped when done */
+    uint64_t peer;
+    int64_t replaces;             /* LK_REFRESH: the caller's token */
+    struct login_job *next;
+};
+
+/* Failures of one name or address in the current window. */
+struct fail_slot {
+    uint64_t key;                 /* hash of "u:NAME" or the peer; 0 = free */
+    int64_t since_ms;             /* the window's start */
+    int n;
+};
+
+struct sl_login {
+    const struct sl_ident *id;
+    struct sl_engine *e;
+    pthread_mutex_t mu;           /* the queue, the failures, the counters */
+    pthread_cond_t cv;
+    struct login_job *head, *tail;
+    int queued;
+    bool stop;
+    pthread_t workers[LOGIN_WORKERS];
+    int nworkers;
+    struct fail_slot fails[LOGIN_FAIL_SLOTS];
+    unsigned char fail_key[crypto_shorthash_KEYBYTES];
+    /* counters for /metrics */
+    uint64_t ok, denied, unmapped, limited, unavailable;
+};
+
+/* ---- failures ---------------------------------------------------------- */
+
+static uint64_t fail_hash(const struct sl_login *l, const char *kind, const void *p, size_t n)
+{
+    unsigned char buf[80], out[crypto_shorthash_BYTES];
+    uint64_t k;
+    size_t kn = strlen(kind);
+
+    if (n > sizeof(buf) - kn)
+        n = sizeof(buf) - kn;
+    memcpy(buf, kind, kn);
+    memcpy(buf + kn, p, n);
+    crypto_shorthash(out, buf, kn + n, l->fail_key);
+    memcpy(&k, out, sizeof(k));
+    return k | 1; /* never 0, which marks a free slot */
+}
+
+/* The slot of 'key' (mu held): found, or a free or stale one taken. */
+static struct fail_slot *fail_slot(struct sl_login *l, uint64_t key, int64_t now, bool take)
+{
+    size_t i = key % LOGIN_FAIL_SLOTS;
+    struct fail_slot *victim = NULL;
+
+    for (size_t k = 0; k < 8; k++) {
+        struct fail_slot *f = &l->fails[(i + k) % LOGIN_FAIL_SLOTS];
+        if (f->key == key) {
+            if (now - f->since_ms >= LOGIN_WINDOW_MS) {
+                f->since_ms = now;
+                f->n = 0;
+            }
+            return f;
+        }
+        if (!victim || (victim->key != 0 && (f->key == 0 || f->since_ms < victim->since_ms)))
+            victim = f;
+    }
+    if (!take)
+        return NULL;
+    /* a free slot of the probe window, else its oldest gives way: one who
+     * fills the table with new names forgets its own failures sooner */
+    victim->key = key;
+    victim->since_ms = now;
+    victim->n = 0;
+    return victim;
+}
+
+/* Whether the name or the address is over its limit; *retry_s when so. */
+static bool fail_limited(struct sl_login *l, const char *user, uint64_t peer, int64_t now,
+                         int64_t *retry_s)
+{
+    uint64_t ku = fail_hash(l, "u:", user, strlen(user)),
+             kp = fail_hash(l, "p:", &peer, sizeof(peer));
+    struct fail_slot *fu, *fp;
+    bool over = false;
+
+    pthread_mutex_lock(&l->mu);
+    fu = fail_slot(l, ku, now, false);
+    fp = fail_slot(l, kp, now, false);
+    if (fu && fu->n >= LOGIN_MAX_FAIL_USER) {
+        over = true;
+        *retry_s = (fu->since_ms + LOGIN_WINDOW_MS - now + 999) / 1000;
+    } else if (fp && fp->n >= LOGIN_MAX_FAIL_PEER) {
+        over = true;
+        *retry_s = (fp->since_ms + LOGIN_WINDOW_MS - now + 999) / 1000;
+    }
+    if (over)
+        l->limited++;
+    pthread_mutex_unlock(&l->mu);
+    return over;
+}
+
+static void fail_count(struct sl_login *l, const char *user, uint64_t peer, bool failed)
+{
+    uint64_t ku = fail_hash(l, "u:", user, strlen(user)),
+             kp = fail_hash(l, "p:", &peer, sizeof(peer));
+    int64_t now = sl_mono_ms();
+    struct fail_slot *f;
+
+    pthread_mutex_lock(&l->mu);
+    if (failed) {
+        fail_slot(l, ku, now, true)->n++;
+        fail_slot(l, kp, now, true)->n++;
+        l->denied++;
+    } else if ((f = fail_slot(l, ku, now, false))) {
+        f->n = 0; /* a success clears the name's count, not the address's */
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* ---- the worker -------------------------------------------------------- */
+
+/* Answer the request of 'j' with a refusal (from a worker thread). */
+static void answer(struct login_job *j, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void answer(struct login_job *j, int status, const char *code, const char *fmt, ...)
+{
+    char text[384];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (status == 503)
+        sl_http_add_header(j->s->r, "Retry-After", "5");
+    sl_http_reply_error(j->s->r, status, code, NULL, "%s", text);
+    sl_api_metrics_count(j->s->metrics, j->s->row, sl_http_method(j->s->r),
+                         sl_http_status(j->s->r), sl_mono_ns() - j->s->start_ns);
+    sl_http_resume(j->s->r);
+}
+
+/* A wrong name or password: recorded, then 401 (by the engine's answer). */
+static void refuse_credentials(struct sl_login *l, struct login_job *j, const char *text)
+{
+    struct sl_op *op = &j->s->op;
+
+    fail_count(l, j->user, j->peer, true);
+    op->kind = SL_OP_AUDIT;
+    op->action = "user.login";
+    sl_strlcpy(op->who.user, j->user, sizeof(op->who.user));
+    op->status = 401;
+    op->code = "unauthorized";
+    sl_errorf(&op->err, -EACCES, "%s", text);
+    sl_engine_submit(l->e, op);
+}
+
+static void run_ldap(struct sl_login *l, struct login_job *j)
+{
+    struct sl_ldap_user u;
+    struct sl_error err = {.text = ""};
+    const struct sl_ident_rule *rule;
+    struct sl_op *op = &j->s->op;
+    json_t *groups;
+    int rc;
+
+    rc = j->kind == LK_PASSWORD ? sl_ldap_login(&l->id->ldap, j->user, j->password, &u, &err)
+                                : sl_ldap_lookup(&l->id->ldap, j->user, &u, &err);
+    sodium_memzero(j->password, sizeof(j->password));
+    if (rc == -EACCES) {
+        refuse_credentials(l, j, "invalid user name or password");
+        return;
+    }
+    if (rc == -ENOENT && j->kind == LK_REFRESH) {
+        /* gone from the directory: as if in no group */
+        memset(&u, 0, sizeof(u));
+        sl_strlcpy(u.dn, "", sizeof(u.dn));
+    } else if (rc < 0) {
+        pthread_mutex_lock(&l->mu);
+        l->unavailable++;
+        pthread_mutex_unlock(&l->mu);
+        sl_warn("msg=\"LDAP login failed\" user=%s why=\"%s\"", j->user, err.text);
+        answer(j, 503, "unavailable", "the identity provider cannot be reached: %s; local "
+               "accounts still sign in with their tokens", err.text);
+        return;
+    }
+    if (j->kind == LK_PASSWORD)
+        fail_count(l, j->user, j->peer, false);
+    groups = json_array();
+    for (size_t i = 0; groups && i < u.ngroups; i++)
+        json_array_append_new(groups, json_string(u.groups[i]));
+    rule = sl_ident_match(l->id, u.groups, u.ngroups, true);
+    op->kind = SL_OP_LOGIN;
+    op->action = NULL;
+    sl_strlcpy(op->who.user, j->user, sizeof(op->who.user));
+    sl_strlcpy(op->u.login.user, j->user, sizeof(op->u.login.user));
+    sl_strlcpy(op->u.login.source, "ldap", sizeof(op->u.login.source));
+    sl_strlcpy(op->u.login.subject, u.dn, sizeof(op->u.login.subject));
+    if (rule) {
+        sl_strlcpy(op->u.login.team, rule->team, sizeof(op->u.login.team));
+        sl_strlcpy(op->u.login.role, rule->role, sizeof(op->u.login.role));
+    }
+    op->u.login.groups = groups ? groups : json_array();
+    op->u.login.expires_ms = sl_now_ms() + l->id->token_ttl_ms;
+    op->u.login.replaces = j->replaces;
+    sl_ldap_user_clear(&u);
+    pthread_mutex_lock(&l->mu);
+    if (rule)
+        l->ok++;
+    else
+        l->unmapped++;
+    pthread_mutex_unlock(&l->mu);
+    sl_engine_submit(l->e, op);
+}
+
+static void *worker(void *arg)
+{
+    struct sl_login *l = arg;
+
+    for (;;) {
+        struct login_job *j;
+        pthread_mutex_lock(&l->mu);
+        while (!l->head && !l->stop)
+            pthread_cond_wait(&l->cv, &l->mu);
+        if (!l->head) {
+            pthread_mutex_unlock(&l->mu);
+            return NULL;
+        }
+        j = l->head;
+        if (!(l->head = j->next))
+            l->tail = NULL;
+        l->queued--;
+        pthread_mutex_unlock(&l->mu);
+        if (l->stop)
+            answer(j, 503, "unavailable", "the server is stopping");
+        else
+            run_ldap(l, j);
+        sodium_memzero(j, sizeof(*j));
+        free(j);
+    }
+}
+
+/* Queue 'j' (its request suspended); false when the queue is full. */
+static bool enqueue(struct sl_login *l, struct login_job *j)
+{
+    pthread_mutex_lock(&l->mu);
+    if (l->queued >= LOGIN_QUEUE || l->stop) {
+        pthread_mutex_unlock(&l->mu);
+        return false;
+    }
+    j->next = NULL;
+    if (l->tail)
+        l->tail->next = j;
+    else
+        l->head = j;
+    l->tail = j;
+    l->queued++;
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return true;
+}
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+struct sl_login *sl_login_create(struct sl_engine *e, const struct sl_ident *id,
+                                 struct sl_error *err)
+{
+    struct sl_login *l = calloc(1, sizeof(*l));
+
+    if (!l) {
+        sl_errorf(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    l->id = id;
+    l->e = e;
+    randombytes_buf(l->fail_key, sizeof(l->fail_key));
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    for (int i = 0; i < LOGIN_WORKERS; i++) {
+        int rc = pthread_create(&l->workers[i], NULL, worker, l);
+        if (rc != 0) {
+            sl_errorf(err, -rc, "login worker: %s", strerror(rc));
+            sl_login_destroy(l);
+            return NULL;
+        }
+        l->nworkers++;
+    }
+    return l;
+}
+
+void sl_login_stop(struct sl_login *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    l->stop = true;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    for (int i = 0; i < l->nworkers; i++)
+        pthread_join(l->workers[i], NULL);
+    l->nworkers = 0;
+}
+
+void sl_login_destroy(struct sl_login *l)
+{
+    if (!l)
+        return;
+    sl_login_stop(l);
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+void sl_login_metrics(struct sl_login *l, struct sl_buf *b)
+{
+    uint64_t ok, denied, unmapped, limited, unavailable;
+
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    ok = l->ok;
+    denied = l->denied;
+    unmapped = l->unmapped;
+    limited = l->limited;
+    unavailable = l->unavailable;
+    pthread_mutex_unlock(&l->mu);
+    sl_buf_printf(b,
+                  "# HELP sluice_logins_total Logins through the identity provider, by "
+                  "outcome.\n"
+                  "# TYPE sluice_logins_total counter\n"
+                  "sluice_logins_total{outcome=\"ok\"} %llu\n"
+                  "sluice_logins_total{outcome=\"denied\"} %llu\n"
+                  "sluice_logins_total{outcome=\"unmapped\"} %llu\n"
+                  "sluice_logins_total{outcome=\"limited\"} %llu\n"
+                  "sluice_logins_total{outcome=\"unavailable\"} %llu\n",
+                  (unsigned long long)ok, (unsigned long long)denied,
+                  (unsigned long long)unmapped, (unsigned long long)limited,
+                  (unsigned long long)unavailable);
+}
+
+/* ---- routes ------------------------------------------------------------ */
+
+/* Hand the request to a worker: suspended; or 503 when the queue is full. */
+static void submit_job(struct ctx *c, struct login_job *j)
+{
+    struct sl_login *l = c->a->login;
+
+    if (!(j->s = sl_api_op_new(c, SL_OP_LOGIN))) {
+        sodium_memzero(j, sizeof(*j));
+        free(j);
+        return;
+    }
+    c->suspended = true;
+    sl_http_suspend(c->r);
+    if (!enqueue(l, j)) {
+        sodium_memzero(j, sizeof(*j));
+        free(j);
+        sl_http_add_header(c->r, "Retry-After", "1");
+        sl_http_reply_error(c->r, 503, "unavailable", NULL,
+                            "too many logins in progress; try again");
+        c->suspended = false;
+        sl_http_resume(c->r);
+    }
+}
+
+/* GET /v1/login: how one signs in here (public: the CLI and the web UI
+ * ask before they offer a form). */
+void sl_api_route_login_info(struct ctx *c)
+{
+    const struct sl_ident *id = c->a->ident;
+    json_t *m = json_array();
+
+    json_array_append_new(m, json_string("token"));
+    if (id && id->has_ldap)
+        json_array_append_new(m, json_string("password"));
+    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "methods", m));
+}
+
+/* POST /v1/login {"user": NAME, "password": PASSWORD}. */
+void sl_api_route_login(struct ctx *c)
+{
+    const struct sl_ident *id = c->a->ident;
+    json_t *doc, *v;
+    const char *key, *user = NULL, *pw = NULL;
+    struct login_job *j;
+    int64_t retry;
+
+    if (!id || !c->a->login) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL,
+                            "no identity provider is configured (sluiced --identity); "
+                            "sign in with a token");
+        return;
+    }
+    if (!(doc = sl_api_body_json(c)))
+        return;
+    json_object_foreach(doc, key, v) {
+        if (strcmp(key, "user") == 0 && json_is_string(v))
+            user = json_string_value(v);
+        else if (strcmp(key, "password") == 0 && json_is_string(v))
+            pw = json_string_value(v);
+        else {
+            sl_http_reply_error(c->r, 400, "invalid", key,
+                                strcmp(key, "user") == 0 || strcmp(key, "password") == 0
+                                    ? "must be a string"
+                                    : "unknown field; expected user and password");
+            goto out;
+        }
+    }
+    if (!user || !sl_name_valid(user)) {
+        sl_http_reply_error(c->r, 400, "invalid", "user",
+                            user ? "not a valid user name" : "is required");
+        goto out;
+    }
+    if (!pw || !*pw || strlen(pw) >= sizeof(j->password)) {
+        sl_http_reply_error(c->r, 400, "invalid", "password",
+                            pw && *pw ? "longer than 255 bytes" : "is required");
+        goto out;
+    }
+    if (!id->has_ldap) {
+        sl_http_reply_error(c->r, 400, "invalid", "password",
+                            "this server has no LDAP server to check passwords; sign in "
+                            "with OIDC or a token");
+        goto out;
+    }
+    if (fail_limited(c->a->login, user, sl_http_peer(c->r), sl_mono_ms(), &retry)) {
+        char ra[24];
+        snprintf(ra, sizeof(ra), "%lld", (long long)retry);
+        sl_http_add_header(c->r, "Retry-After", ra);
+        sl_http_reply_error(c->r, 429, "too_many_requests", NULL,
+                            "too many failed logins for this name or address; try again "
+                            "in %llds",
+                            (long long)retry);
+        goto out;
+    }
+    if (!(j = calloc(1, sizeof(*j)))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        goto out;
+    }
+    j->kind = LK_PASSWORD;
+    sl_strlcpy(j->user, user, sizeof(j->user));
+    sl_strlcpy(j->password, pw, sizeof(j->password));
+    j->peer = sl_http_peer(c->r);
+    submit_job(c, j);
+out:
+    /* the password leaves no copy in the parsed document */
+    if ((v = json_object_get(doc, "password")) && json_is_string(v))
+        sodium_memzero((char *)json_string_value(v), json_string_length(v));
+    json_decref(doc);
+}
+
+/* POST /v1/login/refresh: the caller's LDAP groups read again (as the
+ * search account: no password) and a new token for the one it holds,
+ * which is revoked. */
+void sl_api_route_login_refresh(struct ctx *c)
+{
+    const struct sl_ident *id = c->a->ident;
+    struct login_job *j;
+    size_t len;
+
+    sl_http_body(c->r, &len);
+    if (len) {
+        sl_http_reply_error(c->r, 400, "invalid", NULL, "takes no body");
+        return;
+    }
+    if (!id || !id->has_ldap || !c->a->login) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL,
+                            "no LDAP server is configured (sluiced --identity)");
+        return;
+    }
+    if (c->who.job_id) {
+        sl_http_reply_error(c->r, 403, "forbidden", NULL, "a job's token is not refreshed");
+        return;
+    }
+    if (!(j = calloc(1, sizeof(*j)))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    j->kind = LK_REFRESH;
+    sl_strlcpy(j->user, c->who.user, sizeof(j->user));
+    j->peer = sl_http_peer(c->r);
+    j->replaces = c->who.token_id;
+    submit_job(c, j);
+}

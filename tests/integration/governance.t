@@ -92,6 +92,9 @@ R_WRITE = {"admin", "team-admin", "member"}
 MATRIX = [
     ("GET", "/v1/whoami", None, R_ALL),
     ("GET", "/v1/status", None, R_ALL),  # public, as /healthz
+    ("GET", "/v1/login", None, R_ALL),  # public
+    ("POST", "/v1/login", {"user": "nobody", "password": "x"}, R_ALL),  # public
+    ("POST", "/v1/login/refresh", None, R_ALL),
     ("POST", "/v1/jobs?dry_run=true", job_doc("x", team="vision"), R_WRITE),
     ("GET", "/v1/jobs", None, R_ALL),
     ("GET", "/v1/jobs/1", None, R_ALL),

@@ -20,11 +20,13 @@ import os
 import re
 import socket
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sltest import REPO, Response, Sluiced, job_doc, tap  # noqa: E402
 from slws import Attach  # noqa: E402
+import ldaptest  # noqa: E402
 
 try:
     import yaml
@@ -32,7 +34,7 @@ except ImportError:
     tap.skip_all("python3-yaml is not installed (scripts/deps.sh installs it)")
 
 # /v1 routes that need no token (as /healthz): which daemon answers
-PUBLIC_V1 = {"/v1/status"}
+PUBLIC_V1 = {"/v1/status", "/v1/login"}
 
 DOC_PATH = os.path.join(REPO, "docs", "openapi.yaml")
 CONTRACT_PATH = os.path.join(REPO, "docs", "api-contract.md")
@@ -1323,12 +1325,52 @@ def test_coverage():
            *["%s %s: %s" % (k[0], k[1], sorted(CALLED[k])) for k in no_err])
 
 
+def identity_file():
+    """An LDAP directory (a real slapd) and the identity file naming it, so
+    that the login routes answer; None when slapd is not installed."""
+    if not ldaptest.available():
+        return None
+    tmp = tempfile.mkdtemp(prefix="sluice-oa-ldap.")
+    os.chmod(tmp, 0o711)
+    slapd = ldaptest.Slapd(tmp).start()
+    secret = os.path.join(tmp, "bind.secret")
+    with open(secret, "w") as f:
+        f.write(ldaptest.SEARCH_PW)
+    os.chmod(secret, 0o600)
+    path = os.path.join(tmp, "identity.yaml")
+    with open(path, "w") as f:
+        f.write("ldap: {url: '%s', bindDN: '%s', bindPasswordFile: '%s', userBase: '%s', "
+                "groupBase: '%s'}\ngroups: [{group: '%s', team: default, role: member}]\n"
+                % (slapd.url, ldaptest.SEARCH_DN, secret, "ou=people," + ldaptest.BASE,
+                   "ou=groups," + ldaptest.BASE, ldaptest.group_dn("viewers")))
+    return path
+
+
+def test_login():
+    r = call("GET", "/v1/login", want=200, token=None, name="login methods without a token")
+    if "password" not in (r.json or {}).get("methods", []):
+        tap.ok(False, "the login routes need slapd (scripts/deps.sh installs it)")
+        return
+    call("POST", "/v1/login", {"user": "dave", "password": "wrong"}, token=None, want=401,
+         code="unauthorized", name="login with a wrong password")
+    call("POST", "/v1/login", {"user": "dave", "password": "x", "otp": 1}, token=None,
+         want=400, field="otp", name="login with an unknown field")
+    r = call("POST", "/v1/login", {"user": "dave", "password": "dave-pw"}, token=None,
+             want=201, name="login")
+    tok = (r.json or {}).get("token")
+    call("POST", "/v1/login/refresh", want=200, token=tok, name="login refresh")
+    call("POST", "/v1/login/refresh", want=401, token=tok,
+         name="login refresh with the token it replaced")
+
+
 def main():
     global D
     check_document()
-    D = Sluiced(fake_gpus="4xH100").start()
+    ident = identity_file()
+    D = Sluiced(fake_gpus="4xH100", args=["--identity", ident] if ident else []).start()
     hog = start_hog()
     test_health_and_auth()
+    test_login()
     test_reads()
     jid = test_submit_and_read()
     test_invalid_submissions()

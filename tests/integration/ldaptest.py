@@ -50,7 +50,11 @@ def group_dn(g):
 
 
 class Slapd:
-    def __init__(self, tmp, tls=None):
+    def __init__(self, tmp, tls=None, users=None, groups=None):
+        """users: {name: password} and groups: {group: [names]} replace
+        the directory's USERS and GROUPS."""
+        self.users = USERS if users is None else users
+        self.groups = GROUPS if groups is None else groups
         self.dir = os.path.join(tmp, "slapd")
         self.db = os.path.join(self.dir, "db")
         os.makedirs(self.db, exist_ok=True)
@@ -93,7 +97,7 @@ class Slapd:
                        % (ou, BASE, ou))
         out.append("dn: %s\nobjectClass: person\ncn: sluice\nsn: sluice\n"
                    "userPassword: %s\n" % (SEARCH_DN, SEARCH_PW))
-        for u, pw in USERS.items():
+        for u, pw in self.users.items():
             out.append("dn: %s\nobjectClass: inetOrgPerson\nuid: %s\ncn: %s\nsn: %s\n"
                        "userPassword: %s\n" % (user_dn(u), u, u, u, pw))
         return "\n".join(out)
@@ -121,7 +125,7 @@ class Slapd:
         if self.proc.poll() is not None:
             raise RuntimeError("slapd did not start: %s" % open(self.log).read()[-2000:])
         ldif = []
-        for g, members in GROUPS.items():
+        for g, members in self.groups.items():
             ldif.append("dn: %s\nobjectClass: groupOfNames\ncn: %s\n%s\n"
                         % (group_dn(g), g, "\n".join("member: %s" % user_dn(m)
                                                      for m in members)))

@@ -60,6 +60,11 @@ struct sl_config {
     char advertise_url[256];      /* where the others send clients; "" =
                                      http://LISTEN */
     int64_t ha_lease_ms;          /* the leader's lease (default 6 s) */
+    /* TLS (src/http/tls.h); "" = none */
+    char tls_cert[1024];          /* PEM certificate and chain */
+    char tls_key[1024];           /* PEM private key, private to sluiced */
+    char tls_client_ca[1024];     /* PEM CA of client certificates */
+    bool insecure_http;           /* serve plain HTTP beyond loopback */
 };
 
 /* The defaults, with --dev's when 'dev'. */

@@ -100,6 +100,9 @@ static SSL_CTX *ctx_load(const struct sl_tls *t, struct sl_error *err)
      * keeps no 34 KiB of record buffers. */
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
+    /* The chain sent is the certificate file's, as the operator wrote it:
+     * not one OpenSSL completes from the client CA's store. */
+    SSL_CTX_set_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
     SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"sluiced", 7);
     SSL_CTX_set_info_callback(ctx, info_cb);
     if (SSL_CTX_set_cipher_list(ctx, TLS12_CIPHERS) != 1) {

@@ -114,12 +114,13 @@ static SSL_CTX *ctx_load(const struct sl_tls *t, struct sl_error *err)
                   t->cert_file, ossl_why(why, sizeof(why)));
         goto fail;
     }
-    if (SSL_CTX_use_PrivateKey_file(ctx, t->key_file, SSL_FILETYPE_PEM) != 1) {
+    if (SSL_CTX_use_PrivateKey_file(ctx, t->key_file, SSL_FILETYPE_PEM) != 1 &&
+        ERR_GET_REASON(ERR_peek_last_error()) != X509_R_KEY_VALUES_MISMATCH) {
         sl_errorf(err, -EINVAL, "--tls-key %.300s: not a PEM private key that loads: %s",
                   t->key_file, ossl_why(why, sizeof(why)));
         goto fail;
     }
-    if (SSL_CTX_check_private_key(ctx) != 1) {
+    if (ERR_peek_last_error() || SSL_CTX_check_private_key(ctx) != 1) {
         sl_errorf(err, -EINVAL, "--tls-key %.300s: does not match the certificate in %.300s",
                   t->key_file, t->cert_file);
         ERR_clear_error();

@@ -307,6 +307,7 @@ bench: deps all $(B)/bench/sched_bench
 	bench/sched.sh all
 	bench/joblist.py
 	bench/store.sh
+	bench/tls.sh
 
 # Sluice with the Slurm executor against Slurm alone, end to end; then
 # submissions/s through Sluice's API against slurmrestd's; then a trace

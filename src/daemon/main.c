@@ -371,6 +371,21 @@ static int tls_settings_check(const struct sl_config *cfg, struct sl_error *err)
     return 0;
 }
 
+/* SIGHUP: read the TLS files again; a failure keeps the context in force
+ * and is logged. */
+static void tls_reload(struct sl_tls *tls, const struct sl_config *cfg)
+{
+    struct sl_error err = {0};
+
+    if (!tls)
+        sl_info("msg=\"SIGHUP: nothing to reload (no TLS)\"");
+    else if (sl_tls_reload(tls, &err) < 0)
+        sl_error("msg=\"TLS reload failed: the old certificate stays in force\" "
+                 "error=\"%s\"", err.text);
+    else
+        sl_info("msg=\"TLS certificate reloaded\" cert=%s", cfg->tls_cert);
+}
+
 /* The process: its log level, a private umask, the heap's trimming, and
  * signals (the main thread waits for 'sigs'; every later thread inherits
  * the block; SIGPIPE is ignored for sockets). */
@@ -647,7 +662,9 @@ int main(int argc, char **argv)
         }
         sl_info("msg=\"following until this daemon holds the lease\" lease_ms=%lld",
                 (long long)cfg.ha_lease_ms);
-        if (!(epoch = sl_ha_wait_leader(gate.ha, &sigs, &sig))) {
+        while (!(epoch = sl_ha_wait_leader(gate.ha, &sigs, &sig)) && sig == SIGHUP)
+            tls_reload(tls, &cfg); /* a follower reloads too */
+        if (!epoch) {
             sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
             rc = 0;
             goto out;
@@ -685,16 +702,8 @@ int main(int argc, char **argv)
             cfg.sync_full ? "full" : "normal", SLUICE_VERSION);
     /* SIGHUP reloads the TLS files (new connections get them; a reload
      * that fails keeps the old ones); SIGTERM and SIGINT stop. */
-    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
-        if (!tls) {
-            sl_info("msg=\"SIGHUP: nothing to reload (no TLS)\"");
-        } else if (sl_tls_reload(tls, &err) < 0) {
-            sl_error("msg=\"TLS reload failed: the old certificate stays in force\" "
-                     "error=\"%s\"", err.text);
-        } else {
-            sl_info("msg=\"TLS certificate reloaded\" cert=%s", cfg.tls_cert);
-        }
-    }
+    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)
+        tls_reload(tls, &cfg);
     sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
     rc = 0;
 out:

@@ -26,6 +26,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -387,6 +389,41 @@ static int wait_fd(int fd, short events, int64_t deadline_ms)
     }
 }
 
+/* OpenSSL writes to its socket with write(), which raises SIGPIPE on a
+ * connection the server closed, where the plain path passes MSG_NOSIGNAL.
+ * Around each TLS call that may write, SIGPIPE is blocked for this thread,
+ * and one it raised is taken back before the mask is restored; the
+ * process's own disposition (a CLI piped into head) is left alone. */
+struct nopipe {
+    sigset_t old;
+    bool pending_before;
+};
+
+static void nopipe_begin(struct nopipe *p)
+{
+    sigset_t pipe, pending;
+
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    p->pending_before = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &p->old);
+}
+
+static void nopipe_end(struct nopipe *p)
+{
+    sigset_t pipe, pending;
+    struct timespec zero = {0, 0};
+
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    if (!p->pending_before && sigismember(&pending, SIGPIPE))
+        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    pthread_sigmask(SIG_SETMASK, &p->old, NULL);
+}
+
 /* Whether a kept-alive connection can carry a new request: nothing may be
  * waiting on it (the server's EOF, stray bytes) and no error or hangup. */
 static bool conn_idle(int fd, SSL *ssl)
@@ -401,7 +438,12 @@ static bool conn_idle(int fd, SSL *ssl)
         return n == 0;
     /* Over TLS the server sends records of its own after the handshake
      * (TLS 1.3 session tickets): read them; idle when no data follows. */
-    n = SSL_peek(ssl, &b, 1);
+    {
+        struct nopipe np;
+        nopipe_begin(&np);
+        n = SSL_peek(ssl, &b, 1);
+        nopipe_end(&np);
+    }
     if (n <= 0 && SSL_get_error(ssl, n) == SSL_ERROR_WANT_READ) {
         ERR_clear_error();
         return true;
@@ -504,7 +546,13 @@ static int tls_connect(struct sl_client *c, int64_t deadline_ms, struct sl_respo
         return fail(resp, -EINVAL, "%.300s: cannot check the certificate against %.300s",
                     c->server, c->host);
     }
-    while ((n = SSL_connect(c->ssl)) != 1) {
+    for (;;) {
+        struct nopipe np;
+        nopipe_begin(&np);
+        n = SSL_connect(c->ssl);
+        nopipe_end(&np);
+        if (n == 1)
+            break;
         if ((rc = tls_wait(c->ssl, c->fd, n, deadline_ms)) == 0)
             continue;
         if (rc == -ETIMEDOUT) {
@@ -640,7 +688,11 @@ static int send_all(int fd, SSL *ssl, const char *head, size_t hlen, const char 
     while (ssl && *sent < hlen + blen) {
         const char *p = *sent < hlen ? head + *sent : body + (*sent - hlen);
         size_t want = *sent < hlen ? hlen - *sent : blen - (*sent - hlen), put = 0;
-        int n = SSL_write_ex(ssl, p, want, &put), rc;
+        struct nopipe np;
+        int n, rc;
+        nopipe_begin(&np);
+        n = SSL_write_ex(ssl, p, want, &put);
+        nopipe_end(&np);
         if (n == 1) {
             *sent += put;
             continue;
@@ -715,7 +767,11 @@ static int rd_fill(struct reader *r)
     }
     while (r->ssl) {
         size_t got = 0;
-        int n = SSL_read_ex(r->ssl, r->buf + r->end, r->cap - r->end, &got), rc;
+        struct nopipe np;
+        int n, rc;
+        nopipe_begin(&np); /* a read may answer the server (an alert) */
+        n = SSL_read_ex(r->ssl, r->buf + r->end, r->cap - r->end, &got);
+        nopipe_end(&np);
         if (n == 1) {
             r->end += got;
             r->got_any = true;

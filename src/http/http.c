@@ -30,6 +30,16 @@
  * to accept and shed the connection, and accepting pauses briefly rather
  * than spin on a listening socket that stays readable.
  *
+ * TLS (cfg.tls; tls.c): each accepted socket gets a non-blocking SSL and
+ * every read and write goes through conn_recv and conn_send. A read that
+ * needs the socket writable (the handshake) or a write that needs it
+ * readable sets the connection's epoll interest to what it waits for
+ * (conn_events); decrypted bytes epoll cannot report are read after the
+ * batch (kick). The handshake runs under the header deadline of a new
+ * connection; refusals at the accept close without an answer (there is no
+ * session to carry one); a 101 cannot hand a TLS socket over and becomes
+ * 501.
+ *
  * Validators: a request the handler marked (sl_http_use_etag) whose answer
  * is a 200 to a GET or HEAD gets an ETag of its body, computed where the
  * answer is set (sl_http_reply, on whichever thread answers), and becomes

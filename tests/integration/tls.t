@@ -309,6 +309,49 @@ check(data.startswith(b"HTTP/1.1 408 ") and time.monotonic() - t0 < HEADER_TIMEO
 for s in silent + halves + [slowhead]:
     s.close()
 
+# --- many idle and slow TLS clients do not keep others out (lockout.t, smaller) -
+IDLE, SLOW = 300, 50
+idle = [tls_socket() for _ in range(IDLE)]
+slow = [tls_socket() for _ in range(SLOW)]
+req = G + H + b"\r\n"
+t0 = time.monotonic()
+served, worst, sent = 0, 0.0, 0
+while time.monotonic() - t0 < HEADER_TIMEOUT + 1.5:
+    for s in slow:
+        try:
+            s.send(req[sent:sent + 1])
+        except (OSError, ssl.SSLError):
+            pass
+    sent += 1
+    t1 = time.monotonic()
+    rc, out, err = cli("--server", D.server, "--token", D.token, "--ca-cert", D.ca[0], "jobs")
+    worst = max(worst, time.monotonic() - t1)
+    served += rc == 0
+    time.sleep(0.4)
+check(served >= 3 and worst < 2.0,
+      "with %d idle and %d one-byte-at-a-time TLS connections open, sluice jobs answers "
+      "(%d times, slowest %.2f s)" % (IDLE, SLOW, served, worst))
+got408 = 0
+for s in slow:
+    s.settimeout(5)
+    try:
+        got408 += s.recv(4096).startswith(b"HTTP/1.1 408 ")
+    except (OSError, ssl.SSLError):
+        pass
+check(got408 == SLOW, "every slow TLS connection is told 408 at its header deadline",
+      "%d of %d" % (got408, SLOW))
+answers = []
+for s in (idle[0], idle[-1]):
+    try:
+        s.sendall(req)
+        answers.append(s.recv(4096)[:15])
+    except (OSError, ssl.SSLError) as e:
+        answers.append(repr(e))
+check(answers == [b"HTTP/1.1 200 OK"] * 2,
+      "the idle ones stay open and usable (their deadline is --idle-timeout)", answers)
+for s in idle + slow:
+    s.close()
+
 # --- what TLS refuses ---------------------------------------------------------
 try:
     data = sltest.raw_exchange(D.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -311,9 +311,15 @@ for s in silent + halves + [slowhead]:
 
 # --- many idle and slow TLS clients do not keep others out (lockout.t, smaller) -
 IDLE, SLOW = 300, 50
-idle = [tls_socket() for _ in range(IDLE)]
-slow = [tls_socket() for _ in range(SLOW)]
 req = G + H + b"\r\n"
+idle = []
+for _ in range(IDLE):
+    # served once, then kept alive: idle until --idle-timeout
+    s = tls_socket()
+    s.sendall(req)
+    s.recv(4096)
+    idle.append(s)
+slow = [tls_socket() for _ in range(SLOW)]
 t0 = time.monotonic()
 served, worst, sent = 0, 0.0, 0
 while time.monotonic() - t0 < HEADER_TIMEOUT + 1.5:

@@ -136,6 +136,38 @@ check(rc == 0 and "admin" in out and "warning: --insecure" in err,
 rc, out, err = cli("--server", D.server, "--token", D.token, "--insecure", "jobs")
 check(rc == 0 and "warning: --insecure" in err, "... every time", err)
 
+# A follower's 307 to the leader (docs/ha.md) is followed over https, the
+# leader verified as the first server was.
+class Follower:
+    """An HTTPS server that answers every request 307, Sluice-Leader: D."""
+
+    def __init__(self):
+        import http.server
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(307)
+                self.send_header("Sluice-Leader", D.server)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(D.cert[0], D.cert[1])
+        self.srv.socket = ctx.wrap_socket(self.srv.socket, server_side=True)
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+
+f = Follower()
+rc, out, err = cli("--server", "https://127.0.0.1:%d" % f.port, "--token", D.token,
+                   "--ca-cert", D.ca[0], "whoami")
+check(rc == 0 and "admin" in out, "a 307 to an https leader is followed", out + err)
+f.srv.shutdown()
+
 # --- /healthz, /metrics and the API over TLS --------------------------------
 check(healthy(5), "/healthz over https")
 r = D.request("GET", "/metrics")

@@ -285,6 +285,13 @@ for raw, status, name in (
           "over TLS, %s: %d, then the connection closes" % (name, status), data[:200])
 data, closed = exchange(G + H + b"\r\n" + G + H + b"Connection: close\r\n\r\n")
 check(data.count(b"HTTP/1.1 200 ") == 2 and closed, "two pipelined requests over TLS", data[:300])
+jobdoc = (b'{"apiVersion":"sluice/v1","kind":"Job","metadata":{"name":"tls-pipe"},'
+          b'"spec":{"command":["true"],"resources":{"gpus":0}}}')
+data, closed = exchange(P + b"Content-Length: %d\r\n\r\n" % len(jobdoc) + jobdoc +
+                        G + H + b"Connection: close\r\n\r\n")
+check(re.findall(rb"HTTP/1\.1 (\d{3}) ", data) == [b"201", b"200"] and closed,
+      "a submission (answered after its commit) and a request pipelined behind it, over TLS",
+      data[:300])
 big = b'{"x":"' + b"a" * 200000 + b'"}'
 data, closed = exchange(P + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(big) + big)
 check(data.startswith(b"HTTP/1.1 400 ") or data.startswith(b"HTTP/1.1 413 "),

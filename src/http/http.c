@@ -1088,20 +1088,25 @@ static void conn_read(struct sl_http *s, struct conn *c)
             c->head_ms = sl_mono_ms();
         c->in_len += (size_t)n;
         got = true;
-        if ((size_t)n < room && !c->ssl)
-            break; /* a short read: the socket is drained for now (TLS
-                      reads give one record at a time: read to WANT_READ) */
+        if ((size_t)n < room)
+            break; /* a short read: the socket is drained for now (a TLS
+                      read gives one record: kick below reads the rest) */
     }
     if (c->tls_rd_wants_write)
         conn_events(s, c, c->reading, c->out_off < c->out_len);
     if (got)
         lru_set(s, c); /* activity: the young end of the idle list */
     if (c->req) {
-        /* A request is in flight: keep what came, read no more for now. */
+        /* A request is in flight: keep what came, read no more for now
+         * (TLS bytes left inside: the answer's flush kicks it). */
         conn_events(s, c, false, c->out_len > c->out_off);
         return;
     }
-    conn_process(s, c);
+    /* Records OpenSSL has read whole from the socket but not handed over
+     * yet: read again after this batch (only after progress, so that a
+     * partial record waits for epoll rather than spins). */
+    if (conn_process(s, c) && got && !c->req && c->reading)
+        kick(s, c);
 }
 
 /* Close the least recently active idle connection: true when there was

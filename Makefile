@@ -19,12 +19,13 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq ldap
-# The CLI links only what it uses: its HTTP client is plain sockets (libc),
-# libyaml comes with the simulator (sim --config and the manifest rules),
+PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq openssl ldap
+# The CLI links only what it uses: its HTTP client is plain sockets (libc)
+# with OpenSSL's libssl for https:// (initialised only for such a URL;
+# docs/decisions/0016-cli-tls-client.md), libyaml comes with the simulator (sim --config and the manifest rules),
 # libsodium with the offline audit verifier (audit verify -f),
 # so each `sluice` process maps a handful of libraries, not libcurl's ~30.
-CLI_PKGS := jansson yaml-0.1 libsodium
+CLI_PKGS := jansson yaml-0.1 libsodium openssl
 WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Werror
 # snprintf truncation is deliberate (bounded names and messages), so GCC's
 # -Wformat-truncation guesses are off; every other format check stays on.
@@ -306,6 +307,7 @@ bench: deps all $(B)/bench/sched_bench
 	bench/sched.sh all
 	bench/joblist.py
 	bench/store.sh
+	bench/tls.sh
 
 # Sluice with the Slurm executor against Slurm alone, end to end; then
 # submissions/s through Sluice's API against slurmrestd's; then a trace

@@ -517,6 +517,30 @@ static bool match(const char *pattern, const char *path, struct ctx *c)
            (*path == '\0' || strcmp(path, "/") == 0);
 }
 
+/* The caller named by a verified TLS client certificate (its subject CN):
+ * that User of the catalog, with its team and role. -EACCES when the
+ * catalog has no such user. */
+static int authenticate_cert(struct ctx *c, const char *user)
+{
+    json_t *arr = sl_engine_objects_json(c->a->e, c->a->rd, SL_KIND_USER, user);
+    json_t *spec = json_object_get(json_array_get(arr, 0), "spec");
+    const char *team = json_string_value(json_object_get(spec, "team")),
+               *role = json_string_value(json_object_get(spec, "role")),
+               *unix_user = json_string_value(json_object_get(spec, "unixUser"));
+    int rc = -EACCES;
+
+    if (team && role) {
+        memset(&c->who, 0, sizeof(c->who));
+        sl_strlcpy(c->who.user, user, sizeof(c->who.user));
+        sl_strlcpy(c->who.team, team, sizeof(c->who.team));
+        sl_strlcpy(c->who.role, role, sizeof(c->who.role));
+        sl_strlcpy(c->who.unix_user, unix_user ? unix_user : "", sizeof(c->who.unix_user));
+        rc = 0;
+    }
+    json_decref(arr);
+    return rc;
+}
+
 static int authenticate(struct ctx *c)
 {
     const char *h = sl_http_header(c->r, "Authorization");
@@ -527,6 +551,10 @@ static int authenticate(struct ctx *c)
     int64_t now;
     size_t n;
 
+    /* A bearer token wins; without one, a client certificate the server
+     * verified (--tls-client-ca) names the user. */
+    if (!h && sl_http_peer_user(c->r))
+        return authenticate_cert(c, sl_http_peer_user(c->r));
     if (!h || strncasecmp(h, "Bearer ", 7) != 0)
         return -EACCES;
     h += 7;

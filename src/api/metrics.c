@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../http/tls.h"
 #include "../util/prom.h"
 
 #define MAX_SLOTS 64        /* distinct route patterns, plus "other" */
@@ -545,6 +546,21 @@ static void render_http(struct sl_api_metrics *m, struct sl_buf *b)
     free(hist);
 }
 
+/* TLS handshakes of the API server (src/http/tls.c; 0 without TLS). */
+static void render_tls(struct sl_buf *b)
+{
+    uint64_t done, failed;
+
+    sl_tls_counts(&done, &failed);
+    sl_prom_family(b, "sluice_tls_handshakes_total", "counter",
+                   "TLS handshakes the API server completed.");
+    sample_u64(b, "sluice_tls_handshakes_total", 0, NULL, done);
+    sl_prom_family(b, "sluice_tls_handshake_failures_total", "counter",
+                   "TLS handshakes that failed (a protocol, cipher or client "
+                   "certificate refused, a peer that was not speaking TLS).");
+    sample_u64(b, "sluice_tls_handshake_failures_total", 0, NULL, failed);
+}
+
 int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e, int attached,
                           struct sl_buf *b)
 {
@@ -561,6 +577,7 @@ int sl_api_metrics_render(struct sl_api_metrics *m, struct sl_engine *e, int att
         render_meter(&em, b);
         render_scheduler(&em, b);
         render_http(m, b);
+        render_tls(b);
     }
     sl_engine_metrics_fini(&em);
     return rc < 0 ? rc : b->failed ? -ENOMEM : 0;

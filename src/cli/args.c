@@ -27,7 +27,11 @@ enum {
     G_HELP = -4,
     G_VERSION = -5,
     G_WATCH = -6,
-    G_INTERVAL = -7
+    G_INTERVAL = -7,
+    G_CA_CERT = -8,
+    G_INSECURE = -9,
+    G_CERT = -10,
+    G_KEY = -11
 };
 
 /* clang-format off */
@@ -40,6 +44,10 @@ static const struct sl_cli_opt global_opts[] = {
     {"version", '\0', false, G_VERSION},
     {"watch", 'w', false, G_WATCH},
     {"interval", '\0', true, G_INTERVAL},
+    {"ca-cert", '\0', true, G_CA_CERT},
+    {"insecure", '\0', false, G_INSECURE},
+    {"cert", '\0', true, G_CERT},
+    {"key", '\0', true, G_KEY},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -116,15 +124,23 @@ static int apply_global(const struct sl_cli_opt *o, const char *val,
 {
     switch (o->id) {
     case G_SERVER:
-        if (strncmp(val, "https://", 8) == 0)
+        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
             return sl_errorf(err, SL_CLI_ARG_ERROR,
-                             "--server: https is not supported in this release "
-                             "(sluiced serves plain HTTP)");
-        if (strncmp(val, "http://", 7) != 0)
-            return sl_errorf(err, SL_CLI_ARG_ERROR,
-                             "--server: must be an http:// URL, got '%.64s'",
+                             "--server: must be an http:// or https:// URL, got '%.64s'",
                              val);
         ctx->server = val;
+        return 0;
+    case G_CA_CERT:
+        ctx->ca_cert = val;
+        return 0;
+    case G_INSECURE:
+        ctx->insecure = true;
+        return 0;
+    case G_CERT:
+        ctx->cert = val;
+        return 0;
+    case G_KEY:
+        ctx->key = val;
         return 0;
     case G_TOKEN:
         ctx->token = val;

@@ -116,6 +116,40 @@ static int find_token(struct sl_cli_ctx *ctx, const char **token, char **buf,
     return SL_CLI_OK;
 }
 
+/* The value of 'flag', else of environment variable 'env' when set and not
+ * empty, else NULL. */
+static const char *flag_or_env(const char *flag, const char *env)
+{
+    const char *v = getenv(env);
+
+    return flag ? flag : v && *v ? v : NULL;
+}
+
+/* The TLS settings of an https:// client: --ca-cert, --insecure (said on
+ * stderr each time), --cert and --key, or their environment variables. */
+static int tls_setup(struct sl_cli_ctx *ctx)
+{
+    struct sl_client_tls t = {
+        .ca_file = flag_or_env(ctx->ca_cert, "SLUICE_CA_CERT"),
+        .cert_file = flag_or_env(ctx->cert, "SLUICE_CLIENT_CERT"),
+        .key_file = flag_or_env(ctx->key, "SLUICE_CLIENT_KEY"),
+        .insecure = ctx->insecure,
+    };
+
+    if (!t.cert_file != !t.key_file) {
+        sl_cli_errorf("--cert and --key (SLUICE_CLIENT_CERT, SLUICE_CLIENT_KEY) go together");
+        return SL_CLI_USAGE;
+    }
+    if (t.insecure)
+        fprintf(stderr, "sluice: warning: --insecure: the server's certificate is not "
+                        "verified; anyone on the path can read and change this session\n");
+    if (sl_client_set_tls(ctx->client, &t) < 0) {
+        sl_cli_errorf("cannot create the HTTP client: %s", strerror(ENOMEM));
+        return SL_CLI_FAILED;
+    }
+    return SL_CLI_OK;
+}
+
 int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out)
 {
     const char *server = ctx->server, *token;
@@ -129,14 +163,8 @@ int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out)
     }
     if (!server && !((server = getenv("SLUICE_SERVER")) && *server))
         server = SL_CLI_DEFAULT_SERVER;
-    if (strncmp(server, "https://", 8) == 0) {
-        sl_cli_errorf("%s %.200s: https is not supported in this release "
-                      "(sluiced serves plain HTTP)",
-                      ctx->server ? "--server" : "SLUICE_SERVER", server);
-        return SL_CLI_USAGE;
-    }
-    if (strncmp(server, "http://", 7) != 0) {
-        sl_cli_errorf("server '%.200s' must be an http:// URL%s", server,
+    if (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) {
+        sl_cli_errorf("server '%.200s' must be an http:// or https:// URL%s", server,
                       ctx->server ? "" : " (from SLUICE_SERVER)");
         return SL_CLI_USAGE;
     }
@@ -157,13 +185,15 @@ int sl_cli_client(struct sl_cli_ctx *ctx, struct sl_client **out)
         err = errno;
         if (err == EINVAL)
             sl_cli_errorf("server '%.200s' is not a usable URL "
-                          "(http://HOST[:PORT])",
+                          "(http[s]://HOST[:PORT])",
                           server);
         else
             sl_cli_errorf("cannot create the HTTP client: %s", strerror(err));
         code = err == EINVAL ? SL_CLI_USAGE : SL_CLI_FAILED;
         goto out;
     }
+    if (sl_client_https(ctx->client) && (code = tls_setup(ctx)) != SL_CLI_OK)
+        goto out;
     *out = ctx->client;
 out:
     if (file_buf) {

@@ -51,6 +51,11 @@ struct sl_cli_command;
 struct sl_cli_ctx {
     const char *server;        /* --server; NULL: $SLUICE_SERVER or default */
     const char *token;         /* --token; NULL: env, token file */
+    const char *ca_cert;       /* --ca-cert; NULL: $SLUICE_CA_CERT or the
+                                  system's store */
+    bool insecure;             /* --insecure: https without verification */
+    const char *cert, *key;    /* --cert, --key; NULL: $SLUICE_CLIENT_CERT,
+                                  $SLUICE_CLIENT_KEY or none */
     enum sl_cli_output output; /* -o; default table */
     bool wide;                 /* -o wide: a table with more columns
                                   (output is SL_CLI_OUT_TABLE) */

@@ -452,6 +452,11 @@ static const char global_help[] =
     "  --token T      bearer token (env SLUICE_TOKEN; else the file named by\n"
     "                 SLUICE_TOKEN_FILE; else ./" SL_CLI_DEFAULT_TOKEN_FILE
     ")\n"
+    "  --ca-cert FILE https: verify the server against these PEM CA\n"
+    "                 certificates (env SLUICE_CA_CERT; default the system's)\n"
+    "  --insecure     https: do not verify the server (warns each time)\n"
+    "  --cert FILE --key FILE  https: a client certificate and its key (env\n"
+    "                 SLUICE_CLIENT_CERT, SLUICE_CLIENT_KEY)\n"
     "  -o FORMAT      table (default), wide (a table with more columns where a\n"
     "                 command has them: jobs), json, yaml or csv\n"
     "  -w, --watch    jobs, nodes, queues: run again every --interval until\n"

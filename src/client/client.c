@@ -1,7 +1,10 @@
 /*
  * client.c - libsluice over plain sockets: a small HTTP/1.1 client with one
  * kept-alive connection per client, bounded answers, the API's error object
- * decoded into struct sl_api_error.
+ * decoded into struct sl_api_error. https:// goes through OpenSSL on the
+ * same non-blocking socket; its context is made at the first https
+ * connection, so a plain-HTTP run never initialises OpenSSL
+ * (docs/decisions/0016-cli-tls-client.md).
  *
  * Invariants: c->fd is -1 or a connected socket with no request in flight
  * and no unread answer bytes; a response never owns more than
@@ -15,6 +18,7 @@
 #endif
 #include "client.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +26,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +38,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "../util/buf.h"
 #include "../util/util.h"
@@ -56,6 +66,11 @@ struct sl_client {
     char port[8];      /* decimal, "80" by default */
     char *auth_header; /* owned; "Authorization: Bearer ...\r\n" or NULL */
     int fd;            /* the kept-alive connection, -1 when none */
+    bool https;        /* the server URL is https:// */
+    SSL *ssl;          /* owned; fd's TLS when https, else NULL */
+    SSL_CTX *tls_ctx;  /* owned; made at the first https connection */
+    char *ca_file, *cert_file, *key_file; /* owned; sl_client_set_tls */
+    bool insecure;     /* no verification of the server's certificate */
 };
 
 /* Buffered reads from the connection, bounded by the request deadline;
@@ -64,6 +79,7 @@ struct sl_client {
  * stream. */
 struct reader {
     int fd;
+    SSL *ssl;            /* not owned: fd's TLS, or NULL */
     const char *src;     /* not owned: the memory source, src_len bytes */
     size_t src_len, src_off, src_step; /* bytes; step 0 = as many as fit */
     char *buf;           /* owned by the request; cap bytes */
@@ -155,11 +171,13 @@ static int fail(struct sl_response *r, int rc, const char *fmt, ...)
  * client's host, port, authority and prefix. 0 or -EINVAL / -ENOMEM. */
 static int parse_server(struct sl_client *c, const char *url, size_t n)
 {
-    const char *a = url + 7, *end = url + n, *slash, *host, *host_end, *p;
+    bool https = n >= 8 && strncmp(url, "https://", 8) == 0;
+    const char *a = url + (https ? 8 : 7), *end = url + n, *slash, *host, *host_end, *p;
     size_t alen;
 
-    if (n < 7 || strncmp(url, "http://", 7) != 0)
+    if (!https && (n < 7 || strncmp(url, "http://", 7) != 0))
         return -EINVAL;
+    c->https = https;
     slash = memchr(a, '/', (size_t)(end - a));
     if (!slash)
         slash = end;
@@ -205,7 +223,7 @@ static int parse_server(struct sl_client *c, const char *url, size_t n)
             return -EINVAL;
         snprintf(c->port, sizeof(c->port), "%ld", port);
     } else {
-        sl_strlcpy(c->port, "80", sizeof(c->port));
+        sl_strlcpy(c->port, https ? "443" : "80", sizeof(c->port));
     }
     if (!(c->host = strndup(host, (size_t)(host_end - host))) ||
         !(c->authority = strndup(a, alen)) ||
@@ -220,8 +238,7 @@ struct sl_client *sl_client_create(const char *server, const char *token)
     size_t n;
     int err = 0, rc;
 
-    /* https:// is refused: sluiced serves plain HTTP in this release. */
-    if (!server || strncmp(server, "http://", 7) != 0) {
+    if (!server || (strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0)) {
         errno = EINVAL;
         return NULL;
     }
@@ -271,6 +288,13 @@ out:
 
 static void conn_close(struct sl_client *c)
 {
+    if (c->ssl) {
+        /* No close_notify: the socket may be dead, and an HTTP/1.1 answer
+         * is delimited by its length, not by the close. */
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+        ERR_clear_error();
+    }
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;
@@ -283,6 +307,10 @@ void sl_client_destroy(struct sl_client *c)
 
     if (c) {
         conn_close(c);
+        SSL_CTX_free(c->tls_ctx);
+        free(c->ca_file);
+        free(c->cert_file);
+        free(c->key_file);
         free(c->server);
         free(c->host);
         free(c->authority);
@@ -300,6 +328,35 @@ void sl_client_destroy(struct sl_client *c)
 const char *sl_client_server(const struct sl_client *c)
 {
     return c->server;
+}
+
+int sl_client_set_tls(struct sl_client *c, const struct sl_client_tls *t)
+{
+    char *ca = NULL, *cert = NULL, *key = NULL;
+
+    if ((t->ca_file && !(ca = strdup(t->ca_file))) ||
+        (t->cert_file && !(cert = strdup(t->cert_file))) ||
+        (t->key_file && !(key = strdup(t->key_file)))) {
+        free(ca);
+        free(cert);
+        return -ENOMEM;
+    }
+    conn_close(c);
+    SSL_CTX_free(c->tls_ctx);
+    c->tls_ctx = NULL;
+    free(c->ca_file);
+    free(c->cert_file);
+    free(c->key_file);
+    c->ca_file = ca;
+    c->cert_file = cert;
+    c->key_file = key;
+    c->insecure = t->insecure;
+    return 0;
+}
+
+bool sl_client_https(const struct sl_client *c)
+{
+    return c->https;
 }
 
 void sl_response_fini(struct sl_response *resp)
@@ -332,16 +389,195 @@ static int wait_fd(int fd, short events, int64_t deadline_ms)
     }
 }
 
+/* OpenSSL writes to its socket with write(), which raises SIGPIPE on a
+ * connection the server closed, where the plain path passes MSG_NOSIGNAL.
+ * Around each TLS call that may write, SIGPIPE is blocked for this thread,
+ * and one it raised is taken back before the mask is restored; the
+ * process's own disposition (a CLI piped into head) is left alone. */
+struct nopipe {
+    sigset_t old;
+    bool pending_before;
+};
+
+static void nopipe_begin(struct nopipe *p)
+{
+    sigset_t pipe, pending;
+
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    p->pending_before = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &p->old);
+}
+
+static void nopipe_end(struct nopipe *p)
+{
+    sigset_t pipe, pending;
+    struct timespec zero = {0, 0};
+
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    if (!p->pending_before && sigismember(&pending, SIGPIPE))
+        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    pthread_sigmask(SIG_SETMASK, &p->old, NULL);
+}
+
 /* Whether a kept-alive connection can carry a new request: nothing may be
  * waiting on it (the server's EOF, stray bytes) and no error or hangup. */
-static bool conn_idle(int fd)
+static bool conn_idle(int fd, SSL *ssl)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP, .revents = 0};
+    char b;
     int n;
 
     while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
         ;
-    return n == 0;
+    if (n == 0 || !ssl || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+        return n == 0;
+    /* Over TLS the server sends records of its own after the handshake
+     * (TLS 1.3 session tickets): read them; idle when no data follows. */
+    {
+        struct nopipe np;
+        nopipe_begin(&np);
+        n = SSL_peek(ssl, &b, 1);
+        nopipe_end(&np);
+    }
+    if (n <= 0 && SSL_get_error(ssl, n) == SSL_ERROR_WANT_READ) {
+        ERR_clear_error();
+        return true;
+    }
+    ERR_clear_error();
+    return false;
+}
+
+/* The last OpenSSL error's reason, into buf; the queue is cleared. */
+static const char *ossl_why(char *buf, size_t size)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *reason = e ? ERR_reason_error_string(e) : NULL;
+
+    snprintf(buf, size, "%s", reason ? reason : e ? "error" : "unknown error");
+    ERR_clear_error();
+    return buf;
+}
+
+/* The TLS context: TLS 1.2 at least, the server verified against the CA
+ * file or the system's store (unless insecure), the client certificate
+ * when one was given. 0 or -EINVAL with resp->error set. */
+static int tls_ctx_make(struct sl_client *c, struct sl_response *resp)
+{
+    char why[256];
+    SSL_CTX *ctx;
+
+    if (c->tls_ctx)
+        return 0;
+    if (!(ctx = SSL_CTX_new(TLS_client_method())))
+        return fail(resp, -ENOMEM, "cannot set up TLS: %s", ossl_why(why, sizeof(why)));
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, c->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
+    if (c->ca_file ? SSL_CTX_load_verify_locations(ctx, c->ca_file, NULL) != 1
+                   : SSL_CTX_set_default_verify_paths(ctx) != 1) {
+        SSL_CTX_free(ctx);
+        return fail(resp, -EINVAL, "%s: %.300s: %s", c->ca_file ? "--ca-cert" : "TLS",
+                    c->ca_file ? c->ca_file : "the system's CA store",
+                    ossl_why(why, sizeof(why)));
+    }
+    if (c->cert_file || c->key_file) {
+        if (!c->cert_file || !c->key_file) {
+            SSL_CTX_free(ctx);
+            return fail(resp, -EINVAL, "--cert and --key go together");
+        }
+        if (SSL_CTX_use_certificate_chain_file(ctx, c->cert_file) != 1) {
+            SSL_CTX_free(ctx);
+            return fail(resp, -EINVAL, "--cert %.300s: %s", c->cert_file,
+                        ossl_why(why, sizeof(why)));
+        }
+        if (SSL_CTX_use_PrivateKey_file(ctx, c->key_file, SSL_FILETYPE_PEM) != 1 ||
+            SSL_CTX_check_private_key(ctx) != 1) {
+            SSL_CTX_free(ctx);
+            return fail(resp, -EINVAL, "--key %.300s: %s", c->key_file,
+                        ossl_why(why, sizeof(why)));
+        }
+    }
+    c->tls_ctx = ctx;
+    return 0;
+}
+
+/* Wait for what an SSL call that returned 'n' needs: 0 to try again, or a
+ * negated errno (-ETIMEDOUT; 1 = a TLS failure, see the error queue). */
+static int tls_wait(SSL *ssl, int fd, int n, int64_t deadline_ms)
+{
+    switch (SSL_get_error(ssl, n)) {
+    case SSL_ERROR_WANT_READ:
+        return wait_fd(fd, POLLIN, deadline_ms);
+    case SSL_ERROR_WANT_WRITE:
+        return wait_fd(fd, POLLOUT, deadline_ms);
+    default:
+        return 1;
+    }
+}
+
+/* The handshake on c->fd, the server's name or address checked against
+ * its certificate. 0, or a negated errno with resp->error set (and the
+ * connection closed). */
+static int tls_connect(struct sl_client *c, int64_t deadline_ms, struct sl_response *resp)
+{
+    unsigned char ip[16];
+    bool is_ip = inet_pton(AF_INET, c->host, ip) == 1 || inet_pton(AF_INET6, c->host, ip) == 1;
+    char why[256];
+    int rc, n;
+
+    if ((rc = tls_ctx_make(c, resp)) < 0) {
+        conn_close(c);
+        return rc;
+    }
+    if (!(c->ssl = SSL_new(c->tls_ctx)) || SSL_set_fd(c->ssl, c->fd) != 1) {
+        conn_close(c);
+        return fail(resp, -ENOMEM, "out of memory");
+    }
+    if (!is_ip)
+        SSL_set_tlsext_host_name(c->ssl, c->host);
+    if (!c->insecure &&
+        (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), c->host)
+               : SSL_set1_host(c->ssl, c->host)) != 1) {
+        conn_close(c);
+        return fail(resp, -EINVAL, "%.300s: cannot check the certificate against %.300s",
+                    c->server, c->host);
+    }
+    for (;;) {
+        struct nopipe np;
+        nopipe_begin(&np);
+        n = SSL_connect(c->ssl);
+        nopipe_end(&np);
+        if (n == 1)
+            break;
+        if ((rc = tls_wait(c->ssl, c->fd, n, deadline_ms)) == 0)
+            continue;
+        if (rc == -ETIMEDOUT) {
+            conn_close(c);
+            return fail(resp, -ETIMEDOUT, "timed out in the TLS handshake with %.300s",
+                        c->server);
+        }
+        {
+            long v = SSL_get_verify_result(c->ssl);
+            if (v != X509_V_OK) {
+                rc = fail(resp, -EPROTO, "%.300s: certificate verify failed: %s%s", c->server,
+                          X509_verify_cert_error_string(v),
+                          v == X509_V_ERR_HOSTNAME_MISMATCH || v == X509_V_ERR_IP_ADDRESS_MISMATCH
+                              ? ""
+                              : " (use --ca-cert FILE)");
+                ERR_clear_error();
+            } else {
+                rc = fail(resp, -EPROTO, "%.300s: TLS handshake failed: %s", c->server,
+                          ossl_why(why, sizeof(why)));
+            }
+        }
+        conn_close(c);
+        return rc;
+    }
+    return 0;
 }
 
 /* Connect to one address: 0 with c->fd set, or a positive errno. */
@@ -411,8 +647,11 @@ static int conn_open(struct sl_client *c, int64_t deadline_ms,
             err = ETIMEDOUT;
             break;
         }
-        if ((err = conn_try(c, ai, deadline_ms)) == 0)
+        if ((err = conn_try(c, ai, deadline_ms)) == 0) {
+            if (c->https)
+                rc = tls_connect(c, deadline_ms, resp);
             goto out;
+        }
     }
     switch (err) {
     case ETIMEDOUT:
@@ -442,10 +681,29 @@ out:
 /* Write the head and the body; *sent counts the bytes written, so the
  * caller knows whether the request may have reached the server. 0 or a
  * negated errno. */
-static int send_all(int fd, const char *head, size_t hlen, const char *body,
+static int send_all(int fd, SSL *ssl, const char *head, size_t hlen, const char *body,
                     size_t blen, int64_t deadline_ms, size_t *sent)
 {
     *sent = 0;
+    while (ssl && *sent < hlen + blen) {
+        const char *p = *sent < hlen ? head + *sent : body + (*sent - hlen);
+        size_t want = *sent < hlen ? hlen - *sent : blen - (*sent - hlen), put = 0;
+        struct nopipe np;
+        int n, rc;
+        nopipe_begin(&np);
+        n = SSL_write_ex(ssl, p, want, &put);
+        nopipe_end(&np);
+        if (n == 1) {
+            *sent += put;
+            continue;
+        }
+        if ((rc = tls_wait(ssl, fd, n, deadline_ms)) < 0)
+            return rc;
+        if (rc > 0) {
+            ERR_clear_error();
+            return -ECONNRESET;
+        }
+    }
     while (*sent < hlen + blen) {
         struct iovec iov[2];
         struct msghdr m;
@@ -506,6 +764,29 @@ static int rd_fill(struct reader *r)
         r->end += n;
         r->got_any = true;
         return (int)n;
+    }
+    while (r->ssl) {
+        size_t got = 0;
+        struct nopipe np;
+        int n, rc;
+        nopipe_begin(&np); /* a read may answer the server (an alert) */
+        n = SSL_read_ex(r->ssl, r->buf + r->end, r->cap - r->end, &got);
+        nopipe_end(&np);
+        if (n == 1) {
+            r->end += got;
+            r->got_any = true;
+            return (int)got;
+        }
+        if ((rc = tls_wait(r->ssl, r->fd, n, r->deadline_ms)) < 0)
+            return rc;
+        if (rc > 0) {
+            /* close_notify, or a close without one (as read() sees it) */
+            int e = SSL_get_error(r->ssl, n);
+            ERR_clear_error();
+            return e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)
+                       ? EOF_RC
+                       : -ECONNRESET;
+        }
     }
     for (;;) {
         ssize_t n = read(r->fd, r->buf + r->end, r->cap - r->end);
@@ -1018,13 +1299,13 @@ static int request_send(struct sl_client *c, const struct sl_buf *head, const ch
     bool reused;
     int rc;
 
-    if (c->fd >= 0 && !conn_idle(c->fd))
+    if (c->fd >= 0 && !conn_idle(c->fd, c->ssl))
         conn_close(c);
     for (;;) {
         reused = c->fd >= 0;
         if (!reused && (rc = conn_open(c, deadline_ms, resp)) < 0)
             return rc;
-        rc = send_all(c->fd, head->data, head->len, body, len, deadline_ms,
+        rc = send_all(c->fd, c->ssl, head->data, head->len, body, len, deadline_ms,
                       &sent);
         if (rc == 0)
             return 0;
@@ -1065,6 +1346,7 @@ static int retarget(struct sl_client *c, const char *url)
     SWAP(authority);
     SWAP(prefix);
 #undef SWAP
+    c->https = n->https;
     memcpy(port, c->port, sizeof(port));
     memcpy(c->port, n->port, sizeof(port));
     memcpy(n->port, port, sizeof(port));
@@ -1085,9 +1367,11 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
     /* A follower of several daemons on one store sends every request to
      * the leader (307, Sluice-Leader: docs/ha.md): follow it, twice at
      * most (a takeover in between), with the same method and body, to an
-     * http:// URL only; later requests go there directly. */
+     * http:// or https:// URL only (verified as the first server was);
+     * later requests go there directly. */
     for (int hop = 0; hop < 2 && rc == 0 && (resp->status == 307 || resp->status == 308) &&
-                      strncmp(resp->leader, "http://", 7) == 0;
+                      (strncmp(resp->leader, "http://", 7) == 0 ||
+                       strncmp(resp->leader, "https://", 8) == 0);
          hop++) {
         char leader[sizeof(resp->leader)];
         sl_strlcpy(leader, resp->leader, sizeof(leader));
@@ -1127,6 +1411,7 @@ static int request_once(struct sl_client *c, const char *method, const char *pat
     if ((rc = request_send(c, &head, body, len, deadline_ms, resp)) < 0)
         goto out;
     rd.fd = c->fd;
+    rd.ssl = c->ssl;
     if ((rc = read_answer(&rd, method, resp, &keep, &why, NULL)) < 0) {
         rc = answer_error(c->server, &rd, rc, why, url, resp);
         keep = false;
@@ -1166,6 +1451,11 @@ int sl_client_upgrade(struct sl_client *c, const char *path, const char *protoco
     sl_buf_init(&head);
     if ((rc = request_check(c, "GET", path, NULL, NULL, 0, url, resp)) < 0)
         return rc;
+    if (c->https)
+        /* The caller gets a bare socket; a TLS one would need the SSL. */
+        return fail(resp, -EPROTONOSUPPORT,
+                    "%.300s: attaching to a terminal over https is not supported in this "
+                    "release", c->server);
     if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
         return fail(resp, -EIO, "no random bytes for the WebSocket key");
     sl_ws_key_make(nonce, key);

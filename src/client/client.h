@@ -2,8 +2,10 @@
  * client.h - libsluice: the HTTP client of the sluiced API
  * (docs/api-contract.md).
  *
- * A small HTTP/1.1 client over plain TCP sockets (no TLS: sluiced serves
- * plain HTTP in this release). One struct sl_client keeps one connection
+ * A small HTTP/1.1 client over TCP sockets, with TLS (OpenSSL) for https://
+ * servers: the certificate chain is verified against a CA file or the
+ * system's store and must name the server's host or address, unless the
+ * caller turns verification off (sl_client_set_tls). One struct sl_client keeps one connection
  * alive between requests; a connection the server has closed is noticed
  * before reuse and replaced, and a request is never sent twice once any
  * byte of it was written. Every request has a connect timeout of
@@ -55,13 +57,31 @@ struct sl_response {
 
 /* Create a client for 'server' ("http://host[:port]", port 80 by default;
  * host is a name, an IPv4 address or [IPv6]; a trailing slash is dropped; a
- * path after it prefixes every request path; https:// is refused with
- * EINVAL) that sends 'token' (may be NULL or "": no
+ * path after it prefixes every request path; "https://host[:port]", port
+ * 443 by default, speaks TLS) that sends 'token' (may be NULL or "": no
  * Authorization header) as a bearer token. The token must be printable
  * ASCII without spaces, at most SL_CLIENT_MAX_TOKEN bytes. Returns a new
  * client (free with sl_client_destroy) or NULL with errno set: EINVAL for
  * a bad URL or token, ENOMEM. */
 struct sl_client *sl_client_create(const char *server, const char *token);
+
+/* TLS settings of a client, used by its https:// connections. */
+struct sl_client_tls {
+    const char *ca_file;   /* PEM CA certificates to verify the server
+                              against; NULL = the system's store */
+    const char *cert_file; /* PEM client certificate (and chain); NULL = none */
+    const char *key_file;  /* its PEM private key; with cert_file */
+    bool insecure;         /* do not verify the server at all */
+};
+
+/* Use 't' (strings copied) from the next connection on; the files are
+ * read then, and a file that does not load fails that request with
+ * -EINVAL and a message naming it. Returns 0 or -ENOMEM (client
+ * unchanged). */
+int sl_client_set_tls(struct sl_client *c, const struct sl_client_tls *t);
+
+/* Whether the client's server is an https:// URL. */
+bool sl_client_https(const struct sl_client *c);
 
 /* Frees the client and closes its connection; accepts NULL; keeps errno. */
 void sl_client_destroy(struct sl_client *c);
@@ -83,7 +103,9 @@ const char *sl_client_server(const struct sl_client *c);
  * Returns a negated errno when no complete answer came: -ECONNREFUSED,
  * -ETIMEDOUT, -EHOSTUNREACH, -ECONNRESET (connection lost or closed
  * before the whole answer came; the request is not sent again), -EFBIG
- * (answer over SL_CLIENT_MAX_BODY), -ENOMEM, -EINVAL (bad path), -EIO
+ * (answer over SL_CLIENT_MAX_BODY), -ENOMEM, -EINVAL (bad path, a TLS
+ * file that does not load), -EPROTO (the TLS handshake failed: the
+ * server's certificate did not verify, or no common protocol), -EIO
  * (other, e.g. a malformed answer); resp->error.message then says
  * what happened and resp->body is NULL. Release resp with sl_response_fini
  * in every case. */
@@ -100,7 +122,8 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
 int sl_client_json(struct sl_client *c, const char *method, const char *path,
                    const json_t *body, json_t **out, struct sl_response *resp);
 
-/* Open a WebSocket (RFC 6455) to 'path' offering subprotocol 'protocol',
+/* Open a WebSocket (RFC 6455) to 'path' offering subprotocol 'protocol'
+ * (http:// only: over https:// -EPROTONOSUPPORT),
  * on a connection of its own (the kept-alive one is closed first). Returns
  * 0 when an answer came: on 101 with the handshake as asked,
  * *fd is the connection (the caller's to close; non-blocking) and

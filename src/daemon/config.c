@@ -83,6 +83,11 @@ static const struct setting {
     {"advertiseUrl", "advertise-url", K_STRING, offsetof(struct sl_config, advertise_url), 256},
     {"identity", "identity", K_STRING, offsetof(struct sl_config, identity), 1024},
     {"haLease", "ha-lease", K_TIMEOUT, offsetof(struct sl_config, ha_lease_ms), 0},
+    {"tlsCert", "tls-cert", K_STRING, offsetof(struct sl_config, tls_cert), 1024},
+    {"tlsKey", "tls-key", K_STRING, offsetof(struct sl_config, tls_key), 1024},
+    {"tlsClientCa", "tls-client-ca", K_STRING, offsetof(struct sl_config, tls_client_ca), 1024},
+    /* the flag --insecure-http takes no value: main.c sets it */
+    {"insecureHttp", NULL, K_ONOFF, offsetof(struct sl_config, insecure_http), 0},
 };
 
 static const char *const log_levels[] = {"debug", "info", "warn", "error"};

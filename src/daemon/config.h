@@ -63,6 +63,11 @@ struct sl_config {
     char identity[1024];          /* the identity file (docs/identity.md):
                                      LDAP, OIDC and the group rules; "" =
                                      Sluice's own tokens only */
+    /* TLS (src/http/tls.h); "" = none */
+    char tls_cert[1024];          /* PEM certificate and chain */
+    char tls_key[1024];           /* PEM private key, private to sluiced */
+    char tls_client_ca[1024];     /* PEM CA of client certificates */
+    bool insecure_http;           /* serve plain HTTP beyond loopback */
 };
 
 /* The defaults, with --dev's when 'dev'. */

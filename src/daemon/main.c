@@ -2,6 +2,7 @@
  * main.c - sluiced: configuration (file, then flags), wiring of the engine,
  * the API and the HTTP server, signals and clean shutdown.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -19,6 +20,7 @@
 #include "../core/spec.h"
 #include "../http/http.h"
 #include "../ident/ident.h"
+#include "../http/tls.h"
 #include "../engine/engine.h"
 #include "../exec/slurm.h"
 #include "../store/backend.h"
@@ -42,6 +44,8 @@ static void usage(FILE *f)
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "               [--kill-invalid-depend on|off]\n"
+            "               [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+            "               [--insecure-http]\n"
             "       sluiced migrate --store PATH|URL\n"
             "       sluiced copy-store --from SQLITE-PATH --to POSTGRES-URL\n"
             "\n"
@@ -112,7 +116,15 @@ static void usage(FILE *f)
             "  --body-timeout D              a request body, from its head (30s)\n"
             "  --send-timeout D              an answer the peer takes nothing of (30s)\n"
             "  --idle-timeout D              a kept-alive connection between\n"
-            "                                requests (60s)\n");
+            "                                requests (60s)\n"
+            "\n"
+            "TLS (sluiced(8), TLS; SIGHUP reloads the files):\n"
+            "  --tls-cert FILE      serve HTTPS with this PEM certificate (and chain)\n"
+            "  --tls-key FILE       its PEM private key (mode 0600 or stricter)\n"
+            "  --tls-client-ca FILE accept client certificates from this CA: a\n"
+            "                       verified one's subject CN is the Sluice user\n"
+            "  --insecure-http      serve plain HTTP on a non-loopback --listen\n"
+            "                       (tokens cross the network in clear)\n");
 }
 
 /* Requests reach the API once it exists; until then, 503, or with several
@@ -232,7 +244,8 @@ static void raise_nofile(void)
 static int read_settings(int argc, char **argv, struct sl_config *cfg)
 {
     static const struct option opts[] = {
-        /* every option but these five is a row of config.c's table */
+        /* every option but these five and --insecure-http (file key
+         * insecureHttp: on) is a row of config.c's table */
         {"dev", no_argument, NULL, 'd'},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
@@ -267,6 +280,10 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"advertise-url", required_argument, NULL, 'S'},
         {"ha-lease", required_argument, NULL, 'S'},
         {"identity", required_argument, NULL, 'S'},
+        {"tls-cert", required_argument, NULL, 'S'},
+        {"tls-key", required_argument, NULL, 'S'},
+        {"tls-client-ca", required_argument, NULL, 'S'},
+        {"insecure-http", no_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
     struct sl_error err = {0};
@@ -300,6 +317,9 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         case 'V':
             printf("sluiced %s\n", SLUICE_VERSION);
             return 0;
+        case 'I':
+            cfg->insecure_http = true;
+            break;
         case 'S':
             if (sl_config_set_flag(cfg, opts[idx].name, optarg, &err) < 0) {
                 fprintf(stderr, "sluiced: %s\n", err.text);
@@ -317,6 +337,59 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         return 1;
     }
     return -1;
+}
+
+/* Whether HOST:PORT names a loopback address only: 127.0.0.0/8, ::1 or
+ * localhost. */
+static bool listen_loopback(const char *listen)
+{
+    char host[128];
+    const char *colon = strrchr(listen, ':');
+    struct in_addr a4;
+    size_t n = colon ? (size_t)(colon - listen) : 0;
+
+    if (!colon || n >= sizeof(host))
+        return false;
+    memcpy(host, listen, n);
+    host[n] = '\0';
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0)
+        return true;
+    return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/* The TLS settings as a whole, and the refusal of plain HTTP beyond
+ * loopback. Returns 0 or -EINVAL with 'err' saying why. */
+static int tls_settings_check(const struct sl_config *cfg, struct sl_error *err)
+{
+    if (!cfg->tls_cert[0] != !cfg->tls_key[0])
+        return sl_errorf(err, -EINVAL, "--tls-cert and --tls-key go together: give both "
+                                       "or neither");
+    if (cfg->tls_client_ca[0] && !cfg->tls_cert[0])
+        return sl_errorf(err, -EINVAL, "--tls-client-ca needs --tls-cert and --tls-key: "
+                                       "client certificates come only over TLS");
+    if (!cfg->tls_cert[0] && !cfg->insecure_http && !listen_loopback(cfg->listen))
+        return sl_errorf(err, -EINVAL,
+                         "--listen %.128s is not a loopback address, and without TLS "
+                         "bearer tokens and job data would cross the network in clear: "
+                         "give --tls-cert FILE --tls-key FILE, or --insecure-http when "
+                         "something else protects the network (a TLS proxy in front)",
+                         cfg->listen);
+    return 0;
+}
+
+/* SIGHUP: read the TLS files again; a failure keeps the context in force
+ * and is logged. */
+static void tls_reload(struct sl_tls *tls, const struct sl_config *cfg)
+{
+    struct sl_error err = {0};
+
+    if (!tls)
+        sl_info("msg=\"SIGHUP: nothing to reload (no TLS)\"");
+    else if (sl_tls_reload(tls, &err) < 0)
+        sl_error("msg=\"TLS reload failed: the old certificate stays in force\" "
+                 "error=\"%s\"", err.text);
+    else
+        sl_info("msg=\"TLS certificate reloaded\" cert=%s", cfg->tls_cert);
 }
 
 /* The process: its log level, a private umask, the heap's trimming, and
@@ -367,12 +440,14 @@ static int admin_token_save(const struct sl_config *cfg, char *admin_token)
 static void engine_config(const struct sl_config *cfg, struct sl_engine_config *ecfg,
                           char *api_url)
 {
+    const char *scheme = cfg->tls_cert[0] ? "https" : "http";
+
     if (strncmp(cfg->listen, "0.0.0.0:", 8) == 0)
-        snprintf(api_url, 160, "http://127.0.0.1:%s", cfg->listen + 8);
+        snprintf(api_url, 160, "%s://127.0.0.1:%s", scheme, cfg->listen + 8);
     else if (strncmp(cfg->listen, "[::]:", 5) == 0)
-        snprintf(api_url, 160, "http://[::1]:%s", cfg->listen + 5);
+        snprintf(api_url, 160, "%s://[::1]:%s", scheme, cfg->listen + 5);
     else
-        snprintf(api_url, 160, "http://%s", cfg->listen);
+        snprintf(api_url, 160, "%s://%s", scheme, cfg->listen);
     *ecfg = (struct sl_engine_config){
         .data_dir = cfg->data_dir,
         .api_url = api_url,
@@ -428,9 +503,11 @@ static int ha_start(const struct sl_config *cfg, struct gate *g, struct sl_error
     } else if (strncmp(cfg->listen, "0.0.0.0:", 8) == 0 ||
                strncmp(cfg->listen, "[::]:", 5) == 0) {
         /* every address: the others reach this one by its host name */
-        snprintf(url, sizeof(url), "http://%s:%s", host, port ? port + 1 : "8470");
+        snprintf(url, sizeof(url), "%s://%s:%s", cfg->tls_cert[0] ? "https" : "http", host,
+                 port ? port + 1 : "8470");
     } else {
-        snprintf(url, sizeof(url), "http://%s", cfg->listen);
+        snprintf(url, sizeof(url), "%s://%s", cfg->tls_cert[0] ? "https" : "http",
+                 cfg->listen);
     }
     hc = (struct sl_ha_config){cfg->store, name, url, cfg->ha_lease_ms};
     ha = sl_ha_start(&hc, err);
@@ -526,6 +603,7 @@ int main(int argc, char **argv)
     struct sl_engine *e = NULL;
     struct sl_api *api = NULL;
     struct sl_http *http = NULL;
+    struct sl_tls *tls = NULL;
     char *admin_token = NULL, why[256], lock_path[1100], store_lock[1200];
     struct gate gate = {NULL, NULL};
     sigset_t sigs;
@@ -539,6 +617,10 @@ int main(int argc, char **argv)
     if ((rc = read_settings(argc, argv, &cfg)) >= 0)
         return rc;
     rc = 1;
+    if (tls_settings_check(&cfg, &err) < 0) {
+        fprintf(stderr, "sluiced: %s\n", err.text);
+        return 1;
+    }
     process_setup(&cfg, &sigs);
     if (cfg.identity[0]) {
         /* before anything is started: a bad file starts nothing */
@@ -568,6 +650,15 @@ int main(int argc, char **argv)
     if (strcmp(cfg.executor, "slurm") == 0 && !getenv("SLURM_CONF") &&
         access(SL_SLURM_DEFAULT_CONF, R_OK) == 0)
         setenv("SLURM_CONF", SL_SLURM_DEFAULT_CONF, 0);
+    if (cfg.tls_cert[0]) {
+        struct sl_tls_config tc = {cfg.tls_cert, cfg.tls_key,
+                                   cfg.tls_client_ca[0] ? cfg.tls_client_ca : NULL};
+        if (!(tls = sl_tls_create(&tc, &err))) {
+            fprintf(stderr, "sluiced: %s\n", err.text);
+            goto out;
+        }
+        cfg.http.tls = tls;
+    }
     if (!(http = sl_http_start(cfg.listen, &cfg.http, gate_handle, &gate, why,
                                sizeof(why)))) {
         fprintf(stderr, "sluiced: %s\n", why);
@@ -586,7 +677,9 @@ int main(int argc, char **argv)
         }
         sl_info("msg=\"following until this daemon holds the lease\" lease_ms=%lld",
                 (long long)cfg.ha_lease_ms);
-        if (!(epoch = sl_ha_wait_leader(gate.ha, &sigs, &sig))) {
+        while (!(epoch = sl_ha_wait_leader(gate.ha, &sigs, &sig)) && sig == SIGHUP)
+            tls_reload(tls, &cfg); /* a follower reloads too */
+        if (!epoch) {
             sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
             rc = 0;
             goto out;
@@ -623,10 +716,14 @@ int main(int argc, char **argv)
         goto out;
     }
     atomic_store_explicit(&gate.api, api, memory_order_release);
-    sl_info("msg=\"sluiced listening\" url=http://%s data_dir=%s sync=%s version=%s",
-            cfg.listen, cfg.data_dir, cfg.sync_full ? "full" : "normal", SLUICE_VERSION);
-    if (sigwait(&sigs, &sig) == 0)
-        sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
+    sl_info("msg=\"sluiced listening\" url=%s://%s data_dir=%s sync=%s version=%s",
+            tls ? "https" : "http", cfg.listen, cfg.data_dir,
+            cfg.sync_full ? "full" : "normal", SLUICE_VERSION);
+    /* SIGHUP reloads the TLS files (new connections get them; a reload
+     * that fails keeps the old ones); SIGTERM and SIGINT stop. */
+    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)
+        tls_reload(tls, &cfg);
+    sl_info("msg=\"shutting down\" signal=%s", sl_signal_name(sig));
     rc = 0;
 out:
     /* Order: stop accepting, let the engine finish what is queued (it
@@ -636,6 +733,7 @@ out:
     sl_api_quiesce(api);
     sl_engine_stop(e);
     sl_http_stop(http);
+    sl_tls_destroy(tls);
     lost = e && sl_engine_lost(e);
     sl_api_destroy(api);
     sl_engine_destroy(e);

@@ -30,6 +30,16 @@
  * to accept and shed the connection, and accepting pauses briefly rather
  * than spin on a listening socket that stays readable.
  *
+ * TLS (cfg.tls; tls.c): each accepted socket gets a non-blocking SSL and
+ * every read and write goes through conn_recv and conn_send. A read that
+ * needs the socket writable (the handshake) or a write that needs it
+ * readable sets the connection's epoll interest to what it waits for
+ * (conn_events); decrypted bytes epoll cannot report are read after the
+ * batch (kick). The handshake runs under the header deadline of a new
+ * connection; refusals at the accept close without an answer (there is no
+ * session to carry one); a 101 cannot hand a TLS socket over and becomes
+ * 501.
+ *
  * Validators: a request the handler marked (sl_http_use_etag) whose answer
  * is a 200 to a GET or HEAD gets an ETag of its body, computed where the
  * answer is set (sl_http_reply, on whichever thread answers), and becomes
@@ -71,6 +81,7 @@
 
 #include "../util/jfield.h"
 #include "../util/util.h"
+#include "tls.h"
 
 #define MAX_EXTRA_HEADERS 4
 #define LINGER_MS 5000        /* a refused connection drains its input so long */
@@ -151,6 +162,14 @@ struct conn {
     int64_t linger_ms;            /* the refusal that started lingering */
     struct conn *prev, *next;     /* all connections; 'next' links the dead */
     struct conn *lru_prev, *lru_next; /* idle ones, least recently active first */
+    struct ssl_st *ssl;           /* owned; NULL on plain HTTP */
+    bool tls_known;               /* handshake done, peer_user looked at */
+    bool tls_rd_wants_write;      /* the last SSL_read needs the socket
+                                     writable (handshake) */
+    bool tls_wr_wants_read;       /* the last SSL_write needs it readable */
+    bool kicked;                  /* on s->kick */
+    struct conn *kick_next;
+    char peer_user[64];           /* a verified client certificate's CN */
 };
 
 /* Connections of one peer. n == 0 marks a free slot. */
@@ -182,6 +201,9 @@ struct sl_http {
     int spare_fd;                 /* /dev/null, given up when out of fds */
     int64_t accept_paused_until;  /* 0, or when to listen again */
     int64_t fd_warned_ms;         /* last "out of descriptors" warning */
+    struct conn *kick;            /* TLS connections with decrypted bytes
+                                     that epoll cannot report: read them
+                                     after the batch */
 };
 
 /* epoll tags for the two non-connection descriptors */
@@ -222,6 +244,13 @@ const char *sl_http_body(const struct sl_http_req *r, size_t *len)
 {
     *len = r->body_len;
     return r->body ? r->body : "";
+}
+
+const char *sl_http_peer_user(const struct sl_http_req *r)
+{
+    /* Set once at the handshake, before any request: safe to read from the
+     * thread that holds the request. */
+    return r->c && r->c->peer_user[0] ? r->c->peer_user : NULL;
 }
 
 void sl_http_set_state(struct sl_http_req *r, void *state, void (*free_fn)(void *))
@@ -554,6 +583,8 @@ static void conn_close(struct sl_http *s, struct conn *c)
         c->peer_gone = true;
         if (c->fd >= 0) {
             epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+            sl_tls_conn_free(c->ssl);
+            c->ssl = NULL;
             close(c->fd);
             c->fd = -1;
         }
@@ -561,6 +592,8 @@ static void conn_close(struct sl_http *s, struct conn *c)
     }
     if (c->dead)
         return;
+    sl_tls_conn_free(c->ssl);
+    c->ssl = NULL;
     if (c->fd >= 0) {
         epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -599,13 +632,81 @@ static void conns_reap(struct sl_http *s)
     }
 }
 
+/* The interest set for reading and/or writing. Over TLS a write may need
+ * the socket readable and a read writable (the handshake): epoll is asked
+ * for what the record layer waits for. */
 static void conn_events(struct sl_http *s, struct conn *c, bool reading, bool writing)
 {
     struct epoll_event ev = {.events = (reading ? EPOLLIN | EPOLLRDHUP : 0) |
                                        (writing ? EPOLLOUT : 0),
                              .data.ptr = c};
+    if (writing && c->tls_wr_wants_read)
+        ev.events = (ev.events & ~(uint32_t)EPOLLOUT) | EPOLLIN | EPOLLRDHUP;
+    if (reading && c->tls_rd_wants_write)
+        ev.events |= EPOLLOUT;
     c->reading = reading;
     epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Read from the connection, through TLS when it has it: bytes, 0 at the
+ * peer's close, -EAGAIN when nothing more can come now, -EINTR, or -EIO. */
+static ssize_t conn_recv(struct conn *c, void *buf, size_t len)
+{
+    ssize_t n;
+
+    if (!c->ssl) {
+        n = recv(c->fd, buf, len, 0);
+        if (n >= 0)
+            return n;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
+               : errno == EINTR                       ? -EINTR
+                                                      : -EIO;
+    }
+    c->tls_rd_wants_write = false;
+    n = sl_tls_read(c->ssl, buf, len);
+    if (!c->tls_known && sl_tls_ready(c->ssl)) {
+        c->tls_known = true;
+        sl_tls_peer_user(c->ssl, c->peer_user, sizeof(c->peer_user));
+    }
+    if (n >= 0)
+        return n;
+    if (n == SL_TLS_WANT_WRITE)
+        c->tls_rd_wants_write = true;
+    return n == SL_TLS_FAILED ? -EIO : -EAGAIN;
+}
+
+/* Write to the connection as conn_recv reads: bytes taken, -EAGAIN, -EINTR
+ * or -EIO. */
+static ssize_t conn_send(struct conn *c, const void *buf, size_t len)
+{
+    ssize_t n;
+
+    if (!c->ssl) {
+        n = send(c->fd, buf, len, MSG_NOSIGNAL);
+        if (n >= 0)
+            return n;
+        return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN
+               : errno == EINTR                       ? -EINTR
+                                                      : -EIO;
+    }
+    c->tls_wr_wants_read = false;
+    n = sl_tls_write(c->ssl, buf, len);
+    if (n >= 0)
+        return n;
+    if (n == SL_TLS_WANT_READ)
+        c->tls_wr_wants_read = true;
+    return n == SL_TLS_FAILED ? -EIO : -EAGAIN;
+}
+
+/* Read c again after this batch: TLS bytes wait inside it that no epoll
+ * event will announce. */
+static void kick(struct sl_http *s, struct conn *c)
+{
+    if (c->kicked || !c->ssl || !sl_tls_pending(c->ssl))
+        return;
+    c->kicked = true;
+    c->kick_next = s->kick;
+    s->kick = c;
 }
 
 /* Send what is pending; false when the connection had to be closed. */
@@ -614,12 +715,11 @@ static bool conn_flush(struct sl_http *s, struct conn *c)
     bool progress = false;
 
     while (c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_NOSIGNAL);
+        ssize_t n = conn_send(c, c->out + c->out_off, c->out_len - c->out_off);
         if (n < 0) {
-            if (errno == EINTR)
+            if (n == -EINTR)
                 continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (n == -EAGAIN) {
                 if (progress)
                     c->sent_ms = sl_mono_ms();
                 conn_events(s, c, false, true);
@@ -650,6 +750,11 @@ static bool conn_flush(struct sl_http *s, struct conn *c)
         /* Let the peer finish sending and read our answer before the
          * close, rather than meet a reset; LINGER_MS from the refusal at
          * most, whatever the peer sends. */
+        if (c->ssl) {
+            /* close_notify, then raw reads drain what still comes */
+            sl_tls_conn_free(c->ssl);
+            c->ssl = NULL;
+        }
         shutdown(c->fd, SHUT_WR);
         conn_events(s, c, true, false);
         lru_set(s, c);
@@ -663,6 +768,7 @@ static bool conn_flush(struct sl_http *s, struct conn *c)
     if (!c->reading)
         conn_events(s, c, true, false);
     lru_set(s, c);
+    kick(s, c); /* a request that came behind this one, still decrypted */
     return true;
 }
 
@@ -698,6 +804,15 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
 
     if (!r->keep_alive)
         c->close_after = true;
+    if (r->takeover && c->ssl) {
+        /* The socket carries TLS records: it cannot be handed over. */
+        sl_http_takeover fn = r->takeover;
+        r->takeover = NULL;
+        fn(-1, NULL, 0, r->takeover_arg);
+        sl_http_reply_error(r, 501, "invalid", NULL,
+                            "the %s protocol is not available over TLS on this server",
+                            r->upgrade);
+    }
     if (r->takeover) {
         /* A 101 has no body and no length (RFC 9110 8.6); the connection
          * is no longer HTTP after it, so nothing closes it here. */
@@ -949,7 +1064,7 @@ static void conn_read(struct sl_http *s, struct conn *c)
             if (c->in_cap >= SL_HTTP_MAX_HEAD + SL_HTTP_MAX_BODY + 2) {
                 if (c->req) {
                     conn_events(s, c, false, c->out_len > 0); /* pause */
-                    return;
+                    return; /* TLS bytes left inside: flush kicks it */
                 }
                 conn_refuse(s, c, 413, "too_large", "request too large");
                 return;
@@ -962,10 +1077,10 @@ static void conn_read(struct sl_http *s, struct conn *c)
             c->in_cap = cap;
         }
         room = c->in_cap - c->in_len - 1;
-        n = recv(c->fd, c->in + c->in_len, room, 0);
-        if (n < 0 && errno == EINTR)
+        n = conn_recv(c, c->in + c->in_len, room);
+        if (n == -EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (n == -EAGAIN)
             break;
         if (n <= 0) {
             conn_close(s, c);
@@ -978,16 +1093,24 @@ static void conn_read(struct sl_http *s, struct conn *c)
         c->in_len += (size_t)n;
         got = true;
         if ((size_t)n < room)
-            break; /* a short read: the socket is drained for now */
+            break; /* a short read: the socket is drained for now (a TLS
+                      read gives one record: kick below reads the rest) */
     }
+    if (c->tls_rd_wants_write)
+        conn_events(s, c, c->reading, c->out_off < c->out_len);
     if (got)
         lru_set(s, c); /* activity: the young end of the idle list */
     if (c->req) {
-        /* A request is in flight: keep what came, read no more for now. */
+        /* A request is in flight: keep what came, read no more for now
+         * (TLS bytes left inside: the answer's flush kicks it). */
         conn_events(s, c, false, c->out_len > c->out_off);
         return;
     }
-    conn_process(s, c);
+    /* Records OpenSSL has read whole from the socket but not handed over
+     * yet: read again after this batch (only after progress, so that a
+     * partial record waits for epoll rather than spins). */
+    if (conn_process(s, c) && got && !c->req && c->reading)
+        kick(s, c);
 }
 
 /* Close the least recently active idle connection: true when there was
@@ -1035,10 +1158,13 @@ static void send_canned(int fd, int status, const char *code, const char *msg)
     }
 }
 
-/* Refuse a connection not taken in, and close it. */
-static void shed(int fd, int status, const char *code, const char *msg)
+/* Refuse a connection not taken in, and close it. Over TLS there is no
+ * session yet to answer in: just the close. */
+static void shed(const struct sl_http *s, int fd, int status, const char *code,
+                 const char *msg)
 {
-    send_canned(fd, status, code, msg);
+    if (!s->cfg.tls)
+        send_canned(fd, status, code, msg);
     close(fd);
 }
 
@@ -1072,7 +1198,7 @@ static bool accept_no_fds(struct sl_http *s)
         close(s->spare_fd);
         fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0)
-            shed(fd, 503, "unavailable", "out of file descriptors; try again");
+            shed(s, fd, 503, "unavailable", "out of file descriptors; try again");
         s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && s->spare_fd >= 0)
             return true;
@@ -1111,16 +1237,21 @@ static void conn_accept(struct sl_http *s)
                 snprintf(msg, sizeof(msg),
                          "too many connections from this address (at most %d)",
                          s->cfg.max_conns_per_peer);
-                shed(fd, 429, "too_many_requests", msg);
+                shed(s, fd, 429, "too_many_requests", msg);
                 continue;
             }
         }
         if (s->nconns >= s->cfg.max_conns && !evict_one(s)) {
-            shed(fd, 503, "unavailable", "too many connections, none idle; try again");
+            shed(s, fd, 503, "unavailable", "too many connections, none idle; try again");
             continue;
         }
         if (!(c = calloc(1, sizeof(*c)))) {
             close(fd);
+            continue;
+        }
+        if (s->cfg.tls && !(c->ssl = sl_tls_conn_new(s->cfg.tls, fd))) {
+            close(fd);
+            free(c);
             continue;
         }
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1131,6 +1262,7 @@ static void conn_accept(struct sl_http *s)
         ev.events = EPOLLIN | EPOLLRDHUP;
         ev.data.ptr = c;
         if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            sl_tls_conn_free(c->ssl);
             close(fd);
             free(c);
             continue;
@@ -1208,10 +1340,18 @@ static void sweep(struct sl_http *s)
     while (c) {
         struct conn *next = c->next;
         if (now >= conn_deadline(s, c)) {
-            if (!c->lingering && c->out_len == 0 && (c->in_len > 0 || c->rx))
-                send_canned(c->fd, 408, "invalid",
-                            c->rx ? "the request body did not come in time"
-                                  : "the request head did not come in time");
+            if (!c->lingering && c->out_len == 0 && (c->in_len > 0 || c->rx)) {
+                const char *msg = c->rx ? "the request body did not come in time"
+                                        : "the request head did not come in time";
+                if (!c->ssl) {
+                    send_canned(c->fd, 408, "invalid", msg);
+                } else if (sl_tls_ready(c->ssl)) {
+                    /* as far as the socket takes it at once */
+                    char out[512];
+                    size_t n = canned(out, sizeof(out), 408, "invalid", msg);
+                    sl_tls_write(c->ssl, out, n);
+                }
+            }
             conn_close(s, c);
         }
         c = next;
@@ -1242,15 +1382,28 @@ static void *server_main(void *arg)
                 resumed(s);
             } else {
                 struct conn *c = p;
+                bool in = ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR),
+                     out = ev[i].events & EPOLLOUT;
                 if (c->dead)
                     continue; /* closed earlier in this batch */
-                if (ev[i].events & EPOLLOUT) {
+                /* Over TLS a write may wait for readability and a read
+                 * (the handshake) for writability: each goes on when
+                 * what it waits for comes. */
+                if ((out && (c->out_off < c->out_len || !c->tls_rd_wants_write)) ||
+                    (in && c->tls_wr_wants_read)) {
                     if (!conn_flush(s, c))
                         continue;
                 }
-                if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                if ((in && !c->tls_wr_wants_read) || (out && c->tls_rd_wants_write))
                     conn_read(s, c);
             }
+        }
+        while (s->kick) {
+            struct conn *c = s->kick;
+            s->kick = c->kick_next;
+            c->kicked = false;
+            if (!c->dead && c->fd >= 0 && c->reading)
+                conn_read(s, c);
         }
         pthread_mutex_lock(&s->mu);
         stop = s->stop;

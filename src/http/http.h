@@ -45,6 +45,10 @@ struct sl_http_config {
     int64_t send_timeout_ms;   /* an answer of which the peer takes nothing
                                   for this long is dropped */
     int64_t idle_timeout_ms;   /* a kept-alive connection between requests */
+    struct sl_tls *tls;        /* NULL: plain HTTP; else every connection
+                                  speaks TLS (tls.h; not owned, must
+                                  outlive the server). The handshake
+                                  counts against the header deadline. */
 };
 
 #define SL_HTTP_CONFIG_DEFAULT                                                 \
@@ -60,6 +64,7 @@ struct sl_http_config {
 
 struct sl_http;
 struct sl_http_req;
+struct sl_tls;
 
 /* Called once per complete request on the server thread. */
 typedef void (*sl_http_handler)(struct sl_http_req *req, void *arg);
@@ -89,6 +94,9 @@ const char *sl_http_target(const struct sl_http_req *r, size_t *len);
 const char *sl_http_header(const struct sl_http_req *r, const char *name);
 const char *sl_http_query(const struct sl_http_req *r, const char *name);
 const char *sl_http_body(const struct sl_http_req *r, size_t *len);
+/* The user a verified TLS client certificate names (its subject CN), or
+ * NULL: plain HTTP, no client CA, or no certificate presented. */
+const char *sl_http_peer_user(const struct sl_http_req *r);
 
 /* Per-request slot for the handler's own state; freed with 'free_fn' when
  * the request completes. */
@@ -147,7 +155,9 @@ typedef void (*sl_http_takeover)(int fd, const char *early, size_t nearly, void 
 
 /* Answer 101 Switching Protocols with "Upgrade: <protocol>" (at most 31
  * characters), "Connection: Upgrade" and the headers added before; once it
- * is sent the connection is handed to 'fn' with 'arg'. */
+ * is sent the connection is handed to 'fn' with 'arg'. Over TLS the
+ * socket cannot be handed over: 'fn' is called with fd -1 and the answer
+ * is 501 instead. */
 void sl_http_upgrade(struct sl_http_req *r, const char *protocol, sl_http_takeover fn,
                      void *arg);
 

@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -185,13 +186,49 @@ def raw_exchange(port, request, timeout=10):
         s.close()
 
 
+def openssl(*args, cwd=None):
+    """Run the openssl tool; raises on failure."""
+    subprocess.run(["openssl"] + list(args), cwd=cwd, check=True, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+
+
+def make_ca(dirpath, name="ca", cn="Sluice Test CA"):
+    """A self-signed CA in dirpath: (name.pem, name.key)."""
+    os.makedirs(dirpath, exist_ok=True)
+    pem, key = os.path.join(dirpath, name + ".pem"), os.path.join(dirpath, name + ".key")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+            "-nodes", "-keyout", key, "-out", pem, "-days", "30", "-subj", "/CN=" + cn)
+    return pem, key
+
+
+def make_cert(dirpath, ca, name, cn, san="IP:127.0.0.1,DNS:localhost", days=30,
+              serial=None, rsa=False):
+    """A certificate for 'cn' signed by ca (pem, key): (name.pem, name.key),
+    the key mode 0600. days=0 makes one that expires at once."""
+    pem, key = os.path.join(dirpath, name + ".pem"), os.path.join(dirpath, name + ".key")
+    csr, ext = os.path.join(dirpath, name + ".csr"), os.path.join(dirpath, name + ".ext")
+    newkey = ["-newkey", "rsa:2048"] if rsa else \
+        ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+    openssl("req", *newkey, "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + cn)
+    with open(ext, "w") as f:
+        f.write(("subjectAltName=%s\n" % san if san else "") +
+                "extendedKeyUsage=serverAuth,clientAuth\n")
+    openssl("x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1], "-out", pem,
+            "-days", str(days), "-set_serial", str(serial or int(time.time() * 1000)),
+            "-extfile", ext)
+    os.chmod(key, 0o600)
+    return pem, key
+
+
 _NO_TOKEN = object()
 
 
 class Sluiced:
     """One sluiced --dev process with its own data dir and port."""
 
-    def __init__(self, fake_gpus=None, args=(), tmp=None):
+    def __init__(self, fake_gpus=None, args=(), tmp=None, tls=False):
+        """tls=True: serve HTTPS with a certificate for 127.0.0.1 and
+        localhost from a test CA made in TMP/tls (self.ca, self.cert)."""
         if fake_gpus is None:
             fake_gpus = os.environ.get("FAKE_GPUS", "4xH100")
         self.fake_gpus = fake_gpus
@@ -210,13 +247,23 @@ class Sluiced:
         self.token = None
         self._conn = None
         self.pg_db = None             # the PostgreSQL pass: this daemon's database
+        self.ca = self.cert = None
+        if tls:
+            self.tls_dir = os.path.join(self.tmp, "tls")
+            self.ca = make_ca(self.tls_dir)
+            self.cert = make_cert(self.tls_dir, self.ca, "server", "sluiced", rsa=True)
+            self.args += ["--tls-cert", self.cert[0], "--tls-key", self.cert[1]]
         atexit.register(self._cleanup)
 
     # --- lifecycle ---------------------------------------------------------
 
     @property
     def server(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.ca else "http", self.port)
+
+    def ssl_context(self):
+        """A client context that trusts the test CA (tls=True only)."""
+        return ssl.create_default_context(cafile=self.ca[0])
 
     def _argv(self):
         argv = [os.path.join(SLUICE_BIN, "sluiced"), "--dev", "--listen",
@@ -243,7 +290,7 @@ class Sluiced:
                 self.proc = None
                 return "sluiced exited with status %d before it was healthy" % rc
             try:
-                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c = self.connection(timeout=2)
                 c.request("GET", "/healthz")
                 r = c.getresponse()
                 r.read()
@@ -379,6 +426,9 @@ class Sluiced:
             self._conn = None
 
     def connection(self, timeout=60):
+        if self.ca:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=self.ssl_context())
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
     def request(self, method, path, body=None, ctype=None, token=_NO_TOKEN,
@@ -481,6 +531,8 @@ class Sluiced:
         """Run `sluice ARGS` against this daemon (the admin's token unless
         'token'); returns (exit status, stdout, stderr)."""
         env = dict(os.environ, SLUICE_SERVER=self.server, SLUICE_TOKEN=token or self.token)
+        if self.ca:
+            env["SLUICE_CA_CERT"] = self.ca[0]
         p = subprocess.run([os.path.join(SLUICE_BIN, "sluice")] + list(args), env=env,
                            capture_output=True, text=True, timeout=120)
         return p.returncode, p.stdout, p.stderr

@@ -200,8 +200,67 @@ static void test_request_arguments(void)
     sl_client_destroy(c);
 }
 
+/* Server URLs: https:// with its default port 443, the host the
+ * certificate must name, and what stays refused. */
+static void test_https_urls(void)
+{
+    static const struct {
+        const char *url;
+        int ok;
+        bool https;
+        const char *host, *port, *authority, *prefix;
+    } cases[] = {
+        /* url, accepted, https, host, port, authority (Host), prefix */
+        {"https://sluice.example.org", 1, true, "sluice.example.org", "443",
+         "sluice.example.org", ""},
+        {"https://127.0.0.1:8443/", 1, true, "127.0.0.1", "8443", "127.0.0.1:8443", ""},
+        {"https://[::1]:8443/api", 1, true, "::1", "8443", "[::1]:8443", "/api"},
+        {"http://h", 1, false, "h", "80", "h", ""},
+        {"https://", 0, false, NULL, NULL, NULL, NULL},
+        {"https://user@h", 0, false, NULL, NULL, NULL, NULL},
+        {"https://h:0", 0, false, NULL, NULL, NULL, NULL},
+        {"https//h", 0, false, NULL, NULL, NULL, NULL},
+        {"ftp://h", 0, false, NULL, NULL, NULL, NULL},
+        {"HTTPS://h", 0, false, NULL, NULL, NULL, NULL},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct sl_client *c = sl_client_create(cases[i].url, NULL);
+        if (!cases[i].ok) {
+            ok(!c && errno == EINVAL, "%s is refused with EINVAL", cases[i].url);
+            sl_client_destroy(c);
+            continue;
+        }
+        ok(c && sl_client_https(c) == cases[i].https && strcmp(c->host, cases[i].host) == 0 &&
+               strcmp(c->port, cases[i].port) == 0 &&
+               strcmp(c->authority, cases[i].authority) == 0 &&
+               strcmp(c->prefix, cases[i].prefix) == 0,
+           "%s: %s, host %s, port %s, Host %s, prefix '%s'", cases[i].url,
+           cases[i].https ? "https" : "http", cases[i].host, cases[i].port,
+           cases[i].authority, cases[i].prefix);
+        sl_client_destroy(c);
+    }
+    {
+        struct sl_client *c = sl_client_create("https://127.0.0.1:1", NULL);
+        struct sl_client_tls t = {.ca_file = "/nonexistent/ca.pem"};
+        struct sl_response r;
+        int fd = -1, rc;
+        char *early = NULL;
+        size_t nearly = 0;
+
+        ok(sl_client_set_tls(c, &t) == 0, "TLS settings are taken before any connection");
+        rc = sl_client_upgrade(c, "/v1/jobs/1/attach", "sluice.attach.v1", &fd, &early,
+                               &nearly, &r);
+        ok(rc == -EPROTONOSUPPORT && fd == -1 && strstr(r.error.message, "over https"),
+           "attaching over https is refused before connecting (%s)", r.error.message);
+        sl_response_fini(&r);
+        sl_client_destroy(c);
+    }
+}
+
 int main(void)
 {
+    test_https_urls();
     test_bodies();
     test_reuse();
     test_refusals();

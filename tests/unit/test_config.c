@@ -149,6 +149,24 @@ static void flags(void)
     is_int(sl_config_set_flag(&c, "advertise-url", "http://sched-a:8470", &err), 0,
            "--advertise-url");
     is_str(c.advertise_url, "http://sched-a:8470", "sets where it is reached");
+    /* TLS */
+    ok(!c.tls_cert[0] && !c.tls_key[0] && !c.insecure_http, "no TLS and no --insecure-http "
+                                                            "by default");
+    is_int(sl_config_set_flag(&c, "tls-cert", "/etc/sluice/server.pem", &err), 0, "--tls-cert");
+    is_int(sl_config_set(&c, "tlsKey", "/etc/sluice/server.key", "", &err), 0, "tlsKey");
+    is_int(sl_config_set_flag(&c, "tls-client-ca", "/etc/sluice/users-ca.pem", &err), 0,
+           "--tls-client-ca");
+    ok(strcmp(c.tls_cert, "/etc/sluice/server.pem") == 0 &&
+           strcmp(c.tls_key, "/etc/sluice/server.key") == 0 &&
+           strcmp(c.tls_client_ca, "/etc/sluice/users-ca.pem") == 0,
+       "set the three files");
+    is_int(sl_config_set(&c, "insecureHttp", "on", "", &err), 0, "insecureHttp: on");
+    ok(c.insecure_http, "sets it");
+    is_int(sl_config_set(&c, "insecureHttp", "yes", "--config f: ", &err), -EINVAL,
+           "insecureHttp: yes");
+    is_str(err.text, "--config f: insecureHttp: must be on or off, got 'yes'", "is refused");
+    is_int(sl_config_set_flag(&c, "insecure-http", "on", &err), -ENOENT,
+           "--insecure-http is main's bare flag, not a table flag");
 }
 
 int main(void)

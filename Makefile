@@ -20,6 +20,8 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq
+# OIDC (src/ident/oidc.c): cjose verifies JWS, libcurl talks to the provider.
+PKGS    += cjose libcurl libcrypto
 # The CLI links only what it uses: its HTTP client is plain sockets (libc),
 # libyaml comes with the simulator (sim --config and the manifest rules),
 # libsodium with the offline audit verifier (audit verify -f),
@@ -66,7 +68,7 @@ CFLAGS  += -std=c17 -D_GNU_SOURCE -MMD -MP $(OPT) $(WARN) $(PKG_CFLAGS)
 LDFLAGS += $(OPT) -Wl,--as-needed
 LDLIBS  += $(PKG_LIBS) -lpthread -ldl -lm
 
-CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c src/audit/*.c src/policy/*.c)
+CORE_SRC   := $(wildcard src/util/*.c src/core/*.c src/meter/*.c src/sched/*.c src/sim/*.c src/store/*.c src/exec/*.c src/audit/*.c src/policy/*.c src/ident/*.c)
 DAEMON_SRC := $(wildcard src/http/*.c src/api/*.c src/engine/*.c src/daemon/*.c)
 CLI_SRC    := $(wildcard src/client/*.c src/cli/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
@@ -227,7 +229,7 @@ $(B)/tests/test_engine_depwait.t: $(B)/obj/tests/unit/test_engine_depwait.o $(EN
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.
-FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon ws
+FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon ws jwt
 FUZZ_EXTRA_http_request := src/http/parse.c
 FUZZ_EXTRA_http_query := src/http/parse.c
 FUZZ_EXTRA_http_response := src/client/client.c
@@ -235,6 +237,7 @@ FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
 FUZZ_EXTRA_audit := src/audit/audit.c
 FUZZ_EXTRA_slurm := src/exec/slurm_parse.c
+FUZZ_EXTRA_jwt := src/ident/oidc.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)
 .SECONDEXPANSION:
 $(B)/tests/fuzz_%_replay: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay_main.o \
@@ -345,6 +348,7 @@ FUZZ_MAX_LEN_config := 4096
 FUZZ_MAX_LEN_slurm := 4096
 FUZZ_MAX_LEN_carbon := 4096
 FUZZ_MAX_LEN_ws := 4096
+FUZZ_MAX_LEN_jwt := 17000
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
 # The target binary is kept for -merge=1 (tests/fuzz/README.md).
 .PRECIOUS: build/fuzz/fuzz_%

@@ -262,7 +262,12 @@ $(B)/tests/fault_alloc.t: $(B)/obj/tests/fault/fault_alloc.o $(B)/libsluice-core
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-unit: $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
+# src/ident/oidc.c driven against tests/idp/fake_idp.py (tests/integration/oidc_idp.t).
+$(B)/tests/oidc-probe: $(B)/obj/tests/idp/oidc_probe.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/tests/libfakenvml.so $(B)/tests/audit-battery $(B)/tests/oidc-probe
 
 run: deps all
 	scripts/run-dev.sh

@@ -283,6 +283,19 @@ void sl_oidc_destroy(struct sl_oidc *o)
 
 /* ---- the key set ---- */
 
+static bool b64url_ok(const char *s, size_t n);
+
+/* The members of a JWK that cjose base64url-decodes. cjose's decoder
+ * asserts (aborts the process) on a length of 1 mod 4, so each is checked
+ * here first; the private ones also mark a key this module does not take. */
+static const struct {
+    const char *name;
+    bool private_part;
+} jwk_b64_members[] = {
+    {"n", false}, {"e", false}, {"x", false}, {"y", false},
+    {"d", true}, {"p", true}, {"q", true}, {"dp", true}, {"dq", true}, {"qi", true},
+};
+
 size_t sl_oidc_key_count(const struct sl_oidc *o)
 {
     return o->nkeys;
@@ -317,8 +330,12 @@ static int key_import(json_t *jk, struct key *k)
     /* A public key only: a "d" (or RSA's other private members) in a set
      * fetched from a provider is a mistake there, and cjose would make a
      * private key of it. */
-    if (json_object_get(jk, "d"))
-        return 1;
+    for (size_t i = 0; i < SL_ARRAY_LEN(jwk_b64_members); i++) {
+        json_t *m = json_object_get(jk, jwk_b64_members[i].name);
+        if (m && (jwk_b64_members[i].private_part || !json_is_string(m) ||
+                  !b64url_ok(json_string_value(m), json_string_length(m))))
+            return 1;
+    }
     k->jwk = cjose_jwk_import_json((cjose_header_t *)jk, &cerr);
     if (!k->jwk)
         return cerr.code == CJOSE_ERR_NO_MEMORY ? -ENOMEM : 1;
@@ -435,6 +452,25 @@ static ssize_t b64url_decode(const char *s, size_t n, unsigned char *out)
         return -EINVAL;
     out[o] = '\0';
     return (ssize_t)o;
+}
+
+/* Whether s[0..n) is strict base64url (what b64url_decode takes), so that
+ * cjose's decoder, which aborts on some malformed input, never sees
+ * anything else. */
+static bool b64url_ok(const char *s, size_t n)
+{
+    int last;
+
+    if (n % 4 == 1)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (b64url_val((unsigned char)s[i]) < 0)
+            return false;
+    if (n % 4 == 0)
+        return true;
+    /* 2 or 3 characters in the last group: the bits past the bytes are 0. */
+    last = b64url_val((unsigned char)s[n - 1]);
+    return (last & (n % 4 == 2 ? 0x0f : 0x03)) == 0;
 }
 
 /* A JSON object from base64url s[0..n); NULL when either fails. */
@@ -664,6 +700,13 @@ int sl_oidc_verify(struct sl_oidc *o, const char *jwt, size_t len, int64_t now_m
         rc = sl_errorf(err, -EINVAL, "token malformed: not three dot-separated parts");
         goto out;
     }
+    /* Every part strict base64url before cjose decodes it (see b64url_ok);
+     * RS256 and ES256 need a signature. */
+    if (!b64url_ok(dot1 + 1, (size_t)(dot2 - dot1 - 1)) ||
+        !b64url_ok(dot2 + 1, len - (size_t)(dot2 + 1 - jwt))) {
+        rc = sl_errorf(err, -EINVAL, "token malformed: a part is not base64url");
+        goto out;
+    }
     hdr = b64url_json(jwt, (size_t)(dot1 - jwt));
     if (!hdr) {
         rc = sl_errorf(err, -EINVAL, "token malformed: header is not a base64url JSON object");
@@ -702,6 +745,10 @@ int sl_oidc_verify(struct sl_oidc *o, const char *jwt, size_t len, int64_t now_m
     rc = key_choose(o, algs[a].kind, alg, jkid ? json_string_value(jkid) : NULL, &key, err);
     if (rc < 0)
         goto out;
+    if (dot2 + 1 == jwt + len) {
+        rc = sl_errorf(err, -EACCES, "token refused: no signature");
+        goto out;
+    }
     jws = cjose_jws_import(jwt, len, &cerr);
     if (!jws) {
         rc = sl_errorf(err, cerr.code == CJOSE_ERR_NO_MEMORY ? -ENOMEM : -EINVAL,

@@ -383,6 +383,22 @@ static void test_malformed(void)
     refused(strdup("e30.e30.AA"), -EINVAL, "no alg", "a header without alg: malformed");
     refused(mint(hdr_rsa, "not json", SIG_KEY, rsa, NULL, 0), -EINVAL, "payload",
             "a signed payload that is not JSON: malformed");
+    /* cjose's base64url decoder aborts the process on a length of 1 mod 4:
+     * such a part must be refused before it gets there. */
+    char *t = mint(hdr_rsa, claims(""), SIG_KEY, rsa, NULL, 0);
+    size_t n = strlen(t);
+    char *t5 = malloc(n + 4);
+    size_t sig_len = n - (size_t)(strrchr(t, '.') + 1 - t);
+    memcpy(t5, t, n);
+    /* 256 signature bytes are 342 characters; pad the part to 1 mod 4. */
+    memset(t5 + n, 'A', (5 - sig_len % 4) % 4);
+    t5[n + (5 - sig_len % 4) % 4] = '\0';
+    refused(t5, -EINVAL, "not base64url", "a signature of 1 mod 4 characters: malformed, no abort");
+    free(t);
+    refused(strdup("eyJhbGciOiJSUzI1NiJ9.e31.AAAA"), -EINVAL, "not base64url",
+            "a payload with non-zero trailing bits: malformed");
+    refused(mint(hdr_rsa, claims(""), SIG_NONE, NULL, NULL, 0), -EACCES, "no signature",
+            "RS256 without a signature: refused");
     huge = malloc(SL_OIDC_TOKEN_MAX + 2);
     memset(huge, 'A', SL_OIDC_TOKEN_MAX + 1);
     huge[SL_OIDC_TOKEN_MAX + 1] = '\0';
@@ -481,6 +497,9 @@ static void test_jwks(void)
     is_int(sl_oidc_load_jwks(o, "{\"keys\":[{\"kty\":\"oct\",\"k\":\"AAAA\"}]}", 37, &err), -EINVAL,
            "a JWKS with only an oct key: no usable key");
     is_int(sl_oidc_key_count(o), before, "and the key set is as it was");
+    is_int(sl_oidc_load_jwks(o, "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":\"AAAAA\","
+                                "\"y\":\"AAAA\"}]}", 60, &err), -EINVAL,
+           "an EC key whose x is 5 base64url characters is skipped (cjose would abort)");
     is_int(sl_oidc_load_jwks(o, "[]", 2, &err), -EINVAL, "a JWKS that is an array: refused");
     is_int(sl_oidc_load_jwks(o, "{\"keys\":", 8, &err), -EINVAL, "a JWKS that is not JSON: refused");
     ok(strstr(err.text, "not JSON") != NULL, "says not JSON");

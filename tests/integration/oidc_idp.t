@@ -197,7 +197,7 @@ try:
 
     # The C module against it.
     if not os.access(PROBE, os.X_OK):
-        tap.skip(9, "%s is not built (make SAN=1 unit)" % PROBE)
+        tap.skip(13, "%s is not built (make SAN=1 unit)" % PROBE)
     else:
         out, err = probe("discover")
         tap.is_(out, "ok keys=2", "oidc.c: discovery over HTTPS loads both keys")
@@ -222,6 +222,26 @@ try:
             out, _ = probe("verify", stdin=t)
             tap.ok(out.startswith("rc=-13 ") and want in out, "oidc.c refuses a %s token" % key,
                    out)
+        out, _ = probe("device-start")
+        code, user_code = out.split()[1:3]
+        call("/slowdown", js={"user_code": user_code})
+        out, _ = probe("poll", code)
+        tap.ok(out.startswith("rc=-16 ") and "slow_down" in out, "oidc.c: slow_down is -EBUSY", out)
+        call("/deny", js={"user_code": user_code})
+        out, _ = probe("poll", code)
+        tap.ok(out.startswith("rc=-13 ") and "access_denied" in out,
+               "oidc.c: access_denied is -EACCES", out)
+        r = subprocess.run([PROBE, issuer + "/", ca, "discover"], capture_output=True, text=True,
+                           timeout=60)
+        tap.ok(r.stdout.startswith("rc=-5 ") and "wrong issuer" in r.stdout,
+               "oidc.c: a document whose issuer differs (by a slash) is refused", r.stdout)
+        sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+           "-nodes", "-keyout", "other.key", "-out", "other.pem", "-subj", "/CN=other CA",
+           "-days", "2")
+        r = subprocess.run([PROBE, issuer, os.path.join(tmp, "other.pem"), "discover"],
+                           capture_output=True, text=True, timeout=60)
+        tap.ok(r.stdout.startswith("rc=-5 "), "oidc.c: a provider whose certificate the CA file "
+               "does not vouch for is refused", r.stdout)
         os.environ["OIDC_CLIENT_ID"] = "nobody"
         out, _ = probe("device-start")
         del os.environ["OIDC_CLIENT_ID"]

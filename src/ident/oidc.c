@@ -281,9 +281,71 @@ void sl_oidc_destroy(struct sl_oidc *o)
     errno = saved;
 }
 
+/* ---- base64url ---- */
+
+static int b64url_val(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '-')
+        return 62;
+    if (c == '_')
+        return 63;
+    return -1;
+}
+
+/* Strict base64url without padding: s[0..n) into out (of at least
+ * n*3/4+1 bytes), NUL-terminated. Returns the decoded length or -EINVAL. */
+static ssize_t b64url_decode(const char *s, size_t n, unsigned char *out)
+{
+    uint32_t acc = 0;
+    size_t bits = 0, o = 0;
+
+    if (n % 4 == 1)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64url_val((unsigned char)s[i]);
+        if (v < 0)
+            return -EINVAL;
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    /* The bits left over must be zero: one meaning per token. */
+    if (acc & ((1u << bits) - 1))
+        return -EINVAL;
+    out[o] = '\0';
+    return (ssize_t)o;
+}
+
+/* Whether s[0..n) is strict base64url (what b64url_decode takes), so that
+ * cjose's decoder, which aborts on some malformed input, never sees
+ * anything else. */
+static bool b64url_ok(const char *s, size_t n)
+{
+    int last;
+
+    if (n % 4 == 1)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (b64url_val((unsigned char)s[i]) < 0)
+            return false;
+    if (n % 4 == 0)
+        return true;
+    /* 2 or 3 characters in the last group: the bits past the bytes are 0. */
+    last = b64url_val((unsigned char)s[n - 1]);
+    return (last & (n % 4 == 2 ? 0x0f : 0x03)) == 0;
+}
+
 /* ---- the key set ---- */
 
-static bool b64url_ok(const char *s, size_t n);
 
 /* The members of a JWK that cjose base64url-decodes. cjose's decoder
  * asserts (aborts the process) on a length of 1 mod 4, so each is checked
@@ -411,67 +473,6 @@ out:
 }
 
 /* ---- tokens ---- */
-
-static int b64url_val(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '-')
-        return 62;
-    if (c == '_')
-        return 63;
-    return -1;
-}
-
-/* Strict base64url without padding: s[0..n) into out (of at least
- * n*3/4+1 bytes), NUL-terminated. Returns the decoded length or -EINVAL. */
-static ssize_t b64url_decode(const char *s, size_t n, unsigned char *out)
-{
-    uint32_t acc = 0;
-    size_t bits = 0, o = 0;
-
-    if (n % 4 == 1)
-        return -EINVAL;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64url_val((unsigned char)s[i]);
-        if (v < 0)
-            return -EINVAL;
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
-    }
-    /* The bits left over must be zero: one meaning per token. */
-    if (acc & ((1u << bits) - 1))
-        return -EINVAL;
-    out[o] = '\0';
-    return (ssize_t)o;
-}
-
-/* Whether s[0..n) is strict base64url (what b64url_decode takes), so that
- * cjose's decoder, which aborts on some malformed input, never sees
- * anything else. */
-static bool b64url_ok(const char *s, size_t n)
-{
-    int last;
-
-    if (n % 4 == 1)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (b64url_val((unsigned char)s[i]) < 0)
-            return false;
-    if (n % 4 == 0)
-        return true;
-    /* 2 or 3 characters in the last group: the bits past the bytes are 0. */
-    last = b64url_val((unsigned char)s[n - 1]);
-    return (last & (n % 4 == 2 ? 0x0f : 0x03)) == 0;
-}
 
 /* A JSON object from base64url s[0..n); NULL when either fails. */
 static json_t *b64url_json(const char *s, size_t n)
@@ -642,7 +643,8 @@ static int key_choose(struct sl_oidc *o, enum key_kind kind, const char *alg, co
     for (size_t i = 0; i < o->nkeys; i++) {
         const struct key *k = &o->keys[i];
         if (kid) {
-            if (strcmp(k->kid, kid))
+            /* "kid":"" names no key, not the keys without one. */
+            if (!k->kid[0] || strcmp(k->kid, kid))
                 continue;
             if (k->kind == kind) {
                 found = k;

@@ -346,6 +346,8 @@ static void test_attacks(void)
                  rsa, NULL, 0), -EACCES, "crit", "a crit header: refused");
     refused(mint("{\"alg\":\"RS256\",\"kid\":\"nope\"}", claims(""), SIG_KEY, rsa, NULL, 0),
             -ENOKEY, "unknown key id", "unknown kid: -ENOKEY");
+    refused(mint("{\"alg\":\"ES256\",\"kid\":\"\"}", claims(""), SIG_KEY, ec, NULL, 0), -ENOKEY,
+            "unknown key id", "kid \"\" names no key (not the keys without a kid)");
     refused(mint("{\"alg\":\"RS256\",\"kid\":\"small\"}", claims(""), SIG_KEY, rsa_small, NULL, 0),
             -ENOKEY, "unknown key id", "a 1024-bit RSA key of the JWKS was skipped: -ENOKEY");
     refused(mint("{\"alg\":\"RS256\",\"kid\":\"rsa1\"}", claims(""), SIG_KEY, rsa2, NULL, 0),

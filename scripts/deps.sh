@@ -22,7 +22,7 @@ set -eu
 REQUIRED="gcc make pkg-config libc6-dev
 libjansson-dev libyaml-dev libsqlite3-dev
 libsodium-dev libjemalloc-dev libpq-dev
-libcjose-dev libcurl4-openssl-dev
+libcjose-dev libcurl4-openssl-dev libssl-dev openssl
 clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk
 prometheus nodejs chromium postgresql"

@@ -119,7 +119,12 @@ def probe(*args, stdin=None):
     env = dict(os.environ, OIDC_CLIENT_SECRET=SECRET)
     r = subprocess.run([PROBE, issuer, ca] + list(args), input=stdin, capture_output=True,
                        text=True, env=env, timeout=60)
+    if r.stderr:
+        probe_stderr.append(r.stderr)
     return r.stdout.strip(), r.stderr
+
+
+probe_stderr = []
 
 
 try:
@@ -197,7 +202,7 @@ try:
 
     # The C module against it.
     if not os.access(PROBE, os.X_OK):
-        tap.skip(13, "%s is not built (make SAN=1 unit)" % PROBE)
+        tap.skip(14, "%s is not built (make SAN=1 unit)" % PROBE)
     else:
         out, err = probe("discover")
         tap.is_(out, "ok keys=2", "oidc.c: discovery over HTTPS loads both keys")
@@ -247,6 +252,8 @@ try:
         del os.environ["OIDC_CLIENT_ID"]
         tap.ok(out.startswith("rc=-13 ") and SECRET not in out,
                "oidc.c: a client the provider does not know: -EACCES, no secret in the text", out)
+        tap.ok(not probe_stderr, "oidc-probe wrote nothing to stderr (no sanitizer report)",
+               *probe_stderr[:2])
 finally:
     idp.terminate()
     idp.wait(timeout=10)

@@ -23,7 +23,8 @@ Endpoints: GET /.well-known/openid-configuration, GET /jwks, POST /device
 client_secret_basic or client_secret_post), and for the tests POST
 /approve {user_code, user, groups}, /deny {user_code}, /slowdown
 {user_code} (the next poll answers slow_down), /mint {claims, header,
-key} -> {token}.
+key} -> {token}, /misbehave {discovery: "redirect"|"huge"} (the next
+discovery answer is a 302 to itself, or a 2 MiB document).
 """
 import argparse
 import base64
@@ -139,6 +140,7 @@ class Provider:
         self.issuer = None
         self.lock = threading.Lock()
         self.devices = {}
+        self.misbehave = None  # the next discovery answer: "redirect", "huge"
 
     def by_user_code(self, code):
         for d in self.devices.values():
@@ -187,6 +189,16 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         p = self.server.provider
         if self.path == "/.well-known/openid-configuration":
+            with p.lock:
+                mode, p.misbehave = p.misbehave, None
+            if mode == "redirect":
+                self.send_response(302)
+                self.send_header("Location", p.issuer + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if mode == "huge":
+                return self.answer(200, {"issuer": p.issuer, "pad": "x" * (2 << 20)})
             self.answer(200, {
                 "issuer": p.issuer, "jwks_uri": p.issuer + "/jwks",
                 "token_endpoint": p.issuer + "/token",
@@ -218,6 +230,10 @@ class Handler(BaseHTTPRequestHandler):
             claims.update(req.get("claims") or {})
             return self.answer(200, {"token": p.keys.mint(
                 claims, req.get("header"), req.get("key", "rsa"))})
+        if path == "/misbehave":
+            with p.lock:
+                p.misbehave = req.get("discovery")
+            return self.answer(200, {"ok": True})
         with p.lock:
             d = p.by_user_code(req.get("user_code"))
             if d is None or path not in ("/approve", "/deny", "/slowdown"):

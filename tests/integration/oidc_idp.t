@@ -202,7 +202,7 @@ try:
 
     # The C module against it.
     if not os.access(PROBE, os.X_OK):
-        tap.skip(14, "%s is not built (make SAN=1 unit)" % PROBE)
+        tap.skip(16, "%s is not built (make SAN=1 unit)" % PROBE)
     else:
         out, err = probe("discover")
         tap.is_(out, "ok keys=2", "oidc.c: discovery over HTTPS loads both keys")
@@ -240,6 +240,12 @@ try:
                            timeout=60)
         tap.ok(r.stdout.startswith("rc=-5 ") and "wrong issuer" in r.stdout,
                "oidc.c: a document whose issuer differs (by a slash) is refused", r.stdout)
+        for mode, what, want in (("redirect", "a redirect (no redirect is followed)", "answered 302"),
+                                 ("huge", "2 MiB (the cap is 1 MiB)", "size")):
+            call("/misbehave", js={"discovery": mode})
+            out, _ = probe("discover")
+            tap.ok(out.startswith("rc=-5 ") and want in out,
+                   "oidc.c: a discovery answer that is %s is refused (-EIO)" % what, out)
         sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
            "-nodes", "-keyout", "other.key", "-out", "other.pem", "-subj", "/CN=other CA",
            "-days", "2")

@@ -229,7 +229,7 @@ $(B)/tests/test_engine_depwait.t: $(B)/obj/tests/unit/test_engine_depwait.o $(EN
 # The fuzz targets' replay drivers: each runs every saved input of its
 # corpus (tests/fuzz/corpus/NAME) through its parser, as TAP. A target's
 # parser is in the core library, or in the objects FUZZ_EXTRA_NAME names.
-FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon ws jwt
+FUZZ_TARGETS := spec http_request http_query http_response trace audit trivy config slurm carbon ws
 FUZZ_EXTRA_http_request := src/http/parse.c
 FUZZ_EXTRA_http_query := src/http/parse.c
 FUZZ_EXTRA_http_response := src/client/client.c
@@ -237,6 +237,7 @@ FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
 FUZZ_EXTRA_audit := src/audit/audit.c
 FUZZ_EXTRA_slurm := src/exec/slurm_parse.c
+FUZZ_TARGETS += jwt
 FUZZ_EXTRA_jwt := src/ident/oidc.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)
 .SECONDEXPANSION:
@@ -266,8 +267,9 @@ $(B)/tests/fault_alloc.t: $(B)/obj/tests/fault/fault_alloc.o $(B)/libsluice-core
 $(B)/tests/oidc-probe: $(B)/obj/tests/idp/oidc_probe.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+unit: $(B)/tests/oidc-probe
 
-unit: $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/tests/libfakenvml.so $(B)/tests/audit-battery $(B)/tests/oidc-probe
+unit: $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
 
 run: deps all
 	scripts/run-dev.sh

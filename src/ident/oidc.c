@@ -766,6 +766,9 @@ int sl_oidc_verify(struct sl_oidc *o, const char *jwt, size_t len, int64_t now_m
         rc = sl_errorf(err, -EINVAL, "token malformed: no payload");
         goto out;
     }
+    /* Without JSON_ALLOW_NUL jansson refuses "\u0000" in a string, so each
+     * claim compared with strcmp below is the whole of its value; with
+     * JSON_REJECT_DUPLICATES a claim has one meaning. */
     claims = json_loadb((const char *)plain, plain_len, JSON_REJECT_DUPLICATES, NULL);
     if (!json_is_object(claims)) {
         rc = sl_errorf(err, -EINVAL, "token malformed: payload is not a JSON object");

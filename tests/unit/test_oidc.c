@@ -298,6 +298,12 @@ static void test_claims_refused(void)
     refused(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), -EACCES, "not a valid name",
             "user claim a number: refused");
 
+    snprintf(c, sizeof(c),
+             "{\"iss\":\"" ISS "\",\"aud\":\"sluice\",\"exp\":%lld,"
+             "\"preferred_username\":\"alice\\u0000x\"}", (long long)NOW_S + 60);
+    refused(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), -EINVAL, "payload",
+            "a NUL inside a claim (alice\\u0000x) is malformed, never read as alice");
+
     /* 257 groups: one too many. */
     char *big = malloc(8192);
     size_t used = (size_t)snprintf(big, 8192, "{\"iss\":\"" ISS "\",\"aud\":\"sluice\",\"exp\":%lld,"

@@ -183,55 +183,55 @@ struct sl_oidc *sl_oidc_create(const struct sl_oidc_config *cfg, struct sl_error
         !TERMINATED(cfg->jwks_file) || !TERMINATED(cfg->ca_file) ||
         !TERMINATED(cfg->user_claim) || !TERMINATED(cfg->groups_claim)) {
         rc = sl_errorf(err, -EINVAL, "oidc: a setting is not NUL-terminated");
-        goto fail;
+        goto out;
     }
     if (!cfg->issuer[0]) {
         rc = sl_errorf_field(err, -EINVAL, "issuer", "issuer: required");
-        goto fail;
+        goto out;
     }
     if (url_check(cfg->issuer, &https, &loop) < 0 || strchr(cfg->issuer, '?')) {
         rc = sl_errorf_field(err, -EINVAL, "issuer",
                              "issuer: must be https://host[:port][/path] without query or fragment");
-        goto fail;
+        goto out;
     }
     if (!https && !loop) {
         rc = sl_errorf_field(err, -EINVAL, "issuer",
                              "issuer: http is allowed only for a loopback host; use https");
-        goto fail;
+        goto out;
     }
     if (!cfg->audience[0] && !cfg->client_id[0]) {
         rc = sl_errorf_field(err, -EINVAL, "audience",
                              "audience: required when client_id is empty");
-        goto fail;
+        goto out;
     }
     if (cfg->user_claim[0] && !claim_path_valid(cfg->user_claim)) {
         rc = sl_errorf_field(err, -EINVAL, "user_claim", "user_claim: not a claim name");
-        goto fail;
+        goto out;
     }
     if (cfg->groups_claim[0] && !claim_path_valid(cfg->groups_claim)) {
         rc = sl_errorf_field(err, -EINVAL, "groups_claim",
                              "groups_claim: not a claim name or dotted path");
-        goto fail;
+        goto out;
     }
     if (cfg->skew_ms < 0 || cfg->skew_ms > SL_OIDC_SKEW_MAX_MS) {
         rc = sl_errorf_field(err, -EINVAL, "skew_ms", "skew_ms: must be 0..%d, got %lld",
                              SL_OIDC_SKEW_MAX_MS, (long long)cfg->skew_ms);
-        goto fail;
+        goto out;
     }
     if (cfg->timeout_ms != 0 && (cfg->timeout_ms < 100 || cfg->timeout_ms > 120000)) {
         rc = sl_errorf_field(err, -EINVAL, "timeout_ms", "timeout_ms: must be 100..120000, got %lld",
                              (long long)cfg->timeout_ms);
-        goto fail;
+        goto out;
     }
     if (cfg->ca_file[0] && access(cfg->ca_file, R_OK) < 0) {
         rc = sl_errorf_field(err, -errno, "ca_file", "ca_file: %s: %s", cfg->ca_file,
                              strerror(errno));
-        goto fail;
+        goto out;
     }
     o = calloc(1, sizeof(*o));
     if (!o) {
         rc = sl_errorf(err, -ENOMEM, "oidc: out of memory");
-        goto fail;
+        goto out;
     }
     o->cfg = *cfg;
     o->loopback = loop;
@@ -248,7 +248,7 @@ struct sl_oidc *sl_oidc_create(const struct sl_oidc_config *cfg, struct sl_error
         if (rc < 0) {
             sl_errorf_field(err, rc, "jwks_file", "jwks_file: %s: %s", cfg->jwks_file,
                             rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
-            goto fail;
+            goto out;
         }
         rc = sl_oidc_load_jwks(o, json, len, err);
         if (rc < 0) {
@@ -257,16 +257,18 @@ struct sl_oidc *sl_oidc_create(const struct sl_oidc_config *cfg, struct sl_error
                 sl_strlcpy(why, err->text, sizeof(why));
                 sl_errorf_field(err, rc, "jwks_file", "jwks_file: %s", why);
             }
-            goto fail;
+            goto out;
         }
     }
+    rc = 0;
+out:
     free(json);
+    if (rc < 0) {
+        sl_oidc_destroy(o);
+        errno = -rc;
+        return NULL;
+    }
     return o;
-fail:
-    free(json);
-    sl_oidc_destroy(o);
-    errno = -rc;
-    return NULL;
 }
 
 void sl_oidc_destroy(struct sl_oidc *o)

@@ -20,6 +20,8 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 PKGS    := jansson yaml-0.1 sqlite3 libsodium libpq openssl ldap
+# OIDC (src/ident/oidc.c): cjose verifies JWS, libcurl talks to the provider.
+PKGS    += cjose libcurl libcrypto
 # The CLI links only what it uses: its HTTP client is plain sockets (libc)
 # with OpenSSL's libssl for https:// (initialised only for such a URL;
 # docs/decisions/0016-cli-tls-client.md), libyaml comes with the simulator (sim --config and the manifest rules),
@@ -236,6 +238,8 @@ FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
 FUZZ_EXTRA_audit := src/audit/audit.c
 FUZZ_EXTRA_slurm := src/exec/slurm_parse.c
+FUZZ_TARGETS += jwt
+FUZZ_EXTRA_jwt := src/ident/oidc.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)
 .SECONDEXPANSION:
 $(B)/tests/fuzz_%_replay: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay_main.o \
@@ -259,6 +263,12 @@ $(B)/tests/audit-battery: $(B)/obj/tests/audit_battery.o $(B)/libsluice-core.a
 $(B)/tests/fault_alloc.t: $(B)/obj/tests/fault/fault_alloc.o $(B)/libsluice-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# src/ident/oidc.c driven against tests/idp/fake_idp.py (tests/integration/oidc_idp.t).
+$(B)/tests/oidc-probe: $(B)/obj/tests/idp/oidc_probe.o $(B)/libsluice-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+unit: $(B)/tests/oidc-probe
 
 unit: $(UNIT_BIN) $(FUZZ_REPLAY) $(B)/tests/libfakenvml.so $(B)/tests/audit-battery
 
@@ -347,6 +357,7 @@ FUZZ_MAX_LEN_config := 4096
 FUZZ_MAX_LEN_slurm := 4096
 FUZZ_MAX_LEN_carbon := 4096
 FUZZ_MAX_LEN_ws := 4096
+FUZZ_MAX_LEN_jwt := 17000
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
 # The target binary is kept for -merge=1 (tests/fuzz/README.md).
 .PRECIOUS: build/fuzz/fuzz_%

@@ -21,7 +21,8 @@ set -eu
 # loopback port; Debian's own "main" cluster is not used).
 REQUIRED="gcc make pkg-config libc6-dev libldap-dev slapd ldap-utils
 libjansson-dev libyaml-dev libsqlite3-dev
-libsodium-dev libjemalloc-dev libpq-dev libssl-dev openssl
+libsodium-dev libjemalloc-dev libpq-dev
+libcjose-dev libcurl4-openssl-dev libssl-dev openssl
 clang libclang-rt-14-dev
 perl python3 python3-yaml sqlite3 curl procps wrk
 prometheus nodejs chromium postgresql"

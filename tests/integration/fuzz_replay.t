@@ -17,7 +17,7 @@ bin=${SLUICE_BIN:-$root/build/asan}
 n=0
 failed=0
 
-for t in spec http_request http_query http_response trace audit trivy config slurm carbon ws; do
+for t in spec http_request http_query http_response trace audit trivy config slurm carbon ws jwt; do
     replay="$bin/tests/fuzz_${t}_replay"
     if [ ! -x "$replay" ]; then
         n=$((n + 1))

@@ -628,6 +628,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "sluiced: --identity %s\n", err.text);
             goto out;
         }
+        if (ident.has_oidc) {
+            /* src/ident/oidc.c verifies tokens, but no route signs in
+             * with one yet: refuse rather than accept a section that
+             * would do nothing */
+            fprintf(stderr, "sluiced: --identity %s: oidc: sign-in through OIDC is not "
+                    "served yet (docs/identity.md); remove the section\n", cfg.identity);
+            goto out;
+        }
         ident_loaded = true;
     }
     if (cfg.dev && geteuid() != 0 && !cfg.allow_daemon_user[0]) {

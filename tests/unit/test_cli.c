@@ -123,7 +123,7 @@ static void test_parser(void)
     {
         char *argv[] = {"cmd", "--server", "ftp://x", NULL};
         is_str(parse_all(&ctx, test_opts, false, argv, out, sizeof(out)),
-               "ERR[--server: must be an http:// URL, got "
+               "ERR[--server: must be an http:// or https:// URL, got "
                "'ftp://x']",
                "a non-HTTP server URL is refused");
     }

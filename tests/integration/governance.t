@@ -44,18 +44,7 @@ slapd = ident = None
 if ldaptest.available():
     slapd = ldaptest.Slapd(work, users={"l-%s" % r: "pw-%s" % r for r in ROLES},
                            groups={"g-%s" % r: ["l-%s" % r] for r in ROLES}).start()
-    secret = os.path.join(work, "bind.secret")
-    with open(secret, "w") as f:
-        f.write(ldaptest.SEARCH_PW)
-    os.chmod(secret, 0o600)
-    ident = os.path.join(work, "identity.yaml")
-    with open(ident, "w") as f:
-        f.write("ldap: {url: '%s', bindDN: '%s', bindPasswordFile: '%s', userBase: '%s', "
-                "groupBase: '%s'}\ngroups:\n" % (slapd.url, ldaptest.SEARCH_DN, secret,
-                                                 "ou=people," + ldaptest.BASE,
-                                                 "ou=groups," + ldaptest.BASE))
-        for r in ROLES:
-            f.write("  - {group: '%s', team: vision, role: %s}\n" % (ldaptest.group_dn("g-" + r), r))
+    ident = ldaptest.identity_file(slapd, work, [("g-" + r, "vision", r) for r in ROLES])
 d = Sluiced(fake_gpus="4xH100", args=["--identity", ident] if ident else [])
 d.start()
 

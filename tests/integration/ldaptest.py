@@ -171,3 +171,20 @@ class Slapd:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+
+def identity_file(slapd, tmp, rules):
+    """The identity file naming 'slapd' (its search account's password in
+    a private file under tmp), with rules [(group, team, role)]."""
+    secret = os.path.join(tmp, "bind.secret")
+    with open(secret, "w") as f:
+        f.write(SEARCH_PW)
+    os.chmod(secret, 0o600)
+    path = os.path.join(tmp, "identity.yaml")
+    with open(path, "w") as f:
+        f.write("ldap: {url: '%s', bindDN: '%s', bindPasswordFile: '%s', userBase: '%s', "
+                "groupBase: '%s'}\ngroups:\n" % (slapd.url, SEARCH_DN, secret,
+                                                 "ou=people," + BASE, "ou=groups," + BASE))
+        for g, team, role in rules:
+            f.write("  - {group: '%s', team: %s, role: %s}\n" % (group_dn(g), team, role))
+    return path

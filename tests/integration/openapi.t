@@ -1333,17 +1333,7 @@ def identity_file():
     tmp = tempfile.mkdtemp(prefix="sluice-oa-ldap.")
     os.chmod(tmp, 0o711)
     slapd = ldaptest.Slapd(tmp).start()
-    secret = os.path.join(tmp, "bind.secret")
-    with open(secret, "w") as f:
-        f.write(ldaptest.SEARCH_PW)
-    os.chmod(secret, 0o600)
-    path = os.path.join(tmp, "identity.yaml")
-    with open(path, "w") as f:
-        f.write("ldap: {url: '%s', bindDN: '%s', bindPasswordFile: '%s', userBase: '%s', "
-                "groupBase: '%s'}\ngroups: [{group: '%s', team: default, role: member}]\n"
-                % (slapd.url, ldaptest.SEARCH_DN, secret, "ou=people," + ldaptest.BASE,
-                   "ou=groups," + ldaptest.BASE, ldaptest.group_dn("viewers")))
-    return path
+    return ldaptest.identity_file(slapd, tmp, [("viewers", "default", "member")])
 
 
 def test_login():

@@ -325,6 +325,7 @@ static const struct route {
     {"GET", "/v1/login", sl_api_route_login_info, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"POST", "/v1/login", sl_api_route_login, CHANGE(SL_OP_LOGIN), "user", MT_JSON},
     {"POST", "/v1/login/refresh", sl_api_route_login_refresh, READ(SL_SC_SELF), NULL, MT_NONE},
+    {"POST", "/v1/login/device", sl_api_route_login_device, READ(SL_SC_PUBLIC), NULL, MT_NONE},
     {"POST", "/v1/jobs", sl_api_route_job_submit, CHANGE(SL_OP_SUBMIT), NULL, MT_JSON | MT_YAML},
     {"GET", "/v1/jobs", sl_api_route_job_list, READ(SL_SC_JOBS_READ), NULL, MT_NONE},
     {"GET", "/v1/jobs/{id}", sl_api_route_job_get, READ(SL_SC_JOBS_READ), NULL, MT_NONE},

@@ -206,6 +206,7 @@ void sl_login_metrics(struct sl_login *l, struct sl_buf *b);
 void sl_api_route_login_info(struct ctx *c);
 void sl_api_route_login(struct ctx *c);
 void sl_api_route_login_refresh(struct ctx *c);
+void sl_api_route_login_device(struct ctx *c);
 void sl_api_route_token_create(struct ctx *c);
 void sl_api_route_token_revoke(struct ctx *c);
 void sl_api_route_tokens(struct ctx *c);

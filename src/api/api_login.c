@@ -30,6 +30,7 @@
 
 #include "../ident/ident.h"
 #include "../ident/ldap_login.h"
+#include "../ident/oidc.h"
 #include "../util/jfield.h"
 
 #define LOGIN_WORKERS 2
@@ -39,13 +40,21 @@
 #define LOGIN_MAX_FAIL_PEER 30
 #define LOGIN_FAIL_SLOTS 512
 
-enum login_kind { LK_PASSWORD, LK_REFRESH };
+enum login_kind {
+    LK_PASSWORD,                  /* LDAP: a name and a password */
+    LK_REFRESH,                   /* LDAP: the caller's groups again */
+    LK_ID_TOKEN,                  /* OIDC: a token the provider issued */
+    LK_DEVICE_START,              /* OIDC: start a device authorization */
+    LK_DEVICE_POLL                /* OIDC: has the user approved it? */
+};
 
 struct login_job {
     enum login_kind kind;
     struct op_state *s;           /* the request's engine op; its state */
     char user[64];
     char password[256];           /* wiped when done */
+    char *secret;                 /* LK_ID_TOKEN the token, LK_DEVICE_POLL
+                                     the device code; malloc'd, wiped */
     uint64_t peer;
     int64_t replaces;             /* LK_REFRESH: the caller's token */
     struct login_job *next;
@@ -61,6 +70,9 @@ struct fail_slot {
 struct sl_login {
     const struct sl_ident *id;
     struct sl_engine *e;
+    struct sl_oidc *oidc;         /* NULL = no OIDC provider */
+    pthread_mutex_t oidc_mu;      /* sl_oidc is one thread at a time; held
+                                     across its (bounded) provider calls */
     pthread_mutex_t mu;           /* the queue, the failures, the counters */
     pthread_cond_t cv;
     struct login_job *head, *tail;
@@ -119,17 +131,19 @@ static struct fail_slot *fail_slot(struct sl_login *l, uint64_t key, int64_t now
     return victim;
 }
 
-/* Whether the name or the address is over its limit; *retry_s when so. */
+/* Whether the name or the address is over its limit; *retry_s when so.
+ * 'user' NULL: the address alone (a provider's token names no one until
+ * it is verified). */
 static bool fail_limited(struct sl_login *l, const char *user, uint64_t peer, int64_t now,
                          int64_t *retry_s)
 {
-    uint64_t ku = fail_hash(l, "u:", user, strlen(user)),
+    uint64_t ku = user ? fail_hash(l, "u:", user, strlen(user)) : 0,
              kp = fail_hash(l, "p:", &peer, sizeof(peer));
     struct fail_slot *fu, *fp;
     bool over = false;
 
     pthread_mutex_lock(&l->mu);
-    fu = fail_slot(l, ku, now, false);
+    fu = user ? fail_slot(l, ku, now, false) : NULL;
     fp = fail_slot(l, kp, now, false);
     if (fu && fu->n >= LOGIN_MAX_FAIL_USER) {
         over = true;
@@ -144,19 +158,21 @@ static bool fail_limited(struct sl_login *l, const char *user, uint64_t peer, in
     return over;
 }
 
+/* Count a failure (or a success) of 'user' (NULL: the address alone). */
 static void fail_count(struct sl_login *l, const char *user, uint64_t peer, bool failed)
 {
-    uint64_t ku = fail_hash(l, "u:", user, strlen(user)),
+    uint64_t ku = user ? fail_hash(l, "u:", user, strlen(user)) : 0,
              kp = fail_hash(l, "p:", &peer, sizeof(peer));
     int64_t now = sl_mono_ms();
     struct fail_slot *f;
 
     pthread_mutex_lock(&l->mu);
     if (failed) {
-        fail_slot(l, ku, now, true)->n++;
+        if (user)
+            fail_slot(l, ku, now, true)->n++;
         fail_slot(l, kp, now, true)->n++;
         l->denied++;
-    } else if ((f = fail_slot(l, ku, now, false))) {
+    } else if (user && (f = fail_slot(l, ku, now, false))) {
         f->n = 0; /* a success clears the name's count, not the address's */
     }
     pthread_mutex_unlock(&l->mu);
@@ -256,6 +272,176 @@ static void run_ldap(struct sl_login *l, struct login_job *j)
     sl_engine_submit(l->e, op);
 }
 
+/* Answer the request of 'j' with 'doc' (stolen; from a worker thread). */
+static void answer_json(struct login_job *j, int status, json_t *doc)
+{
+    sl_http_reply_json(j->s->r, status, doc);
+    sl_api_metrics_count(j->s->metrics, j->s->row, sl_http_method(j->s->r),
+                         sl_http_status(j->s->r), sl_mono_ns() - j->s->start_ns);
+    sl_http_resume(j->s->r);
+}
+
+static void count_unavailable(struct sl_login *l)
+{
+    pthread_mutex_lock(&l->mu);
+    l->unavailable++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* The provider's token in j->secret verified (its key set fetched again,
+ * at most once a minute, when it names a key not known yet), its groups
+ * matched and the login submitted to the engine. 'mu' held. */
+static void oidc_login(struct sl_login *l, struct login_job *j, const char *jwt)
+{
+    struct sl_oidc_identity who = {.ngroups = 0};
+    struct sl_error err = {.text = ""};
+    const struct sl_ident_rule *rule;
+    struct sl_op *op = &j->s->op;
+    json_t *groups;
+    int rc;
+
+    rc = sl_oidc_verify(l->oidc, jwt, strlen(jwt), sl_now_ms(), &who, &err);
+    if (rc == -ENOKEY) {
+        struct sl_error kerr = {.text = ""};
+        int k = sl_oidc_refresh_keys(l->oidc, sl_mono_ms(), &kerr);
+        if (k == 0) {
+            rc = sl_oidc_verify(l->oidc, jwt, strlen(jwt), sl_now_ms(), &who, &err);
+        } else if (k != -EAGAIN && k != -ENOTSUP) {
+            count_unavailable(l);
+            sl_warn("msg=\"OIDC keys cannot be fetched\" why=\"%s\"", kerr.text);
+            answer(j, 503, "unavailable", "the identity provider's keys cannot be fetched: "
+                   "%s; local accounts still sign in with their tokens", kerr.text);
+            return;
+        }
+    }
+    if (rc == -ENOMEM) {
+        answer(j, 503, "unavailable", "out of memory");
+        return;
+    }
+    if (rc < 0) {
+        /* counted against the address: a token names no one until it
+         * is verified */
+        fail_count(l, NULL, j->peer, true);
+        answer(j, 401, "unauthorized", "OIDC %s", err.text);
+        return;
+    }
+    groups = json_array();
+    for (size_t i = 0; groups && i < who.ngroups; i++)
+        json_array_append_new(groups, json_string(who.groups[i]));
+    rule = sl_ident_match(l->id, who.groups, who.ngroups, false);
+    op->kind = SL_OP_LOGIN;
+    op->action = NULL;
+    sl_strlcpy(op->who.user, who.user, sizeof(op->who.user));
+    sl_strlcpy(op->u.login.user, who.user, sizeof(op->u.login.user));
+    sl_strlcpy(op->u.login.source, "oidc", sizeof(op->u.login.source));
+    snprintf(op->u.login.subject, sizeof(op->u.login.subject), "%s#%s", l->id->oidc.issuer,
+             who.subject);
+    if (rule) {
+        sl_strlcpy(op->u.login.team, rule->team, sizeof(op->u.login.team));
+        sl_strlcpy(op->u.login.role, rule->role, sizeof(op->u.login.role));
+    }
+    op->u.login.groups = groups ? groups : json_array();
+    /* the Sluice token ends with the identity file's tokenTtl, as for
+     * LDAP: the provider's token only vouched for the user now */
+    op->u.login.expires_ms = sl_now_ms() + l->id->token_ttl_ms;
+    op->u.login.replaces = 0;
+    sl_oidc_identity_clear(&who);
+    pthread_mutex_lock(&l->mu);
+    if (rule)
+        l->ok++;
+    else
+        l->unmapped++;
+    pthread_mutex_unlock(&l->mu);
+    sl_engine_submit(l->e, op);
+}
+
+/* POST /v1/login/device: a device authorization started with the
+ * provider on the daemon's behalf (the daemon is the OIDC client and
+ * holds its secret). 'mu' held. */
+static void oidc_device_start(struct sl_login *l, struct login_job *j)
+{
+    struct sl_oidc_device d;
+    struct sl_error err = {.text = ""};
+    json_t *doc;
+    int rc = sl_oidc_device_start(l->oidc, l->id->oidc.scope, &d, &err);
+
+    if (rc == -EACCES) {
+        answer(j, 503, "unavailable", "the identity provider refused this server's "
+               "device authorization (check oidc.clientId and its secret): %s", err.text);
+        return;
+    }
+    if (rc < 0) {
+        count_unavailable(l);
+        sl_warn("msg=\"OIDC device authorization failed\" why=\"%s\"", err.text);
+        answer(j, 503, "unavailable", "the identity provider cannot be reached: %s", err.text);
+        return;
+    }
+    doc = json_pack("{s:s, s:s, s:s, s:I, s:I}", "device_code", d.device_code, "user_code",
+                    d.user_code, "verification_uri", d.verification_uri, "interval",
+                    (json_int_t)d.interval_s, "expires_in", (json_int_t)d.expires_in_s);
+    if (doc && d.verification_uri_complete[0])
+        json_object_set_new(doc, "verification_uri_complete",
+                            json_string(d.verification_uri_complete));
+    sodium_memzero(d.device_code, sizeof(d.device_code));
+    if (!doc) {
+        answer(j, 503, "unavailable", "out of memory");
+        return;
+    }
+    answer_json(j, 200, doc);
+}
+
+/* POST /v1/login {"device_code"}: one poll of the provider; pending is
+ * 202 with the interval to wait, approval a login. 'mu' held. */
+static void oidc_device_poll(struct sl_login *l, struct login_job *j)
+{
+    struct sl_error err = {.text = ""};
+    char *jwt = NULL;
+    int rc = sl_oidc_device_poll(l->oidc, j->secret, &jwt, &err);
+
+    if (rc == -EAGAIN || rc == -EBUSY) {
+        /* the interval is the client's to keep: RFC 8628 asks 5 s more
+         * after slow_down */
+        answer_json(j, 202, json_pack("{s:b, s:b}", "pending", 1, "slow_down", rc == -EBUSY));
+        return;
+    }
+    if (rc == -EACCES) {
+        fail_count(l, NULL, j->peer, true);
+        answer(j, 403, "forbidden", "the sign-in was not approved: %s", err.text);
+        return;
+    }
+    if (rc < 0) {
+        count_unavailable(l);
+        sl_warn("msg=\"OIDC device poll failed\" why=\"%s\"", err.text);
+        answer(j, 503, "unavailable", "the identity provider cannot be reached: %s", err.text);
+        return;
+    }
+    oidc_login(l, j, jwt);
+    sodium_memzero(jwt, strlen(jwt));
+    free(jwt);
+}
+
+static void run_oidc(struct sl_login *l, struct login_job *j)
+{
+    pthread_mutex_lock(&l->oidc_mu);
+    if (j->kind == LK_ID_TOKEN)
+        oidc_login(l, j, j->secret);
+    else if (j->kind == LK_DEVICE_START)
+        oidc_device_start(l, j);
+    else
+        oidc_device_poll(l, j);
+    pthread_mutex_unlock(&l->oidc_mu);
+}
+
+static void job_free(struct login_job *j)
+{
+    if (j->secret) {
+        sodium_memzero(j->secret, strlen(j->secret));
+        free(j->secret);
+    }
+    sodium_memzero(j, sizeof(*j));
+    free(j);
+}
+
 static void *worker(void *arg)
 {
     struct sl_login *l = arg;
@@ -276,10 +462,11 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&l->mu);
         if (l->stop)
             answer(j, 503, "unavailable", "the server is stopping");
-        else
+        else if (j->kind == LK_PASSWORD || j->kind == LK_REFRESH)
             run_ldap(l, j);
-        sodium_memzero(j, sizeof(*j));
-        free(j);
+        else
+            run_oidc(l, j);
+        job_free(j);
     }
 }
 
@@ -318,7 +505,12 @@ struct sl_login *sl_login_create(struct sl_engine *e, const struct sl_ident *id,
     l->e = e;
     randombytes_buf(l->fail_key, sizeof(l->fail_key));
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->oidc_mu, NULL);
     pthread_cond_init(&l->cv, NULL);
+    if (id->has_oidc && !(l->oidc = sl_ident_oidc_create(&id->oidc, err))) {
+        sl_login_destroy(l);
+        return NULL;
+    }
     for (int i = 0; i < LOGIN_WORKERS; i++) {
         int rc = pthread_create(&l->workers[i], NULL, worker, l);
         if (rc != 0) {
@@ -349,7 +541,9 @@ void sl_login_destroy(struct sl_login *l)
     if (!l)
         return;
     sl_login_stop(l);
+    sl_oidc_destroy(l->oidc);
     pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->oidc_mu);
     pthread_mutex_destroy(&l->mu);
     free(l);
 }
@@ -389,15 +583,13 @@ static void submit_job(struct ctx *c, struct login_job *j)
     struct sl_login *l = c->a->login;
 
     if (!(j->s = sl_api_op_new(c, SL_OP_LOGIN))) {
-        sodium_memzero(j, sizeof(*j));
-        free(j);
+        job_free(j);
         return;
     }
     c->suspended = true;
     sl_http_suspend(c->r);
     if (!enqueue(l, j)) {
-        sodium_memzero(j, sizeof(*j));
-        free(j);
+        job_free(j);
         sl_http_add_header(c->r, "Retry-After", "1");
         sl_http_reply_error(c->r, 503, "unavailable", NULL,
                             "too many logins in progress; try again");
@@ -411,22 +603,65 @@ static void submit_job(struct ctx *c, struct login_job *j)
 void sl_api_route_login_info(struct ctx *c)
 {
     const struct sl_ident *id = c->a->ident;
-    json_t *m = json_array();
+    json_t *doc, *m = json_array();
 
     json_array_append_new(m, json_string("token"));
     if (id && id->has_ldap)
         json_array_append_new(m, json_string("password"));
-    sl_http_reply_json(c->r, 200, json_pack("{s:o}", "methods", m));
+    if (id && id->has_oidc)
+        json_array_append_new(m, json_string("oidc"));
+    doc = json_pack("{s:o}", "methods", m);
+    if (doc && id && id->has_oidc)
+        json_object_set_new(doc, "oidc", json_pack("{s:s, s:s}", "issuer", id->oidc.issuer,
+                                                   "client_id", id->oidc.client_id));
+    sl_http_reply_json(c->r, 200, doc);
 }
 
-/* POST /v1/login {"user": NAME, "password": PASSWORD}. */
+/* A copy of the string 'v' for a job, or NULL after answering. */
+static char *take_secret(struct ctx *c, json_t *v, const char *field, size_t max)
+{
+    size_t n = json_string_length(v);
+    char *p;
+
+    if (n == 0 || n > max) {
+        sl_http_reply_error(c->r, 400, "invalid", field, n ? "longer than %zu bytes"
+                                                          : "must not be empty", max);
+        return NULL;
+    }
+    if (!(p = strdup(json_string_value(v))))
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+    return p;
+}
+
+/* Whether 'peer' is over its failure limit: answered 429 when so. */
+static bool limited(struct ctx *c, const char *user)
+{
+    int64_t retry;
+    char ra[24];
+
+    if (!fail_limited(c->a->login, user, sl_http_peer(c->r), sl_mono_ms(), &retry))
+        return false;
+    snprintf(ra, sizeof(ra), "%lld", (long long)retry);
+    sl_http_add_header(c->r, "Retry-After", ra);
+    sl_http_reply_error(c->r, 429, "too_many_requests", NULL,
+                        "too many failed logins for this %s; try again in %llds",
+                        user ? "name or address" : "address", (long long)retry);
+    return true;
+}
+
+/* POST /v1/login, one of three bodies:
+ *   {"user": NAME, "password": PASSWORD}   LDAP;
+ *   {"id_token": JWT}                      a token the OIDC provider issued;
+ *   {"device_code": CODE}                  a device authorization started
+ *                                          with POST /v1/login/device. */
 void sl_api_route_login(struct ctx *c)
 {
     const struct sl_ident *id = c->a->ident;
     json_t *doc, *v;
     const char *key, *user = NULL, *pw = NULL;
+    json_t *id_token = NULL, *device_code = NULL;
     struct login_job *j;
-    int64_t retry;
+    char *secret = NULL;
 
     if (!id || !c->a->login) {
         sl_http_reply_error(c->r, 404, "not_found", NULL,
@@ -437,17 +672,55 @@ void sl_api_route_login(struct ctx *c)
     if (!(doc = sl_api_body_json(c)))
         return;
     json_object_foreach(doc, key, v) {
-        if (strcmp(key, "user") == 0 && json_is_string(v))
-            user = json_string_value(v);
-        else if (strcmp(key, "password") == 0 && json_is_string(v))
-            pw = json_string_value(v);
-        else {
+        bool known = strcmp(key, "user") == 0 || strcmp(key, "password") == 0 ||
+                     strcmp(key, "id_token") == 0 || strcmp(key, "device_code") == 0;
+        if (!known || !json_is_string(v)) {
             sl_http_reply_error(c->r, 400, "invalid", key,
-                                strcmp(key, "user") == 0 || strcmp(key, "password") == 0
-                                    ? "must be a string"
-                                    : "unknown field; expected user and password");
+                                known ? "must be a string"
+                                      : "unknown field; expected user and password, "
+                                        "id_token, or device_code");
             goto out;
         }
+        if (strcmp(key, "user") == 0)
+            user = json_string_value(v);
+        else if (strcmp(key, "password") == 0)
+            pw = json_string_value(v);
+        else if (strcmp(key, "id_token") == 0)
+            id_token = v;
+        else
+            device_code = v;
+    }
+    if ((id_token || device_code) && (user || pw || (id_token && device_code))) {
+        sl_http_reply_error(c->r, 400, "invalid", id_token ? "id_token" : "device_code",
+                            "give one of: user and password, id_token, device_code");
+        goto out;
+    }
+    if (id_token || device_code) {
+        const char *field = id_token ? "id_token" : "device_code";
+        if (!id->has_oidc) {
+            sl_http_reply_error(c->r, 400, "invalid", field,
+                                "this server has no OIDC provider; sign in with %s",
+                                id->has_ldap ? "a password or a token" : "a token");
+            goto out;
+        }
+        if (limited(c, NULL))
+            goto out;
+        secret = take_secret(c, id_token ? id_token : device_code, field,
+                             id_token ? SL_OIDC_TOKEN_MAX
+                                      : sizeof(((struct sl_oidc_device *)0)->device_code) - 1);
+        if (!secret)
+            goto out;
+        if (!(j = calloc(1, sizeof(*j)))) {
+            sodium_memzero(secret, strlen(secret));
+            free(secret);
+            sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+            goto out;
+        }
+        j->kind = id_token ? LK_ID_TOKEN : LK_DEVICE_POLL;
+        j->secret = secret;
+        j->peer = sl_http_peer(c->r);
+        submit_job(c, j);
+        goto out;
     }
     if (!user || !sl_name_valid(user)) {
         sl_http_reply_error(c->r, 400, "invalid", "user",
@@ -465,16 +738,8 @@ void sl_api_route_login(struct ctx *c)
                             "with OIDC or a token");
         goto out;
     }
-    if (fail_limited(c->a->login, user, sl_http_peer(c->r), sl_mono_ms(), &retry)) {
-        char ra[24];
-        snprintf(ra, sizeof(ra), "%lld", (long long)retry);
-        sl_http_add_header(c->r, "Retry-After", ra);
-        sl_http_reply_error(c->r, 429, "too_many_requests", NULL,
-                            "too many failed logins for this name or address; try again "
-                            "in %llds",
-                            (long long)retry);
+    if (limited(c, user))
         goto out;
-    }
     if (!(j = calloc(1, sizeof(*j)))) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         goto out;
@@ -485,10 +750,43 @@ void sl_api_route_login(struct ctx *c)
     j->peer = sl_http_peer(c->r);
     submit_job(c, j);
 out:
-    /* the password leaves no copy in the parsed document */
-    if ((v = json_object_get(doc, "password")) && json_is_string(v))
-        sodium_memzero((char *)json_string_value(v), json_string_length(v));
+    /* the secrets leave no copy in the parsed document (the HTTP layer
+     * wipes the request's own buffers when it frees them) */
+    json_object_foreach(doc, key, v) {
+        if (json_is_string(v) && strcmp(key, "user") != 0)
+            sodium_memzero((char *)json_string_value(v), json_string_length(v));
+    }
     json_decref(doc);
+}
+
+/* POST /v1/login/device: start an OIDC device authorization; the client
+ * shows the user code and the address, then polls POST /v1/login with
+ * the device code. */
+void sl_api_route_login_device(struct ctx *c)
+{
+    const struct sl_ident *id = c->a->ident;
+    struct login_job *j;
+    size_t len;
+
+    sl_http_body(c->r, &len);
+    if (len) {
+        sl_http_reply_error(c->r, 400, "invalid", NULL, "takes no body");
+        return;
+    }
+    if (!id || !id->has_oidc || !c->a->login) {
+        sl_http_reply_error(c->r, 404, "not_found", NULL,
+                            "no OIDC provider is configured (sluiced --identity)");
+        return;
+    }
+    if (limited(c, NULL))
+        return;
+    if (!(j = calloc(1, sizeof(*j)))) {
+        sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
+        return;
+    }
+    j->kind = LK_DEVICE_START;
+    j->peer = sl_http_peer(c->r);
+    submit_job(c, j);
 }
 
 /* POST /v1/login/refresh: the caller's LDAP groups read again (as the

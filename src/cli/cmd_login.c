@@ -7,6 +7,14 @@
  * the first line of standard input with --password-stdin; never from
  * the command line. `sluice login --refresh`: the groups read again and
  * the saved token replaced.
+ *
+ * `sluice login --oidc`: the OIDC device flow (RFC 8628) through the
+ * server, which is the provider's client: POST /v1/login/device gives a
+ * code to show the user with the address to enter it at, then POST
+ * /v1/login {"device_code"} is polled at the interval the answer names
+ * (5 s more after each slow_down) until the user approved or the code
+ * expired. `sluice login --id-token-stdin`: a token the provider issued
+ * (a CI system's, say) exchanged for a Sluice token.
  */
 #include "cli.h"
 
@@ -22,7 +30,7 @@
 
 #include <sodium.h>
 
-enum { O_USER = 1, O_PASSWORD_STDIN, O_PRINT, O_REFRESH };
+enum { O_USER = 1, O_PASSWORD_STDIN, O_PRINT, O_REFRESH, O_OIDC, O_ID_TOKEN_STDIN };
 
 /* clang-format off */
 static const struct sl_cli_opt login_opts[] = {
@@ -31,6 +39,8 @@ static const struct sl_cli_opt login_opts[] = {
     {"password-stdin", '\0', false, O_PASSWORD_STDIN},
     {"print", '\0', false, O_PRINT},
     {"refresh", '\0', false, O_REFRESH},
+    {"oidc", '\0', false, O_OIDC},
+    {"id-token-stdin", '\0', false, O_ID_TOKEN_STDIN},
     {NULL, '\0', false, 0},
 };
 /* clang-format on */
@@ -130,12 +140,90 @@ static int save_token(const char *token, char *path, size_t size)
     return SL_CLI_OK;
 }
 
+/* POST /v1/login with {"field": value}; value is wiped. */
+static int post_secret(struct sl_cli_ctx *ctx, const char *field, char *value, json_t **ans)
+{
+    json_t *body = json_pack("{s:s}", field, value);
+    char *text;
+    int code;
+
+    sodium_memzero(value, strlen(value));
+    text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (body) {
+        json_t *v = json_object_get(body, field);
+        sodium_memzero((char *)json_string_value(v), json_string_length(v));
+    }
+    json_decref(body);
+    if (!text) {
+        sl_cli_errorf("out of memory");
+        return SL_CLI_FAILED;
+    }
+    code = sl_cli_call_json(ctx, "POST", "/v1/login", "application/json", text, strlen(text),
+                            "login", ans);
+    sodium_memzero(text, strlen(text));
+    free(text);
+    return code;
+}
+
+/* The device flow: the code shown on standard error (standard output
+ * may be the token's, with --print), then polled until approved, denied
+ * or expired. */
+static int device_flow(struct sl_cli_ctx *ctx, json_t **ans)
+{
+    json_t *start = NULL;
+    const char *uri, *full, *user_code, *dc;
+    char code_buf[1100];
+    int64_t interval, deadline;
+    int code;
+
+    code = sl_cli_call_json(ctx, "POST", "/v1/login/device", NULL, NULL, 0, "login", &start);
+    if (code != SL_CLI_OK)
+        return code;
+    uri = sl_cli_jstr(start, "verification_uri");
+    full = sl_cli_jstr(start, "verification_uri_complete");
+    user_code = sl_cli_jstr(start, "user_code");
+    dc = sl_cli_jstr(start, "device_code");
+    interval = json_integer_value(json_object_get(start, "interval"));
+    deadline = sl_mono_ms() + 1000 * json_integer_value(json_object_get(start, "expires_in"));
+    if (!uri || !user_code || !dc || strlen(dc) >= sizeof(code_buf) || interval < 1) {
+        sl_cli_errorf("login: the server's device authorization answer is incomplete");
+        json_decref(start);
+        return SL_CLI_FAILED;
+    }
+    sl_strlcpy(code_buf, dc, sizeof(code_buf));
+    fprintf(stderr, "To sign in, open %s and enter the code %s\n", uri, user_code);
+    if (full)
+        fprintf(stderr, "(or open %s)\n", full);
+    fprintf(stderr, "Waiting for the sign-in to be approved...\n");
+    json_decref(start);
+    for (;;) {
+        char dc_copy[sizeof(code_buf)];
+        if (sl_mono_ms() + interval * 1000 > deadline) {
+            sodium_memzero(code_buf, sizeof(code_buf));
+            sl_cli_errorf("login: the code expired before the sign-in was approved; run "
+                          "sluice login --oidc again");
+            return SL_CLI_FAILED;
+        }
+        sleep((unsigned)interval);
+        sl_strlcpy(dc_copy, code_buf, sizeof(dc_copy));
+        code = post_secret(ctx, "device_code", dc_copy, ans);
+        if (code != SL_CLI_OK || !json_is_true(json_object_get(*ans, "pending")))
+            break;
+        if (json_is_true(json_object_get(*ans, "slow_down")))
+            interval += 5; /* RFC 8628 section 3.5 */
+        json_decref(*ans);
+        *ans = NULL;
+    }
+    sodium_memzero(code_buf, sizeof(code_buf));
+    return code;
+}
+
 int sl_cli_cmd_login(struct sl_cli_ctx *ctx, int argc, char **argv)
 {
     struct sl_cli_parser p;
     struct sl_error err = {.text = ""};
     const char *v, *user = NULL, *token;
-    bool from_stdin = false, print = false, refresh = false;
+    bool from_stdin = false, print = false, refresh = false, oidc = false, id_stdin = false;
     char name[128], password[256], path[1024];
     json_t *body = NULL, *ans = NULL;
     char *text = NULL;
@@ -157,6 +245,35 @@ int sl_cli_cmd_login(struct sl_cli_ctx *ctx, int argc, char **argv)
             print = true;
         else if (id == O_REFRESH)
             refresh = true;
+        else if (id == O_OIDC)
+            oidc = true;
+        else if (id == O_ID_TOKEN_STDIN)
+            id_stdin = true;
+    }
+    if ((oidc || id_stdin) && (user || from_stdin || refresh || (oidc && id_stdin))) {
+        sl_cli_errorf("login: --%s takes none of --user, --password-stdin, --refresh%s",
+                      oidc ? "oidc" : "id-token-stdin", oidc ? ", --id-token-stdin" : "");
+        return SL_CLI_USAGE;
+    }
+    if (oidc) {
+        code = device_flow(ctx, &ans);
+        goto answer;
+    }
+    if (id_stdin) {
+        /* a JWS is at most 16 KiB (the server's limit) */
+        char *jwt = malloc(16 * 1024 + 2);
+        if (!jwt) {
+            sl_cli_errorf("out of memory");
+            return SL_CLI_FAILED;
+        }
+        if (!read_line(STDIN_FILENO, jwt, 16 * 1024 + 2) || !jwt[0]) {
+            free(jwt);
+            sl_cli_errorf("login: no token on standard input (one line, at most 16 KiB)");
+            return SL_CLI_USAGE;
+        }
+        code = post_secret(ctx, "id_token", jwt, &ans);
+        free(jwt);
+        goto answer;
     }
     if (refresh) {
         if (user || from_stdin) {

@@ -321,8 +321,10 @@ static const struct sl_cli_command commands[] = {
      "sharing the store with its role. -o json prints GET /v1/status as it is.\n"},
     {"whoami", sl_cli_cmd_whoami, "show the user, team and role of the token",
      "usage: sluice whoami\n"},
-    {"login", sl_cli_cmd_login, "sign in through the company directory (LDAP/AD)",
+    {"login", sl_cli_cmd_login, "sign in through the company directory (LDAP/AD) or SSO (OIDC)",
      "usage: sluice login [--user NAME] [--password-stdin] [--print]\n"
+     "       sluice login --oidc [--print]\n"
+     "       sluice login --id-token-stdin [--print]\n"
      "       sluice login --refresh\n"
      "\n"
      "Sign in with the user name and password of the directory the server's\n"
@@ -337,7 +339,14 @@ static const struct sl_cli_command commands[] = {
      "--refresh reads the groups again and replaces the token in use (a user\n"
      "removed from a group loses its role then).\n"
      "Too many wrong passwords for a name or from an address are refused with\n"
-     "429 for 15 minutes.\n"},
+     "429 for 15 minutes.\n"
+     "--oidc signs in through the identity file's OIDC provider with the device\n"
+     "flow: it prints an address and a code to enter there (on any device with a\n"
+     "browser) and waits until the sign-in is approved or the code expires.\n"
+     "--id-token-stdin exchanges a token the provider issued (one line on\n"
+     "standard input) for a Sluice token; the provider's groups claim picks the\n"
+     "team and role as LDAP groups do. OIDC sign-ins are not refreshed: sign in\n"
+     "again.\n"},
     {"token", sl_cli_cmd_token, "create, list and revoke API tokens",
      "usage: sluice token create --user NAME [--expires-in D] [--label L]\n"
      "       sluice token list [--user NAME]\n"

@@ -20,6 +20,7 @@
 #include "../core/spec.h"
 #include "../http/http.h"
 #include "../ident/ident.h"
+#include "../ident/oidc.h"
 #include "../http/tls.h"
 #include "../engine/engine.h"
 #include "../exec/slurm.h"
@@ -629,12 +630,14 @@ int main(int argc, char **argv)
             goto out;
         }
         if (ident.has_oidc) {
-            /* src/ident/oidc.c verifies tokens, but no route signs in
-             * with one yet: refuse rather than accept a section that
-             * would do nothing */
-            fprintf(stderr, "sluiced: --identity %s: oidc: sign-in through OIDC is not "
-                    "served yet (docs/identity.md); remove the section\n", cfg.identity);
-            goto out;
+            /* its settings and jwksFile checked now, not after the port
+             * and the store are taken */
+            struct sl_oidc *check = sl_ident_oidc_create(&ident.oidc, &err);
+            if (!check) {
+                fprintf(stderr, "sluiced: --identity %s: %s\n", cfg.identity, err.text);
+                goto out;
+            }
+            sl_oidc_destroy(check);
         }
         ident_loaded = true;
     }
@@ -716,7 +719,7 @@ int main(int argc, char **argv)
     if (gate.ha)
         sl_api_set_ha(api, ha_status, ha_metrics, gate.ha);
     if (ident_loaded && sl_api_set_identity(api, &ident, &err) < 0) {
-        fprintf(stderr, "sluiced: %s\n", err.text);
+        fprintf(stderr, "sluiced: --identity %s: %s\n", cfg.identity, err.text);
         goto out;
     }
     if (sl_engine_start(e) < 0) {

@@ -97,6 +97,7 @@ struct sl_http_req {
     char method[16];
     char path[1024];
     char *head;                   /* owned copy of the header block */
+    size_t head_len;              /* its bytes (NULs inside, see req_from_head) */
     const char *hname[SL_HTTP_MAX_FIELDS], *hvalue[SL_HTTP_MAX_FIELDS];
     int nheaders;
     char *query;                  /* owned, decoded in place; may be NULL */
@@ -455,6 +456,12 @@ static void req_free(struct sl_http_req *r)
         r->takeover(-1, NULL, 0, r->takeover_arg); /* its 101 never went out */
     if (r->state_free)
         r->state_free(r->state);
+    /* a head may carry a token and a body a password (POST /v1/login):
+     * neither outlives the request in freed memory */
+    if (r->head)
+        sodium_memzero(r->head, r->head_len);
+    if (r->body)
+        sodium_memzero(r->body, r->body_len);
     free(r->head);
     free(r->query);
     free(r->body);
@@ -914,6 +921,7 @@ static struct sl_http_req *req_from_head(struct conn *c, const struct sl_http_he
         return NULL;
     }
     r->c = c;
+    r->head_len = h->head_len;
     memcpy(r->head, c->in, h->head_len);
     r->head[h->head_len] = '\0';
     /* The parser bounds the method and the target by these buffers. */
@@ -1023,6 +1031,7 @@ static bool conn_process(struct sl_http *s, struct conn *c)
         /* the head stays in r->head; drop the request from c->in */
         memmove(c->in, c->in + c->rx_need, c->in_len - c->rx_need);
         c->in_len -= c->rx_need;
+        sodium_memzero(c->in + c->in_len, c->rx_need); /* no stale copy of it */
         c->rx = NULL;
         c->scan_off = 0;
         c->continue_sent = false;

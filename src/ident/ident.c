@@ -16,6 +16,7 @@
 #include <sodium.h>
 
 #include "../core/spec.h"
+#include "oidc.h"
 #include "../policy/roles.h"
 #include "../util/jfield.h"
 
@@ -432,4 +433,37 @@ const struct sl_ident_rule *sl_ident_match(const struct sl_ident *id, char *cons
                      : strcmp(id->rules[i].group, groups[k]) == 0)
                 return &id->rules[i];
     return NULL;
+}
+
+struct sl_oidc *sl_ident_oidc_create(const struct sl_ident_oidc *o, struct sl_error *err)
+{
+    struct sl_oidc_config cfg;
+    struct sl_oidc *v;
+
+    sl_oidc_config_init(&cfg);
+    if (strlen(o->client_secret) >= sizeof(cfg.client_secret)) {
+        sl_errorf(err, -EINVAL, "oidc.clientSecret: longer than %zu bytes",
+                  sizeof(cfg.client_secret) - 1);
+        return NULL;
+    }
+    sl_strlcpy(cfg.issuer, o->issuer, sizeof(cfg.issuer));
+    sl_strlcpy(cfg.audience, o->audience, sizeof(cfg.audience));
+    sl_strlcpy(cfg.client_id, o->client_id, sizeof(cfg.client_id));
+    sl_strlcpy(cfg.client_secret, o->client_secret, sizeof(cfg.client_secret));
+    sl_strlcpy(cfg.jwks_file, o->jwks_file, sizeof(cfg.jwks_file));
+    sl_strlcpy(cfg.ca_file, o->ca_file, sizeof(cfg.ca_file));
+    if (o->user_claim[0])
+        sl_strlcpy(cfg.user_claim, o->user_claim, sizeof(cfg.user_claim));
+    if (o->groups_claim[0])
+        sl_strlcpy(cfg.groups_claim, o->groups_claim, sizeof(cfg.groups_claim));
+    cfg.skew_ms = o->skew_ms;
+    cfg.timeout_ms = o->timeout_ms;
+    v = sl_oidc_create(&cfg, err);
+    sodium_memzero(cfg.client_secret, sizeof(cfg.client_secret));
+    if (!v) {
+        char why[sizeof(err->text)];
+        sl_strlcpy(why, err->text, sizeof(why));
+        sl_errorf(err, -EINVAL, "oidc: %s", why);
+    }
+    return v;
 }

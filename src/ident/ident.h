@@ -95,6 +95,13 @@ const struct sl_ident_rule *sl_ident_match(const struct sl_ident *id, char *cons
  * that does not parse equals nothing. */
 bool sl_ident_dn_equal(const char *a, const char *b);
 
+/* The verifier of the oidc section (src/ident/oidc.h), its jwksFile
+ * loaded. No network: the provider's discovery document and keys are
+ * fetched at the first sign-in that needs them, so a provider that is
+ * down does not stop the daemon. NULL with 'err' naming the setting. */
+struct sl_oidc;
+struct sl_oidc *sl_ident_oidc_create(const struct sl_ident_oidc *o, struct sl_error *err);
+
 /* Read a secret from 'path': a regular file that neither group nor
  * others may read, of at most SL_IDENT_MAX_SECRET-1 bytes, its trailing
  * newline dropped. 'key' names the setting in refusals. */

@@ -99,11 +99,11 @@ with open(bad, "w") as f:
 rc, err = start_fails(bad)
 tap.ok(rc != 0 and "groups[0].role" in err, "a rule with an unknown role is refused", err)
 with open(bad, "w") as f:
-    f.write("oidc: {issuer: 'https://idp.example.com', clientId: sluice}\n"
+    f.write("oidc: {issuer: 'http://idp.example.com', clientId: sluice}\n"
             "groups: [{group: g, team: t, role: member}]\n")
 rc, err = start_fails(bad)
-tap.ok(rc != 0 and "oidc" in err and "not served" in err,
-       "an oidc section is refused: OIDC sign-in is not served yet", err)
+tap.ok(rc != 0 and "oidc.issuer" in err and "https" in err,
+       "an OIDC issuer over plain http to another host is refused", err)
 os.chmod(secret, 0o640)
 rc, err = start_fails(ident)
 tap.ok(rc != 0 and "bindPasswordFile" in err and "chmod 600" in err,

@@ -69,15 +69,20 @@ int sl_eng_do_login(struct sl_engine *e, struct sl_op *op)
     if (prev) {
         json_t *p = json_loads(prev, 0, NULL);
         const char *src = json_string_value(json_object_get(p, "source"));
-        bool other = !src || strcmp(src, l->source) != 0;
+        bool other = !src || strcmp(src, l->source) != 0,
+             was_oidc = src && strcmp(src, "oidc") == 0;
         json_decref(p);
         free(prev);
         if (other && u) {
             /* one provider's user is never another's: the names are
              * theirs, and may differ in who they mean */
             sl_eng_op_fail(op, 409, "conflict");
+            if (l->replaces && was_oidc)
+                return sl_errorf(&op->err, -EEXIST, "'%s' signs in through OIDC, whose "
+                                 "sign-ins are not refreshed: sign in again (sluice login "
+                                 "--oidc)", l->user);
             return sl_errorf(&op->err, -EEXIST, "'%s' signs in through %s, not %s", l->user,
-                             src && strcmp(src, "oidc") == 0 ? "OIDC" : "LDAP",
+                             was_oidc ? "OIDC" : "LDAP",
                              strcmp(l->source, "oidc") == 0 ? "OIDC" : "LDAP");
         }
         prev = (char *)"";

@@ -28,6 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sltest import SLUICE_BIN, Sluiced, job_doc, tap  # noqa: E402
 import ldaptest  # noqa: E402
+import oidctest  # noqa: E402
 
 SLUICE = os.path.join(SLUICE_BIN, "sluice")
 BATTERY = os.path.join(SLUICE_BIN, "tests", "audit-battery")
@@ -38,13 +39,17 @@ CLEAN = "sha256:" + "cd" * 32
 work = tempfile.mkdtemp(prefix="sluice-gov.")
 os.chmod(work, 0o711)
 
-# The directory for the matrix's second pass: a user of every role in team
-# vision, each in a group the identity file maps to that role.
-slapd = ident = None
+# The directory for the matrix's second pass and the OIDC provider for its
+# third: a user of every role in team vision, each in a group the identity
+# file maps to that role.
+slapd = ident = idp = None
 if ldaptest.available():
     slapd = ldaptest.Slapd(work, users={"l-%s" % r: "pw-%s" % r for r in ROLES},
                            groups={"g-%s" % r: ["l-%s" % r] for r in ROLES}).start()
     ident = ldaptest.identity_file(slapd, work, [("g-" + r, "vision", r) for r in ROLES])
+    idp = oidctest.FakeIdp(work)
+    idp.start()
+    oidctest.add_to(ident, idp, [("o-" + r, "vision", r) for r in ROLES])
 d = Sluiced(fake_gpus="4xH100", args=["--identity", ident] if ident else [])
 d.start()
 
@@ -108,6 +113,7 @@ MATRIX = [
     ("POST", "/v1/login", {"user": "l-viewer", "password": "pw-viewer"} if slapd else
      {"user": "nobody", "password": "x"}, R_ALL),
     ("POST", "/v1/login/refresh", None, R_ALL),
+    ("POST", "/v1/login/device", None, R_ALL),  # public
     ("POST", "/v1/jobs?dry_run=true", job_doc("x", team="vision"), R_WRITE),
     ("GET", "/v1/jobs", None, R_ALL),
     ("GET", "/v1/jobs/1", None, R_ALL),
@@ -207,6 +213,25 @@ if slapd:
         run_matrix(LDAP_TOK, " with identities from LDAP")
 else:
     tap.skip(2, "slapd is not installed: the matrix with LDAP identities")
+if idp:
+    OIDC_TOK = {}
+    for role in ROLES:
+        st, body = d.json_req("POST", "/v1/login",
+                              {"id_token": idp.mint("o-" + role, ["o-" + role])}, token=None)
+        OIDC_TOK[role] = (body or {}).get("token") if st == 201 and \
+            (body or {}).get("role") == role else None
+    tap.ok(all(OIDC_TOK.values()), "a user of every role signs in through OIDC", OIDC_TOK)
+    if all(OIDC_TOK.values()):
+        run_matrix(OIDC_TOK, " with identities from OIDC")
+    r = d.request("POST", "/v1/login/refresh", token=OIDC_TOK["member"])
+    tap.ok(r.status == 409 and "sign in again" in r.body.decode(),
+           "an OIDC sign-in is not refreshed through LDAP: 409, sign in again", r)
+    st, body = d.json_req("POST", "/v1/login", {"id_token": idp.mint("l-admin", ["o-admin"])},
+                          token=None)
+    tap.ok(st == 409 and "through LDAP, not OIDC" in json.dumps(body),
+           "an LDAP user's name is never taken by an OIDC token (409)", body)
+else:
+    tap.skip(4, "slapd is not installed: the matrix with OIDC identities")
 r = d.request("GET", "/v1/jobs", token="sl_not-a-token")
 tap.is_(r.status, 401, "an unknown token gets 401")
 r = d.request("GET", "/v1/jobs", token=None)

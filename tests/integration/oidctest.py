@@ -9,6 +9,7 @@ test makes, and the identity file that names it.
     idp.approve(user_code, "alice", ["nlp"])     # a device sign-in approved
     idp.stop()
 
+add_to(path, idp, rules) adds the provider to an LDAP identity file.
 identity_file(..., jwks_file=True) names a JWKS file written from the
 provider's keys instead of discovery: the daemon then needs no route to
 the provider to verify tokens (the device flow still does)."""
@@ -94,20 +95,34 @@ class FakeIdp:
         return path
 
 
+def oidc_section(idp, jwks_file=False, extra=""):
+    """The identity file's oidc section naming 'idp' (YAML text)."""
+    text = ("oidc:\n  issuer: '%s'\n  clientId: %s\n  clientSecretFile: '%s'\n"
+            "  caFile: '%s'\n  timeout: 2s\n" % (idp.issuer, CLIENT_ID, idp.secret_file,
+                                                 idp.ca))
+    if jwks_file:
+        text += "  jwksFile: '%s'\n" % idp.jwks_file()
+    return text + extra
+
+
+def rules_text(rules):
+    return "".join("  - {group: '%s', team: %s, role: %s}\n" % r for r in rules)
+
+
 def identity_file(idp, tmp, rules, jwks_file=False, extra="", name="identity-oidc.yaml"):
     """The identity file naming 'idp' with rules [(group, team, role)]."""
     path = os.path.join(tmp, name)
     with open(path, "w") as f:
-        f.write("tokenTtl: 1h\noidc:\n  issuer: '%s'\n  clientId: %s\n"
-                "  clientSecretFile: '%s'\n  caFile: '%s'\n  timeout: 2s\n" %
-                (idp.issuer, CLIENT_ID, idp.secret_file, idp.ca))
-        if jwks_file:
-            f.write("  jwksFile: '%s'\n" % idp.jwks_file())
-        f.write(extra)
-        f.write("groups:\n")
-        for g, team, role in rules:
-            f.write("  - {group: '%s', team: %s, role: %s}\n" % (g, team, role))
+        f.write("tokenTtl: 1h\n" + oidc_section(idp, jwks_file, extra) + "groups:\n" +
+                rules_text(rules))
     return path
+
+
+def add_to(path, idp, rules):
+    """Add 'idp' and its rules [(group, team, role)] to the identity file
+    at 'path' (one ldaptest.identity_file wrote: its group rules last)."""
+    with open(path, "a") as f:
+        f.write(rules_text(rules) + oidc_section(idp))
 
 
 def wait_for(pred, timeout=30.0):

@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sltest import REPO, Response, Sluiced, job_doc, tap  # noqa: E402
 from slws import Attach  # noqa: E402
 import ldaptest  # noqa: E402
+import oidctest  # noqa: E402
 
 try:
     import yaml
@@ -34,7 +35,8 @@ except ImportError:
     tap.skip_all("python3-yaml is not installed (scripts/deps.sh installs it)")
 
 # /v1 routes that need no token (as /healthz): which daemon answers
-PUBLIC_V1 = {"/v1/status", "/v1/login"}
+PUBLIC_V1 = {"/v1/status", "/v1/login", "/v1/login/device"}
+IDP = None  # the OIDC provider (oidctest.FakeIdp) of the identity file
 
 DOC_PATH = os.path.join(REPO, "docs", "openapi.yaml")
 CONTRACT_PATH = os.path.join(REPO, "docs", "api-contract.md")
@@ -1326,19 +1328,25 @@ def test_coverage():
 
 
 def identity_file():
-    """An LDAP directory (a real slapd) and the identity file naming it, so
-    that the login routes answer; None when slapd is not installed."""
+    """An LDAP directory (a real slapd), an OIDC provider (the fake one)
+    and the identity file naming both, so that the login routes answer;
+    None when slapd is not installed."""
+    global IDP
     if not ldaptest.available():
         return None
     tmp = tempfile.mkdtemp(prefix="sluice-oa-ldap.")
     os.chmod(tmp, 0o711)
     slapd = ldaptest.Slapd(tmp).start()
-    return ldaptest.identity_file(slapd, tmp, [("viewers", "default", "member")])
+    path = ldaptest.identity_file(slapd, tmp, [("viewers", "default", "member")])
+    IDP = oidctest.FakeIdp(tmp)
+    IDP.start()
+    oidctest.add_to(path, IDP, [("oa-members", "default", "member")])
+    return path
 
 
 def test_login():
     r = call("GET", "/v1/login", want=200, token=None, name="login methods without a token")
-    if "password" not in (r.json or {}).get("methods", []):
+    if not {"password", "oidc"} <= set((r.json or {}).get("methods", [])):
         tap.ok(False, "the login routes need slapd (scripts/deps.sh installs it)")
         return
     call("POST", "/v1/login", {"user": "dave", "password": "wrong"}, token=None, want=401,
@@ -1351,6 +1359,20 @@ def test_login():
     call("POST", "/v1/login/refresh", want=200, token=tok, name="login refresh")
     call("POST", "/v1/login/refresh", want=401, token=tok,
          name="login refresh with the token it replaced")
+    # OIDC: a provider's token, and the device flow
+    call("POST", "/v1/login", {"id_token": IDP.mint("oa-oidc", ["oa-members"])}, token=None,
+         want=201, name="login with an OIDC token")
+    call("POST", "/v1/login", {"id_token": IDP.mint("oa-oidc", ["oa-members"], key="none")},
+         token=None, want=401, code="unauthorized", name="login with an alg-none token")
+    call("POST", "/v1/login/device", "{}", ctype="application/json", token=None,
+         want=(400, 415), name="device authorization with a body")
+    r = call("POST", "/v1/login/device", token=None, want=200, name="device authorization")
+    dev = r.json or {}
+    call("POST", "/v1/login", {"device_code": dev.get("device_code", "x")}, token=None,
+         want=202, name="device poll before approval")
+    IDP.approve(dev.get("user_code"), "oa-device", ["oa-members"])
+    call("POST", "/v1/login", {"device_code": dev.get("device_code", "x")}, token=None,
+         want=201, name="device poll after approval")
 
 
 def main():

@@ -239,8 +239,10 @@ static void run_ldap(struct sl_login *l, struct login_job *j)
         l->unavailable++;
         pthread_mutex_unlock(&l->mu);
         sl_warn("msg=\"LDAP login failed\" user=%s why=\"%s\"", j->user, err.text);
-        answer(j, 503, "unavailable", "the identity provider cannot be reached: %s; local "
-               "accounts still sign in with their tokens", err.text);
+        answer(j, 503, "unavailable", "the identity provider cannot be %s: %s; local "
+               "accounts still sign in with their tokens",
+               rc == -EPROTO ? "trusted" : rc == -EHOSTUNREACH ? "reached" : "used",
+               err.text);
         return;
     }
     if (j->kind == LK_PASSWORD)

@@ -4,13 +4,20 @@
 #define LDAP_DEPRECATED 0
 #include "ldap_login.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <ldap.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 int sl_ldap_escape(const char *s, char *dst, size_t size)
 {
@@ -95,6 +102,162 @@ static int fail(struct sl_error *err, int rc, const struct sl_ident_ldap *cfg, c
                      ldap_err2string(rc));
 }
 
+/* A TCP connection to host:port within the timeout: the fd, or -1. */
+static int tcp_connect(const char *host, int port, const struct timeval *tv)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    char ports[16];
+    int fd = -1;
+
+    snprintf(ports, sizeof(ports), "%d", port);
+    if (getaddrinfo(host, ports, &hints, &res) != 0)
+        return -1;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        if ((fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol)) < 0)
+            continue;
+        /* a blocking connect gives up after SO_SNDTIMEO on Linux */
+        if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, tv, sizeof(*tv)) < 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv, sizeof(*tv)) < 0 ||
+            connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* The BER length at res[*i] (short or long form, at most 2 bytes of
+ * it); *i moves past it. -1 when it is not within n. */
+static long ber_len(const unsigned char *res, size_t n, size_t *i)
+{
+    size_t lb;
+    long len = 0;
+
+    if (*i >= n)
+        return -1;
+    if (!(res[*i] & 0x80))
+        return res[(*i)++];
+    lb = res[(*i)++] & 0x7f;
+    if (lb == 0 || lb > 2 || *i + lb > n)
+        return -1;
+    while (lb--)
+        len = len << 8 | res[(*i)++];
+    return len;
+}
+
+/* The StartTLS extended request (RFC 4511 4.14.1) on fd, and whether the
+ * server agreed: its ExtendedResponse's resultCode is 0. */
+static bool starttls_agreed(int fd)
+{
+    static const unsigned char req[] = {
+        0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0x80, 0x16, '1', '.', '3', '.', '6', '.',
+        '1', '.', '4', '.', '1', '.', '1', '4', '6', '6', '.', '2', '0', '0', '3', '7'};
+    unsigned char res[1024];
+    size_t n = 0, i;
+    long len = -1;
+
+    if (write(fd, req, sizeof(req)) != (ssize_t)sizeof(req))
+        return false;
+    /* the whole response: SEQUENCE { messageID INTEGER,
+     * [APPLICATION 24] { resultCode ENUMERATED, ... } } */
+    while (len < 0 || n < (size_t)len) {
+        ssize_t k = read(fd, res + n, sizeof(res) - n);
+        if (k <= 0)
+            return false;
+        n += (size_t)k;
+        i = 1;
+        if (res[0] != 0x30)
+            return false;
+        if (len < 0 && (len = ber_len(res, n, &i)) >= 0 &&
+            (len += (long)i) > (long)sizeof(res))
+            return false;
+    }
+    i = 1;
+    if (ber_len(res, n, &i) < 0 || i + 3 > n || res[i] != 0x02 || res[i + 1] != 0x01)
+        return false;
+    i += 3;
+    if (i >= n || res[i++] != 0x78 || ber_len(res, n, &i) < 0)
+        return false;
+    return i + 2 < n && res[i] == 0x0a && res[i + 1] == 0x01 && res[i + 2] == 0;
+}
+
+/* Why the TLS handshake with the server failed, into buf ("" when that
+ * cannot be told). libldap as built on Debian (GnuTLS) reports a refused
+ * certificate as "Can't contact LDAP server" (ldaps://) or "(unknown
+ * error code)" (StartTLS), which leaves an operator guessing between a
+ * firewall, the wrong caFile and the wrong host name; so after such a
+ * failure the handshake is made again here with OpenSSL, with the same
+ * CA file, protocol floor and name check, and its verdict is named. The
+ * password is never sent on this connection. */
+static void tls_why(const struct sl_ident_ldap *cfg, char *buf, size_t size)
+{
+    struct timeval tv = {.tv_sec = cfg->timeout_ms / 1000,
+                         .tv_usec = (cfg->timeout_ms % 1000) * 1000};
+    LDAPURLDesc *lud = NULL;
+    SSL_CTX *ctx = NULL;
+    SSL *ssl = NULL;
+    X509 *peer;
+    unsigned char ip[16];
+    char issuer[256] = "";
+    bool is_ip, ldaps;
+    int fd = -1, port, hs;
+    long vr;
+
+    buf[0] = '\0';
+    if (ldap_url_parse(cfg->url, &lud) != LDAP_URL_SUCCESS || !lud->lud_host ||
+        !lud->lud_host[0])
+        goto out;
+    ldaps = lud->lud_scheme && strcmp(lud->lud_scheme, "ldaps") == 0;
+    port = lud->lud_port ? lud->lud_port : ldaps ? 636 : 389;
+    is_ip = inet_pton(AF_INET, lud->lud_host, ip) == 1 ||
+            inet_pton(AF_INET6, lud->lud_host, ip) == 1;
+    if ((fd = tcp_connect(lud->lud_host, port, &tv)) < 0 || (!ldaps && !starttls_agreed(fd)))
+        goto out; /* not a TLS problem: libldap's own words stand */
+    if (!(ctx = SSL_CTX_new(TLS_client_method())) ||
+        SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+        (cfg->ca_file[0] ? SSL_CTX_load_verify_locations(ctx, cfg->ca_file, NULL)
+                         : SSL_CTX_set_default_verify_paths(ctx)) != 1 ||
+        !(ssl = SSL_new(ctx)) || SSL_set_fd(ssl, fd) != 1 ||
+        (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), lud->lud_host)
+               : X509_VERIFY_PARAM_set1_host(SSL_get0_param(ssl), lud->lud_host, 0) &&
+                     SSL_set_tlsext_host_name(ssl, lud->lud_host)) != 1)
+        goto out;
+    /* not refused at once, so that a refused certificate is still there
+     * to name; nothing is sent on the connection after the handshake */
+    SSL_set_verify(ssl, SSL_VERIFY_NONE, NULL);
+    hs = SSL_connect(ssl);
+    vr = SSL_get_verify_result(ssl);
+    if ((peer = SSL_get0_peer_certificate(ssl)))
+        X509_NAME_oneline(X509_get_issuer_name(peer), issuer, sizeof(issuer));
+    if (hs == 1 && !peer)
+        snprintf(buf, size, "TLS: the server sent no certificate");
+    else if (hs == 1 && vr == X509_V_OK)
+        ; /* OpenSSL accepts it: no better words than libldap's */
+    else if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
+        snprintf(buf, size, "TLS: the server's certificate names another host, not %s (%s)",
+                 lud->lud_host, X509_verify_cert_error_string(vr));
+    else if (vr != X509_V_OK)
+        snprintf(buf, size,
+                 "TLS: the server's certificate (issued by %.200s) is not trusted by %s%.300s: "
+                 "%s",
+                 issuer[0] ? issuer : "?", cfg->ca_file[0] ? "caFile " : "the system's CA store",
+                 cfg->ca_file, X509_verify_cert_error_string(vr));
+    else {
+        unsigned long e = ERR_peek_last_error();
+        const char *r = e ? ERR_reason_error_string(e) : NULL;
+        snprintf(buf, size, "TLS handshake failed: %s", r ? r : "the server closed it");
+    }
+out:
+    ERR_clear_error();
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    if (fd >= 0)
+        close(fd);
+    if (lud)
+        ldap_free_urldesc(lud);
+}
+
 static int simple_bind(LDAP *ld, const char *dn, const char *pw)
 {
     struct berval cred = {.bv_len = strlen(pw), .bv_val = (char *)pw};
@@ -130,16 +293,34 @@ static int open_conn(const struct sl_ident_ldap *cfg, LDAP **out, struct sl_erro
         return sl_errorf(err, -EIO, "LDAP server %s: setting an option failed", cfg->url);
     }
     if (cfg->start_tls && (rc = ldap_start_tls_s(ld, NULL, NULL)) != LDAP_SUCCESS) {
-        char *diag = NULL;
+        char *diag = NULL, why[600] = "";
         int e = rc == LDAP_SERVER_DOWN || rc == LDAP_CONNECT_ERROR ? -EHOSTUNREACH : -EIO;
         ldap_get_option(ld, LDAP_OPT_DIAGNOSTIC_MESSAGE, &diag);
-        sl_errorf(err, e, "LDAP server %s: StartTLS: %s%s%s", cfg->url, ldap_err2string(rc),
-                  diag && *diag ? ": " : "", diag ? diag : "");
-        ldap_memfree(diag);
         ldap_unbind_ext_s(ld, NULL, NULL);
+        if (rc == LDAP_CONNECT_ERROR)
+            tls_why(cfg, why, sizeof(why));
+        if (rc == LDAP_PROTOCOL_ERROR)
+            snprintf(why, sizeof(why), "the server does not offer StartTLS (%s%s%s); give it "
+                     "TLS or use ldaps://", ldap_err2string(rc), diag && *diag ? ": " : "",
+                     diag ? diag : "");
+        if (why[0])
+            sl_errorf(err, e = -EPROTO, "LDAP server %s: StartTLS: %s", cfg->url, why);
+        else
+            sl_errorf(err, e, "LDAP server %s: StartTLS: %s%s%s", cfg->url,
+                      ldap_err2string(rc), diag && *diag ? ": " : "", diag ? diag : "");
+        ldap_memfree(diag);
         return e;
     }
     rc = simple_bind(ld, cfg->bind_dn[0] ? cfg->bind_dn : "", cfg->bind_password);
+    if (rc == LDAP_SERVER_DOWN && strncmp(cfg->url, "ldaps://", 8) == 0) {
+        /* the first operation makes the connection and its handshake */
+        char why[600];
+        ldap_unbind_ext_s(ld, NULL, NULL);
+        tls_why(cfg, why, sizeof(why));
+        if (why[0])
+            return sl_errorf(err, -EPROTO, "LDAP server %s: %s", cfg->url, why);
+        return fail(err, rc, cfg, "bind as the search account");
+    }
     if (rc != LDAP_SUCCESS) {
         /* the search account's own credentials failing is the
          * configuration's fault, not the user's */

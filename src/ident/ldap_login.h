@@ -33,7 +33,9 @@ struct sl_ldap_user {
 /* Check the password of 'user' and read its groups into *u. Returns 0;
  * -EACCES for a wrong name or password (one answer for both: the error
  * does not tell which), -EHOSTUNREACH when the server cannot be reached
- * or did not answer in time, -EIO for another failure (the search
+ * or did not answer in time, -EPROTO when TLS with it fails for a reason
+ * 'err' names (its certificate not trusted by ca_file, made for
+ * another host name, or no StartTLS offered), -EIO for another failure (the search
  * account refused, more than one entry for the name), -ENOMEM; 'err'
  * says what happened (never the password). */
 int sl_ldap_login(const struct sl_ident_ldap *cfg, const char *user, const char *password,

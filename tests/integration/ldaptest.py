@@ -3,7 +3,11 @@
 Slapd(tmp) writes a slapd.conf (mdb database, the memberof overlay, the
 core, cosine, inetorgperson and nis schemas), loads a test directory and
 starts slapd in the foreground on a free loopback port; stop() ends it.
-With tls=(cert, key) it also offers StartTLS with that certificate.
+With tls=(cert, key) or tls=(cert, key, ca) it also serves TLS with that
+certificate (ca: the CA file slapd names, olcTLSCACertificateFile): StartTLS
+on the ldap:// port and ldaps:// on a second loopback port (ldaps_url).
+slapd runs as the test's own user (no -u), so a key file of mode 0600
+made by the test is readable to it.
 
 The directory, under dc=example,dc=com:
   cn=sluice,ou=services   the search account (password "search-secret")
@@ -60,6 +64,7 @@ class Slapd:
         os.makedirs(self.db, exist_ok=True)
         self.tls = tls
         self.port = None
+        self.tls_port = None
         self.proc = None
         self.log = os.path.join(self.dir, "slapd.log")
         atexit.register(self.stop)
@@ -67,6 +72,11 @@ class Slapd:
     @property
     def url(self):
         return "ldap://127.0.0.1:%d" % self.port
+
+    @property
+    def ldaps_url(self):
+        """ldaps://127.0.0.1:PORT (tls= only)."""
+        return "ldaps://127.0.0.1:%d" % self.tls_port
 
     def _conf(self):
         s = "/etc/ldap/schema/"
@@ -77,6 +87,8 @@ class Slapd:
         if self.tls:
             lines += ["TLSCertificateFile %s" % self.tls[0],
                       "TLSCertificateKeyFile %s" % self.tls[1]]
+            if len(self.tls) > 2:
+                lines += ["TLSCACertificateFile %s" % self.tls[2]]
         lines += ["database mdb", "maxsize 10485760", "suffix \"%s\"" % BASE,
                   "rootdn \"%s\"" % ROOT_DN, "rootpw %s" % ROOT_PW,
                   "directory %s" % self.db, "overlay memberof",
@@ -110,10 +122,14 @@ class Slapd:
             raise RuntimeError("slapadd: %s" % p.stderr.decode(errors="replace"))
         for _ in range(3):
             self.port = free_port()
+            urls = "ldap://127.0.0.1:%d/" % self.port
+            if self.tls:
+                self.tls_port = free_port()
+                urls += " ldaps://127.0.0.1:%d/" % self.tls_port
             with open(self.log, "ab") as log:
                 self.proc = subprocess.Popen(
-                    ["/usr/sbin/slapd", "-d", "0", "-f", conf, "-h",
-                     "ldap://127.0.0.1:%d/" % self.port], stdout=log, stderr=log)
+                    ["/usr/sbin/slapd", "-d", "0", "-f", conf, "-h", urls],
+                    stdout=log, stderr=log)
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline and self.proc.poll() is None:
                 if self.search(SEARCH_DN, "base", "(objectClass=*)", bind=(SEARCH_DN, SEARCH_PW)) \

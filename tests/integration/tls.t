@@ -2,7 +2,8 @@
 """sluiced over TLS, and sluice verifying it: a test CA made here with
 openssl, the CLI's verification (--ca-cert, SLUICE_CA_CERT, a wrong CA, an
 expired certificate, a host-name mismatch, --insecure), SIGHUP reloading
-the certificate for new connections while a kept-alive one goes on,
+the certificate for new connections while a kept-alive one goes on (and
+while clients handshake without pause),
 client certificates naming a catalog User, the HTTP server's byte-level
 refusals and deadlines over TLS (a silent client, half a ClientHello, a
 slow head), plain HTTP on the TLS port, old protocols and weak ciphers
@@ -209,6 +210,67 @@ check("TLS reload failed" in D.log_tail(50) and "old certificate stays" in D.log
       "a reload that fails is logged", D.log_tail(5))
 check(fingerprint() == fp2 and healthy(5), "... and the certificate in force stays")
 shutil.copyfile(new[0], D.cert[0])
+
+# --- SIGHUP while connections handshake ----------------------------------------
+# The main thread swaps the context while the HTTP thread makes SSLs from
+# it and finishes handshakes on the old one (run under ThreadSanitizer by
+# make tsan). Each reload is waited for in the log before the next pair of
+# files is copied, so no reload reads a certificate with the other's key.
+third = sltest.make_cert(TMP, D.ca, "server3", "sluiced", rsa=True, serial=4343)
+stop_load = threading.Event()
+load = {"ok": 0, "failed": [], "fps": set()}
+load_mu = threading.Lock()
+
+
+def handshaker():
+    while not stop_load.is_set():
+        try:
+            with socket.create_connection(("127.0.0.1", D.port), timeout=10) as s:
+                with D.ssl_context().wrap_socket(s, server_hostname="127.0.0.1") as t:
+                    t.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    head = t.recv(64)
+                    fp = hashlib.sha256(t.getpeercert(True)).hexdigest()
+            with load_mu:
+                if head.startswith(b"HTTP/1.1 200"):
+                    load["ok"] += 1
+                    load["fps"].add(fp)
+                else:
+                    load["failed"].append(head[:40])
+        except (OSError, ssl.SSLError) as e:
+            with load_mu:
+                load["failed"].append(repr(e))
+
+
+def reloads_logged():
+    with open(D.log, errors="replace") as f:
+        return f.read().count("TLS certificate reloaded")
+
+
+workers = [threading.Thread(target=handshaker, daemon=True) for _ in range(4)]
+for w in workers:
+    w.start()
+RELOADS = 8
+before = reloads_logged()
+for i in range(RELOADS):
+    pair = third if i % 2 == 0 else new
+    shutil.copyfile(pair[0], D.cert[0])
+    shutil.copyfile(pair[1], D.cert[1])
+    D.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while reloads_logged() < before + i + 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)
+stop_load.set()
+for w in workers:
+    w.join(30)
+check(reloads_logged() == before + RELOADS and not load["failed"] and load["ok"] >= RELOADS and
+      len(load["fps"]) == 2 and D.running(),
+      "%d reloads while 4 clients handshake without pause: all %d connections served, "
+      "both certificates seen" % (RELOADS, load["ok"]),
+      "reloads %d, failed %s, certificates %d" % (reloads_logged() - before,
+                                                   load["failed"][:3], len(load["fps"])))
+check(fingerprint() == fp2 and healthy(5),
+      "... and the last certificate loaded is in force, the daemon healthy")
 
 # --- client certificates -----------------------------------------------------
 r, _ = D.users([("alice", "nlp", "member")], sltest.team_yaml("nlp"))

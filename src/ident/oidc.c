@@ -563,7 +563,7 @@ static int check_claims(struct sl_oidc *o, json_t *claims, int64_t now_ms,
 {
     const struct sl_oidc_config *c = &o->cfg;
     const char *iss = json_string_value(json_object_get(claims, "iss"));
-    json_t *user, *sub, *groups, *g;
+    json_t *user, *sub, *groups, *g, *azp;
     int64_t exp_ms = 0, t_ms = 0;
     char shown[80];
     size_t i;
@@ -573,6 +573,13 @@ static int check_claims(struct sl_oidc *o, json_t *claims, int64_t now_ms,
         return sl_errorf(err, -EACCES, "token refused: wrong issuer");
     if (!aud_has(json_object_get(claims, "aud"), c->audience))
         return sl_errorf(err, -EACCES, "token refused: wrong audience");
+    if (c->client_id[0] && strcmp(c->audience, c->client_id) == 0 &&
+        (azp = json_object_get(claims, "azp")) &&
+        (!json_is_string(azp) || strcmp(json_string_value(azp), c->client_id) != 0))
+        /* OIDC Core 3.1.3.7: an ID token for this client names it as the
+         * authorized party when it names one; with another audience
+         * configured (an API's access tokens) azp is the caller's client */
+        return sl_errorf(err, -EACCES, "token refused: issued to another client (azp)");
     r = claim_time(claims, "exp", &exp_ms);
     if (r == 0)
         return sl_errorf(err, -EACCES, "token refused: no expiry (exp)");

@@ -16,7 +16,8 @@
  *     when it has one (-EACCES);
  *   - the signature, checked by cjose (docs/decisions/0017-jose-library.md);
  *   - claims: iss equals the configured issuer exactly, aud (a string or an
- *     array) contains the audience, exp present and later than now - skew,
+ *     array) contains the audience, azp (when present, and the audience is
+ *     the client id) is the client id, exp present and later than now - skew,
  *     nbf and iat (when present) no later than now + skew, the user claim
  *     a Sluice name (sl_name_valid), the groups claim (a dotted path into
  *     the claims; absent = no groups) an array of at most SL_OIDC_GROUPS_MAX

@@ -274,6 +274,21 @@ static void test_claims_refused(void)
              (long long)NOW_S + 60);
     refused(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), -EACCES, "wrong audience", "no aud: refused");
     snprintf(c, sizeof(c),
+             "{\"iss\":\"" ISS "\",\"aud\":[\"sluice\",\"other\"],\"azp\":\"other\","
+             "\"exp\":%lld,\"preferred_username\":\"bob\"}", (long long)NOW_S + 60);
+    refused(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), -EACCES, "another client (azp)",
+            "issued to another client (azp other): refused");
+    snprintf(c, sizeof(c),
+             "{\"iss\":\"" ISS "\",\"aud\":[\"sluice\",\"other\"],\"azp\":7,"
+             "\"exp\":%lld,\"preferred_username\":\"bob\"}", (long long)NOW_S + 60);
+    refused(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), -EACCES, "another client (azp)",
+            "azp that is not a string: refused");
+    snprintf(c, sizeof(c),
+             "{\"iss\":\"" ISS "\",\"aud\":[\"sluice\",\"other\"],\"azp\":\"sluice\","
+             "\"exp\":%lld,\"preferred_username\":\"bob\"}", (long long)NOW_S + 60);
+    is_int(verify(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), NULL, NULL, 0), 0,
+           "azp naming this client: accepted");
+    snprintf(c, sizeof(c),
              "{\"iss\":\"" ISS "\",\"aud\":\"sluice\",\"exp\":%lld,\"groups\":\"team-a\","
              "\"preferred_username\":\"bob\"}", (long long)NOW_S + 60);
     refused(mint(hdr_rsa, c, SIG_KEY, rsa, NULL, 0), -EACCES, "not an array",

@@ -86,6 +86,7 @@ static const struct setting {
     {"tlsCert", "tls-cert", K_STRING, offsetof(struct sl_config, tls_cert), 1024},
     {"tlsKey", "tls-key", K_STRING, offsetof(struct sl_config, tls_key), 1024},
     {"tlsClientCa", "tls-client-ca", K_STRING, offsetof(struct sl_config, tls_client_ca), 1024},
+    {"tlsJobCa", "tls-job-ca", K_STRING, offsetof(struct sl_config, tls_job_ca), 1024},
     /* the flag --insecure-http takes no value: main.c sets it */
     {"insecureHttp", NULL, K_ONOFF, offsetof(struct sl_config, insecure_http), 0},
 };

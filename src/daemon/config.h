@@ -67,6 +67,8 @@ struct sl_config {
     char tls_cert[1024];          /* PEM certificate and chain */
     char tls_key[1024];           /* PEM private key, private to sluiced */
     char tls_client_ca[1024];     /* PEM CA of client certificates */
+    char tls_job_ca[1024];        /* PEM CA jobs verify the API with
+                                     (their SLUICE_CA_CERT); "" = none */
     bool insecure_http;           /* serve plain HTTP beyond loopback */
 };
 

@@ -45,7 +45,8 @@ static void usage(FILE *f)
             "               [--sync full|normal] [--log-level debug|info|warn|error]\n"
             "               [--job-user USER|none] [--allow-daemon-user USER]\n"
             "               [--kill-invalid-depend on|off]\n"
-            "               [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+            "               [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]\n"
+            "               [--tls-job-ca FILE]]\n"
             "               [--insecure-http]\n"
             "       sluiced migrate --store PATH|URL\n"
             "       sluiced copy-store --from SQLITE-PATH --to POSTGRES-URL\n"
@@ -124,6 +125,8 @@ static void usage(FILE *f)
             "  --tls-key FILE       its PEM private key (mode 0600 or stricter)\n"
             "  --tls-client-ca FILE accept client certificates from this CA: a\n"
             "                       verified one's subject CN is the Sluice user\n"
+            "  --tls-job-ca FILE    give jobs SLUICE_CA_CERT=FILE, the CA that signed\n"
+            "                       --tls-cert, for their sluice calls to the API\n"
             "  --insecure-http      serve plain HTTP on a non-loopback --listen\n"
             "                       (tokens cross the network in clear)\n");
 }
@@ -284,6 +287,7 @@ static int read_settings(int argc, char **argv, struct sl_config *cfg)
         {"tls-cert", required_argument, NULL, 'S'},
         {"tls-key", required_argument, NULL, 'S'},
         {"tls-client-ca", required_argument, NULL, 'S'},
+        {"tls-job-ca", required_argument, NULL, 'S'},
         {"insecure-http", no_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
@@ -368,6 +372,14 @@ static int tls_settings_check(const struct sl_config *cfg, struct sl_error *err)
     if (cfg->tls_client_ca[0] && !cfg->tls_cert[0])
         return sl_errorf(err, -EINVAL, "--tls-client-ca needs --tls-cert and --tls-key: "
                                        "client certificates come only over TLS");
+    if (cfg->tls_job_ca[0] && !cfg->tls_cert[0])
+        return sl_errorf(err, -EINVAL, "--tls-job-ca needs --tls-cert and --tls-key: it is "
+                                       "the CA jobs verify the API's certificate with");
+    if (cfg->tls_job_ca[0] && (cfg->tls_job_ca[0] != '/' || access(cfg->tls_job_ca, R_OK) != 0))
+        return sl_errorf(err, -EINVAL, "--tls-job-ca %.256s: %s", cfg->tls_job_ca,
+                         cfg->tls_job_ca[0] != '/' ? "must be an absolute path (jobs run "
+                                                     "elsewhere)"
+                                                   : strerror(errno));
     if (!cfg->tls_cert[0] && !cfg->insecure_http && !listen_loopback(cfg->listen))
         return sl_errorf(err, -EINVAL,
                          "--listen %.128s is not a loopback address, and without TLS "
@@ -452,6 +464,7 @@ static void engine_config(const struct sl_config *cfg, struct sl_engine_config *
     *ecfg = (struct sl_engine_config){
         .data_dir = cfg->data_dir,
         .api_url = api_url,
+        .job_ca_cert = cfg->tls_job_ca[0] ? cfg->tls_job_ca : NULL,
         .store_path = cfg->store[0] ? cfg->store : NULL,
         .sync_full = cfg->sync_full,
         .fake_gpus = cfg->fake_gpus[0] ? cfg->fake_gpus : NULL,

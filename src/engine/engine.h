@@ -247,6 +247,9 @@ struct sl_engine_config {
                                          of ending Cancelled */
     const char *api_url;              /* given to tasks as SLUICE_SERVER with
                                          their job token; NULL = none */
+    const char *job_ca_cert;          /* given to those tasks as SLUICE_CA_CERT
+                                         (unless spec.env sets it); NULL =
+                                         none */
     const char *job_user;             /* the Unix account that jobs of users
                                          without a mapping (kind: User
                                          spec.unixUser) run as; NULL or ""

@@ -338,6 +338,7 @@ struct sl_engine {
     _Atomic uint64_t token_epoch; /* bumped when a token is revoked */
     bool tokens_revoked;          /* in the open transaction */
     char api_url[160];            /* for tasks; "" = no job tokens */
+    char job_ca[1024];            /* their SLUICE_CA_CERT; "" = none */
     char job_user[64];            /* the account of unmapped users' jobs;
                                      "" = they are refused (see
                                      identity_setup in recovery.c and

@@ -34,7 +34,7 @@
  * address, and the datasets as the store has them now. */
 struct job_env {
     char **v;                     /* the spec's env + ours, NULL-terminated */
-    char *token_kv, *server_kv;
+    char *token_kv, *server_kv, *ca_kv;
     char array_kv[3][48];         /* SLUICE_ARRAY_*, for an array element */
     struct sl_exec_dataset ds[SL_EXEC_MAX_DATASETS];
     char *ds_text[SL_EXEC_MAX_DATASETS]; /* their documents (owned) */
@@ -48,6 +48,7 @@ static void job_env_fini(struct job_env *x)
         free(x->token_kv);
     }
     free(x->server_kv);
+    free(x->ca_kv);
     free(x->v);
     for (int i = 0; i < x->nds; i++)
         free(x->ds_text[i]);
@@ -102,12 +103,15 @@ static void job_dataset(struct sl_engine *e, struct job *j, const char *ref,
 static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
 {
     int n = 0;
+    bool own_ca = false;
 
     memset(x, 0, sizeof(*x));
-    if (!(x->v = calloc((size_t)j->spec->envc + 6, sizeof(char *))))
+    if (!(x->v = calloc((size_t)j->spec->envc + 7, sizeof(char *))))
         return -ENOMEM;
-    for (int i = 0; i < j->spec->envc; i++)
+    for (int i = 0; i < j->spec->envc; i++) {
         x->v[n++] = j->spec->env[i];
+        own_ca |= strncmp(j->spec->env[i], "SLUICE_CA_CERT=", 15) == 0;
+    }
     if (j->token) {
         size_t len = strlen(j->token) + 16;
         if (!(x->token_kv = malloc(len)) ||
@@ -119,6 +123,17 @@ static int job_env(struct sl_engine *e, struct job *j, struct job_env *x)
         snprintf(x->server_kv, strlen(e->api_url) + 16, "SLUICE_SERVER=%s", e->api_url);
         x->v[n++] = x->token_kv;
         x->v[n++] = x->server_kv;
+        if (e->job_ca[0] && !own_ca) {
+            /* the CA of the API's certificate (sluiced --tls-job-ca); a
+             * job that names its own keeps it */
+            size_t cl = strlen(e->job_ca) + 16;
+            if (!(x->ca_kv = malloc(cl))) {
+                job_env_fini(x);
+                return -ENOMEM;
+            }
+            snprintf(x->ca_kv, cl, "SLUICE_CA_CERT=%s", e->job_ca);
+            x->v[n++] = x->ca_kv;
+        }
     }
     if (j->array_id > 0) { /* reserved in spec.env: the job cannot set them */
         snprintf(x->array_kv[0], sizeof(x->array_kv[0]), "SLUICE_ARRAY_JOB_ID=%lld",

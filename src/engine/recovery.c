@@ -643,6 +643,7 @@ static struct sl_engine *engine_alloc(const struct sl_engine_config *cfg)
     sl_heap_init(&e->timers);
     e->cfg = *cfg;
     sl_strlcpy(e->api_url, cfg->api_url ? cfg->api_url : "", sizeof(e->api_url));
+    sl_strlcpy(e->job_ca, cfg->job_ca_cert ? cfg->job_ca_cert : "", sizeof(e->job_ca));
     sl_strlcpy(e->job_user, cfg->job_user ? cfg->job_user : "", sizeof(e->job_user));
     sl_strlcpy(e->allow_daemon_user, cfg->allow_daemon_user ? cfg->allow_daemon_user : "",
                sizeof(e->allow_daemon_user));

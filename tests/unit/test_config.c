@@ -160,6 +160,8 @@ static void flags(void)
            strcmp(c.tls_key, "/etc/sluice/server.key") == 0 &&
            strcmp(c.tls_client_ca, "/etc/sluice/users-ca.pem") == 0,
        "set the three files");
+    is_int(sl_config_set(&c, "tlsJobCa", "/etc/sluice/ca.pem", "", &err), 0, "tlsJobCa");
+    is_str(c.tls_job_ca, "/etc/sluice/ca.pem", "sets the CA jobs are given");
     is_int(sl_config_set(&c, "insecureHttp", "on", "", &err), 0, "insecureHttp: on");
     ok(c.insecure_http, "sets it");
     is_int(sl_config_set(&c, "insecureHttp", "yes", "--config f: ", &err), -EINVAL,

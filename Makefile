@@ -238,8 +238,9 @@ FUZZ_EXTRA_config := src/daemon/config.c $(wildcard src/exec/*.c)
 FUZZ_EXTRA_trace := src/sim/trace.c
 FUZZ_EXTRA_audit := src/audit/audit.c
 FUZZ_EXTRA_slurm := src/exec/slurm_parse.c
-FUZZ_TARGETS += jwt
+FUZZ_TARGETS += jwt ident
 FUZZ_EXTRA_jwt := src/ident/oidc.c
+FUZZ_EXTRA_ident := src/ident/ident.c src/ident/oidc.c
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(B)/tests/fuzz_%_replay)
 .SECONDEXPANSION:
 $(B)/tests/fuzz_%_replay: $(B)/obj/tests/fuzz/fuzz_%.o $(B)/obj/tests/fuzz/replay_main.o \
@@ -358,6 +359,7 @@ FUZZ_MAX_LEN_slurm := 4096
 FUZZ_MAX_LEN_carbon := 4096
 FUZZ_MAX_LEN_ws := 4096
 FUZZ_MAX_LEN_jwt := 17000
+FUZZ_MAX_LEN_ident := 4096
 # fuzz-run-NAME: one target for FUZZ_SECONDS (never a file, so always run).
 # The target binary is kept for -merge=1 (tests/fuzz/README.md).
 .PRECIOUS: build/fuzz/fuzz_%

@@ -13,10 +13,12 @@
  * themselves. At most LOGIN_QUEUE logins wait; more are 503.
  *
  * Guessing is bounded: a wrong password counts against the name and the
- * peer's address (sl_http_peer); LOGIN_MAX_FAIL_USER failures of one name
- * or LOGIN_MAX_FAIL_PEER of one address within LOGIN_WINDOW_MS refuse
- * that name's or address's next logins with 429 until the window ends,
- * before the provider is asked.
+ * peer's address (sl_http_peer), a refused OIDC token or device code
+ * against the address; LOGIN_MAX_FAIL_USER failures of one name or
+ * LOGIN_MAX_FAIL_PEER of one address within LOGIN_WINDOW_MS refuse that
+ * name's or address's next logins with 429 until the window ends, before
+ * the provider is asked. An address starts at most LOGIN_MAX_DEVICE_PEER
+ * device authorizations a window, each of which asks the provider.
  * See api_int.h for what the API files share.
  */
 #include "api_int.h"
@@ -38,6 +40,7 @@
 #define LOGIN_WINDOW_MS (15 * 60 * 1000)
 #define LOGIN_MAX_FAIL_USER 5
 #define LOGIN_MAX_FAIL_PEER 30
+#define LOGIN_MAX_DEVICE_PEER 30      /* device authorizations started */
 #define LOGIN_FAIL_SLOTS 512
 
 enum login_kind {
@@ -158,6 +161,26 @@ static bool fail_limited(struct sl_login *l, const char *user, uint64_t peer, in
     return over;
 }
 
+/* Whether 'peer' may start another device authorization (each asks the
+ * provider for one): counted, at most LOGIN_MAX_DEVICE_PEER a window. */
+static bool device_allowed(struct sl_login *l, uint64_t peer, int64_t now, int64_t *retry_s)
+{
+    uint64_t k = fail_hash(l, "d:", &peer, sizeof(peer));
+    struct fail_slot *f;
+    bool ok;
+
+    pthread_mutex_lock(&l->mu);
+    f = fail_slot(l, k, now, true);
+    if (!(ok = f->n < LOGIN_MAX_DEVICE_PEER))
+        *retry_s = (f->since_ms + LOGIN_WINDOW_MS - now + 999) / 1000;
+    else
+        f->n++;
+    if (!ok)
+        l->limited++;
+    pthread_mutex_unlock(&l->mu);
+    return ok;
+}
+
 /* Count a failure (or a success) of 'user' (NULL: the address alone). */
 static void fail_count(struct sl_login *l, const char *user, uint64_t peer, bool failed)
 {
@@ -180,6 +203,22 @@ static void fail_count(struct sl_login *l, const char *user, uint64_t peer, bool
 
 /* ---- the worker -------------------------------------------------------- */
 
+/* The answer is set: count it and hand the request back (from a worker
+ * thread). */
+static void finish(struct login_job *j)
+{
+    sl_api_metrics_count(j->s->metrics, j->s->row, sl_http_method(j->s->r),
+                         sl_http_status(j->s->r), sl_mono_ns() - j->s->start_ns);
+    sl_http_resume(j->s->r);
+}
+
+static void count_unavailable(struct sl_login *l)
+{
+    pthread_mutex_lock(&l->mu);
+    l->unavailable++;
+    pthread_mutex_unlock(&l->mu);
+}
+
 /* Answer the request of 'j' with a refusal (from a worker thread). */
 static void answer(struct login_job *j, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -194,9 +233,7 @@ static void answer(struct login_job *j, int status, const char *code, const char
     if (status == 503)
         sl_http_add_header(j->s->r, "Retry-After", "5");
     sl_http_reply_error(j->s->r, status, code, NULL, "%s", text);
-    sl_api_metrics_count(j->s->metrics, j->s->row, sl_http_method(j->s->r),
-                         sl_http_status(j->s->r), sl_mono_ns() - j->s->start_ns);
-    sl_http_resume(j->s->r);
+    finish(j);
 }
 
 /* A wrong name or password: recorded, then 401 (by the engine's answer). */
@@ -235,9 +272,7 @@ static void run_ldap(struct sl_login *l, struct login_job *j)
         memset(&u, 0, sizeof(u));
         sl_strlcpy(u.dn, "", sizeof(u.dn));
     } else if (rc < 0) {
-        pthread_mutex_lock(&l->mu);
-        l->unavailable++;
-        pthread_mutex_unlock(&l->mu);
+        count_unavailable(l);
         sl_warn("msg=\"LDAP login failed\" user=%s why=\"%s\"", j->user, err.text);
         answer(j, 503, "unavailable", "the identity provider cannot be %s: %s; local "
                "accounts still sign in with their tokens",
@@ -278,21 +313,12 @@ static void run_ldap(struct sl_login *l, struct login_job *j)
 static void answer_json(struct login_job *j, int status, json_t *doc)
 {
     sl_http_reply_json(j->s->r, status, doc);
-    sl_api_metrics_count(j->s->metrics, j->s->row, sl_http_method(j->s->r),
-                         sl_http_status(j->s->r), sl_mono_ns() - j->s->start_ns);
-    sl_http_resume(j->s->r);
-}
-
-static void count_unavailable(struct sl_login *l)
-{
-    pthread_mutex_lock(&l->mu);
-    l->unavailable++;
-    pthread_mutex_unlock(&l->mu);
+    finish(j);
 }
 
 /* The provider's token in j->secret verified (its key set fetched again,
  * at most once a minute, when it names a key not known yet), its groups
- * matched and the login submitted to the engine. 'mu' held. */
+ * matched and the login submitted to the engine. 'oidc_mu' held. */
 static void oidc_login(struct sl_login *l, struct login_job *j, const char *jwt)
 {
     struct sl_oidc_identity who = {.ngroups = 0};
@@ -359,7 +385,7 @@ static void oidc_login(struct sl_login *l, struct login_job *j, const char *jwt)
 
 /* POST /v1/login/device: a device authorization started with the
  * provider on the daemon's behalf (the daemon is the OIDC client and
- * holds its secret). 'mu' held. */
+ * holds its secret). 'oidc_mu' held. */
 static void oidc_device_start(struct sl_login *l, struct login_job *j)
 {
     struct sl_oidc_device d;
@@ -393,7 +419,7 @@ static void oidc_device_start(struct sl_login *l, struct login_job *j)
 }
 
 /* POST /v1/login {"device_code"}: one poll of the provider; pending is
- * 202 with the interval to wait, approval a login. 'mu' held. */
+ * 202 with the interval to wait, approval a login. 'oidc_mu' held. */
 static void oidc_device_poll(struct sl_login *l, struct login_job *j)
 {
     struct sl_error err = {.text = ""};
@@ -768,6 +794,7 @@ void sl_api_route_login_device(struct ctx *c)
 {
     const struct sl_ident *id = c->a->ident;
     struct login_job *j;
+    int64_t retry;
     size_t len;
 
     sl_http_body(c->r, &len);
@@ -782,6 +809,15 @@ void sl_api_route_login_device(struct ctx *c)
     }
     if (limited(c, NULL))
         return;
+    if (!device_allowed(c->a->login, sl_http_peer(c->r), sl_mono_ms(), &retry)) {
+        char ra[24];
+        snprintf(ra, sizeof(ra), "%lld", (long long)retry);
+        sl_http_add_header(c->r, "Retry-After", ra);
+        sl_http_reply_error(c->r, 429, "too_many_requests", NULL,
+                            "too many device sign-ins started from this address; try "
+                            "again in %llds", (long long)retry);
+        return;
+    }
     if (!(j = calloc(1, sizeof(*j)))) {
         sl_http_reply_error(c->r, 503, "unavailable", NULL, "out of memory");
         return;

@@ -23,7 +23,11 @@ int sl_jf_fail(struct sl_error *err, const char *path, const char *fmt, ...)
 
 void sl_jf_path(char *dst, const char *parent, const char *key)
 {
-    snprintf(dst, SL_JF_PATH, "%s%s%.40s", parent, *parent ? "." : "", key);
+    /* a key may be the input's (an unknown field): shown, never raw */
+    char shown[48];
+
+    sl_text_show(shown, sizeof(shown), key, strlen(key), 40);
+    snprintf(dst, SL_JF_PATH, "%s%s%s", parent, *parent ? "." : "", shown);
 }
 
 const json_t *sl_jf_member(const json_t *obj, const char *key)

@@ -18,7 +18,8 @@
 /* Fill 'err' (field 'path', the text) and return -EINVAL. */
 int sl_jf_fail(struct sl_error *err, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* dst (SL_JF_PATH bytes) = parent.key, or key when parent is "". */
+/* dst (SL_JF_PATH bytes) = parent.key, or key when parent is "": the key
+ * shown as sl_text_show shows it (at most 40 bytes, printable). */
 void sl_jf_path(char *dst, const char *parent, const char *key);
 /* obj[key], or NULL when absent or null. */
 const json_t *sl_jf_member(const json_t *obj, const char *key);

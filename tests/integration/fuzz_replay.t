@@ -7,8 +7,9 @@
 # the trace loaders of the simulator (trace), the audit log's readers and
 # writer (audit), imported image scans (trivy), sluiced's config file
 # (config), the Slurm executor's readers of Slurm's answers (slurm) and
-# the carbon intensity upload (carbon) and the WebSocket frames of an
-# attach (ws).
+# the carbon intensity upload (carbon), the WebSocket frames of an
+# attach (ws), OIDC tokens and key sets (jwt) and the identity file
+# (ident).
 # Each target's replay driver prints one TAP line per
 # input; this file numbers them as one stream. A crash (or a sanitizer
 # report, on stderr) ends that driver's run and is one more failure here.
@@ -17,7 +18,7 @@ bin=${SLUICE_BIN:-$root/build/asan}
 n=0
 failed=0
 
-for t in spec http_request http_query http_response trace audit trivy config slurm carbon ws jwt; do
+for t in spec http_request http_query http_response trace audit trivy config slurm carbon ws jwt ident; do
     replay="$bin/tests/fuzz_${t}_replay"
     if [ ! -x "$replay" ]; then
         n=$((n + 1))

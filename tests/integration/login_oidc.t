@@ -288,6 +288,11 @@ tap.ok(not leaked, "no provider token nor the client secret in the audit export,
        "or the store", leaked)
 
 # --- guessing bounded -------------------------------------------------------------
+codes = [d.request("POST", "/v1/login/device", token=None).status for _ in range(30)]
+r = d.request("POST", "/v1/login/device", token=None)
+tap.ok(r.status == 429 and int(r.headers.get("retry-after", "0")) > 0 and
+       "device sign-ins" in r.body.decode(),
+       "an address starts at most 30 device sign-ins in 15 minutes: then 429", codes[-3:], r)
 codes = [exchange("a.b.c")[0] for _ in range(40)]
 st, body = exchange(idp.mint("alice", ["nlp"]))
 tap.ok(429 in codes and st == 429, "refused tokens from one address are limited: 429",

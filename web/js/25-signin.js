@@ -63,6 +63,14 @@ var SignIn = (function () {
         return msg && !/[.!?]$/.test(msg) ? msg + '.' : msg;
     }
 
+    /* 42 -> "42 seconds", 900 -> "15 minutes" (Retry-After's seconds). */
+    function inWords(sec) {
+        if (sec < 120)
+            return sec + ' second' + (sec === 1 ? '' : 's');
+        var min = Math.ceil(sec / 60);
+        return min + ' minutes';
+    }
+
     var UNREACHABLE = 'The identity provider cannot be reached just now; try again later. API tokens still work: paste one below.';
 
     /* The words for an error of `what`: 'password' (POST /v1/login with a
@@ -78,7 +86,7 @@ var SignIn = (function () {
         if (s === 429) {
             var sec = retrySeconds(err);
             return 'Too many failed sign-ins for this name or address. ' +
-                (sec !== null ? 'Try again in ' + sec + ' second' + (sec === 1 ? '' : 's') + '.' : 'Try again later.');
+                (sec !== null ? 'Try again in ' + inWords(sec) + '.' : 'Try again later.');
         }
         if (what === 'password') {
             if (s === 401)

@@ -51,6 +51,9 @@ test('errorText: every answer of a password sign-in in clear words', () => {
     assert.strictEqual(t(apiError(429, 'too many failed logins; try again in 42s', {retryAfter: '42'})),
         'Too many failed sign-ins for this name or address. Try again in 42 seconds.');
     assert.match(t(apiError(429, 'x', {retryAfter: '1'})), /Try again in 1 second\.$/);
+    assert.match(t(apiError(429, 'x', {retryAfter: '119'})), /Try again in 119 seconds\.$/);
+    assert.match(t(apiError(429, 'x', {retryAfter: '900'})), /Try again in 15 minutes\.$/);
+    assert.match(t(apiError(429, 'x', {retryAfter: '901'})), /Try again in 16 minutes\.$/);
     assert.match(t(apiError(429, 'x')), /Try again later\.$/);
     assert.strictEqual(t(apiError(503, 'LDAP server unreachable')),
         'The identity provider cannot be reached just now; try again later. API tokens still work: paste one below.');

@@ -304,8 +304,10 @@ var App = (function () {
         var expiresAt = 0;
 
         function waiting(interval, note) {
-            status.textContent = (note ? note + ' ' : '') + 'Waiting for you to approve (checked every ' + interval +
+            var text = (note ? note + ' ' : '') + 'Waiting for you to approve (checked every ' + interval +
                 ' s); the code expires at ' + Fmt.time(expiresAt) + '.';
+            if (status.textContent !== text) /* a screen reader hears a change only */
+                status.textContent = text;
         }
 
         function begin() {
@@ -330,8 +332,7 @@ var App = (function () {
                     var link = h('a', {href: c.uri, target: '_blank', rel: 'noopener noreferrer', class: 'device-link'},
                         'Open the sign-in page' + (host ? ' of ' + host : ''));
                     shown.appendChild(h('p', null, link, ' (a new tab) and enter this code:'));
-                    shown.appendChild(h('div', {class: 'user-code', 'aria-label': 'Your code: ' + c.userCode.split('').join(' ')},
-                        c.userCode));
+                    shown.appendChild(h('div', {class: 'user-code'}, c.userCode));
                     shown.appendChild(status);
                     shown.appendChild(h('button', {type: 'button', onclick: cancel}, 'Cancel'));
                     waiting(c.interval, null);

@@ -401,6 +401,9 @@ var App = (function () {
                 return loginWith(token, expiresAt).then(function () {
                     if (ctx.alive())
                         goOn();
+                }, function (e) {
+                    /* not the sign-in's error: words of its own */
+                    throw new Error('sluiced does not accept the token it gave (' + e.message + '); try again.');
                 });
             }
             var err = h('div', {class: 'login-error'});

@@ -12,8 +12,9 @@
  *                            'password' sign-in, a device flow's 'start'
  *                            or its 'poll'
  *   SignIn.deviceFlow(opts)  one device-flow sign-in: asks for a code,
- *                            polls at the server's interval (never faster,
- *                            a grown one honoured) until the user approved,
+ *                            polls at the server's interval (never faster;
+ *                            5 s more on slow_down, or the interval the
+ *                            answer gives) until the user approved,
  *                            was refused, the code expired or cancel()
  *
  * A token got either way goes to Api.login like a pasted one; the
@@ -174,9 +175,14 @@ var SignIn = (function () {
                 if (st !== 'waiting')
                     return;
                 if (b && b.pending) {
-                    /* slow_down makes the interval grow; it never shrinks */
-                    if (typeof b.interval === 'number' && isFinite(b.interval) && b.interval * 1000 > intervalMs)
-                        intervalMs = b.interval * 1000;
+                    /* The interval grows, never shrinks: to the one given,
+                     * else by 5 s on slow_down (RFC 8628, 3.5). */
+                    if (typeof b.interval === 'number' && isFinite(b.interval)) {
+                        if (b.interval * 1000 > intervalMs)
+                            intervalMs = b.interval * 1000;
+                    } else if (b.slow_down) {
+                        intervalMs += 5000;
+                    }
                     opts.onWait({interval: intervalMs / 1000, note: null});
                     schedule(intervalMs);
                 } else if (b && typeof b.token === 'string' && b.token) {

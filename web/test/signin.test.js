@@ -174,6 +174,20 @@ test('device flow: a grown interval (slow_down) is honoured, a smaller one never
     assert.deepStrictEqual(at, [0, 5000, 15000, 25000, 35000]);
 });
 
+test('device flow: slow_down without an interval adds 5 s each time (RFC 8628)', async () => {
+    const h = harness([DEVICE, {pending: true, slow_down: false}, {pending: true, slow_down: true},
+        {pending: true, slow_down: true}, {pending: true, slow_down: false}, TOKEN]);
+    S.deviceFlow(h.opts).start();
+    await h.settle();
+    assert.strictEqual(await h.tick(), 5000);
+    assert.strictEqual(await h.tick(), 5000);
+    assert.strictEqual(await h.tick(), 10000, 'slow_down: 5 s more');
+    assert.strictEqual(await h.tick(), 15000, 'again: 5 s more');
+    assert.strictEqual(await h.tick(), 15000, 'and it stays');
+    assert.deepStrictEqual(h.events.slice(1, 5).map((e) => e[1].interval), [5, 10, 15, 15]);
+    assert.strictEqual(h.events[5][0], 'done');
+});
+
 test('device flow: without interval or expires_in, 5 s and 10 minutes; verification_uri without _complete', async () => {
     const h = harness([{device_code: 'd', user_code: 'ABCD', verification_uri: 'https://idp/device'}]);
     S.deviceFlow(h.opts).start();

@@ -42,6 +42,12 @@ async function errorText(page) {
 }
 
 module.exports = async function (t, env) {
+    const contexts = [];  /* closed before the second sluiced stops */
+    const track = async (p) => {
+        const c = await p;
+        contexts.push(c);
+        return c;
+    };
     const dir = fs.mkdtempSync(path.join(env.tmp, 'idp.'));
     fs.chmodSync(dir, 0o711);
     const idp = await startIdp(dir);
@@ -60,7 +66,7 @@ module.exports = async function (t, env) {
         const info = await s.api(null, 'GET', '/v1/login');
         t.is(info.json && info.json.methods, ['token', 'password'], 'GET /v1/login offers a token and a password');
 
-        const ctx = await env.newContext(null);
+        const ctx = await track(env.newContext(null));
         const page = await ctx.newPage();
         const urls = [];
         ctx.on('request', (r) => urls.push(r.url() + ' ' + (r.postData() || '').replace(/"password":"[^"]*"/, '"password":…')));
@@ -127,7 +133,7 @@ module.exports = async function (t, env) {
         await t.screenshot(page, '01-signin-done');
 
         /* a phone, and dark */
-        const narrow = await env.newContext(null, {viewport: {width: 390, height: 844}, colorScheme: 'dark'});
+        const narrow = await track(env.newContext(null, {viewport: {width: 390, height: 844}, colorScheme: 'dark'}));
         const np = await narrow.newPage();
         await np.goto(s.url + '/ui/login');
         await np.waitForSelector('form.signin-password');
@@ -135,6 +141,10 @@ module.exports = async function (t, env) {
             '390 px: the login page with the password form does not scroll sideways');
         await t.screenshot(np, '01-signin-narrow-dark');
     } finally {
+        /* the pages first: a page left open would refresh against a
+         * stopped sluiced */
+        for (const c of contexts)
+            await c.close().catch(() => {});
         if (s) {
             const rc = await s.stop();
             t.is(rc, 0, 'the second sluiced exits cleanly', s.logTail);

@@ -3,7 +3,7 @@
  * against sluiced's sign-in answers played by the test (page routes for
  * GET /v1/login, POST /v1/login/device and POST /v1/login; whoami and the
  * rest are the real sluiced, so the token the flow ends with is alice's
- * real one). The code shown large with a link that opens the provider in a
+ * real one; the answers' shapes are sluiced's). The code shown large with a link that opens the provider in a
  * new tab; polls no faster than the interval, a grown one honoured; a
  * denial with Start again; Cancel and leaving the page stop the polls; an
  * unreachable provider said so.
@@ -61,7 +61,7 @@ module.exports = async function (t, env) {
     const alice = env.tokens.alice;
     const a = await scripted(env, {
         device: [{status: 200, body: device(1)}],
-        poll: [{status: 202, body: {pending: true, interval: 1}}, {status: 202, body: {pending: true, interval: 2}},
+        poll: [{status: 202, body: {pending: true, slow_down: false}}, {status: 202, body: {pending: true, slow_down: true}},
             {status: 201, body: {token: alice, id: 1, user: 'alice', team: 'vision', role: 'member', expires_at: '2099-01-01T00:00:00Z'}}]
     });
     await a.page.goto(env.base + 'queues');
@@ -94,16 +94,16 @@ module.exports = async function (t, env) {
     t.is(polls.map((x) => x.body), [{device_code: 'dev-1'}, {device_code: 'dev-1'}, {device_code: 'dev-1'}],
         'three polls with the device code');
     const gaps = a.log.slice(1).map((x, i) => x.at - a.log[i].at);
-    t.ok(gaps[0] >= 950 && gaps[1] >= 950 && gaps[2] >= 1950,
-        'no faster than the interval, and 2 s after slow_down', JSON.stringify(gaps));
+    t.ok(gaps[0] >= 950 && gaps[1] >= 950 && gaps[2] >= 5950,
+        'no faster than the interval, and 5 s more after slow_down', JSON.stringify(gaps));
     await a.ctx.close();
 
     /* --- denied; start again; cancel -------------------------------------- */
     const b = await scripted(env, {
         device: [{status: 200, body: device(2)}, {status: 200, body: device(3)}],
         poll: [{status: 403, body: {error: {code: 'forbidden', message: 'the sign-in was denied at the provider'}}},
-            {status: 202, body: {pending: true, interval: 1}}, {status: 202, body: {pending: true, interval: 1}},
-            {status: 202, body: {pending: true, interval: 1}}]
+            {status: 202, body: {pending: true, slow_down: false}}, {status: 202, body: {pending: true, slow_down: false}},
+            {status: 202, body: {pending: true, slow_down: false}}]
     });
     await b.page.goto(env.base + 'login');
     await b.page.getByRole('button', {name: 'Sign in with single sign-on'}).click();
@@ -130,8 +130,8 @@ module.exports = async function (t, env) {
     /* --- leaving the page stops it ----------------------------------------- */
     const c = await scripted(env, {
         device: [{status: 200, body: device(4)}],
-        poll: [{status: 202, body: {pending: true, interval: 1}}, {status: 202, body: {pending: true, interval: 1}},
-            {status: 202, body: {pending: true, interval: 1}}, {status: 202, body: {pending: true, interval: 1}}]
+        poll: [{status: 202, body: {pending: true, slow_down: false}}, {status: 202, body: {pending: true, slow_down: false}},
+            {status: 202, body: {pending: true, slow_down: false}}, {status: 202, body: {pending: true, slow_down: false}}]
     });
     await c.page.goto(env.base + 'login');
     await c.page.getByRole('button', {name: 'Sign in with single sign-on'}).click();

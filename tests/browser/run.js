@@ -188,7 +188,7 @@ function makeEnv(ctx, state) {
         },
         /* Log in through the login form (the page shows it). */
         async logIn(page, token) {
-            await page.waitForSelector('form.login');
+            await page.waitForSelector('form.login-token');
             await page.getByLabel('API token').fill(token);
             await page.getByRole('button', {name: 'Log in'}).click();
             await page.waitForSelector('#top:not([hidden])');

@@ -3,28 +3,32 @@
  * the caller's bearer token.
  *
  * The token lives in sessionStorage (this tab only, gone when it closes),
- * never in a URL or a cookie. Every answer that is not 2xx becomes an
+ * never in a URL or a cookie; beside it, when a sign-in said so, when it
+ * expires. Every answer that is not 2xx becomes an
  * ApiError carrying the API's own {code, field, message}, so that a page
  * shows the server's words, field errors inline. A 401 ends the session:
  * the token is dropped and the login page shown. GETs may pass an ETag
  * (`etag` option); a 304 answer resolves to {notModified: true}.
  *
- * The seam for single sign-on: Api.login(token) is all a future OIDC
- * redirect needs to call with the token it obtains.
+ * Every way of signing in (a pasted token, a password, single sign-on:
+ * 25-signin.js) ends in Api.login(token, expiresAt).
  */
 'use strict';
 
 var Api = (function () {
     var KEY = 'sluice.token';
+    var EXPIRES = 'sluice.expires';
     var onUnauthorised = null;
 
-    function ApiError(status, body, fallback) {
+    /* `retryAfter`: the Retry-After header of a 429 or 503, as sent. */
+    function ApiError(status, body, fallback, retryAfter) {
         var e = (body && body.error) || {};
         this.name = 'ApiError';
         this.status = status;
         this.code = e.code || (status === 0 ? 'network' : 'http_' + status);
         this.field = e.field || null;
         this.message = e.message || fallback || ('HTTP ' + status);
+        this.retryAfter = retryAfter || null;
     }
     ApiError.prototype = Object.create(Error.prototype);
     ApiError.prototype.constructor = ApiError;
@@ -37,13 +41,30 @@ var Api = (function () {
         }
     }
 
-    function login(t) {
+    /* Keep the token for this tab; `expiresAt` (RFC 3339, optional) is
+     * what a sign-in's answer says of it, shown to the user. */
+    function login(t, expiresAt) {
         sessionStorage.setItem(KEY, t);
+        if (expiresAt)
+            sessionStorage.setItem(EXPIRES, String(expiresAt));
+        else
+            sessionStorage.removeItem(EXPIRES);
+    }
+
+    /* When the token expires (ms since the epoch), or null: unknown. */
+    function expires() {
+        try {
+            var t = Date.parse(sessionStorage.getItem(EXPIRES) || '');
+            return isNaN(t) ? null : t;
+        } catch (e) {
+            return null;
+        }
     }
 
     function logout() {
         try {
             sessionStorage.removeItem(KEY);
+            sessionStorage.removeItem(EXPIRES);
         } catch (e) { /* storage disabled: nothing kept */ }
     }
 
@@ -108,7 +129,7 @@ var Api = (function () {
                 try {
                     j = JSON.parse(txt);
                 } catch (e) { /* not JSON: the text is the message */ }
-                var err = new ApiError(res.status, j, txt.slice(0, 200));
+                var err = new ApiError(res.status, j, txt.slice(0, 200), res.headers.get('Retry-After'));
                 if (res.status === 401 && onUnauthorised)
                     onUnauthorised(err);
                 throw err;
@@ -166,7 +187,7 @@ var Api = (function () {
     }
 
     return {
-        ApiError: ApiError, token: token, login: login, logout: logout, url: url,
+        ApiError: ApiError, token: token, login: login, expires: expires, logout: logout, url: url,
         request: request, get: get, post: post, del: del, download: download, save: save,
         set onUnauthorised(fn) {
             onUnauthorised = fn;

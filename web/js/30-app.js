@@ -99,7 +99,9 @@ var App = (function () {
         var w = document.getElementById('who');
         Dom.clear(w);
         if (who) {
-            w.appendChild(h('span', {class: 'who-name', title: 'team ' + who.team + ', role ' + who.role},
+            var exp = Api.expires();
+            w.appendChild(h('span', {class: 'who-name', title: 'team ' + who.team + ', role ' + who.role +
+                (exp ? '; signed in until ' + Fmt.time(exp) : '')},
                 who.user, h('small', null, ' ' + who.role + ' \u00b7 ' + who.team)));
             w.appendChild(h('button', {type: 'button', class: 'link', id: 'logout', onclick: logout}, 'Log out'));
         }
@@ -231,9 +233,10 @@ var App = (function () {
         navigate('/ui/login');
     }
 
-    /* Log in with a token: ask whoami; keep it only when sluiced takes it. */
-    function loginWith(token) {
-        Api.login(token);
+    /* Log in with a token: ask whoami; keep it only when sluiced takes it.
+     * `expiresAt`: when a sign-in's answer says the token expires. */
+    function loginWith(token, expiresAt) {
+        Api.login(token, expiresAt);
         return Api.get('/v1/whoami').then(function (w) {
             who = w;
             return w;
@@ -243,12 +246,169 @@ var App = (function () {
         });
     }
 
+    /* The sign-in requests go without a token (a stale one would only
+     * confuse the answer). */
+    function postPublic(path, body) {
+        return Api.post(path, body, {noAuth: true});
+    }
+
+    /* The password form (LDAP): the password goes in one request and is
+     * cleared from the input at once; never kept. */
+    function passwordForm(done) {
+        var err = h('div', {class: 'signin-error'});
+        var button = h('button', {type: 'submit', class: 'primary'}, 'Sign in');
+        var form = h('form', {class: 'signin-password', novalidate: true},
+            h('h2', null, 'Your directory account'),
+            Dom.field({label: 'User name', name: 'user', required: true,
+                attrs: {autocomplete: 'username', autocapitalize: 'none', spellcheck: 'false'}}),
+            Dom.field({label: 'Password', name: 'password', type: 'password', required: true,
+                attrs: {autocomplete: 'current-password'}}),
+            err, button);
+        form.addEventListener('submit', function (ev) {
+            ev.preventDefault();
+            var user = form.elements.user.value.trim();
+            var pw = form.elements.password.value;
+            form.elements.password.value = '';
+            Dom.clear(err);
+            if (!user || !pw) {
+                err.appendChild(Dom.message(!user ? 'Enter your user name.' : 'Enter your password.'));
+                (user ? form.elements.password : form.elements.user).focus();
+                return;
+            }
+            button.disabled = true;
+            SignIn.password(postPublic, user, pw).then(function (b) {
+                return done(b.token, b.expires_at);
+            }).catch(function (e) {
+                button.disabled = false;
+                err.appendChild(Dom.message(SignIn.errorText(e, 'password', user)));
+                form.elements.password.focus();
+            });
+            pw = null;
+        });
+        return form;
+    }
+
+    /* Single sign-on: the OIDC device flow. The user approves at the
+     * provider, in another tab, with the code shown here; this page polls
+     * sluiced until it is done. Leaving the page cancels it. */
+    function ssoBox(ctx, oidc, done) {
+        var err = h('div', {class: 'signin-error'});
+        var shown = h('div', {class: 'device', hidden: true});
+        var startBtn = h('button', {type: 'button', class: 'primary'}, 'Sign in with single sign-on');
+        var host = '';
+        try {
+            host = oidc.issuer ? new URL(oidc.issuer).host : '';
+        } catch (e) { /* not a URL: not named */ }
+        var flow = null;
+        var status = h('p', {class: 'device-status', role: 'status'});
+        var expiresAt = 0;
+
+        function waiting(interval, note) {
+            var text = (note ? note + ' ' : '') + 'Waiting for you to approve (checked every ' + interval +
+                ' s); the code expires at ' + Fmt.time(expiresAt) + '.';
+            if (status.textContent !== text) /* a screen reader hears a change only */
+                status.textContent = text;
+        }
+
+        function begin() {
+            if (flow)
+                flow.cancel();
+            Dom.clear(err);
+            Dom.clear(shown);
+            shown.hidden = true;
+            startBtn.disabled = true;
+            startBtn.textContent = 'Sign in with single sign-on';
+            flow = SignIn.deviceFlow({
+                post: postPublic,
+                setTimer: function (fn, ms) {
+                    return setTimeout(fn, ms);
+                },
+                clearTimer: function (t) {
+                    clearTimeout(t);
+                },
+                now: Date.now,
+                onCode: function (c) {
+                    expiresAt = c.expiresAt;
+                    var link = h('a', {href: c.uri, target: '_blank', rel: 'noopener noreferrer', class: 'device-link'},
+                        'Open the sign-in page' + (host ? ' of ' + host : ''));
+                    shown.appendChild(h('p', null, link, ' (a new tab) and enter this code:'));
+                    shown.appendChild(h('div', {class: 'user-code'}, c.userCode));
+                    shown.appendChild(status);
+                    shown.appendChild(h('button', {type: 'button', onclick: cancel}, 'Cancel'));
+                    waiting(c.interval, null);
+                    shown.hidden = false;
+                    startBtn.hidden = true;
+                    link.focus();
+                },
+                onWait: function (w) {
+                    waiting(w.interval, w.note);
+                },
+                onDone: function (b) {
+                    status.textContent = 'Approved: signing in\u2026';
+                    Promise.resolve(done(b.token, b.expires_at)).catch(function (e) {
+                        fail(e.message || String(e));
+                    });
+                },
+                onFail: function (text) {
+                    fail(text);
+                }
+            });
+            flow.start();
+        }
+
+        function fail(text) {
+            shown.hidden = true;
+            Dom.clear(shown);
+            err.appendChild(Dom.message(text));
+            startBtn.textContent = 'Start again';
+            startBtn.hidden = false;
+            startBtn.disabled = false;
+        }
+
+        function cancel() {
+            if (flow)
+                flow.cancel();
+            shown.hidden = true;
+            Dom.clear(shown);
+            Dom.clear(err);
+            err.appendChild(Dom.message('Single sign-on cancelled.', 'info'));
+            startBtn.textContent = 'Sign in with single sign-on';
+            startBtn.hidden = false;
+            startBtn.disabled = false;
+            startBtn.focus();
+        }
+
+        startBtn.addEventListener('click', begin);
+        ctx.onCleanup(function () {
+            if (flow)
+                flow.cancel();
+        });
+        return h('div', {class: 'signin-sso'},
+            h('h2', null, 'Single sign-on'),
+            h('p', null, 'Sign in with your company account' + (host ? ' at ' + host : '') + '.'),
+            startBtn, shown, err);
+    }
+
     var LOGIN = {
         title: 'Log in',
         render: function (ctx) {
+            function goOn() {
+                var next = ctx.query.get('next');
+                navigate(next && next.indexOf('/ui/') === 0 && next.indexOf('//') < 0 ? next : '/ui/', {replace: true});
+            }
+            /* a token from a password or single sign-on */
+            function signedIn(token, expiresAt) {
+                return loginWith(token, expiresAt).then(function () {
+                    if (ctx.alive())
+                        goOn();
+                }, function (e) {
+                    /* not the sign-in's error: words of its own */
+                    throw new Error('sluiced does not accept the token it gave (' + e.message + '); try again.');
+                });
+            }
             var err = h('div', {class: 'login-error'});
-            var form = h('form', {class: 'login', novalidate: true},
-                h('h1', null, 'Log in to Sluice'),
+            var more = h('div', {class: 'login-more'});
+            var form = h('form', {class: 'login-token', novalidate: true},
                 h('p', null, 'Paste an API token. ', h('code', null, 'sluice token create'),
                   ' makes one; your administrator can make one for you. The token is kept for this tab only and forgotten when it closes.'),
                 Dom.field({label: 'API token', name: 'token', type: 'password', required: true,
@@ -263,15 +423,27 @@ var App = (function () {
                     err.appendChild(Dom.message('Enter a token.'));
                     return;
                 }
-                loginWith(t).then(function () {
-                    var next = ctx.query.get('next');
-                    navigate(next && next.indexOf('/ui/') === 0 && next.indexOf('//') < 0 ? next : '/ui/', {replace: true});
-                }, function (e) {
+                loginWith(t).then(goOn, function (e) {
                     err.appendChild(Dom.message(e.status === 401 ? 'sluiced does not accept this token (unknown, expired or revoked).' : e));
                 });
             });
-            ctx.main.appendChild(form);
+            ctx.main.appendChild(h('div', {class: 'login'}, h('h1', null, 'Log in to Sluice'), more, form));
             form.elements.token.focus();
+            /* What else this server offers; without an answer, a token only. */
+            Api.get('/v1/login', null, {noAuth: true}).then(SignIn.methods, function () {
+                return SignIn.methods(null);
+            }).then(function (m) {
+                if (!ctx.alive() || (!m.password && !m.oidc))
+                    return;
+                if (m.oidc)
+                    more.appendChild(ssoBox(ctx, m.oidc, signedIn));
+                if (m.password)
+                    more.appendChild(passwordForm(signedIn));
+                more.appendChild(h('h2', {class: 'login-or'}, 'Or with an API token'));
+                var tf = form.elements.token;
+                if (m.password && document.activeElement === tf && !tf.value)
+                    more.querySelector('input[name=user]').focus();
+            });
         }
     };
 

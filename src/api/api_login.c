@@ -661,19 +661,27 @@ static char *take_secret(struct ctx *c, json_t *v, const char *field, size_t max
     return p;
 }
 
-/* Whether 'peer' is over its failure limit: answered 429 when so. */
+/* Answer 429: too many 'what'; try again in 'retry' seconds. */
+static void too_many(struct ctx *c, int64_t retry, const char *what)
+{
+    char ra[24];
+
+    snprintf(ra, sizeof(ra), "%lld", (long long)retry);
+    sl_http_add_header(c->r, "Retry-After", ra);
+    sl_http_reply_error(c->r, 429, "too_many_requests", NULL, "too many %s; try again in %llds",
+                        what, (long long)retry);
+}
+
+/* Whether the name (NULL: none) or the address is over its failure
+ * limit: answered 429 when so. */
 static bool limited(struct ctx *c, const char *user)
 {
     int64_t retry;
-    char ra[24];
 
     if (!fail_limited(c->a->login, user, sl_http_peer(c->r), sl_mono_ms(), &retry))
         return false;
-    snprintf(ra, sizeof(ra), "%lld", (long long)retry);
-    sl_http_add_header(c->r, "Retry-After", ra);
-    sl_http_reply_error(c->r, 429, "too_many_requests", NULL,
-                        "too many failed logins for this %s; try again in %llds",
-                        user ? "name or address" : "address", (long long)retry);
+    too_many(c, retry, user ? "failed logins for this name or address"
+                            : "failed logins from this address");
     return true;
 }
 
@@ -795,13 +803,7 @@ void sl_api_route_login_device(struct ctx *c)
     const struct sl_ident *id = c->a->ident;
     struct login_job *j;
     int64_t retry;
-    size_t len;
 
-    sl_http_body(c->r, &len);
-    if (len) {
-        sl_http_reply_error(c->r, 400, "invalid", NULL, "takes no body");
-        return;
-    }
     if (!id || !id->has_oidc || !c->a->login) {
         sl_http_reply_error(c->r, 404, "not_found", NULL,
                             "no OIDC provider is configured (sluiced --identity)");
@@ -810,12 +812,7 @@ void sl_api_route_login_device(struct ctx *c)
     if (limited(c, NULL))
         return;
     if (!device_allowed(c->a->login, sl_http_peer(c->r), sl_mono_ms(), &retry)) {
-        char ra[24];
-        snprintf(ra, sizeof(ra), "%lld", (long long)retry);
-        sl_http_add_header(c->r, "Retry-After", ra);
-        sl_http_reply_error(c->r, 429, "too_many_requests", NULL,
-                            "too many device sign-ins started from this address; try "
-                            "again in %llds", (long long)retry);
+        too_many(c, retry, "device sign-ins started from this address");
         return;
     }
     if (!(j = calloc(1, sizeof(*j)))) {
@@ -834,13 +831,7 @@ void sl_api_route_login_refresh(struct ctx *c)
 {
     const struct sl_ident *id = c->a->ident;
     struct login_job *j;
-    size_t len;
 
-    sl_http_body(c->r, &len);
-    if (len) {
-        sl_http_reply_error(c->r, 400, "invalid", NULL, "takes no body");
-        return;
-    }
     if (!id || !id->has_ldap || !c->a->login) {
         sl_http_reply_error(c->r, 404, "not_found", NULL,
                             "no LDAP server is configured (sluiced --identity)");

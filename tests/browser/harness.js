@@ -351,7 +351,33 @@ function seedToken(token) {
     } catch (e) { /* about:blank has no storage */ }
 }
 
+/* tests/browser/idp.py DIR [ARGS]: its one line of JSON ({identity, ldap,
+ * issuer?, ca?} or {skip} or {error}) with the child, which runs until
+ * its stdin closes. */
+function startIdp(dir, ...args) {
+    const child = childProcess.spawn('python3', [path.join(__dirname, 'idp.py'), dir, ...args],
+        {stdio: ['pipe', 'pipe', 'inherit']});
+    /* not in 'children': a SIGKILL would leave its slapd behind, while
+     * its stdin closing when this process dies stops everything */
+    return new Promise((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d) => {
+            out += d;
+            const nl = out.indexOf('\n');
+            if (nl >= 0) {
+                try {
+                    resolve({child, info: JSON.parse(out.slice(0, nl))});
+                } catch (e) {
+                    reject(new Error('idp.py: ' + out));
+                }
+            }
+        });
+        child.on('exit', (code) => reject(new Error('idp.py exited ' + code + ': ' + out)));
+    });
+}
+
 module.exports = {
+    startIdp,
     REPO, TOKEN_KEY, USERS, sleep, loadPlaywright, findChromium, launchBrowser, freePort,
     httpGet, startSluiced, startDevServer, stopChild, checkUi, setUpUsers, seedToken,
     sluiceCli, apiCall, killAll, tail, median

@@ -11,9 +11,9 @@ take over), writes
 DIR/identity.yaml that maps nlp -> team nlp, member and ml-platform ->
 team platform, admin, and prints one line of JSON {"identity": PATH,
 "ldap": URL} once slapd answers. With --oidc it also starts
-tests/idp/fake_idp.py over HTTPS (a CA and a certificate for 127.0.0.1
-made with openssl; client "sluice", its secret in a private file) and the
-identity file names it too: the JSON adds "issuer" and "ca" (the CA's
+tests/idp/fake_idp.py over HTTPS (tests/integration/oidctest.py: a CA and
+a certificate for 127.0.0.1, client "sluice", its secret in a private
+file) and the identity file names it too: the JSON adds "issuer" and "ca" (the CA's
 file, to call the provider's /approve). It runs until its stdin closes
 (the scenario's end, or the runner's death), then stops what it started.
 When slapd is not installed it prints {"skip": WHY} and exits.
@@ -27,42 +27,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "integration"))
 import ldaptest  # noqa: E402
+import oidctest  # noqa: E402
 import sltest  # noqa: E402
 
 sltest.tap.done = True  # not a TAP test: no plan printed at exit
-
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-FAKE_IDP = os.path.join(os.path.dirname(HERE), "idp", "fake_idp.py")
-
-
-def openssl(work, *args):
-    subprocess.run(("openssl",) + args, capture_output=True, check=True, cwd=work)
-
-
-def start_oidc(work):
-    """fake_idp.py on a free port; returns (process, issuer, CA file,
-    client secret file)."""
-    openssl(work, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-            "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=browser test CA", "-days", "2")
-    openssl(work, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-            "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1")
-    openssl(work, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-copy_extensions", "copy", "-days", "2", "-out", "server.pem")
-    secret = os.path.join(work, "client.secret")
-    with open(secret, "w") as f:
-        f.write("browser-secret\n")
-    os.chmod(secret, 0o600)
-    proc = subprocess.Popen([sys.executable, FAKE_IDP, "serve", "--dir", os.path.join(work, "keys"),
-                             "--cert", os.path.join(work, "server.pem"),
-                             "--key", os.path.join(work, "server.key"),
-                             "--secret-file", secret], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    if not line.strip().isdigit():
-        proc.kill()
-        raise RuntimeError("fake_idp.py did not start")
-    return proc, "https://127.0.0.1:%d" % int(line), os.path.join(work, "ca.pem"), secret
 
 
 def main():
@@ -91,16 +59,11 @@ def main():
                                                     ("ml-platform", "platform", "admin")])
         out = {"identity": path, "ldap": slapd.url}
         if oidc:
-            provider, issuer, ca, secret = start_oidc(work)
-            with open(path) as f:
-                text = f.read()
+            provider = oidctest.FakeIdp(work)
+            provider.start()
             # the provider's groups claim holds plain names
-            text = text.replace("groups:\n", "oidc: {issuer: '%s', clientId: sluice, "
-                                "clientSecretFile: '%s', caFile: '%s'}\ngroups:\n"
-                                "  - {group: nlp, team: nlp, role: member}\n" % (issuer, secret, ca), 1)
-            with open(path, "w") as f:
-                f.write(text)
-            out.update(issuer=issuer, ca=ca)
+            oidctest.add_to(path, provider, [("nlp", "nlp", "member")])
+            out.update(issuer=provider.issuer, ca=provider.ca)
         print(json.dumps(out), flush=True)
         sys.stdin.read()
     except (RuntimeError, subprocess.CalledProcessError) as e:
@@ -108,8 +71,7 @@ def main():
         return 1
     finally:
         if provider:
-            provider.terminate()
-            provider.wait(10)
+            provider.stop()
         slapd.stop()
     return 0
 

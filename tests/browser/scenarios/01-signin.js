@@ -10,31 +10,9 @@
  */
 'use strict';
 
-const childProcess = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const H = require('../harness.js');
-
-/* idp.py's one line of JSON, or its failure. */
-function startIdp(dir) {
-    const child = childProcess.spawn('python3', [path.join(__dirname, '..', 'idp.py'), dir],
-        {stdio: ['pipe', 'pipe', 'inherit']});
-    return new Promise((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (d) => {
-            out += d;
-            const nl = out.indexOf('\n');
-            if (nl >= 0) {
-                try {
-                    resolve({child, info: JSON.parse(out.slice(0, nl))});
-                } catch (e) {
-                    reject(new Error('idp.py: ' + out));
-                }
-            }
-        });
-        child.on('exit', (code) => reject(new Error('idp.py exited ' + code + ': ' + out)));
-    });
-}
 
 async function errorText(page) {
     await page.waitForSelector('.signin-password .signin-error .msg');
@@ -50,7 +28,7 @@ module.exports = async function (t, env) {
     };
     const dir = fs.mkdtempSync(path.join(env.tmp, 'idp.'));
     fs.chmodSync(dir, 0o711);
-    const idp = await startIdp(dir);
+    const idp = await H.startIdp(dir);
     let s = null;
     try {
         if (idp.info.skip) {

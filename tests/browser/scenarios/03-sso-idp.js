@@ -10,31 +10,10 @@
  */
 'use strict';
 
-const childProcess = require('node:child_process');
 const fs = require('node:fs');
 const https = require('node:https');
 const path = require('node:path');
 const H = require('../harness.js');
-
-function startIdp(dir) {
-    const child = childProcess.spawn('python3', [path.join(__dirname, '..', 'idp.py'), dir, '--oidc'],
-        {stdio: ['pipe', 'pipe', 'inherit']});
-    return new Promise((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (d) => {
-            out += d;
-            const nl = out.indexOf('\n');
-            if (nl >= 0) {
-                try {
-                    resolve({child, info: JSON.parse(out.slice(0, nl))});
-                } catch (e) {
-                    reject(new Error('idp.py: ' + out));
-                }
-            }
-        });
-        child.on('exit', (code) => reject(new Error('idp.py exited ' + code + ': ' + out)));
-    });
-}
 
 /* POST a test endpoint of the provider (/approve, /deny, /slowdown). */
 function provider(info, what, body) {
@@ -64,7 +43,7 @@ module.exports = async function (t, env) {
     };
     const dir = fs.mkdtempSync(path.join(env.tmp, 'oidc.'));
     fs.chmodSync(dir, 0o711);
-    const idp = await startIdp(dir);
+    const idp = await H.startIdp(dir, '--oidc');
     let s = null;
     try {
         if (idp.info.skip) {

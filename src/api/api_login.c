@@ -251,13 +251,49 @@ static void refuse_credentials(struct sl_login *l, struct login_job *j, const ch
     sl_engine_submit(l->e, op);
 }
 
+/* The provider vouched for 'user' (from 'source', as 'subject') in
+ * 'groups': the first rule they match decides team and role (none:
+ * deprovisioned), and the engine applies it (SL_OP_LOGIN). */
+static void submit_login(struct sl_login *l, struct login_job *j, const char *user,
+                         const char *source, const char *subject, char *const *groups,
+                         size_t ngroups, int64_t replaces)
+{
+    const struct sl_ident_rule *rule;
+    struct sl_op *op = &j->s->op;
+    json_t *seen = json_array();
+
+    for (size_t i = 0; seen && i < ngroups; i++)
+        json_array_append_new(seen, json_string(groups[i]));
+    /* LDAP groups are DNs, compared as DNs; OIDC's are names */
+    rule = sl_ident_match(l->id, groups, ngroups, strcmp(source, "ldap") == 0);
+    op->kind = SL_OP_LOGIN;
+    op->action = NULL;
+    sl_strlcpy(op->who.user, user, sizeof(op->who.user));
+    sl_strlcpy(op->u.login.user, user, sizeof(op->u.login.user));
+    sl_strlcpy(op->u.login.source, source, sizeof(op->u.login.source));
+    sl_strlcpy(op->u.login.subject, subject, sizeof(op->u.login.subject));
+    if (rule) {
+        sl_strlcpy(op->u.login.team, rule->team, sizeof(op->u.login.team));
+        sl_strlcpy(op->u.login.role, rule->role, sizeof(op->u.login.role));
+    }
+    op->u.login.groups = seen ? seen : json_array();
+    /* the token ends with the identity file's tokenTtl: the provider
+     * vouched for the user now, not for as long as its own token lives */
+    op->u.login.expires_ms = sl_now_ms() + l->id->token_ttl_ms;
+    op->u.login.replaces = replaces;
+    pthread_mutex_lock(&l->mu);
+    if (rule)
+        l->ok++;
+    else
+        l->unmapped++;
+    pthread_mutex_unlock(&l->mu);
+    sl_engine_submit(l->e, op);
+}
+
 static void run_ldap(struct sl_login *l, struct login_job *j)
 {
     struct sl_ldap_user u;
     struct sl_error err = {.text = ""};
-    const struct sl_ident_rule *rule;
-    struct sl_op *op = &j->s->op;
-    json_t *groups;
     int rc;
 
     rc = j->kind == LK_PASSWORD ? sl_ldap_login(&l->id->ldap, j->user, j->password, &u, &err)
@@ -282,31 +318,8 @@ static void run_ldap(struct sl_login *l, struct login_job *j)
     }
     if (j->kind == LK_PASSWORD)
         fail_count(l, j->user, j->peer, false);
-    groups = json_array();
-    for (size_t i = 0; groups && i < u.ngroups; i++)
-        json_array_append_new(groups, json_string(u.groups[i]));
-    rule = sl_ident_match(l->id, u.groups, u.ngroups, true);
-    op->kind = SL_OP_LOGIN;
-    op->action = NULL;
-    sl_strlcpy(op->who.user, j->user, sizeof(op->who.user));
-    sl_strlcpy(op->u.login.user, j->user, sizeof(op->u.login.user));
-    sl_strlcpy(op->u.login.source, "ldap", sizeof(op->u.login.source));
-    sl_strlcpy(op->u.login.subject, u.dn, sizeof(op->u.login.subject));
-    if (rule) {
-        sl_strlcpy(op->u.login.team, rule->team, sizeof(op->u.login.team));
-        sl_strlcpy(op->u.login.role, rule->role, sizeof(op->u.login.role));
-    }
-    op->u.login.groups = groups ? groups : json_array();
-    op->u.login.expires_ms = sl_now_ms() + l->id->token_ttl_ms;
-    op->u.login.replaces = j->replaces;
+    submit_login(l, j, j->user, "ldap", u.dn, u.groups, u.ngroups, j->replaces);
     sl_ldap_user_clear(&u);
-    pthread_mutex_lock(&l->mu);
-    if (rule)
-        l->ok++;
-    else
-        l->unmapped++;
-    pthread_mutex_unlock(&l->mu);
-    sl_engine_submit(l->e, op);
 }
 
 /* Answer the request of 'j' with 'doc' (stolen; from a worker thread). */
@@ -323,9 +336,7 @@ static void oidc_login(struct sl_login *l, struct login_job *j, const char *jwt)
 {
     struct sl_oidc_identity who = {.ngroups = 0};
     struct sl_error err = {.text = ""};
-    const struct sl_ident_rule *rule;
-    struct sl_op *op = &j->s->op;
-    json_t *groups;
+    char subject[sizeof(j->s->op.u.login.subject)];
     int rc;
 
     rc = sl_oidc_verify(l->oidc, jwt, strlen(jwt), sl_now_ms(), &who, &err);
@@ -353,34 +364,9 @@ static void oidc_login(struct sl_login *l, struct login_job *j, const char *jwt)
         answer(j, 401, "unauthorized", "OIDC %s", err.text);
         return;
     }
-    groups = json_array();
-    for (size_t i = 0; groups && i < who.ngroups; i++)
-        json_array_append_new(groups, json_string(who.groups[i]));
-    rule = sl_ident_match(l->id, who.groups, who.ngroups, false);
-    op->kind = SL_OP_LOGIN;
-    op->action = NULL;
-    sl_strlcpy(op->who.user, who.user, sizeof(op->who.user));
-    sl_strlcpy(op->u.login.user, who.user, sizeof(op->u.login.user));
-    sl_strlcpy(op->u.login.source, "oidc", sizeof(op->u.login.source));
-    snprintf(op->u.login.subject, sizeof(op->u.login.subject), "%s#%s", l->id->oidc.issuer,
-             who.subject);
-    if (rule) {
-        sl_strlcpy(op->u.login.team, rule->team, sizeof(op->u.login.team));
-        sl_strlcpy(op->u.login.role, rule->role, sizeof(op->u.login.role));
-    }
-    op->u.login.groups = groups ? groups : json_array();
-    /* the Sluice token ends with the identity file's tokenTtl, as for
-     * LDAP: the provider's token only vouched for the user now */
-    op->u.login.expires_ms = sl_now_ms() + l->id->token_ttl_ms;
-    op->u.login.replaces = 0;
+    snprintf(subject, sizeof(subject), "%s#%s", l->id->oidc.issuer, who.subject);
+    submit_login(l, j, who.user, "oidc", subject, who.groups, who.ngroups, 0);
     sl_oidc_identity_clear(&who);
-    pthread_mutex_lock(&l->mu);
-    if (rule)
-        l->ok++;
-    else
-        l->unmapped++;
-    pthread_mutex_unlock(&l->mu);
-    sl_engine_submit(l->e, op);
 }
 
 /* POST /v1/login/device: a device authorization started with the

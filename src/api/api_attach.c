@@ -43,8 +43,9 @@ static void attach_free(struct attach *at, bool claimed)
     free(at);
 }
 
-/* HTTP thread: the 101 is out (fd), or the connection closed first (-1). */
-static void takeover(int fd, const char *early, size_t nearly, void *arg)
+/* HTTP thread: the 101 is out (fd, and its TLS session over HTTPS), or
+ * the connection closed first (-1). */
+static void takeover(int fd, struct ssl_st *ssl, const char *early, size_t nearly, void *arg)
 {
     struct attach *at = arg;
 
@@ -52,8 +53,9 @@ static void takeover(int fd, const char *early, size_t nearly, void *arg)
         attach_free(at, true);
         return;
     }
-    /* The relay takes both sockets and the claim, even when it fails. */
-    sl_relay_add(at->relay, at->job, fd, at->shim, early, nearly);
+    /* The relay takes both sockets, the SSL and the claim, even when it
+     * fails. */
+    sl_relay_add(at->relay, at->job, fd, ssl, at->shim, early, nearly);
     at->shim = -1;
     attach_free(at, false);
 }

@@ -25,8 +25,20 @@
  * for at most LINGER_MS, so that the client reads the last frames rather
  * than a reset.
  *
- * Invariants: only the relay thread touches sessions and their sockets;
- * the claims (job ids) are under 'mu', shared with the HTTP thread.
+ * Over HTTPS the client's side is its TLS session, handed over with the
+ * socket (sl_http_takeover): every read and write of that side goes
+ * through it. A read that needs the socket writable, or a write that
+ * needs it readable, turns the interest into what the record layer waits
+ * for (interest). Bytes OpenSSL has decrypted already wake no epoll: a
+ * session that wants to read and has some is stepped again after the
+ * batch (kick). Our close_notify goes where plain HTTP shuts the write
+ * side (waiting for the socket if it must), then the linger drains raw
+ * bytes; the session frees its SSL when it ends.
+ *
+ * Invariants: only the relay thread touches sessions, their sockets and
+ * their SSLs; the claims (job ids) are under 'mu', shared with the HTTP
+ * thread; the list of kicked sessions is empty whenever sessions are
+ * freed.
  */
 #include "relay.h"
 
@@ -43,6 +55,7 @@
 #include <unistd.h>
 
 #include "../exec/attach.h"
+#include "../http/tls.h"
 #include "../util/imap.h"
 #include "../util/util.h"
 #include "../util/ws.h"
@@ -69,6 +82,15 @@ struct end {
 struct sess {
     int64_t job;
     int ws, sh;                   /* -1 once closed */
+    struct ssl_st *ssl;           /* owned: the client's TLS, NULL on plain
+                                     HTTP (and once freed) */
+    bool rd_wants_write;          /* the last TLS read needs the socket
+                                     writable */
+    bool wr_wants_read;           /* the last TLS write needs it readable */
+    bool shut_waits;              /* close_notify waits for the socket to
+                                     be writable */
+    bool kicked;                  /* on the relay's kick list */
+    struct sess *kick_next;
     struct end ends[2];
     uint32_t ws_ev, sh_ev;        /* interest sets in force; 0: the side
                                      is out of epoll (a hang-up would
@@ -107,6 +129,8 @@ struct sl_relay {
     bool stop;
     struct sess *list;            /* the thread's sessions */
     struct sess *dead;            /* ended during this batch of events */
+    struct sess *kick;            /* TLS sessions with decrypted bytes to
+                                     read, stepped again after the batch */
 };
 
 static char tag_wake;
@@ -165,6 +189,7 @@ void sl_relay_unreserve(struct sl_relay *rl, int64_t job_id)
 /* A session the thread never had (or has no more). */
 static void sess_free(struct sl_relay *rl, struct sess *s)
 {
+    sl_tls_conn_free(s->ssl); /* close_notify if not sent, as it goes */
     if (s->ws >= 0)
         close(s->ws);
     if (s->sh >= 0)
@@ -451,6 +476,47 @@ static bool flush(int fd, const uint8_t *buf, size_t len, size_t *off)
     return true;
 }
 
+/* The client's side: through its TLS session when it has one, as fill
+ * and flush. A WANT_* of the other direction is noted for interest. */
+static bool ws_fill(struct sess *s)
+{
+    ssize_t n;
+
+    if (!s->ssl)
+        return fill(s->ws, s->ws_in, WS_IN_CAP, &s->ws_in_len);
+    s->rd_wants_write = false;
+    if (s->ws_in_len >= WS_IN_CAP)
+        return true;
+    n = sl_tls_read(s->ssl, s->ws_in + s->ws_in_len, WS_IN_CAP - s->ws_in_len);
+    if (n > 0) {
+        s->ws_in_len += (size_t)n;
+        return true;
+    }
+    s->rd_wants_write = n == SL_TLS_WANT_WRITE;
+    /* 0: close_notify, as a plain EOF */
+    return n == SL_TLS_WANT_READ || n == SL_TLS_WANT_WRITE;
+}
+
+static bool ws_flush(struct sess *s)
+{
+    if (!s->ssl)
+        return flush(s->ws, s->ws_out, s->ws_out_len, &s->ws_out_off);
+    s->wr_wants_read = false;
+    while (s->ws_out_off < s->ws_out_len) {
+        /* ws_out may move (ws_compact) or grow before a retry: the
+         * context allows both (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) */
+        ssize_t n = sl_tls_write(s->ssl, s->ws_out + s->ws_out_off,
+                                 s->ws_out_len - s->ws_out_off);
+        if (n > 0) {
+            s->ws_out_off += (size_t)n;
+            continue;
+        }
+        s->wr_wants_read = n == SL_TLS_WANT_READ;
+        return n == SL_TLS_WANT_READ || n == SL_TLS_WANT_WRITE;
+    }
+    return true;
+}
+
 /* Put 'fd' in epoll for 'want' (0: out of it), from 'had'. */
 static void watch(struct sl_relay *rl, int fd, struct end *e, uint32_t want, uint32_t *had)
 {
@@ -468,11 +534,22 @@ static void interest(struct sl_relay *rl, struct sess *s)
     uint32_t ws = 0, sh = 0;
 
     if (s->ws >= 0) {
-        if (s->lingering || (!s->closing && !s->ws_blocked && s->ws_in_len < WS_IN_CAP))
-            ws |= EPOLLIN;
-        if (s->ws_out_off < s->ws_out_len)
+        bool rd = s->lingering || (!s->closing && !s->ws_blocked && s->ws_in_len < WS_IN_CAP);
+        bool wr = s->ws_out_off < s->ws_out_len;
+        /* Over TLS, what the record layer waits for in place of what the
+         * session would: level-triggered, the other would spin. */
+        if (rd)
+            ws |= s->ssl && !s->lingering && s->rd_wants_write ? EPOLLOUT : EPOLLIN;
+        if (wr)
+            ws |= s->ssl && s->wr_wants_read ? EPOLLIN : EPOLLOUT;
+        if (s->shut_waits)
             ws |= EPOLLOUT;
         watch(rl, s->ws, &s->ends[0], ws, &s->ws_ev);
+        if (rd && s->ssl && !s->lingering && !s->kicked && sl_tls_readable(s->ssl) > 0) {
+            s->kicked = true;
+            s->kick_next = rl->kick;
+            rl->kick = s;
+        }
     }
     if (s->sh >= 0) {
         if (!s->sh_blocked && s->sh_in_len < SH_IN_CAP)
@@ -493,6 +570,8 @@ static void sess_end(struct sl_relay *rl, struct sess *s)
         rl->list = s->next;
     if (s->next)
         s->next->prev = s->prev;
+    sl_tls_conn_free(s->ssl); /* close_notify if not sent, as it goes */
+    s->ssl = NULL;
     if (s->ws >= 0)
         close(s->ws);
     if (s->sh >= 0)
@@ -520,9 +599,10 @@ static bool sess_step(struct sl_relay *rl, struct sess *s, uint32_t ev, bool shi
         }
         return true;
     }
-    if (!shim && (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+    if (!shim && ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) ||
+                  (s->rd_wants_write && (ev & EPOLLOUT)))) {
         size_t was = s->ws_in_len;
-        if (!fill(s->ws, s->ws_in, WS_IN_CAP, &s->ws_in_len)) {
+        if (!ws_fill(s)) {
             sess_end(rl, s); /* the client left without a close frame */
             return false;
         }
@@ -550,16 +630,26 @@ static bool sess_step(struct sl_relay *rl, struct sess *s, uint32_t ev, bool shi
     client_frames(s);
     if (s->sh_eof && !s->closing && !s->sh_blocked)
         ws_close(s, SL_WS_CLOSE_INTERNAL, "the task's terminal closed");
-    if (!flush(s->ws, s->ws_out, s->ws_out_len, &s->ws_out_off)) {
+    if (!ws_flush(s)) {
         sess_end(rl, s);
         return false;
     }
     if (s->ws_out_off == s->ws_out_len) {
         s->ws_out_off = s->ws_out_len = 0;
         if (s->closing && !s->lingering) {
-            shutdown(s->ws, SHUT_WR);
-            s->lingering = true;
-            s->linger_ms = now;
+            /* Over TLS our close_notify first, once the socket takes it
+             * (it is tried again on each step until then). */
+            int rc = s->ssl ? sl_tls_shutdown(s->ssl) : 0;
+            s->shut_waits = rc == SL_TLS_WANT_WRITE;
+            if (rc == SL_TLS_FAILED) {
+                sess_end(rl, s);
+                return false;
+            }
+            if (!s->shut_waits) {
+                shutdown(s->ws, SHUT_WR);
+                s->lingering = true;
+                s->linger_ms = now;
+            }
         }
     }
     /* What was sent may have made room for what waited. */
@@ -644,6 +734,16 @@ static void *relay_main(void *arg)
             sweep(rl);
             last = sl_mono_ms();
         }
+        /* Decrypted bytes no event announces: each step reads some (a
+         * session is kicked only when a read returns at once), so this
+         * ends; and it empties the list before the dead are freed. */
+        while (rl->kick) {
+            struct sess *s = rl->kick;
+            rl->kick = s->kick_next;
+            s->kicked = false;
+            if (!s->dead)
+                sess_step(rl, s, EPOLLIN, false);
+        }
         while (rl->dead) {
             struct sess *s = rl->dead;
             rl->dead = s->next;
@@ -657,7 +757,8 @@ static void *relay_main(void *arg)
      * their grace (a client may attach again to the next sluiced). */
     for (struct sess *s = rl->list; s; s = s->next) {
         ws_close(s, SL_WS_CLOSE_GOING_AWAY, "sluiced is stopping");
-        flush(s->ws, s->ws_out, s->ws_out_len, &s->ws_out_off);
+        if (!s->lingering)
+            ws_flush(s);
     }
     return NULL;
 }
@@ -731,13 +832,14 @@ void sl_relay_destroy(struct sl_relay *rl)
     errno = saved;
 }
 
-int sl_relay_add(struct sl_relay *rl, int64_t job_id, int ws_fd, int shim_fd,
-                 const char *early, size_t nearly)
+int sl_relay_add(struct sl_relay *rl, int64_t job_id, int ws_fd, struct ssl_st *ssl,
+                 int shim_fd, const char *early, size_t nearly)
 {
     struct sess *s = calloc(1, sizeof(*s));
 
     if (!s || nearly > WS_IN_CAP) {
         free(s);
+        sl_tls_conn_free(ssl);
         close(ws_fd);
         close(shim_fd);
         sl_relay_unreserve(rl, job_id);
@@ -745,6 +847,7 @@ int sl_relay_add(struct sl_relay *rl, int64_t job_id, int ws_fd, int shim_fd,
     }
     s->job = job_id;
     s->ws = ws_fd;
+    s->ssl = ssl;
     s->sh = shim_fd;
     s->ends[0] = (struct end){s, false};
     s->ends[1] = (struct end){s, true};

@@ -47,12 +47,16 @@ int sl_relay_claims(struct sl_relay *rl);
 /* Give a claim up that did not become a session. */
 void sl_relay_unreserve(struct sl_relay *rl, int64_t job_id);
 
+struct ssl_st; /* OpenSSL's SSL (src/http/tls.h) */
+
 /* Carry a session of claimed job 'job_id' between 'ws_fd' (the client's
- * connection after its 101, with 'early' bytes it sent already) and
- * 'shim_fd' (connected to the shim's attach socket); both descriptors are
- * the relay's from here, and the claim ends with the session. Returns 0,
- * or -ENOMEM: then both are closed and the claim is given up. */
-int sl_relay_add(struct sl_relay *rl, int64_t job_id, int ws_fd, int shim_fd,
-                 const char *early, size_t nearly);
+ * connection after its 101, with 'early' bytes it sent already; over
+ * HTTPS with 'ssl', its TLS session, else NULL) and 'shim_fd' (connected
+ * to the shim's attach socket); both descriptors and 'ssl' are the
+ * relay's from here (it frees the SSL when the session ends), and the
+ * claim ends with the session. Returns 0, or -ENOMEM: then the SSL is
+ * freed, both descriptors closed and the claim given up. */
+int sl_relay_add(struct sl_relay *rl, int64_t job_id, int ws_fd, struct ssl_st *ssl,
+                 int shim_fd, const char *early, size_t nearly);
 
 #endif

@@ -11,7 +11,9 @@
  * every way out: the session's end, an error, SIGINT, SIGTERM or SIGHUP
  * (caught; they end the session), and exit() (atexit). A connection lost
  * without a status (sluiced restarting) is attached again while the job
- * runs, for up to REATTACH_MS.
+ * runs, for up to REATTACH_MS. Over https the session's bytes go through
+ * its TLS stream (sl_stream_*): bytes it holds decrypted are read before
+ * each wait, since poll does not see them.
  */
 #include "cli.h"
 
@@ -105,7 +107,7 @@ static int raw_mode(void)
 /* ---- one connection ------------------------------------------------------ */
 
 struct session {
-    int fd;
+    struct sl_stream *st;         /* the connection, or NULL */
     bool tty;
     bool stdin_open;
     bool last_nl;                 /* the last stdin byte sent was a newline */
@@ -132,6 +134,24 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* Write all of p[0..n) to the server, waiting as the stream asks. */
+static int send_all(struct session *s, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = sl_stream_write(s->st, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+        } else if (w == -EAGAIN) {
+            struct pollfd pfd = {sl_stream_fd(s->st), sl_stream_write_events(s->st), 0};
+            poll(&pfd, 1, 1000);
+        } else {
+            return w < 0 ? (int)w : -EPIPE;
+        }
+    }
+    return 0;
+}
+
 /* A masked client frame of 'opcode': 'chan' (>= 0) then p[0..n). */
 static int send_frame(struct session *s, int opcode, int chan, const void *p, size_t n)
 {
@@ -150,7 +170,7 @@ static int send_frame(struct session *s, int opcode, int chan, const void *p, si
     if (n)
         memcpy(buf + h + (chan >= 0), p, n);
     sl_ws_mask(buf + h, total, mask, 0);
-    rc = write_all(s->fd, buf, h + total);
+    rc = send_all(s, buf, h + total);
     free(buf);
     return rc;
 }
@@ -241,12 +261,12 @@ static int frames(struct session *s, char *why, size_t size)
 /* Read from the server, then its frames. */
 static int from_server(struct session *s, char *why, size_t size)
 {
-    ssize_t n = read(s->fd, s->in + s->in_len, sizeof(s->in) - s->in_len);
+    ssize_t n = sl_stream_read(s->st, s->in + s->in_len, sizeof(s->in) - s->in_len);
 
     if (n == 0)
         return -ECONNRESET;
     if (n < 0)
-        return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+        return n == -EAGAIN ? 0 : (int)n;
     s->in_len += (size_t)n;
     return frames(s, why, size);
 }
@@ -261,10 +281,12 @@ static int session_run(struct session *s, char *why, size_t size)
     if (rc == 0)
         rc = send_size(s);
     while (rc == 0 && !g_stop) {
-        struct pollfd fds[3] = {{s->fd, POLLIN, 0},
+        /* decrypted already: read without waiting (poll cannot see it) */
+        bool ready = sl_stream_pending(s->st);
+        struct pollfd fds[3] = {{sl_stream_fd(s->st), sl_stream_read_events(s->st), 0},
                                 {s->stdin_open ? STDIN_FILENO : -1, POLLIN, 0},
                                 {g_sig_pipe[0], POLLIN, 0}};
-        if (poll(fds, 3, -1) < 0 && errno != EINTR)
+        if (poll(fds, 3, ready ? 0 : -1) < 0 && errno != EINTR)
             return -errno;
         if (fds[2].revents) {
             signals_drain();
@@ -272,7 +294,7 @@ static int session_run(struct session *s, char *why, size_t size)
         }
         if (rc == 0 && (fds[1].revents & (POLLIN | POLLHUP)))
             rc = from_stdin(s);
-        if (rc == 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (rc == 0 && (ready || fds[0].revents))
             rc = from_server(s, why, size);
     }
     if (rc == -ECONNRESET || rc == -EPIPE)
@@ -382,7 +404,7 @@ static int wait_running(struct sl_cli_ctx *ctx, int64_t id)
     }
 }
 
-/* Attach once: 0 with *fd, 1 to try again (starting, unreachable), or an
+/* Attach once: 0 with s->st, 1 to try again (starting, unreachable), or an
  * exit code after saying why. */
 static int attach_once(struct sl_cli_ctx *ctx, int64_t id, struct session *s, char *why,
                        size_t size)
@@ -396,7 +418,7 @@ static int attach_once(struct sl_cli_ctx *ctx, int64_t id, struct session *s, ch
     if ((code = sl_cli_client(ctx, &c)) != SL_CLI_OK)
         return code;
     snprintf(path, sizeof(path), "/v1/jobs/%lld/attach", (long long)id);
-    rc = sl_client_upgrade(c, path, ATTACH_PROTOCOL, &s->fd, &early, &nearly, &r);
+    rc = sl_client_upgrade(c, path, ATTACH_PROTOCOL, &s->st, &early, &nearly, &r);
     if (rc < 0 || r.status == 503) {
         snprintf(why, size, "%s", r.error.message[0] ? r.error.message : strerror(-rc));
         sl_response_fini(&r);
@@ -427,7 +449,7 @@ int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty)
     int rc;
 
     memset(&s, 0, sizeof(s));
-    s.fd = -1;
+    s.st = NULL;
     s.tty = tty;
     s.stdin_open = true;
     s.last_nl = true;
@@ -451,8 +473,8 @@ int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty)
         if (rc == 0) {
             give_up = 0;
             rc = session_run(&s, why, sizeof(why));
-            close(s.fd);
-            s.fd = -1;
+            sl_stream_close(s.st);
+            s.st = NULL;
             s.in_len = 0;
             if (rc < 0 || s.exit_code >= 0)
                 break; /* closed without a status (sluiced going away): again */

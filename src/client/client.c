@@ -88,6 +88,14 @@ struct reader {
     bool got_any;        /* a byte of the answer came */
 };
 
+/* A connection after its 101: the caller's (sl_client_upgrade). */
+struct sl_stream {
+    int fd;               /* owned; non-blocking */
+    SSL *ssl;             /* owned; fd's TLS over https, else NULL */
+    short rd_events;      /* what the last read waits for (poll events) */
+    short wr_events;      /* ... the last write */
+};
+
 /* HTTP status -> error code, used when a 4xx/5xx body is not an error
  * object (a proxy's page, an empty body). */
 static const struct {
@@ -1430,8 +1438,9 @@ out:
     return rc;
 }
 
-int sl_client_upgrade(struct sl_client *c, const char *path, const char *protocol, int *fd,
-                      char **early, size_t *nearly, struct sl_response *resp)
+int sl_client_upgrade(struct sl_client *c, const char *path, const char *protocol,
+                      struct sl_stream **st, char **early, size_t *nearly,
+                      struct sl_response *resp)
 {
     struct sl_buf head;
     struct reader rd = {.fd = -1};
@@ -1443,7 +1452,7 @@ int sl_client_upgrade(struct sl_client *c, const char *path, const char *protoco
     int64_t deadline_ms = sl_mono_ms() + SL_CLIENT_TIMEOUT_MS;
     int rc;
 
-    *fd = -1;
+    *st = NULL;
     *early = NULL;
     *nearly = 0;
     memset(resp, 0, sizeof(*resp));
@@ -1451,11 +1460,6 @@ int sl_client_upgrade(struct sl_client *c, const char *path, const char *protoco
     sl_buf_init(&head);
     if ((rc = request_check(c, "GET", path, NULL, NULL, 0, url, resp)) < 0)
         return rc;
-    if (c->https)
-        /* The caller gets a bare socket; a TLS one would need the SSL. */
-        return fail(resp, -EPROTONOSUPPORT,
-                    "%.300s: attaching to a terminal over https is not supported in this "
-                    "release", c->server);
     if (getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
         return fail(resp, -EIO, "no random bytes for the WebSocket key");
     sl_ws_key_make(nonce, key);
@@ -1478,6 +1482,7 @@ int sl_client_upgrade(struct sl_client *c, const char *path, const char *protoco
     if ((rc = request_send(c, &head, NULL, 0, deadline_ms, resp)) < 0)
         goto out;
     rd.fd = c->fd;
+    rd.ssl = c->ssl;
     memset(&h, 0, sizeof(h));
     if ((rc = read_answer(&rd, "GET", resp, &keep, &why, &h)) < 0) {
         rc = answer_error(c->server, &rd, rc, why, url, resp);
@@ -1497,16 +1502,24 @@ int sl_client_upgrade(struct sl_client *c, const char *path, const char *protoco
                   c->server);
         goto out;
     }
+    if (!(*st = calloc(1, sizeof(**st))) ||
+        (rd.end > rd.pos && !(*early = malloc(rd.end - rd.pos)))) {
+        free(*st);
+        *st = NULL;
+        rc = fail(resp, -ENOMEM, "out of memory");
+        goto out;
+    }
     if (rd.end > rd.pos) {
-        if (!(*early = malloc(rd.end - rd.pos))) {
-            rc = fail(resp, -ENOMEM, "out of memory");
-            goto out;
-        }
         memcpy(*early, rd.buf + rd.pos, rd.end - rd.pos);
         *nearly = rd.end - rd.pos;
     }
-    *fd = c->fd;
+    /* The connection, its TLS session with it, is the stream's now. */
+    (*st)->fd = c->fd;
+    (*st)->ssl = c->ssl;
+    (*st)->rd_events = POLLIN;
+    (*st)->wr_events = POLLOUT;
     c->fd = -1;
+    c->ssl = NULL;
 out:
     if (!keep)
         conn_close(c);
@@ -1515,6 +1528,120 @@ out:
     sl_buf_fini(&head);
     free(rd.buf);
     return rc;
+}
+
+int sl_stream_fd(const struct sl_stream *st)
+{
+    return st->fd;
+}
+
+/* What an SSL read or write that returned 'n' <= 0 means: -EAGAIN with
+ * *events what it waits for, 0 at the peer's end (reads), or -errno. */
+static ssize_t stream_tls_result(SSL *ssl, int n, short *events, short same)
+{
+    int e = SSL_get_error(ssl, n), err = errno;
+
+    ERR_clear_error();
+    switch (e) {
+    case SSL_ERROR_WANT_READ:
+        *events = POLLIN;
+        return -EAGAIN;
+    case SSL_ERROR_WANT_WRITE:
+        *events = POLLOUT;
+        return -EAGAIN;
+    case SSL_ERROR_ZERO_RETURN:
+        return same == POLLIN ? 0 : -EPIPE;
+    case SSL_ERROR_SYSCALL:
+        /* a close without close_notify, as read() sees it */
+        if (err == 0)
+            return same == POLLIN ? 0 : -EPIPE;
+        return err == EPIPE ? -EPIPE : -ECONNRESET;
+    default:
+        return -EPROTO;
+    }
+}
+
+ssize_t sl_stream_read(struct sl_stream *st, void *buf, size_t len)
+{
+    ssize_t n;
+
+    st->rd_events = POLLIN;
+    if (st->ssl) {
+        struct nopipe np;
+        size_t got = 0;
+        int rc;
+        errno = 0;
+        nopipe_begin(&np); /* a read may answer the server (an alert) */
+        rc = SSL_read_ex(st->ssl, buf, len, &got);
+        n = rc == 1 ? (ssize_t)got : stream_tls_result(st->ssl, rc, &st->rd_events, POLLIN);
+        nopipe_end(&np);
+        return n;
+    }
+    n = read(st->fd, buf, len);
+    if (n >= 0)
+        return n;
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -EAGAIN : -errno;
+}
+
+ssize_t sl_stream_write(struct sl_stream *st, const void *buf, size_t len)
+{
+    ssize_t n;
+
+    st->wr_events = POLLOUT;
+    if (st->ssl) {
+        struct nopipe np;
+        size_t put = 0;
+        int rc;
+        errno = 0;
+        nopipe_begin(&np);
+        rc = SSL_write_ex(st->ssl, buf, len, &put);
+        n = rc == 1 ? (ssize_t)put : stream_tls_result(st->ssl, rc, &st->wr_events, POLLOUT);
+        nopipe_end(&np);
+        return n;
+    }
+    /* MSG_NOSIGNAL: a closed connection is an error, not a SIGPIPE. */
+    n = send(st->fd, buf, len, MSG_NOSIGNAL);
+    if (n >= 0)
+        return n;
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -EAGAIN : -errno;
+}
+
+short sl_stream_read_events(const struct sl_stream *st)
+{
+    return st->rd_events;
+}
+
+short sl_stream_write_events(const struct sl_stream *st)
+{
+    return st->wr_events;
+}
+
+bool sl_stream_pending(const struct sl_stream *st)
+{
+    return st->ssl && SSL_pending(st->ssl) > 0;
+}
+
+void sl_stream_close(struct sl_stream *st)
+{
+    int saved = errno;
+
+    if (!st)
+        return;
+    if (st->ssl) {
+        struct nopipe np;
+        nopipe_begin(&np);
+        /* close_notify as far as the socket takes it now: the server reads
+         * a clean end rather than a truncation */
+        if (SSL_is_init_finished(st->ssl))
+            SSL_shutdown(st->ssl);
+        nopipe_end(&np);
+        SSL_free(st->ssl);
+        ERR_clear_error();
+    }
+    if (st->fd >= 0)
+        close(st->fd);
+    free(st);
+    errno = saved;
 }
 
 int sl_client_parse_answer(const char *data, size_t len, size_t step,

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Limits of every request. */
 #define SL_CLIENT_CONNECT_TIMEOUT_MS 5000               /* ms */
@@ -122,18 +123,47 @@ int sl_client_request(struct sl_client *c, const char *method, const char *path,
 int sl_client_json(struct sl_client *c, const char *method, const char *path,
                    const json_t *body, json_t **out, struct sl_response *resp);
 
-/* Open a WebSocket (RFC 6455) to 'path' offering subprotocol 'protocol'
- * (http:// only: over https:// -EPROTONOSUPPORT),
+/* A connection that switched protocols (sl_client_upgrade): its socket,
+ * non-blocking, and over https its TLS session. Used by one thread. */
+struct sl_stream;
+
+/* Open a WebSocket (RFC 6455) to 'path' offering subprotocol 'protocol',
+ * over http:// or https:// (the TLS session verified as for any request),
  * on a connection of its own (the kept-alive one is closed first). Returns
- * 0 when an answer came: on 101 with the handshake as asked,
- * *fd is the connection (the caller's to close; non-blocking) and
- * *early and *nearly the bytes that came after the answer's head (a new
- * buffer, the caller's to free; NULL when none); on any other status *fd
- * is -1 and resp holds the answer as sl_client_request leaves it. A 101
- * whose Sec-WebSocket-Accept or -Protocol is not the one asked for is
- * -EIO; otherwise the errors of sl_client_request. */
-int sl_client_upgrade(struct sl_client *c, const char *path, const char *protocol, int *fd,
-                      char **early, size_t *nearly, struct sl_response *resp);
+ * 0 when an answer came: on 101 with the handshake as asked, *st is the
+ * connection (the caller's: sl_stream_close) and *early and *nearly the
+ * bytes that came after the answer's head (a new buffer, the caller's to
+ * free; NULL when none; over https more may wait decrypted in *st:
+ * sl_stream_pending); on any other status *st is NULL and resp holds the
+ * answer as sl_client_request leaves it. A 101 whose Sec-WebSocket-Accept
+ * or -Protocol is not the one asked for is -EIO; otherwise the errors of
+ * sl_client_request. */
+int sl_client_upgrade(struct sl_client *c, const char *path, const char *protocol,
+                      struct sl_stream **st, char **early, size_t *nearly,
+                      struct sl_response *resp);
+
+/* The stream's socket, to poll: for a read, for sl_stream_read_events;
+ * for a write that returned -EAGAIN, for sl_stream_write_events. */
+int sl_stream_fd(const struct sl_stream *st);
+/* Read up to 'len' (> 0) bytes, never waiting: the count, 0 at the
+ * peer's end (close_notify, or a close without one), -EAGAIN when nothing
+ * can be read now, or -ECONNRESET (-EPROTO: a TLS failure). */
+ssize_t sl_stream_read(struct sl_stream *st, void *buf, size_t len);
+/* Write up to 'len' (> 0) bytes, never waiting: the count taken (it may
+ * be short), -EAGAIN, or -EPIPE / -ECONNRESET (-EPROTO). After -EAGAIN
+ * call again with the same bytes (they may have moved; more may follow
+ * them). Never raises SIGPIPE. */
+ssize_t sl_stream_write(struct sl_stream *st, const void *buf, size_t len);
+/* The poll events the next read (write) waits for: POLLIN (POLLOUT), or
+ * the other when the TLS record layer needs it (the last call said so). */
+short sl_stream_read_events(const struct sl_stream *st);
+short sl_stream_write_events(const struct sl_stream *st);
+/* Whether decrypted bytes wait in the stream that no poll reports: read
+ * them before waiting. Always false over http://. */
+bool sl_stream_pending(const struct sl_stream *st);
+/* Over https send close_notify (one try, never waiting), then free the
+ * session and close the socket. NULL-safe; preserves errno. */
+void sl_stream_close(struct sl_stream *st);
 
 /* Read one answer to a 'method' request from the 'len' bytes at 'data'
  * exactly as sl_client_request reads it from its connection: the bytes

@@ -37,8 +37,9 @@
  * (conn_events); decrypted bytes epoll cannot report are read after the
  * batch (kick). The handshake runs under the header deadline of a new
  * connection; refusals at the accept close without an answer (there is no
- * session to carry one); a 101 cannot hand a TLS socket over and becomes
- * 501.
+ * session to carry one). A 101 hands the socket over with its SSL (and
+ * the SSL's reference to its context, which a reload leaves alone): the
+ * taker frees it, this file no longer touches it.
  *
  * Validators: a request the handler marked (sl_http_use_etag) whose answer
  * is a 200 to a GET or HEAD gets an ETag of its body, computed where the
@@ -453,7 +454,7 @@ static void req_free(struct sl_http_req *r)
     if (!r)
         return;
     if (r->takeover)
-        r->takeover(-1, NULL, 0, r->takeover_arg); /* its 101 never went out */
+        r->takeover(-1, NULL, NULL, 0, r->takeover_arg); /* its 101 never went out */
     if (r->state_free)
         r->state_free(r->state);
     /* a head may carry a token and a body a password (POST /v1/login):
@@ -608,7 +609,7 @@ static void conn_close(struct sl_http *s, struct conn *c)
     }
     if (c->takeover) {
         /* The 101 never went out: the taker's state is its own again. */
-        c->takeover(-1, NULL, 0, c->takeover_arg);
+        c->takeover(-1, NULL, NULL, 0, c->takeover_arg);
         c->takeover = NULL;
     }
     peer_release(s, c);
@@ -743,13 +744,16 @@ static bool conn_flush(struct sl_http *s, struct conn *c)
     c->out = NULL;
     c->out_len = c->out_off = 0;
     if (c->takeover) {
-        /* The 101 is out: the connection is the taker's from here. */
+        /* The 101 is out: the connection is the taker's from here, its
+         * TLS session too (with what it holds decrypted still). */
         sl_http_takeover fn = c->takeover;
         int fd = c->fd;
+        struct ssl_st *ssl = c->ssl;
         epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
         c->fd = -1;
+        c->ssl = NULL;
         c->takeover = NULL;
-        fn(fd, c->in, c->in_len, c->takeover_arg);
+        fn(fd, ssl, c->in, c->in_len, c->takeover_arg);
         conn_close(s, c);
         return false;
     }
@@ -811,15 +815,6 @@ static bool conn_answer(struct sl_http *s, struct conn *c, struct sl_http_req *r
 
     if (!r->keep_alive)
         c->close_after = true;
-    if (r->takeover && c->ssl) {
-        /* The socket carries TLS records: it cannot be handed over. */
-        sl_http_takeover fn = r->takeover;
-        r->takeover = NULL;
-        fn(-1, NULL, 0, r->takeover_arg);
-        sl_http_reply_error(r, 501, "invalid", NULL,
-                            "the %s protocol is not available over TLS on this server",
-                            r->upgrade);
-    }
     if (r->takeover) {
         /* A 101 has no body and no length (RFC 9110 8.6); the connection
          * is no longer HTTP after it, so nothing closes it here. */

@@ -143,21 +143,29 @@ void sl_http_reply_error(struct sl_http_req *r, int status, const char *code,
                          const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+struct ssl_st; /* OpenSSL's SSL (tls.h), opaque here */
+
 /* Called once, on the server thread, for a request answered with
  * sl_http_upgrade: when its 101 has gone out, with the connection's
- * descriptor (non-blocking, close-on-exec; from then on the callee's and
- * no longer the server's: its limits and deadlines are the callee's) and
- * the bytes the peer sent after the request, already read ('early',
- * 'nearly': the new protocol's first bytes, valid during the call); or
- * with fd -1 when the connection closed before the 101 went out. Either
- * way 'arg' is the callee's again. */
-typedef void (*sl_http_takeover)(int fd, const char *early, size_t nearly, void *arg);
+ * descriptor (non-blocking, close-on-exec), its TLS session 'ssl' when the
+ * server speaks TLS (NULL on plain HTTP; handshake complete, nothing of
+ * it left unsent), and the bytes the peer sent after the request, already
+ * read and decrypted ('early', 'nearly': the new protocol's first bytes,
+ * valid during the call; more may wait decrypted inside 'ssl', which
+ * epoll does not report: sl_tls_readable). From then on 'fd' and 'ssl'
+ * are the callee's and no longer the server's: its limits and deadlines
+ * are the callee's, it reads and writes through 'ssl' when there is one
+ * (on one thread at a time), and it ends with sl_tls_conn_free(ssl) then
+ * close(fd). Or it is called with fd -1 and ssl NULL when the connection
+ * closed before the 101 went out. Either way 'arg' is the callee's
+ * again. */
+typedef void (*sl_http_takeover)(int fd, struct ssl_st *ssl, const char *early, size_t nearly,
+                                 void *arg);
 
 /* Answer 101 Switching Protocols with "Upgrade: <protocol>" (at most 31
  * characters), "Connection: Upgrade" and the headers added before; once it
- * is sent the connection is handed to 'fn' with 'arg'. Over TLS the
- * socket cannot be handed over: 'fn' is called with fd -1 and the answer
- * is 501 instead. */
+ * is sent the connection (over TLS, with its session) is handed to 'fn'
+ * with 'arg'. */
 void sl_http_upgrade(struct sl_http_req *r, const char *protocol, sl_http_takeover fn,
                      void *arg);
 

@@ -13,7 +13,11 @@
  * Thread-safety: sl_tls_reload may run on any thread while the HTTP
  * thread makes new connections (the context is swapped under a lock;
  * connections keep the context they started with). A connection's SSL is
- * used by the HTTP thread only. The counters are atomic.
+ * used by one thread at a time: the HTTP thread's, or after a 101 the
+ * thread of whoever took the connection over (the attach relay), which
+ * frees it; the reference it holds to its context keeps that context
+ * alive across reloads, whichever thread drops it last. The counters are
+ * atomic.
  */
 #ifndef SL_HTTP_TLS_H
 #define SL_HTTP_TLS_H
@@ -67,6 +71,15 @@ ssize_t sl_tls_write(struct ssl_st *ssl, const void *buf, size_t len);
 /* Whether decrypted or buffered bytes wait inside the connection that
  * epoll cannot see. */
 bool sl_tls_pending(struct ssl_st *ssl);
+/* How many decrypted bytes of application data wait inside the
+ * connection: a read of at least one byte returns at least one at once
+ * (unlike sl_tls_pending, which is also true of part of a record). */
+size_t sl_tls_readable(struct ssl_st *ssl);
+/* Send close_notify; the read side stays open. Returns 0 once it is out,
+ * SL_TLS_WANT_WRITE (or _READ): call again when the socket is writable
+ * (readable), and only then; SL_TLS_FAILED when the connection is
+ * broken. Once it returned 0, sl_tls_conn_free sends nothing more. */
+int sl_tls_shutdown(struct ssl_st *ssl);
 /* Whether the handshake is complete. */
 bool sl_tls_ready(struct ssl_st *ssl);
 /* The subject CN of the client's certificate when one was presented and

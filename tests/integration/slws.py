@@ -4,6 +4,7 @@ docs/api-contract.md ("Interactive sessions"): binary messages whose first
 byte is a channel (0 stdin, 1 output, 3 status, 4 resize).
 
     ws = Attach.open(d.port, jid, d.token)     # None-safe: ws.status, ws.body
+    ws = Attach.open(d.port, jid, d.token, ctx=d.ssl_context())   # over TLS
     ws.send_stdin(b"echo hi; exit 3\\n")
     out, status = ws.read_until_status(timeout=20)
 """
@@ -31,7 +32,9 @@ class Attach:
 
     @classmethod
     def open(cls, port, jid, token, protocol=PROTOCOL, key=None, extra=None,
-             version="13", timeout=10):
+             version="13", timeout=10, ctx=None, first=b""):
+        """ctx: an ssl.SSLContext, to speak over TLS. first: bytes sent in
+        the same write as the request (frames the server reads with it)."""
         key = key or base64.b64encode(os.urandom(16)).decode()
         lines = ["GET /v1/jobs/%d/attach HTTP/1.1" % jid, "Host: 127.0.0.1",
                  "Upgrade: websocket", "Connection: Upgrade",
@@ -42,7 +45,10 @@ class Attach:
             lines.append("Authorization: Bearer " + token)
         lines += extra or []
         s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        if ctx is not None:
+            # a close without close_notify is an error (SSLEOFError), not EOF
+            s = ctx.wrap_socket(s, server_hostname="127.0.0.1", suppress_ragged_eofs=False)
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + first)
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = s.recv(4096)
@@ -81,7 +87,9 @@ class Attach:
 
     # --- frames ------------------------------------------------------------
 
-    def send_frame(self, opcode, payload, fin=True):
+    @staticmethod
+    def frame(opcode, payload, fin=True):
+        """A masked client frame, as bytes."""
         mask = os.urandom(4)
         n = len(payload)
         head = bytes([(0x80 if fin else 0) | opcode])
@@ -92,7 +100,10 @@ class Attach:
         else:
             head += bytes([0x80 | 127]) + struct.pack(">Q", n)
         body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(head + mask + body)
+        return head + mask + body
+
+    def send_frame(self, opcode, payload, fin=True):
+        self.sock.sendall(self.frame(opcode, payload, fin))
 
     def send_stdin(self, data):
         self.send_frame(2, b"\x00" + data)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -113,6 +114,8 @@ int main(void)
     struct sl_tls_config cfg = {0};
     int sv[2];
 
+    /* as sluiced: a write to a peer that is gone fails, it does not kill */
+    signal(SIGPIPE, SIG_IGN);
     memset(&err, 0, sizeof(err));
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -250,6 +253,55 @@ int main(void)
         SSL_free(client);
         close(sv[0]);
         close(sv[1]);
+        {
+            uint64_t hs0, f0, hs1, f1;
+            char b[16];
+            ssize_t n;
+
+            /* A peer gone without close_notify once its side of the
+             * handshake is done: a read that fails, not a handshake that
+             * failed. Gone at once, while our session tickets (TLS 1.3)
+             * are still to go, then gone later, with our bytes unread. */
+            for (int later = 0; later < 2; later++) {
+                int rc = 0;
+                socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+                after = sl_tls_conn_new(t, sv[0]);
+                client = SSL_new(cctx);
+                SSL_set_fd(client, sv[1]);
+                SSL_set_connect_state(client);
+                for (int i = 0; i < 100 && rc != 1; i++)
+                    if ((rc = SSL_do_handshake(client)) != 1)
+                        sl_tls_read(after, b, sizeof(b));
+                if (later)
+                    rc = rc == 1 && handshake(after, client) &&
+                         sl_tls_write(after, "unread", 6) == 6;
+                sl_tls_counts(&hs0, &f0);
+                SSL_free(client);
+                close(sv[1]);
+                n = sl_tls_read(after, b, sizeof(b));
+                sl_tls_counts(&hs1, &f1);
+                ok(rc == 1 && n == SL_TLS_FAILED && f1 == f0,
+                   "a peer gone %s fails the read; no handshake failure is counted "
+                   "(%llu then %llu)",
+                   later ? "after the handshake, our bytes unread" : "right after its Finished",
+                   (unsigned long long)f0, (unsigned long long)f1);
+                SSL_free(after);
+                close(sv[0]);
+            }
+
+            /* Plain HTTP on the TLS port: a handshake that fails, once. */
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv);
+            after = sl_tls_conn_new(t, sv[0]);
+            ok(write(sv[1], "GET / HTTP/1.1\r\n\r\n", 18) == 18, "plain HTTP is sent");
+            n = sl_tls_read(after, b, sizeof(b));
+            sl_tls_counts(&hs1, &f1);
+            ok(n == SL_TLS_FAILED && f1 == f0 + 1,
+               "on the TLS port it fails the handshake, counted once (%llu then %llu)",
+               (unsigned long long)f0, (unsigned long long)f1);
+            SSL_free(after);
+            close(sv[0]);
+            close(sv[1]);
+        }
         SSL_CTX_free(cctx);
         sl_tls_destroy(t);
     }

@@ -354,9 +354,9 @@ static int ended(const json_t *job, int64_t id)
 }
 
 /* Wait until job 'id' runs, saying why it waits when that changes.
- * Returns 0 once it runs, or an exit code (it ended, it was cancelled on a
- * stop signal, the server refused). */
-static int wait_running(struct sl_cli_ctx *ctx, int64_t id)
+ * Returns 0 once it runs, or an exit code (it ended, a stop signal came:
+ * the job cancelled when 'owned', the server refused). */
+static int wait_running(struct sl_cli_ctx *ctx, int64_t id, bool owned)
 {
     char last[256] = "";
 
@@ -386,6 +386,12 @@ static int wait_running(struct sl_cli_ctx *ctx, int64_t id)
                 sl_strlcpy(last, reason, sizeof(last));
             }
             json_decref(job);
+        }
+        if (g_stop && !owned) {
+            /* someone's job (sluice attach): only the wait ends */
+            sl_cli_errorf("interrupted: stopped waiting for job %lld, which is still "
+                          "pending", (long long)id);
+            return 130;
         }
         if (g_stop) {
             struct sl_response r;
@@ -441,7 +447,7 @@ static int attach_once(struct sl_cli_ctx *ctx, int64_t id, struct session *s, ch
     return 0;
 }
 
-int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty)
+int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty, bool owned)
 {
     static struct session s;
     char why[256] = "";
@@ -458,7 +464,7 @@ int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty)
         sl_cli_errorf("cannot catch signals: %s", strerror(errno));
         return SL_CLI_FAILED;
     }
-    if ((rc = wait_running(ctx, id)) != 0)
+    if ((rc = wait_running(ctx, id, owned)) != 0)
         return rc;
     if (tty && raw_mode() < 0) {
         sl_cli_errorf("cannot put the terminal in raw mode: %s", strerror(errno));
@@ -500,9 +506,9 @@ int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty)
     if (s.exit_code >= 0)
         return s.exit_code;
     if (g_stop) {
-        sl_cli_errorf("interrupted: detached from job %lld (it ends after sluiced's "
-                      "--interactive-detach-grace unless attached again)",
-                      (long long)id);
+        sl_cli_errorf("interrupted: detached from job %lld (sluice attach %lld takes it "
+                      "up again; it ends after sluiced's --interactive-detach-grace)",
+                      (long long)id, (long long)id);
         return 130;
     }
     sl_cli_errorf("job %lld: lost its terminal%s%s", (long long)id, why[0] ? ": " : "", why);

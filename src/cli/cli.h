@@ -304,11 +304,12 @@ int sl_cli_run_doc(struct sl_cli_ctx *ctx, int argc, char **argv, json_t **out, 
 /* ---- attach.c: a terminal on an interactive job ---- */
 
 /* Wait for job 'id' to run (its pending reason on stderr as it changes;
- * SIGINT, SIGTERM or SIGHUP cancel it), then carry its terminal until the
+ * SIGINT, SIGTERM or SIGHUP cancel it when 'owned', the job this command
+ * submitted, else only stop the wait), then carry its terminal until the
  * session ends; 'tty': the local terminal in raw mode and its size sent.
  * Returns the command's exit code, or an exit code of sluice's after
  * saying why (130 when interrupted). */
-int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty);
+int sl_cli_attach_job(struct sl_cli_ctx *ctx, int64_t id, bool tty, bool owned);
 
 /* ---- export.c: `sluice run --export` (pure) ---- */
 
@@ -466,6 +467,7 @@ int sl_cli_finish_output(int code);
 int sl_cli_cmd_submit(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_run(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_shell(struct sl_cli_ctx *ctx, int argc, char **argv);
+int sl_cli_cmd_attach(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_jobs(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_show(struct sl_cli_ctx *ctx, int argc, char **argv);
 int sl_cli_cmd_logs(struct sl_cli_ctx *ctx, int argc, char **argv);

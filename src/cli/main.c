@@ -81,6 +81,17 @@ static const struct sl_cli_command commands[] = {
      "terminal attached to this one, with the resources the flags of run give\n"
      "(by default the server's: 1 CPU, 1 GiB, no GPU). The job ends when the\n"
      "shell exits; sluice exits with its exit code.\n"},
+    {"attach", sl_cli_cmd_attach, "attach to an interactive job's terminal again",
+     "usage: sluice attach JOB\n"
+     "\n"
+     "The terminal of an interactive job (run -i, run -it, shell) a client\n"
+     "left: Ctrl-C after attaching, a closed laptop, a lost connection. Waits\n"
+     "while the job is pending (Ctrl-C then stops waiting; the job stays), then\n"
+     "carries its terminal as run -it does (raw mode when stdin and stdout are\n"
+     "terminals, else the bytes as they come) and exits with the command's exit\n"
+     "code. The task's last 4 KiB of output are shown first. One client at a\n"
+     "time; a job left unattached ends after sluiced's\n"
+     "--interactive-detach-grace.\n"},
     {"jobs", sl_cli_cmd_jobs, "list jobs (default: pending and running)",
      "usage: sluice jobs [--team T] [--state S] [--user U] [--queue Q]\n"
      "                   [--priority P] [--since T] [--limit N] [--watch]\n"

@@ -349,5 +349,21 @@ tap.ok(b"survived-after" in got + rest,
        "the CLI attached again over https and the session went on", got + rest, err)
 tap.is_(proc.returncode, 0, "and it exits with the command's code (0)")
 
+# sluice attach: a session its client left, taken up again over https
+left = submit("left-tls")
+wait_state(left, ("Running",))
+ws = attach(left)
+ws.send_stdin(b"Z=kept; echo first\n")
+ws.read_until_status(until=b"first")
+ws.close()
+deadline = time.monotonic() + 20
+while job(left).get("attached") is not False and time.monotonic() < deadline:
+    time.sleep(0.1)
+p = subprocess.run([SLUICE, "attach", str(left)], input=b"echo $Z-over-tls; exit 6\n",
+                   capture_output=True, env=cli_env(), timeout=60)
+tap.ok(p.returncode == 6 and b"kept-over-tls" in p.stdout,
+       "sluice attach over https takes up the left session (exit 6)", p.returncode,
+       p.stdout, p.stderr)
+
 d.cancel_all()
 tap.done_testing(d)

@@ -380,5 +380,48 @@ tap.ok(b"kept" in out and status == {"exit_code": 0},
 tap.is_(wait_state(g, ("Succeeded", "Failed")).get("state"), "Succeeded",
         "and the job ends Succeeded")
 
+# --- sluice attach: a session its client left, taken up again --------------------
+st, body = submit("left")
+k = body["id"]
+wait_state(k, ("Running",))
+ws = attach(k)
+ws.send_stdin(b"Y=still; echo first\n")
+ws.read_until_status(until=b"first")
+ws.close()  # the client leaves; the task has its 60 s grace
+deadline = time.monotonic() + 20
+while job(k).get("attached") is not False and time.monotonic() < deadline:
+    time.sleep(0.1)
+p = subprocess.run([SLUICE, "attach", str(k)], input=b"echo $Y-here; exit 5\n",
+                   capture_output=True, env=cli_env(TOK["alice"]), timeout=60)
+tap.is_(p.returncode, 5, "sluice attach takes up a session its client left: the command's "
+        "exit code (5)")
+tap.ok(b"still-here" in p.stdout, "... in the same shell, which kept its state", p.stdout,
+       p.stderr)
+st, plain = submit("plain", command=("sleep", "300"), interactive=False)
+p = subprocess.run([SLUICE, "attach", str(plain["id"])], capture_output=True,
+                   env=cli_env(TOK["alice"]), timeout=60)
+tap.ok(p.returncode == 2 and b"not interactive" in p.stderr and b"sluice logs" in p.stderr,
+       "sluice attach to a job that is not interactive: refused, pointing to sluice logs",
+       p.stderr)
+p = subprocess.run([SLUICE, "attach", "x1"], capture_output=True, env=cli_env(TOK["alice"]),
+                   timeout=60)
+tap.ok(p.returncode == 1 and b"job id" in p.stderr, "sluice attach with a bad job id: a "
+       "usage error", p.stderr)
+# both GPUs held: an interactive job waits; Ctrl-C stops the wait, not the job
+st, waiting = submit("waits", resources={"gpus": 2, "cpuMilli": 200, "memory": "64Mi"})
+proc = subprocess.Popen([SLUICE, "attach", str(waiting["id"])], stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        env=cli_env(TOK["alice"]))
+time.sleep(3)
+proc.send_signal(signal.SIGINT)
+try:
+    _, err = proc.communicate(timeout=20)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    _, err = proc.communicate()
+tap.ok(proc.returncode == 130 and b"is pending" in err and b"still pending" in err,
+       "sluice attach to a pending job says why it waits; Ctrl-C: exit 130", err)
+tap.is_(job(waiting["id"]).get("state"), "Pending", "... and the job is not cancelled")
+
 d.cancel_all()
 tap.done_testing(d)

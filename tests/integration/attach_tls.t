@@ -12,13 +12,9 @@ a pseudo-terminal (size, resize, exit code), `sluice run -i` with a pipe
 through a restarted sluiced. No TLS handshake counts as failed, and
 sluiced exits cleanly (no SSL leaked, under ASan)."""
 
-import fcntl
 import os
-import pty
 import re
 import select
-import signal
-import struct
 import subprocess
 import sys
 import termios
@@ -30,6 +26,7 @@ import time
 os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1:quarantine_size_mb=4")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sltest import SLUICE_BIN, tap, Sluiced, job_doc  # noqa: E402
+from ptytest import under_pty  # noqa: E402
 from slws import Attach  # noqa: E402
 
 # A task keeps the grace of its start: 60 s covers the restart below.
@@ -216,63 +213,9 @@ def cli_env():
     return e
 
 
-def under_pty(args, steps, rows=40, cols=120, secs=40):
-    """Run sluice ARGS on a new terminal of rows x cols. steps: (wait_for,
-    send) pairs: once wait_for (bytes) was shown, send is typed (bytes, or a
-    (rows, cols) resize). Returns (exit status, output, the terminal's
-    lflag after the exit)."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(SLUICE, [SLUICE] + args, cli_env())
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    out, steps, deadline = b"", list(steps), time.monotonic() + secs
-    status = None
-    while time.monotonic() < deadline:
-        if steps and steps[0][0] in out:
-            want, send = steps.pop(0)
-            if isinstance(send, tuple):
-                fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", send[0], send[1], 0, 0))
-                os.kill(pid, signal.SIGWINCH)
-            else:
-                os.write(fd, send)
-            continue
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            out += chunk
-        done, st = os.waitpid(pid, os.WNOHANG)
-        if done:
-            status = os.waitstatus_to_exitcode(st)
-            break
-    lflag = None
-    try:
-        lflag = termios.tcgetattr(fd)[3]
-    except termios.error:
-        pass
-    if status is None:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    try:
-        while True:
-            r, _, _ = select.select([fd], [], [], 0.1)
-            if not r:
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            out += chunk
-    except OSError:
-        pass
-    os.close(fd)
-    return status, out, lflag
-
-
 st, out, lflag = under_pty(
-    ["run", "-it", "--gpus", "1", "--cpus", "0.2", "--memory", "64Mi", "--", "sh"],
-    [(b"$ ", b"stty size; echo $TERM\r"), (b"40 120", (30, 90)),
+    [SLUICE, "run", "-it", "--gpus", "1", "--cpus", "0.2", "--memory", "64Mi", "--", "sh"],
+    cli_env(), [(b"$ ", b"stty size; echo $TERM\r"), (b"40 120", (30, 90)),
      (b"xterm", b"sleep 0.5; stty size\r"), (b"30 90", b"exit 7\r")])
 tap.is_(st, 7, "sluice run -it over https exits with the command's exit code (7)")
 tap.ok(b"40 120" in out, "the task's terminal has the size of the client's (40 x 120)", out)

@@ -7,12 +7,7 @@ backpressure (a task writing to a client that does not read stops, and
 sluiced's memory stays put), the log of the session, a session surviving
 a restart of sluiced; and `sluice run -it` under a pseudo-terminal."""
 
-import fcntl
 import os
-import pty
-import select
-import signal
-import struct
 import subprocess
 import sys
 import termios
@@ -20,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sltest import SLUICE_BIN, tap, Sluiced, job_doc, team_yaml  # noqa: E402
+from ptytest import interrupt_after, under_pty  # noqa: E402
 from slws import Attach  # noqa: E402
 
 d = Sluiced(fake_gpus="2xH100", args=["--interactive-detach-grace", "2s"]).start()
@@ -255,63 +251,9 @@ def cli_env(token):
     return dict(os.environ, SLUICE_SERVER=d.server, SLUICE_TOKEN=token, TERM="xterm")
 
 
-def under_pty(args, steps, rows=40, cols=120, token=None, secs=40):
-    """Run sluice ARGS on a new terminal of rows x cols. steps: (wait_for,
-    send) pairs: once wait_for (bytes) was shown, send is typed (bytes, or a
-    (rows, cols) resize). Returns (exit status, output, the terminal's
-    lflag after the exit)."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(SLUICE, [SLUICE] + args, cli_env(token or TOK["alice"]))
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    out, steps, deadline = b"", list(steps), time.monotonic() + secs
-    status = None
-    while time.monotonic() < deadline:
-        if steps and steps[0][0] in out:
-            want, send = steps.pop(0)
-            if isinstance(send, tuple):
-                fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", send[0], send[1], 0, 0))
-                os.kill(pid, signal.SIGWINCH)
-            else:
-                os.write(fd, send)
-            continue
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            out += chunk
-        done, st = os.waitpid(pid, os.WNOHANG)
-        if done:
-            status = os.waitstatus_to_exitcode(st)
-            break
-    lflag = None
-    try:
-        lflag = termios.tcgetattr(fd)[3]
-    except termios.error:
-        pass
-    if status is None:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    try:
-        while True:
-            r, _, _ = select.select([fd], [], [], 0.1)
-            if not r:
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            out += chunk
-    except OSError:
-        pass
-    os.close(fd)
-    return status, out, lflag
-
-
 st, out, lflag = under_pty(
-    ["run", "-it", "--gpus", "1", "--cpus", "0.2", "--memory", "64Mi", "--", "sh"],
-    [(b"$ ", b"stty size; echo $TERM\r"), (b"40 120", (30, 90)),
+    [SLUICE, "run", "-it", "--gpus", "1", "--cpus", "0.2", "--memory", "64Mi", "--", "sh"],
+    cli_env(TOK["alice"]), [(b"$ ", b"stty size; echo $TERM\r"), (b"40 120", (30, 90)),
      (b"xterm", b"sleep 0.5; stty size\r"), (b"30 90", b"exit 7\r")])
 tap.is_(st, 7, "sluice run -it exits with the command's exit code (7)")
 tap.ok(b"40 120" in out, "the task's terminal has the size of the client's (40 x 120)", out)
@@ -321,8 +263,8 @@ tap.ok(lflag is not None and lflag & termios.ICANON and lflag & termios.ECHO,
        "the client's terminal is out of raw mode again after the session")
 tap.ok(b"submitted" in out, "sluice says the job was submitted (on stderr)", out)
 
-st, out, _ = under_pty(["shell", "--cpus", "0.2", "--memory", "64Mi"],
-                       [(b"$ ", b"echo in-a-shell; exit 9\r")])
+st, out, _ = under_pty([SLUICE, "shell", "--cpus", "0.2", "--memory", "64Mi"],
+                       cli_env(TOK["alice"]), [(b"$ ", b"echo in-a-shell; exit 9\r")])
 tap.is_(st, 9, "sluice shell runs the account's shell and exits with its code")
 tap.ok(b"in-a-shell" in out, "... which ran the command typed", out)
 
@@ -345,13 +287,7 @@ hog_st, hog = submit("hog", command=("sleep", "300"), interactive=False,
 proc = subprocess.Popen([SLUICE, "run", "-i", "--gpus", "1", "--", "sh"],
                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                         env=cli_env(TOK["alice"]))
-time.sleep(3)
-proc.send_signal(signal.SIGINT)
-try:
-    _, err = proc.communicate(timeout=20)
-except subprocess.TimeoutExpired:
-    proc.kill()
-    _, err = proc.communicate()
+err = interrupt_after(proc, 3)
 tap.ok(b"is pending" in err, "sluice run -i says why the job waits", err)
 tap.is_(proc.returncode, 130, "Ctrl-C while it waits: exit 130")
 tap.ok(b"cancelled" in err, "... and the waiting job is cancelled", err)
@@ -412,13 +348,7 @@ st, waiting = submit("waits", resources={"gpus": 2, "cpuMilli": 200, "memory": "
 proc = subprocess.Popen([SLUICE, "attach", str(waiting["id"])], stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                         env=cli_env(TOK["alice"]))
-time.sleep(3)
-proc.send_signal(signal.SIGINT)
-try:
-    _, err = proc.communicate(timeout=20)
-except subprocess.TimeoutExpired:
-    proc.kill()
-    _, err = proc.communicate()
+err = interrupt_after(proc, 3)
 tap.ok(proc.returncode == 130 and b"is pending" in err and b"still pending" in err,
        "sluice attach to a pending job says why it waits; Ctrl-C: exit 130", err)
 tap.is_(job(waiting["id"]).get("state"), "Pending", "... and the job is not cancelled")

@@ -140,10 +140,13 @@ static int save_token(const char *token, char *path, size_t size)
     return SL_CLI_OK;
 }
 
-/* POST /v1/login with {"field": value}; value is wiped. */
-static int post_secret(struct sl_cli_ctx *ctx, const char *field, char *value, json_t **ans)
+/* POST /v1/login with {"field": value}, and "user" when not NULL; value
+ * and every copy of it are wiped. */
+static int post_secret(struct sl_cli_ctx *ctx, const char *user, const char *field,
+                       char *value, json_t **ans)
 {
-    json_t *body = json_pack("{s:s}", field, value);
+    json_t *body = user ? json_pack("{s:s, s:s}", "user", user, field, value)
+                        : json_pack("{s:s}", field, value);
     char *text;
     int code;
 
@@ -206,7 +209,7 @@ static int device_flow(struct sl_cli_ctx *ctx, json_t **ans)
         }
         sleep((unsigned)interval);
         sl_strlcpy(dc_copy, code_buf, sizeof(dc_copy));
-        code = post_secret(ctx, "device_code", dc_copy, ans);
+        code = post_secret(ctx, NULL, "device_code", dc_copy, ans);
         if (code != SL_CLI_OK || !json_is_true(json_object_get(*ans, "pending")))
             break;
         if (json_is_true(json_object_get(*ans, "slow_down")))
@@ -225,8 +228,7 @@ int sl_cli_cmd_login(struct sl_cli_ctx *ctx, int argc, char **argv)
     const char *v, *user = NULL, *token;
     bool from_stdin = false, print = false, refresh = false, oidc = false, id_stdin = false;
     char name[128], password[256], path[1024];
-    json_t *body = NULL, *ans = NULL;
-    char *text = NULL;
+    json_t *ans = NULL;
     int id, code;
 
     sl_cli_parser_init(&p, argc, argv, 1, false);
@@ -271,7 +273,7 @@ int sl_cli_cmd_login(struct sl_cli_ctx *ctx, int argc, char **argv)
             sl_cli_errorf("login: no token on standard input (one line, at most 16 KiB)");
             return SL_CLI_USAGE;
         }
-        code = post_secret(ctx, "id_token", jwt, &ans);
+        code = post_secret(ctx, NULL, "id_token", jwt, &ans);
         free(jwt);
         goto answer;
     }
@@ -299,22 +301,8 @@ int sl_cli_cmd_login(struct sl_cli_ctx *ctx, int argc, char **argv)
                                    "--password-stdin");
         return SL_CLI_USAGE;
     }
-    body = json_pack("{s:s, s:s}", "user", name, "password", password);
+    code = post_secret(ctx, name, "password", password, &ans);
     sodium_memzero(password, sizeof(password));
-    text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    if (body) {
-        json_t *pw = json_object_get(body, "password");
-        sodium_memzero((char *)json_string_value(pw), json_string_length(pw));
-    }
-    json_decref(body);
-    if (!text) {
-        sl_cli_errorf("out of memory");
-        return SL_CLI_FAILED;
-    }
-    code = sl_cli_call_json(ctx, "POST", "/v1/login", "application/json", text, strlen(text),
-                            "login", &ans);
-    sodium_memzero(text, strlen(text));
-    free(text);
 answer:
     if (code != SL_CLI_OK)
         return code;
